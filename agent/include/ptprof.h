@@ -1,0 +1,29 @@
+/* ptprof public C API.
+ *
+ * These functions are defined by libptprof_agent.so, which `ptprof run`
+ * preloads. A program that calls them without linking the agent can declare
+ * them weak and test for NULL, or use the Python module `ptprof`. All are
+ * thread-safe, never block, and are no-ops when the process is not being
+ * profiled.
+ */
+#ifndef PTPROF_H
+#define PTPROF_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Ends the current step; the next one begins (ProfilerStep#N+1). */
+void ptprof_step(void);
+/* Opens a named range on the calling thread; ranges nest. */
+void ptprof_range_push(const char* name);
+/* Closes the innermost open range of the calling thread. */
+void ptprof_range_pop(void);
+/* Records a named instant on the calling thread. */
+void ptprof_mark(const char* name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PTPROF_H */

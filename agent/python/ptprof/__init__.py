@@ -1,0 +1,181 @@
+"""ptprof: annotations for programs profiled by ``ptprof run``.
+
+Nothing here is needed to profile a program: ``ptprof run -- python train.py``
+records operators and steps with no change to the script. This module only
+adds what a program may want to say itself::
+
+    import ptprof
+
+    for batch in loader:
+        with ptprof.range("data"):
+            x = prepare(batch)
+        train_step(x)
+        ptprof.step()           # ends the step (with PTPROF_STEP=manual)
+
+    @ptprof.range("evaluate")   # a range as a decorator
+    def evaluate(): ...
+
+    ptprof.mark("checkpoint saved")
+
+The functions are found in the running process, where ``ptprof run`` has
+preloaded the agent (libptprof_agent.so); there is nothing to build or
+install: ``ptprof run`` puts this directory on PYTHONPATH. Without the agent,
+the first call warns once (RuntimeWarning) and every call does nothing.
+"""
+
+import ctypes
+import functools
+import warnings
+
+__all__ = ["step", "range", "mark", "enabled"]
+
+# Bound lazily on first use (see _bind): the agent's functions, or None.
+_step_fn = None
+_push_fn = None
+_pop_fn = None
+_mark_fn = None
+_bound = False
+_enabled = False
+
+# Names already encoded to UTF-8; bounded so a program that makes up names
+# (f"step {i}") cannot grow it without limit.
+_NAME_CACHE_MAX = 1024
+_names = {}
+
+
+def _bind(stacklevel=3):
+    """Looks the agent's functions up in the process, once."""
+    global _bound, _enabled, _step_fn, _push_fn, _pop_fn, _mark_fn
+    if _bound:
+        return _enabled
+    _bound = True
+    try:
+        lib = ctypes.CDLL(None)
+        step_fn = lib.ptprof_step
+        push_fn = lib.ptprof_range_push
+        pop_fn = lib.ptprof_range_pop
+        mark_fn = lib.ptprof_mark
+    except (OSError, AttributeError):
+        warnings.warn(
+            "ptprof: the ptprof agent is not loaded in this process, so ptprof.step(), "
+            "ptprof.range() and ptprof.mark() do nothing; run the program under "
+            "`ptprof run -- python ...` to profile it",
+            RuntimeWarning,
+            stacklevel=stacklevel,
+        )
+        return False
+    step_fn.argtypes = []
+    step_fn.restype = None
+    push_fn.argtypes = [ctypes.c_char_p]
+    push_fn.restype = None
+    pop_fn.argtypes = []
+    pop_fn.restype = None
+    mark_fn.argtypes = [ctypes.c_char_p]
+    mark_fn.restype = None
+    _step_fn, _push_fn, _pop_fn, _mark_fn = step_fn, push_fn, pop_fn, mark_fn
+    _enabled = True
+    return True
+
+
+def _encode(name):
+    b = _names.get(name)
+    if b is None:
+        if isinstance(name, bytes):
+            b = name
+        else:
+            b = str(name).encode("utf-8", "surrogateescape")
+        # The C side takes a NUL-terminated string.
+        if b"\0" in b:
+            b = b.replace(b"\0", b"?")
+        if len(_names) >= _NAME_CACHE_MAX:
+            _names.clear()
+        _names[name] = b
+    return b
+
+
+def enabled():
+    """True when the ptprof agent is loaded, i.e. the calls here record."""
+    if _bound:
+        return _enabled
+    # Asking is not a use: no warning when the agent is absent.
+    try:
+        lib = ctypes.CDLL(None)
+        for symbol in ("ptprof_step", "ptprof_range_push", "ptprof_range_pop", "ptprof_mark"):
+            getattr(lib, symbol)
+    except (OSError, AttributeError):
+        return False
+    return _bind()
+
+
+def step():
+    """Ends the current step; the next one begins (ProfilerStep#N+1)."""
+    if _step_fn is not None:
+        _step_fn()
+    elif not _bound and _bind():
+        _step_fn()
+
+
+def mark(name):
+    """Records a named instant on the calling thread."""
+    if _mark_fn is not None:
+        _mark_fn(_encode(name))
+    elif not _bound and _bind():
+        _mark_fn(_encode(name))
+
+
+def _push(name_bytes):
+    if _push_fn is not None:
+        _push_fn(name_bytes)
+        return True
+    if not _bound and _bind(stacklevel=4):
+        _push_fn(name_bytes)
+        return True
+    return False
+
+
+class range:  # noqa: N801  (lower case, like the builtin it mirrors in spirit)
+    """A named range: a context manager and a decorator.
+
+        with ptprof.range("forward"):
+            ...
+
+        @ptprof.range("evaluate")
+        def evaluate(): ...
+
+    Ranges nest per thread; the range closes even when the body raises.
+    One object may be entered again (also from several threads, and
+    recursively): each entry pushes, each exit pops.
+    """
+
+    __slots__ = ("name", "_bytes")
+
+    def __init__(self, name):
+        self.name = name
+        self._bytes = _encode(name)
+
+    def __enter__(self):
+        _push(self._bytes)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        # Pop whatever happened in the body; never swallow its exception.
+        if _pop_fn is not None:
+            _pop_fn()
+        return False
+
+    def __call__(self, fn):
+        name_bytes = self._bytes
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            pushed = _push(name_bytes)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                if pushed:
+                    _pop_fn()
+
+        return wrapper
+
+    def __repr__(self):
+        return "ptprof.range(%r)" % (self.name,)

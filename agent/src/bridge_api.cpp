@@ -1,0 +1,75 @@
+// The functions the torch bridge calls (bridge_api.h). The operator path runs
+// for every aten op, so it does what the C API does and no more.
+#include "bridge_api.h"
+
+#include <cstring>
+
+#include "export.hpp"
+#include "log.hpp"
+#include "thread_state.hpp"
+
+using namespace ptprof;
+using namespace ptprof::agent;
+
+PTPROF_EXPORT int ptprof_agent_recording(void) { return g_runtime.recording() ? 1 : 0; }
+
+PTPROF_EXPORT int ptprof_agent_record_shapes(void) { return g_runtime.record_shapes() ? 1 : 0; }
+
+PTPROF_EXPORT void ptprof_agent_op_begin(const ptprof_op_begin* op) {
+  ThreadState* t = thread_state();
+  if (!t || !g_runtime.recording()) return;
+  uint64_t ts = t->now();
+  uint32_t id = t->intern(op->name);
+  uint32_t shapes = op->shapes ? op->shapes_bytes : 0;
+  if (shapes > wire::kMaxRecordBytes - sizeof(wire::RecordHeader) - sizeof(wire::OpBeginPayload)) shapes = 0;
+  uint32_t size = wire::align8(uint32_t(sizeof(wire::RecordHeader) + sizeof(wire::OpBeginPayload) + shapes));
+  uint8_t* p = t->ring.reserve(size);
+  if (!p) [[unlikely]] return;
+  auto* h = reinterpret_cast<wire::RecordHeader*>(p);
+  h->type = uint16_t(wire::RecordType::OpBegin);
+  h->size = uint16_t(size);
+  h->arg = id;
+  h->ts = ts;
+  auto* b = reinterpret_cast<wire::OpBeginPayload*>(p + sizeof(wire::RecordHeader));
+  b->handle = op->handle;
+  b->seq_nr = op->seq_nr;
+  b->fwd_thread_id = op->fwd_thread_id;
+  b->scope = op->scope;
+  b->flags = uint8_t((op->flags & ~wire::kOpHasShapes) | (shapes ? wire::kOpHasShapes : 0));
+  b->shapes_bytes = uint16_t(shapes);
+  b->reserved = 0;
+  if (shapes) std::memcpy(p + sizeof(wire::RecordHeader) + sizeof(wire::OpBeginPayload), op->shapes, shapes);
+  t->ring.commit(size);
+  if (t->op_depth < ThreadState::kMaxDepth) t->ops[t->op_depth] = op->handle;
+  ++t->op_depth;
+}
+
+PTPROF_EXPORT void ptprof_agent_op_end(uint64_t handle) {
+  ThreadState* t = detail::tls_thread;
+  if (!t || t->op_depth == 0) return;
+  uint32_t depth = t->op_depth < ThreadState::kMaxDepth ? t->op_depth : ThreadState::kMaxDepth;
+  // Ends normally come innermost first; look a few levels down for the rare
+  // scope that ends out of order.
+  for (uint32_t i = depth; i > 0 && depth - i < 4; --i) {
+    if (t->ops[i - 1] != handle) continue;
+    std::memmove(&t->ops[i - 1], &t->ops[i], (depth - i) * sizeof(uint64_t));
+    --t->op_depth;
+    uint8_t* p = t->ring.reserve(sizeof(wire::RecordHeader) + sizeof(wire::OpEndPayload));
+    if (!p) [[unlikely]] return;
+    auto* h = reinterpret_cast<wire::RecordHeader*>(p);
+    h->type = uint16_t(wire::RecordType::OpEnd);
+    h->size = uint16_t(sizeof(wire::RecordHeader) + sizeof(wire::OpEndPayload));
+    h->arg = 0;
+    h->ts = t->now();
+    reinterpret_cast<wire::OpEndPayload*>(p + sizeof(wire::RecordHeader))->handle = handle;
+    t->ring.commit(sizeof(wire::RecordHeader) + sizeof(wire::OpEndPayload));
+    return;
+  }
+  if (t->op_depth > ThreadState::kMaxDepth) --t->op_depth;  // an op beyond the tracked depth
+}
+
+PTPROF_EXPORT void ptprof_agent_scope_end(const char* name) { g_runtime.scope_ended(name); }
+
+PTPROF_EXPORT void ptprof_agent_warn(const char* message) {
+  if (message) log(Level::Warn, "%s", message);
+}

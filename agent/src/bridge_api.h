@@ -1,0 +1,46 @@
+// What the agent exports to its torch bridge (libptprof_torch.so).
+//
+// The bridge is a separate library because it links against libtorch; the
+// agent loads it with dlopen when libtorch appears in the process and calls
+// its `ptprof_torch_bridge_init`. Everything the bridge records goes through
+// these functions, so the ring protocol stays private to the agent.
+#pragma once
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ptprof_op_begin {
+  const char* name;         // RecordFunction name (NUL-terminated)
+  uint64_t handle;          // RecordFunction handle, echoed by op_end
+  int64_t seq_nr;           // -1 when none
+  uint64_t fwd_thread_id;   // 0 when none
+  uint8_t scope;            // at::RecordScope value
+  uint8_t flags;            // wire::OpFlags (kOpHasShapes is set by the agent)
+  uint16_t shapes_bytes;    // 0 when no shapes
+  const uint8_t* shapes;    // shapes.hpp encoding
+};
+
+// Nonzero while this thread's operator events are recorded (warmup or active
+// step). Cheap: a load of one flag.
+int ptprof_agent_recording(void);
+// PTPROF_RECORD_SHAPES / PTPROF_WITH_STACK as the agent parsed them.
+int ptprof_agent_record_shapes(void);
+void ptprof_agent_op_begin(const struct ptprof_op_begin* op);
+// Writes the end only if this thread recorded the matching begin.
+void ptprof_agent_op_end(uint64_t handle);
+// A user scope (RecordScope::USER_SCOPE) ended: may end a step (PTPROF_STEP).
+void ptprof_agent_scope_end(const char* name);
+// Logs once per distinct message at warn level.
+void ptprof_agent_warn(const char* message);
+
+// The bridge's entry point. `set_recording(on)` is how the agent switches
+// operator callbacks off in skip/wait steps and on again (any thread may call
+// it). Returns 0 on success; on failure fills `why` (NUL-terminated).
+typedef int (*ptprof_torch_bridge_init_fn)(void (**set_recording)(int on), char* why,
+                                           uint32_t why_len);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,347 @@
+#include "runtime.hpp"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <type_traits>
+
+#include "log.hpp"
+#include "thread_state.hpp"
+
+namespace ptprof::agent {
+
+namespace detail {
+thread_local ThreadState* tls_thread = nullptr;
+}  // namespace detail
+
+namespace {
+
+// Set when this thread could not get a slot, so it does not retry per event.
+thread_local bool tls_unregistrable = false;
+
+int32_t current_tid() { return int32_t(syscall(SYS_gettid)); }
+
+void read_cmdline(char* out, size_t cap) {
+  int fd = ::open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  ssize_t n = ::read(fd, out, cap - 1);
+  ::close(fd);
+  if (n <= 0) return;
+  for (ssize_t i = 0; i < n; ++i)
+    if (out[i] == '\0') out[i] = ' ';
+  while (n > 0 && out[n - 1] == ' ') --n;
+  out[n] = '\0';
+}
+
+void copy_name(char* dst, size_t cap, const char* src) {
+  std::strncpy(dst, src, cap - 1);
+  dst[cap - 1] = '\0';
+}
+
+void on_prepare() { g_runtime.before_fork(); }
+void on_parent() { g_runtime.after_fork_parent(); }
+void on_child() { g_runtime.after_fork_child(); }
+void on_exit() { g_runtime.stop(); }
+
+}  // namespace
+
+Runtime g_runtime;
+static_assert(std::is_trivially_destructible_v<Runtime>, "hooks run during static destruction");
+
+namespace {
+// Runs after g_runtime is constructed (same translation unit, later).
+struct Starter {
+  Starter() { g_runtime.start(); }
+} g_starter;
+}  // namespace
+
+void Runtime::start() {
+  const char* session = std::getenv(wire::kSessionEnv);
+  if (!session || !*session) return;  // not profiled: stay inert
+  set_log_level(std::getenv(env::kLogLevel));
+
+  std::vector<std::string> errors;
+  auto cfg = config_from_env([](const char* n) -> const char* { return std::getenv(n); }, &errors);
+  if (!cfg) {
+    for (auto& e : errors) log(Level::Error, "%s; profiling is off in this process", e.c_str());
+    return;
+  }
+  *config_ = *cfg;
+  record_shapes_ = config_->record_shapes;
+
+  if (!map_session(session)) return;
+  if (!create_region()) return;
+
+  pthread_atfork(on_prepare, on_parent, on_child);
+  std::atexit(on_exit);
+  active_.store(true, std::memory_order_release);
+
+  uint64_t t = clock::ticks_ordered(clock_kind_);
+  {
+    std::lock_guard lock(step_mu_);
+    apply_step(0, t, /*first=*/true);
+  }
+  log(Level::Debug, "registered in session %s", session);
+}
+
+bool Runtime::map_session(const char* name) {
+  int fd = ::shm_open(name, O_RDWR | O_CLOEXEC, 0);
+  if (fd < 0) {
+    log(Level::Error, "cannot open session %s: %s; profiling is off in this process", name, std::strerror(errno));
+    return false;
+  }
+  void* p = ::mmap(nullptr, sizeof(wire::SessionHeader), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED) {
+    log(Level::Error, "cannot map session %s: %s", name, std::strerror(errno));
+    return false;
+  }
+  auto* s = static_cast<wire::SessionHeader*>(p);
+  if (s->magic != wire::kSessionMagic || s->version != wire::kWireVersion) {
+    log(Level::Error, "session %s has an unknown layout (version %u, agent speaks %u)", name, s->version,
+        wire::kWireVersion);
+    ::munmap(p, sizeof(wire::SessionHeader));
+    return false;
+  }
+  session_map_ = p;
+  session_ = s;
+  clock_kind_ = clock::Kind(s->clock_kind);
+  return true;
+}
+
+bool Runtime::create_region() {
+  uint32_t slot_index = session_->next_slot.fetch_add(1, std::memory_order_acq_rel);
+  if (slot_index >= wire::kMaxProcesses) {
+    session_->lost_processes.fetch_add(1, std::memory_order_relaxed);
+    log(Level::Error, "session process table is full; this process is not profiled");
+    return false;
+  }
+  wire::ProcessSlot& slot = session_->slots[slot_index];
+  char name[sizeof(wire::ProcessSlot::region) + 16];
+  std::snprintf(name, sizeof name, "%.40s.%u", session_->name, slot_index);
+  uint64_t ring_bytes = config_->ring_bytes ? config_->ring_bytes : session_->ring_bytes;
+  size_t bytes = wire::region_bytes(ring_bytes, wire::kMaxThreads);
+
+  int fd = ::shm_open(name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0 || ::ftruncate(fd, off_t(bytes)) != 0) {
+    log(Level::Error, "cannot create %s: %s; this process is not profiled", name, std::strerror(errno));
+    if (fd >= 0) {
+      ::close(fd);
+      ::shm_unlink(name);
+    }
+    session_->lost_processes.fetch_add(1, std::memory_order_relaxed);
+    slot.state.store(uint32_t(wire::SlotState::Claimed), std::memory_order_release);
+    return false;
+  }
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED) {
+    ::shm_unlink(name);
+    session_->lost_processes.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  auto* h = std::construct_at(static_cast<wire::ProcessHeader*>(p));
+  h->magic = wire::kProcessMagic;
+  h->version = wire::kWireVersion;
+  h->pid = getpid();
+  h->ppid = getppid();
+  h->max_threads = wire::kMaxThreads;
+  h->ring_bytes = ring_bytes;
+  h->strings_offset = (sizeof(wire::ProcessHeader) + 4095) & ~uint64_t(4095);
+  h->strings_capacity = wire::kStringArenaBytes;
+  h->rings_offset = h->strings_offset + wire::kStringArenaBytes;
+  h->start_realtime_ns = clock::realtime_ns();
+  h->start_monotonic_ns = clock::monotonic_ns();
+  read_cmdline(h->cmdline, sizeof h->cmdline);
+
+  region_ = p;
+  region_bytes_ = bytes;
+  header_ = h;
+
+  slot.pid = h->pid;
+  slot.ppid = h->ppid;
+  copy_name(slot.region, sizeof slot.region, name);
+  slot.state.store(uint32_t(wire::SlotState::Ready), std::memory_order_release);
+  return true;
+}
+
+ThreadState* Runtime::register_thread() {
+  if (tls_unregistrable || !header_) return nullptr;
+  uint32_t index = header_->thread_count.fetch_add(1, std::memory_order_acq_rel);
+  if (index >= header_->max_threads) {
+    header_->thread_count.fetch_sub(1, std::memory_order_acq_rel);
+    header_->lost_threads.fetch_add(1, std::memory_order_relaxed);
+    tls_unregistrable = true;
+    return nullptr;
+  }
+  auto state = std::make_unique<ThreadState>();
+  ThreadState* t = state.get();
+  t->slot = index;
+  t->tid = current_tid();
+  t->ring = wire::RingWriter(wire::ring_control(region_, header_, index), wire::ring_data(region_, header_, index),
+                             header_->ring_bytes);
+  wire::ThreadSlot& slot = header_->threads[index];
+  slot.tid = t->tid;
+  char name[16] = {};
+  if (pthread_getname_np(pthread_self(), name, sizeof name) == 0) copy_name(slot.name, sizeof slot.name, name);
+  slot.state.store(uint32_t(wire::SlotState::Ready), std::memory_order_release);
+  {
+    std::lock_guard lock(threads_mu_);
+    threads_->push_back(std::move(state));
+  }
+  detail::tls_thread = t;
+  return t;
+}
+
+void Runtime::rename_thread(ThreadState* t, const char* name) {
+  if (!header_ || !t || !name) return;
+  copy_name(header_->threads[t->slot].name, sizeof header_->threads[t->slot].name, name);
+}
+
+uint32_t Runtime::intern(const char* s, const char** text) {
+  if (!header_ || !s) return 0;
+  size_t len = std::strlen(s);
+  if (len > 4000) len = 4000;
+  std::string key(s, len);
+  std::lock_guard lock(intern_mu_);
+  auto* arena = static_cast<uint8_t*>(region_) + header_->strings_offset;
+  if (auto it = interned_->find(key); it != interned_->end()) {
+    // The arena copy sits right after its 4-byte length; ids map to offsets
+    // through the side table kept in `offsets_`.
+    *text = reinterpret_cast<const char*>(arena + offsets_[it->second - 1]);
+    return it->second;
+  }
+  uint64_t at = header_->strings_committed.load(std::memory_order_relaxed);
+  uint64_t need = 4 + ((len + 1 + 3) & ~size_t(3));
+  if (at + need > header_->strings_capacity) {
+    header_->strings_dropped.fetch_add(1, std::memory_order_relaxed);
+    return 0;
+  }
+  uint32_t l32 = uint32_t(len);
+  std::memcpy(arena + at, &l32, 4);
+  std::memcpy(arena + at + 4, s, len);
+  arena[at + 4 + len] = 0;
+  uint32_t id = header_->strings_count.load(std::memory_order_relaxed) + 1;
+  offsets_.push_back(at + 4);
+  header_->strings_count.store(id, std::memory_order_relaxed);
+  header_->strings_committed.store(at + need, std::memory_order_release);
+  interned_->emplace(std::move(key), id);
+  *text = reinterpret_cast<const char*>(arena + at + 4);
+  return id;
+}
+
+void Runtime::publish_boundary(wire::BoundaryKind kind, uint64_t ticks) {
+  uint32_t n = header_->boundary_count.load(std::memory_order_relaxed);
+  wire::Boundary& b = header_->boundaries[n % wire::kMaxBoundaries];
+  b.ticks = ticks;
+  b.kind = uint32_t(kind);
+  b.window = window_;
+  b.step = step_;
+  header_->boundary_count.store(n + 1, std::memory_order_release);
+}
+
+// Moves the schedule to `step`, which begins at `ticks`. Caller holds step_mu_.
+void Runtime::apply_step(uint64_t step, uint64_t ticks, bool first) {
+  const Schedule& sched = config_->schedule;
+  StepAction prev = first ? StepAction::None : sched.action(step_);
+  StepAction next = sched.action(step);
+  header_->in_transition.store(1, std::memory_order_seq_cst);
+  if (in_window_ && (prev == StepAction::RecordAndSave || !Schedule::records(next))) {
+    publish_boundary(wire::BoundaryKind::WindowEnd, ticks);
+    in_window_ = false;
+    ++window_;
+  }
+  step_ = step;
+  header_->current_step.store(step, std::memory_order_relaxed);
+  if (!in_window_ && Schedule::records(next)) {
+    publish_boundary(wire::BoundaryKind::WindowBegin, ticks);
+    in_window_ = true;
+  }
+  if (!in_window_ && sched.finished_after(step) && next == StepAction::None)
+    header_->schedule_done.store(1, std::memory_order_release);
+  header_->in_transition.store(0, std::memory_order_release);
+
+  bool on = next != StepAction::None;
+  bool was = recording_.exchange(on, std::memory_order_relaxed);
+  if (on != was) set_bridge_recording(on);
+  if (on) {
+    if (ThreadState* t = thread_state()) t->write(wire::RecordType::Step, uint32_t(step), ticks);
+  }
+}
+
+void Runtime::end_step() {
+  if (!active()) return;
+  std::lock_guard lock(step_mu_);
+  uint64_t t = clock::ticks_ordered(clock_kind_);
+  apply_step(step_ + 1, t, /*first=*/false);
+}
+
+void Runtime::scope_ended(const char* name) {
+  if (!active() || !name) return;
+  if (config_->step.ends_step(name)) end_step();
+}
+
+void Runtime::set_bridge_recording(bool on) {
+  if (bridge_set_recording_) bridge_set_recording_(on ? 1 : 0);
+}
+
+void Runtime::count_lost_event() {
+  if (header_) header_->lost_thread_events.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Runtime::stop() {
+  if (!active()) return;
+  header_->closed.store(1, std::memory_order_release);
+}
+
+void Runtime::before_fork() {
+  if (!active()) return;
+  step_mu_.lock();
+  intern_mu_.lock();
+  threads_mu_.lock();
+}
+
+void Runtime::after_fork_parent() {
+  if (!active()) return;
+  threads_mu_.unlock();
+  intern_mu_.unlock();
+  step_mu_.unlock();
+}
+
+void Runtime::after_fork_child() {
+  if (!active()) return;
+  threads_mu_.unlock();
+  intern_mu_.unlock();
+  step_mu_.unlock();
+  // The parent's rings and arena stay the parent's: leave them alone and
+  // start a region of our own. The other threads do not exist here.
+  active_.store(false, std::memory_order_release);
+  forget_thread_state();
+  tls_unregistrable = false;
+  threads_->clear();
+  interned_->clear();
+  offsets_.clear();
+  ::munmap(region_, region_bytes_);
+  region_ = nullptr;
+  header_ = nullptr;
+  if (!create_region()) return;
+  active_.store(true, std::memory_order_release);
+  std::lock_guard lock(step_mu_);
+  if (in_window_) {
+    // Recording continues in the child: its window starts at the fork.
+    uint64_t t = clock::ticks_ordered(clock_kind_);
+    header_->in_transition.store(1, std::memory_order_seq_cst);
+    publish_boundary(wire::BoundaryKind::WindowBegin, t);
+    header_->in_transition.store(0, std::memory_order_release);
+    if (ThreadState* th = thread_state()) th->write(wire::RecordType::Step, uint32_t(step_), t);
+  }
+}
+
+}  // namespace ptprof::agent

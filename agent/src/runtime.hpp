@@ -1,0 +1,112 @@
+// The agent's runtime: the one object that holds the agent's global state.
+//
+// Lifecycle: start() runs from the library constructor. Without
+// PTPROF_SESSION in the environment it returns at once and the agent stays
+// inert: every hook passes through and every API call is a no-op. With a
+// session it maps the session, creates this process's region (string arena,
+// thread table, rings), applies the schedule for step 0, and installs the
+// fork handlers. A fork child gets its own region (after_fork_child); an exec
+// starts over in the new image.
+//
+// Threads: each thread that records gets a ThreadState (thread_state.hpp),
+// created on its first event and owned here; the thread reaches it through a
+// thread_local pointer. The hot path touches only that ThreadState, the
+// `recording_` flag and the clock kind.
+//
+// Steps and windows: end_step() moves the schedule on; it is serialized by
+// step_mu_ and publishes window boundaries in the region for the launcher.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ptprof/clock.hpp"
+#include "ptprof/config.hpp"
+#include "no_destructor.hpp"
+#include "ptprof/session.hpp"
+
+namespace ptprof::agent {
+
+struct ThreadState;
+
+class Runtime {
+ public:
+  void start();
+  void stop();  // process exit
+
+  bool active() const { return active_.load(std::memory_order_acquire); }
+  bool recording() const { return recording_.load(std::memory_order_relaxed); }
+  clock::Kind clock_kind() const { return clock_kind_; }
+  const Config& config() const { return *config_; }
+  bool record_shapes() const { return record_shapes_; }
+
+  // Slow path of thread_state(): registers the calling thread. Null when the
+  // agent is inert or the thread table is full.
+  ThreadState* register_thread();
+  void rename_thread(ThreadState* t, const char* name);
+
+  // Interns `s` in this process's string arena; returns its id (0 when the
+  // arena is full). `text` receives the arena's copy, stable for the process.
+  uint32_t intern(const char* s, const char** text);
+
+  // A step ended (ptprof_step, or a scope that PTPROF_STEP names).
+  void end_step();
+  // A user scope or range called `name` ended.
+  void scope_ended(const char* name);
+
+  // The torch bridge: loaded once libtorch is in the process.
+  void maybe_load_torch_bridge();
+
+  // Fork handlers (pthread_atfork).
+  void before_fork();
+  void after_fork_parent();
+  void after_fork_child();
+
+  void count_lost_event();
+
+ private:
+  bool map_session(const char* name);
+  bool create_region();
+  void publish_boundary(wire::BoundaryKind kind, uint64_t ticks);
+  void apply_step(uint64_t step, uint64_t ticks, bool first);
+  void set_bridge_recording(bool on);
+
+  std::atomic<bool> active_{false};
+  std::atomic<bool> recording_{false};
+  clock::Kind clock_kind_ = clock::Kind::Monotonic;
+  bool record_shapes_ = false;
+  NoDestructor<Config> config_;
+
+  void* session_map_ = nullptr;
+  wire::SessionHeader* session_ = nullptr;
+  void* region_ = nullptr;
+  size_t region_bytes_ = 0;
+  wire::ProcessHeader* header_ = nullptr;
+
+  std::mutex intern_mu_;
+  NoDestructor<std::unordered_map<std::string, uint32_t>> interned_;
+  NoDestructor<std::vector<uint64_t>> offsets_storage_;
+  std::vector<uint64_t>& offsets_ = *offsets_storage_;  // id - 1 -> arena offset of the text
+
+  std::mutex threads_mu_;
+  NoDestructor<std::vector<std::unique_ptr<ThreadState>>> threads_;
+
+  std::mutex step_mu_;
+  uint64_t step_ = 0;
+  uint32_t window_ = 0;      // index of the current or next window
+  bool in_window_ = false;   // a WindowBegin is published and not yet ended
+
+  std::atomic<int> bridge_state_{0};  // 0 not loaded, 1 loading, 2 loaded, 3 failed
+  void (*bridge_set_recording_)(int) = nullptr;
+};
+
+// The single instance. Trivially destructible (see NoDestructor), and inert
+// until start(): static storage is zero before any initializer runs, so a hook
+// that runs first sees active() == false.
+extern Runtime g_runtime;
+
+}  // namespace ptprof::agent

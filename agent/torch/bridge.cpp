@@ -1,0 +1,185 @@
+// libptprof_torch.so: turns RecordFunction callbacks into agent calls
+// (bridge_api.h). Two global callbacks:
+//   (a) ops: every scope; start -> ptprof_agent_op_begin, end -> op_end.
+//       Switched off wholesale (at::disableCallback) in skip/wait steps, so
+//       torch then takes its no-callback fast path and never calls us.
+//   (b) step watcher: USER_SCOPE only, always on; its end reports the scope
+//       name so the agent can end a step (Optimizer.step#...).
+// (a) is registered first: torch runs global callbacks in registration order,
+// so a user scope's op_end is written before the step it ends is closed.
+#include <ATen/record_function.h>
+#include <torch/version.h>
+
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "bridge_api.h"
+#include "encode_inputs.hpp"
+#include "ptprof/record.hpp"
+#include "torch_version.hpp"
+
+namespace ptprof::torch_bridge {
+namespace {
+
+// Room for the shapes of one op: what fits in a ring record after the header
+// and OpBeginPayload, with slack for the agent's own rounding.
+constexpr size_t kShapesCapacity = wire::kMaxRecordBytes - 48;
+static_assert(kShapesCapacity <= UINT16_MAX);
+
+// Written once in init, before the callbacks are registered; read-only after.
+bool g_record_shapes = false;
+at::CallbackHandle g_op_callback = at::INVALID_CALLBACK_HANDLE;
+
+// Serialises toggles so the last caller's state wins; `g_enabled` mirrors what
+// torch has, so a repeated call costs neither torch's mutex nor a cache rebuild
+// in every thread (each real toggle bumps torch's callback version).
+std::mutex g_toggle_mutex;
+bool g_enabled = false;
+
+// Explicit, because wire::OpScope is an enum of its own: a torch that
+// renumbers RecordScope must not silently change what we record.
+uint8_t wire_scope(at::RecordScope s) noexcept {
+  using W = wire::OpScope;
+  W w;
+  switch (s) {
+    case at::RecordScope::FUNCTION: w = W::Function; break;
+    case at::RecordScope::BACKWARD_FUNCTION: w = W::BackwardFunction; break;
+    case at::RecordScope::TORCHSCRIPT_FUNCTION: w = W::TorchScriptFunction; break;
+    case at::RecordScope::KERNEL_FUNCTION_DTYPE: w = W::KernelFunctionDtype; break;
+    case at::RecordScope::CUSTOM_CLASS: w = W::CustomClass; break;
+    case at::RecordScope::BUILD_FEATURE: w = W::Build; break;
+    case at::RecordScope::LITE_INTERPRETER: w = W::LiteInterpreter; break;
+    case at::RecordScope::USER_SCOPE: w = W::UserScope; break;
+    case at::RecordScope::STATIC_RUNTIME_OP: w = W::StaticRuntimeOp; break;
+    case at::RecordScope::STATIC_RUNTIME_MODEL: w = W::StaticRuntimeModel; break;
+    default: w = W::Unknown; break;
+  }
+  return static_cast<uint8_t>(w);
+}
+
+// The hot path: ~1,000 calls per training step. No allocation, no lock; the
+// shapes buffer is on the stack (a thread_local in a dlopen-ed library costs a
+// __tls_get_addr call, and the agent copies the bytes before we return).
+std::unique_ptr<at::ObserverContext> op_start(const at::RecordFunction& fn) {
+  ptprof_op_begin op;
+  op.name = fn.name();
+  op.handle = fn.handle();
+  op.seq_nr = fn.seqNr();
+  op.fwd_thread_id = fn.forwardThreadId();
+  op.scope = wire_scope(fn.scope());
+  op.flags = fn.isAsync() ? wire::kOpAsync : 0;
+  op.shapes_bytes = 0;
+  op.shapes = nullptr;
+  uint8_t buf[kShapesCapacity];
+  // needsInputs() is per RecordFunction: torch boxes inputs if any callback
+  // asked, so check our own setting too.
+  if (g_record_shapes && fn.needsInputs()) {
+    op.shapes_bytes = encode_inputs(fn.inputs(), buf, sizeof buf);
+    op.shapes = buf;
+  }
+  ptprof_agent_op_begin(&op);
+  return nullptr;
+}
+
+void op_end(const at::RecordFunction& fn, at::ObserverContext*) {
+  ptprof_agent_op_end(fn.handle());
+}
+
+std::unique_ptr<at::ObserverContext> watch_start(const at::RecordFunction&) { return nullptr; }
+
+void watch_end(const at::RecordFunction& fn, at::ObserverContext*) {
+  ptprof_agent_scope_end(fn.name());
+}
+
+// Safe from inside a RecordFunction end callback (the agent calls it from
+// watch_end): torch 1.13 holds no lock while running callbacks, a RecordFunction
+// runs the end callbacks it captured at its start whatever happens later, and
+// other threads pick the change up at their next RecordFunction through an
+// atomic version check (see the report in agent/torch/README.md).
+void set_recording(int on) {
+  std::lock_guard lock(g_toggle_mutex);
+  if (g_op_callback == at::INVALID_CALLBACK_HANDLE || bool(on) == g_enabled) return;
+  if (on)
+    at::reenableCallback(g_op_callback);
+  else
+    at::disableCallback(g_op_callback);
+  g_enabled = bool(on);
+}
+
+void fill(char* why, uint32_t why_len, const std::string& text) {
+  if (!why || !why_len) return;
+  std::snprintf(why, why_len, "%s", text.c_str());
+}
+
+// Empty when the process's torch matches the one we were compiled against.
+std::string version_mismatch() {
+  const auto loaded = loaded_torch_libraries();
+  const std::string built = std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR);
+  if (loaded.empty()) return "torch bridge built for torch " + built + " found no libtorch_cpu in the process; operator events are off";
+  if (loaded.size() > 1) {
+    std::string paths;
+    for (const auto& t : loaded) paths += (paths.empty() ? "" : ", ") + t.path;
+    return "torch bridge built for torch " + built + " but the process has " + std::to_string(loaded.size()) +
+           " torch libraries (" + paths + "); operator events are off";
+  }
+  const auto& t = loaded.front();
+  if (t.major < 0)  // unreadable version: trust the ABI check dlopen already did
+    return {};
+  if (t.major != TORCH_VERSION_MAJOR || t.minor != TORCH_VERSION_MINOR)
+    return "torch bridge built for torch " + built + " but the process has torch " + std::to_string(t.major) + "." +
+           std::to_string(t.minor) + " (" + t.path + "); operator events are off";
+  return {};
+}
+
+int init(void (**set_recording_out)(int), char* why, uint32_t why_len) {
+  if (g_op_callback != at::INVALID_CALLBACK_HANDLE) {  // a second init: hand back the same switch
+    if (set_recording_out) *set_recording_out = &set_recording;
+    return 0;
+  }
+  if (auto err = version_mismatch(); !err.empty()) {
+    fill(why, why_len, err);
+    return 1;
+  }
+  g_record_shapes = ptprof_agent_record_shapes() != 0;
+  const bool recording = ptprof_agent_recording() != 0;
+
+  // RecordFunction is on by default in every thread; a thread where it is off
+  // was switched off on purpose (DisableRecordFunctionGuard), so we leave it.
+  if (!at::isRecordFunctionEnabled())
+    ptprof_agent_warn("ptprof: RecordFunction is disabled on the thread that loaded torch; its operators are not recorded");
+
+  // Handles pair begins with ends in the agent; without needsIds torch leaves
+  // them 0. needsInputs only when shapes are wanted: boxing inputs is the most
+  // expensive thing a callback can ask of torch.
+  g_op_callback = at::addGlobalCallback(
+      at::RecordFunctionCallback(&op_start, &op_end).needsInputs(g_record_shapes).needsIds(true));
+  {
+    std::lock_guard lock(g_toggle_mutex);
+    g_enabled = true;
+  }
+  if (!recording) set_recording(0);
+  at::addGlobalCallback(
+      at::RecordFunctionCallback(&watch_start, &watch_end).scopes({at::RecordScope::USER_SCOPE}));
+  if (set_recording_out) *set_recording_out = &set_recording;
+  return 0;
+}
+
+}  // namespace
+}  // namespace ptprof::torch_bridge
+
+extern "C" __attribute__((visibility("default"))) int ptprof_torch_bridge_init(void (**set_recording)(int on),
+                                                                               char* why, uint32_t why_len) {
+  try {
+    return ptprof::torch_bridge::init(set_recording, why, why_len);
+  } catch (const std::exception& e) {
+    ptprof::torch_bridge::fill(why, why_len, std::string("torch bridge init failed: ") + e.what());
+  } catch (...) {
+    ptprof::torch_bridge::fill(why, why_len, "torch bridge init failed");
+  }
+  return 1;
+}
+
+// Checked at compile time against the header's typedef, so the two cannot drift.
+static_assert(std::is_same_v<decltype(&ptprof_torch_bridge_init), ptprof_torch_bridge_init_fn>);

@@ -1,0 +1,82 @@
+#include "chunk_writer.hpp"
+
+#include <cerrno>
+#include <cstring>
+
+#include "byte_io.hpp"
+#include "crc32c.hpp"
+
+namespace ptprof::format::detail {
+
+ChunkWriter::ChunkWriter(std::FILE* f, std::string path) : file_(f), path_(std::move(path)) {}
+
+std::unique_ptr<ChunkWriter> ChunkWriter::open(const std::string& path, std::string* error) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) {
+    *error = path + ": " + std::strerror(errno);
+    return nullptr;
+  }
+  // Chunks are written whole; a large buffer turns them into few syscalls.
+  std::setvbuf(f, nullptr, _IOFBF, 1u << 20);
+  auto w = std::make_unique<ChunkWriter>(f, path);
+  std::string pre(reinterpret_cast<const char*>(kMagic), sizeof kMagic);
+  put_u32(pre, kFormatVersion);
+  put_u32(pre, 0);
+  if (!w->put(pre.data(), pre.size(), error)) return nullptr;
+  return w;
+}
+
+bool ChunkWriter::put(const void* data, size_t size, std::string* error) {
+  if (std::fwrite(data, 1, size, file_.get()) != size) {
+    *error = path_ + ": write failed: " + std::strerror(errno);
+    return false;
+  }
+  bytes_ += size;
+  return true;
+}
+
+bool ChunkWriter::write(ChunkType type, std::string_view raw, std::string* error) {
+  if (raw.size() > kMaxChunkRawBytes) {
+    *error = path_ + ": internal error: chunk of " + std::to_string(raw.size()) + " bytes";
+    return false;
+  }
+  std::string_view stored = raw;
+  uint32_t flags = 0;
+  // Tiny payloads gain nothing from a frame; header and footer stay plain so
+  // a tool can read them without zstd.
+  bool compressible = type != ChunkType::Header && type != ChunkType::Footer;
+  if (compressible && raw.size() >= 64) {
+    if (!compressor_.compress(raw, compressed_)) {
+      *error = path_ + ": zstd compression failed";
+      return false;
+    }
+    if (compressed_.size() < raw.size()) {
+      stored = compressed_;
+      flags |= kChunkZstd;
+    }
+  }
+  std::string head;
+  head.reserve(kChunkHeaderBytes);
+  put_u32(head, uint32_t(type));
+  put_u32(head, flags);
+  put_u32(head, uint32_t(stored.size()));
+  put_u32(head, uint32_t(raw.size()));
+  put_u32(head, crc32c(stored.data(), stored.size()));
+  put_u32(head, crc32c(head.data(), head.size()));
+  return put(head.data(), head.size(), error) && put(stored.data(), stored.size(), error);
+}
+
+bool ChunkWriter::close(std::string* error) {
+  std::FILE* f = file_.release();
+  if (!f) return true;
+  bool ok = std::fflush(f) == 0 && !std::ferror(f);
+  int saved = errno;
+  if (std::fclose(f) != 0 && ok) {
+    ok = false;
+    saved = errno;
+  }
+  if (!ok) *error = path_ + ": write failed: " + std::strerror(saved);
+  return ok;
+}
+
+}  // namespace ptprof::format::detail

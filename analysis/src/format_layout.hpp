@@ -1,0 +1,59 @@
+// The trace file layout constants, shared by the writer and the reader.
+// docs/format.md is the normative description; keep the two in step.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace ptprof::format::detail {
+
+// "\x89PTPROF\n": the high byte catches 7-bit transfers, the newline catches
+// text-mode conversions, as PNG's signature does.
+constexpr uint8_t kMagic[8] = {0x89, 'P', 'T', 'P', 'R', 'O', 'F', '\n'};
+constexpr uint32_t kFormatVersion = 1;
+constexpr size_t kPreambleBytes = 16;  // magic, u32 version, u32 reserved
+constexpr size_t kChunkHeaderBytes = 24;
+
+enum class ChunkType : uint32_t {
+  Header = 1,
+  Strings = 2,
+  Processes = 3,
+  Threads = 4,
+  Events = 5,
+  Footer = 6,
+};
+
+enum ChunkFlags : uint32_t {
+  kChunkZstd = 1u << 0,  // payload is one zstd frame of raw_size bytes
+};
+
+// A chunk payload bigger than this is damage, not data: it bounds what a
+// corrupted length can make the reader allocate.
+constexpr uint32_t kMaxChunkRawBytes = 256u << 20;
+
+// Event chunk columns, in payload order. Readers require the first
+// kEventColumns and skip any extra columns a later writer appends.
+enum EventColumn : uint32_t {
+  kColThread = 0,
+  kColKind,
+  kColName,
+  kColStart,
+  kColDuration,
+  kColScope,
+  kColFlags,
+  kColShapes,
+  kColSeqNr,
+  kColFwdThread,
+  kColArg,
+  kEventColumns,
+};
+
+// kColKind: low 4 bits the EventKind, bit 4 set when a kColSeqNr entry
+// follows for the event (its seq_nr is not -1).
+constexpr uint64_t kKindMask = 0x0f;
+constexpr uint64_t kKindHasSeqNr = 0x10;
+
+constexpr uint32_t kEventsPerChunk = 64 * 1024;
+constexpr size_t kMetadataChunkBytes = 1u << 20;  // split string tables near this size
+constexpr int kZstdLevel = 3;
+
+}  // namespace ptprof::format::detail

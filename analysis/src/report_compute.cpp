@@ -1,0 +1,276 @@
+// Aggregates events into key_averages() rows (see report.hpp for semantics).
+#include <algorithm>
+#include <array>
+#include <functional>
+#include <tuple>
+#include <unordered_map>
+
+#include "event_tree.hpp"
+#include "ptprof/analysis/report.hpp"
+#include "report_sort.hpp"
+
+namespace ptprof::report {
+
+using detail::TreeNode;
+
+namespace {
+
+// torch's _filter_name: profiler helpers that never become events, so their
+// time stays in their parent's self time.
+constexpr std::array<std::string_view, 8> kFilteredNames = {
+    "[memory]",
+    "[OutOfMemory]",
+    "profiler::_record_function_enter",
+    "profiler::_record_function_enter_new",
+    "profiler::_record_function_exit",
+    "aten::is_leaf",
+    "aten::output_nr",
+    "aten::_version",
+};
+
+constexpr std::string_view kStepPrefix = "ProfilerStep#";
+constexpr std::string_view kStepKey = "ProfilerStep*";
+constexpr std::string_view kNoShapes = "[]";
+
+bool is_filtered(std::string_view name) {
+  return std::find(kFilteredNames.begin(), kFilteredNames.end(), name) != kFilteredNames.end();
+}
+
+// Position of an event in torch's function_events order (start, then longer
+// first); later inputs and events break ties.
+using FirstSeen = std::tuple<int64_t, int64_t, uint32_t, uint32_t>;
+
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+class Aggregator {
+ public:
+  explicit Aggregator(const Options& o) : opts_(o) {}
+
+  void add_trace(uint32_t input, const trace::Trace& t);
+  std::vector<Row> take_rows() { return std::move(rows_); }
+  std::vector<StepRow> take_steps() { return std::move(steps_); }
+
+ private:
+  struct Local;  // per-trace caches from string ids to rows
+  uint32_t row_for(std::string_view name, std::string_view shapes);
+  void add(uint32_t row, const FirstSeen& at, bool async, int64_t total_ns, int64_t self_ns);
+  void add_thread(uint32_t input, const trace::Trace& t, const trace::Thread& thread,
+                  const std::vector<uint32_t>& events, Local& local);
+
+  Options opts_;
+  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> row_index_;
+  std::vector<Row> rows_;
+  std::vector<FirstSeen> first_;
+  std::vector<StepRow> steps_;
+};
+
+struct Aggregator::Local {
+  const trace::Trace& t;
+  std::vector<uint8_t> filtered;   // per string id
+  std::vector<uint32_t> name_key;  // per string id: rewritten-name id, for folding
+  uint32_t step_key = 0;           // name_key of ProfilerStep*
+  std::unordered_map<uint64_t, uint32_t> rows;  // (name id, shapes id) -> row
+  int64_t unnamed_step_row = -1;
+};
+
+uint32_t Aggregator::row_for(std::string_view name, std::string_view shapes) {
+  // One map key for (name, shapes); '\0' cannot appear in either from the agent.
+  std::string key(name);
+  if (opts_.group_by_input_shape) {
+    key += '\0';
+    key += shapes;
+  }
+  if (auto it = row_index_.find(key); it != row_index_.end()) return it->second;
+  uint32_t id = uint32_t(rows_.size());
+  row_index_.emplace(std::move(key), id);
+  Row r;
+  r.name = std::string(name);
+  if (opts_.group_by_input_shape) r.input_shapes = std::string(shapes);
+  rows_.push_back(std::move(r));
+  first_.emplace_back(INT64_MAX, INT64_MAX, UINT32_MAX, UINT32_MAX);
+  return id;
+}
+
+void Aggregator::add(uint32_t row, const FirstSeen& at, bool async, int64_t total_ns,
+                     int64_t self_ns) {
+  Row& r = rows_[row];
+  // FunctionEventAvg takes is_async from the first event it sees.
+  if (at < first_[row]) {
+    first_[row] = at;
+    r.is_async = async;
+  }
+  ++r.stats.count;
+  r.stats.cpu_total_ns += total_ns;
+  r.stats.self_cpu_ns += self_ns;
+}
+
+void Aggregator::add_trace(uint32_t input, const trace::Trace& t) {
+  Local local{t, {}, {}, 0, {}, -1};
+  local.filtered.resize(t.strings.size());
+  local.name_key.resize(t.strings.size());
+  std::unordered_map<std::string_view, uint32_t> keys;
+  for (size_t i = 0; i < t.strings.size(); ++i) {
+    std::string_view s = t.strings[i];
+    local.filtered[i] = is_filtered(s);
+    if (s.substr(0, kStepPrefix.size()) == kStepPrefix) s = kStepKey;
+    local.name_key[i] = keys.emplace(s, uint32_t(keys.size())).first->second;
+  }
+  local.step_key = keys.emplace(kStepKey, uint32_t(keys.size())).first->second;
+
+  // Bucket event indices by thread (counting sort keeps file order within one).
+  std::vector<uint32_t> offset(t.threads.size() + 1, 0);
+  for (const auto& e : t.events)
+    if (e.thread < t.threads.size()) ++offset[e.thread + 1];
+  for (size_t i = 1; i < offset.size(); ++i) offset[i] += offset[i - 1];
+  std::vector<uint32_t> by_thread(offset.back());
+  {
+    std::vector<uint32_t> fill(offset.begin(), offset.end() - 1);
+    for (uint32_t i = 0; i < t.events.size(); ++i)
+      if (t.events[i].thread < t.threads.size()) by_thread[fill[t.events[i].thread]++] = i;
+  }
+  std::vector<uint32_t> events;
+  for (size_t th = 0; th < t.threads.size(); ++th) {
+    events.assign(by_thread.begin() + offset[th], by_thread.begin() + offset[th + 1]);
+    add_thread(input, t, t.threads[th], events, local);
+  }
+}
+
+void Aggregator::add_thread(uint32_t input, const trace::Trace& t, const trace::Thread& thread,
+                            const std::vector<uint32_t>& events, Local& local) {
+  using trace::EventKind;
+  auto row_of = [&](const trace::Event& e) -> uint32_t {
+    // A Step without a name is still ProfilerStep#<arg>.
+    if (e.kind == EventKind::Step && e.name == 0) {
+      if (local.unnamed_step_row < 0) local.unnamed_step_row = row_for(kStepKey, kNoShapes);
+      return uint32_t(local.unnamed_step_row);
+    }
+    uint64_t k = uint64_t(e.name) << 32 | (opts_.group_by_input_shape ? e.shapes : 0u);
+    if (auto it = local.rows.find(k); it != local.rows.end()) return it->second;
+    std::string_view name = t.strings[e.name];
+    if (name.substr(0, kStepPrefix.size()) == kStepPrefix) name = kStepKey;
+    std::string_view shapes = e.shapes ? std::string_view(t.strings[e.shapes]) : kNoShapes;
+    if (shapes.empty()) shapes = kNoShapes;
+    uint32_t r = row_for(name, shapes);
+    local.rows.emplace(k, r);
+    return r;
+  };
+
+  std::vector<TreeNode> nodes;
+  std::vector<uint32_t> node_event;
+  for (uint32_t i : events) {
+    const trace::Event& e = t.events[i];
+    // Hand-built traces are not validated by a reader: skip what cannot be named.
+    if (e.name >= t.strings.size() || e.shapes >= t.strings.size()) continue;
+    if (local.filtered[e.name]) continue;
+    int64_t dur = std::max<int64_t>(0, e.end_ns - e.start_ns);
+    FirstSeen at{e.start_ns, -(e.start_ns + dur), input, i};
+    switch (e.kind) {
+      case EventKind::Op:
+      case EventKind::Range:
+      case EventKind::Step:
+        if (e.flags & trace::kAsync) {
+          // Async events span threads: no children, no self time.
+          add(row_of(e), at, true, dur, 0);
+        } else {
+          uint32_t key = e.kind == EventKind::Step && e.name == 0 ? local.step_key : local.name_key[e.name];
+          nodes.push_back(TreeNode{e.start_ns, e.start_ns + dur, key});
+          node_event.push_back(i);
+        }
+        break;
+      case EventKind::Mark:
+        add(row_of(e), at, false, 0, 0);  // counted, no time
+        break;
+      default:
+        break;  // kinds from later versions have no place in this table
+    }
+  }
+
+  detail::Tree tree = detail::build_tree(nodes);
+  const int32_t pid = thread.process < t.processes.size() ? t.processes[thread.process].pid : 0;
+  std::unordered_map<uint32_t, size_t> step_of_node;
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    const trace::Event& e = t.events[node_event[n]];
+    if (e.kind == EventKind::Step) {
+      step_of_node[uint32_t(n)] = steps_.size();
+      steps_.push_back(StepRow{e.arg, pid, thread.tid,
+                               nodes[n].end - nodes[n].start, 0});
+    }
+  }
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    const trace::Event& e = t.events[node_event[n]];
+    int32_t p = tree.parent[n];
+    if (p >= 0 && (e.kind == EventKind::Op || e.kind == EventKind::Range)) {
+      if (auto it = step_of_node.find(uint32_t(p)); it != step_of_node.end())
+        steps_[it->second].operator_ns += nodes[n].end - nodes[n].start;
+    }
+    if (tree.folded[n]) continue;
+    FirstSeen at{nodes[n].start, -nodes[n].end, input, node_event[n]};
+    add(row_of(e), at, false, nodes[n].end - nodes[n].start, tree.self_ns[n]);
+  }
+}
+
+}  // namespace
+
+struct ReportBuilder::Impl {
+  Options options;
+  Aggregator agg{options};
+  Report r;
+  uint32_t inputs = 0;
+};
+
+ReportBuilder::ReportBuilder(const Options& options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = options;
+  impl_->agg = Aggregator(options);
+  impl_->r.options = options;
+}
+ReportBuilder::~ReportBuilder() = default;
+
+void ReportBuilder::add(const std::string& path, const trace::Trace& t) {
+  Impl& m = *impl_;
+  uint32_t input = m.inputs++;
+  if (m.options.window && t.header.window != *m.options.window) return;
+  Report& r = m.r;
+  r.files.push_back(path);
+  if (std::find(r.windows.begin(), r.windows.end(), t.header.window) == r.windows.end())
+    r.windows.insert(std::upper_bound(r.windows.begin(), r.windows.end(), t.header.window),
+                     t.header.window);
+  r.events += t.events.size();
+  m.agg.add_trace(input, t);
+  for (const auto& th : t.threads) {
+    if (th.dropped == 0) continue;
+    r.dropped += th.dropped;
+    int32_t pid = th.process < t.processes.size() ? t.processes[th.process].pid : 0;
+    r.drops.push_back(ThreadDrops{path, pid, th.tid, th.name, th.dropped});
+  }
+}
+
+Report ReportBuilder::finish() && {
+  Report r = std::move(impl_->r);
+  r.rows = impl_->agg.take_rows();
+  sort_rows(r.rows, r.options.sort_by);
+  for (const Row& row : r.rows) {
+    r.self_cpu_total_ns += row.stats.self_cpu_ns;
+    r.self_cuda_total_ns += row.stats.self_cuda_ns;
+    r.has_cuda_time |= row.stats.self_cuda_ns > 0;
+    r.has_cuda_memory |= row.stats.self_cuda_memory > 0;
+    r.has_memory |= row.stats.cpu_memory != 0 || row.stats.self_cpu_memory != 0 ||
+                    row.stats.cuda_memory != 0 || row.stats.self_cuda_memory != 0;
+    r.has_input_shapes |= !row.input_shapes.empty() && row.input_shapes != kNoShapes;
+  }
+  r.steps = impl_->agg.take_steps();
+  std::stable_sort(r.steps.begin(), r.steps.end(), [](const StepRow& a, const StepRow& b) {
+    return std::tie(a.step, a.pid, a.tid) < std::tie(b.step, b.pid, b.tid);
+  });
+  return r;
+}
+
+Report compute_report(const std::vector<Input>& inputs, const Options& options) {
+  ReportBuilder b(options);
+  for (const Input& in : inputs) b.add(in.path, *in.trace);
+  return std::move(b).finish();
+}
+
+}  // namespace ptprof::report

@@ -1,0 +1,249 @@
+// Walks a trace file chunk by chunk: preamble, chunk framing, checksums,
+// decompression and truncation. What a payload means is chunk_decode's job.
+#include <algorithm>
+#include <cstring>
+
+#include "byte_io.hpp"
+#include "chunk_decode.hpp"
+#include "crc32c.hpp"
+#include "format_layout.hpp"
+#include "input_file.hpp"
+#include "ptprof/analysis/trace_file.hpp"
+#include "zstd_codec.hpp"
+
+namespace ptprof::format {
+
+using namespace detail;
+
+namespace {
+
+enum class Mode { Full, Summary };
+
+struct ChunkHead {
+  uint64_t offset = 0;
+  uint32_t type = 0;
+  uint32_t flags = 0;
+  uint32_t stored = 0;
+  uint32_t raw = 0;
+  uint32_t crc = 0;
+};
+
+// How the chunk walk ended.
+struct WalkEnd {
+  enum Kind { Clean, Truncated, Damaged } kind = Clean;
+  uint64_t offset = 0;
+  std::string what;
+};
+
+class Reader {
+ public:
+  Reader(std::string path, Mode mode) : path_(std::move(path)), mode_(mode) {}
+
+  std::optional<trace::Trace> run(std::string* error, std::vector<std::string>* warnings);
+
+ private:
+  bool fail(uint64_t offset, const std::string& what) {
+    error_ = path_ + ": chunk at byte " + std::to_string(offset) + ": " + what;
+    return false;
+  }
+  bool read_preamble();
+  WalkEnd scan_heads();
+  bool load_payload(const ChunkHead& h);
+  bool process(const ChunkHead& h);
+  bool finish_counts();
+
+  std::string path_;
+  Mode mode_;
+  InputFile file_;
+  std::string error_;
+  std::vector<ChunkHead> chunks_;
+  std::string stored_, raw_;
+  Decompressor zstd_;
+  trace::Trace trace_;
+  bool have_header_ = false;
+  bool have_footer_ = false;
+  FooterData footer_;
+  std::vector<uint64_t> counts_;
+};
+
+bool Reader::read_preamble() {
+  uint8_t pre[kPreambleBytes];
+  size_t n = size_t(std::min<uint64_t>(file_.size(), kPreambleBytes));
+  if (!file_.read(0, pre, n)) {
+    error_ = path_ + ": read error";
+    return false;
+  }
+  if (n < sizeof kMagic || std::memcmp(pre, kMagic, sizeof kMagic) != 0) {
+    bool prefix = n > 0 && std::memcmp(pre, kMagic, std::min(n, sizeof kMagic)) == 0;
+    error_ = path_ + (prefix ? ": truncated at byte " + std::to_string(n) + " (inside the preamble)"
+                             : ": not a ptprof trace file (bad magic)");
+    return false;
+  }
+  if (n < kPreambleBytes) {
+    error_ = path_ + ": truncated at byte " + std::to_string(n) + " (inside the preamble)";
+    return false;
+  }
+  uint32_t version = get_u32(pre + 8);
+  if (version != kFormatVersion) {
+    error_ = path_ + ": format version " + std::to_string(version) +
+             " is not supported (this ptprof reads version " + std::to_string(kFormatVersion) + ")";
+    return false;
+  }
+  return true;
+}
+
+// Reads only the 24-byte chunk headers, so the whole file's shape (and the
+// footer's place) is known before any payload is decoded.
+WalkEnd Reader::scan_heads() {
+  uint64_t off = kPreambleBytes;
+  const uint64_t size = file_.size();
+  while (off < size) {
+    if (size - off < kChunkHeaderBytes)
+      return {WalkEnd::Truncated, off, "incomplete chunk header"};
+    uint8_t b[kChunkHeaderBytes];
+    if (!file_.read(off, b, sizeof b)) return {WalkEnd::Damaged, off, "read error"};
+    if (crc32c(b, 20) != get_u32(b + 20)) return {WalkEnd::Damaged, off, "header checksum mismatch"};
+    ChunkHead h{off, get_u32(b), get_u32(b + 4), get_u32(b + 8), get_u32(b + 12), get_u32(b + 16)};
+    if (h.flags & ~uint32_t(kChunkZstd)) return {WalkEnd::Damaged, off, "unknown chunk flags"};
+    if (h.raw > kMaxChunkRawBytes)
+      return {WalkEnd::Damaged, off, "chunk size " + std::to_string(h.raw) + " exceeds the limit"};
+    if (!(h.flags & kChunkZstd) && h.stored != h.raw)
+      return {WalkEnd::Damaged, off, "stored and raw sizes differ in an uncompressed chunk"};
+    if (h.stored > size - off - kChunkHeaderBytes)
+      return {WalkEnd::Truncated, off, "chunk runs past the end of the file"};
+    chunks_.push_back(h);
+    off += kChunkHeaderBytes + h.stored;
+    if (h.type == uint32_t(ChunkType::Footer) && off != size)
+      return {WalkEnd::Damaged, off, "data after the footer"};
+  }
+  return {};
+}
+
+bool Reader::load_payload(const ChunkHead& h) {
+  stored_.resize(h.stored);
+  if (!file_.read(h.offset + kChunkHeaderBytes, stored_.data(), h.stored))
+    return fail(h.offset, "read error");
+  if (crc32c(stored_.data(), stored_.size()) != h.crc) return fail(h.offset, "checksum mismatch");
+  if (h.flags & kChunkZstd) {
+    std::string e;
+    if (!zstd_.decompress(stored_, h.raw, raw_, &e)) return fail(h.offset, e);
+  } else {
+    raw_.swap(stored_);
+  }
+  return true;
+}
+
+bool Reader::process(const ChunkHead& h) {
+  auto type = ChunkType(h.type);
+  if (!have_header_ && type != ChunkType::Header)
+    return fail(h.offset, "the first chunk is not a header chunk");
+  if (have_header_ && type == ChunkType::Header) return fail(h.offset, "a second header chunk");
+  // Unknown chunk types come from later writers and are skipped unread.
+  if (h.type < uint32_t(ChunkType::Header) || h.type > uint32_t(ChunkType::Footer)) return true;
+  if (type == ChunkType::Events && mode_ == Mode::Summary) return true;
+  if (!load_payload(h)) return false;
+  Cursor c(reinterpret_cast<const uint8_t*>(raw_.data()), raw_.size());
+  std::string e;
+  switch (type) {
+    case ChunkType::Header: e = decode_header(c, trace_.header); have_header_ = true; break;
+    case ChunkType::Strings: e = decode_strings(c, trace_); break;
+    case ChunkType::Processes: e = decode_processes(c, trace_); break;
+    case ChunkType::Threads: e = decode_threads(c, trace_); break;
+    case ChunkType::Events: e = decode_events(c, trace_, counts_); break;
+    case ChunkType::Footer: e = decode_footer(c, footer_); have_footer_ = true; break;
+  }
+  return e.empty() || fail(h.offset, e);
+}
+
+// Thread::events: what was decoded (full read) or what the footer says
+// (summary); a full read also checks the two agree.
+bool Reader::finish_counts() {
+  const size_t n = trace_.threads.size();
+  counts_.resize(n, 0);
+  if (have_footer_) {
+    uint64_t off = chunks_.back().offset;
+    if (footer_.thread_events.size() != n)
+      return fail(off, "footer counts " + std::to_string(footer_.thread_events.size()) +
+                           " threads, the file has " + std::to_string(n));
+    for (size_t i = 0; i < n; ++i) {
+      if (mode_ == Mode::Full && footer_.thread_events[i] != counts_[i])
+        return fail(off, "footer counts " + std::to_string(footer_.thread_events[i]) +
+                             " events for thread " + std::to_string(i) + ", the file holds " +
+                             std::to_string(counts_[i]));
+      trace_.threads[i].events = footer_.thread_events[i];
+      trace_.threads[i].dropped = footer_.thread_dropped[i];
+    }
+    trace_.header.window_end_ns = footer_.window_end_ns;
+  } else {
+    for (size_t i = 0; i < n; ++i) trace_.threads[i].events = counts_[i];
+  }
+  return true;
+}
+
+std::optional<trace::Trace> Reader::run(std::string* error, std::vector<std::string>* warnings) {
+  auto failed = [&]() -> std::optional<trace::Trace> {
+    if (error) *error = error_;
+    return std::nullopt;
+  };
+  if (!file_.open(path_, &error_) || !read_preamble()) return failed();
+  WalkEnd end = scan_heads();
+
+  // Reserve from the footer, bounded by what the chunks could hold, so a
+  // corrupted count cannot make us allocate more than the file justifies.
+  if (mode_ == Mode::Full && end.kind == WalkEnd::Clean && !chunks_.empty() &&
+      chunks_.back().type == uint32_t(ChunkType::Footer)) {
+    uint64_t bound = 0;
+    for (const auto& h : chunks_)
+      if (h.type == uint32_t(ChunkType::Events)) bound += h.raw / kEventColumns;
+    if (load_payload(chunks_.back())) {
+      FooterData f;
+      Cursor c(reinterpret_cast<const uint8_t*>(raw_.data()), raw_.size());
+      if (decode_footer(c, f).empty()) trace_.events.reserve(size_t(std::min(f.total_events, bound)));
+    }
+    error_.clear();  // a bad footer is reported when it is reached in order
+  }
+
+  for (const auto& h : chunks_)
+    if (!process(h)) return failed();
+  if (end.kind == WalkEnd::Damaged) {
+    fail(end.offset, end.what);
+    return failed();
+  }
+  if (!have_header_) {
+    error_ = path_ + ": truncated at byte " + std::to_string(end.offset ? end.offset : file_.size()) +
+             " before the header chunk";
+    return failed();
+  }
+  if (!have_footer_) {
+    uint64_t at = end.kind == WalkEnd::Truncated ? end.offset : file_.size();
+    if (mode_ == Mode::Summary) {
+      // Without a footer the counts live only in the events: decode them.
+      Reader full(path_, Mode::Full);
+      auto t = full.run(error, warnings);
+      if (t) {
+        t->events.clear();
+        t->events.shrink_to_fit();
+      }
+      return t;
+    }
+    if (warnings)
+      warnings->push_back(path_ + ": truncated at byte " + std::to_string(at) + "; " +
+                          std::to_string(trace_.events.size()) + " events read");
+  }
+  if (!finish_counts()) return failed();
+  return std::move(trace_);
+}
+
+}  // namespace
+
+std::optional<trace::Trace> read_trace(const std::string& path, std::string* error,
+                                       std::vector<std::string>* warnings) {
+  return Reader(path, Mode::Full).run(error, warnings);
+}
+
+std::optional<trace::Trace> read_trace_summary(const std::string& path, std::string* error,
+                                               std::vector<std::string>* warnings) {
+  return Reader(path, Mode::Summary).run(error, warnings);
+}
+
+}  // namespace ptprof::format

@@ -1,0 +1,28 @@
+# Finds the Python interpreter that imports torch (PTPROF_PYTHON) and, through
+# it, torch's CMake package. Debian's python3 comes first: another python3 may
+# be earlier on PATH without torch.
+set(PTPROF_PYTHON "" CACHE FILEPATH "Python interpreter that imports torch")
+if(NOT PTPROF_PYTHON)
+  foreach(candidate /usr/bin/python3 python3 python)
+    find_program(_ptprof_py NAMES ${candidate} NO_CACHE)
+    if(_ptprof_py)
+      execute_process(COMMAND ${_ptprof_py} -c "import torch, sys; sys.stdout.write(torch.utils.cmake_prefix_path)"
+                      OUTPUT_VARIABLE _ptprof_torch_prefix RESULT_VARIABLE _rc ERROR_QUIET)
+      if(_rc EQUAL 0)
+        set(PTPROF_PYTHON ${_ptprof_py} CACHE FILEPATH "Python interpreter that imports torch" FORCE)
+        list(APPEND CMAKE_PREFIX_PATH ${_ptprof_torch_prefix})
+        break()
+      endif()
+    endif()
+    unset(_ptprof_py)
+  endforeach()
+endif()
+if(PTPROF_PYTHON)
+  message(STATUS "ptprof: Python with torch: ${PTPROF_PYTHON}")
+else()
+  message(WARNING "ptprof: no Python interpreter imports torch; the torch bridge and PyTorch tests are skipped")
+endif()
+find_package(Torch QUIET)
+if(Torch_FOUND)
+  message(STATUS "ptprof: torch ${Torch_VERSION} found; building the torch bridge")
+endif()

@@ -1,0 +1,53 @@
+// PTPROF_* environment: the one place that names the variables, parses and
+// validates them. The launcher checks everything before it starts the target
+// (exit 2 on error); the agent reads the same variables with the same code.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ptprof/schedule.hpp"
+
+namespace ptprof {
+
+namespace env {
+inline constexpr const char* kSchedule = "PTPROF_SCHEDULE";
+inline constexpr const char* kStep = "PTPROF_STEP";
+inline constexpr const char* kActivities = "PTPROF_ACTIVITIES";
+inline constexpr const char* kRecordShapes = "PTPROF_RECORD_SHAPES";
+inline constexpr const char* kProfileMemory = "PTPROF_PROFILE_MEMORY";
+inline constexpr const char* kWithStack = "PTPROF_WITH_STACK";
+inline constexpr const char* kOutput = "PTPROF_OUTPUT";
+inline constexpr const char* kOnTraceReady = "PTPROF_ON_TRACE_READY";
+inline constexpr const char* kLogLevel = "PTPROF_LOG_LEVEL";
+inline constexpr const char* kRingKb = "PTPROF_RING_KB";          // per-thread ring size
+inline constexpr const char* kTorchBridge = "PTPROF_TORCH_BRIDGE";  // override bridge path
+}  // namespace env
+
+struct Activities {
+  bool cpu = true;
+  bool cuda = true;
+};
+
+struct Config {
+  Schedule schedule;
+  StepRule step;
+  Activities activities;
+  bool record_shapes = false;
+  bool profile_memory = false;
+  bool with_stack = false;
+  std::string output = "./ptprof-out";
+  std::string on_trace_ready;
+  std::string log_level = "warn";
+  uint64_t ring_bytes = 0;  // 0: default
+};
+
+// Reads the PTPROF_* variables through `getenv_fn` (getenv in production).
+// Returns nullopt and fills `errors` (one message per bad variable) when any
+// value is malformed.
+using GetEnv = std::function<const char*(const char*)>;
+std::optional<Config> config_from_env(const GetEnv& getenv_fn, std::vector<std::string>* errors);
+
+}  // namespace ptprof

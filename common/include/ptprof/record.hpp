@@ -1,0 +1,73 @@
+// Event records as the agent writes them into a thread's ring.
+//
+// Every record starts with the same 16-byte header and is a multiple of 8 bytes
+// long. The thread is implicit: each ring belongs to one thread (its slot in the
+// process region names it), so the header spends no bytes on it. Timestamps are
+// raw clock ticks of the session's clock (see clock.hpp); the launcher converts
+// them to nanoseconds.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace ptprof::wire {
+
+enum class RecordType : uint16_t {
+  Pad = 0,         // filler up to the end of the ring; skip `size` bytes
+  RangePush = 1,   // arg = name id
+  RangePop = 2,    // closes the innermost open range of the thread
+  Mark = 3,        // arg = name id; an instant
+  Step = 4,        // arg = number of the step that begins at ts (ProfilerStep#arg)
+  OpBegin = 5,     // arg = name id; payload OpBeginPayload [+ encoded shapes]
+  OpEnd = 6,       // payload OpEndPayload
+  ThreadName = 7,  // arg = name id; the thread renamed itself
+  // 32.. reserved for CUDA activity, 64.. for memory events.
+};
+
+struct RecordHeader {
+  uint16_t type;   // RecordType
+  uint16_t size;   // whole record in bytes, header included, multiple of 8
+  uint32_t arg;    // type-specific (usually an interned name id)
+  uint64_t ts;     // raw clock ticks
+};
+static_assert(sizeof(RecordHeader) == 16);
+
+// RecordScope values of at::RecordScope we care about, kept numerically equal.
+enum class OpScope : uint8_t {
+  Function = 0,
+  BackwardFunction = 1,
+  TorchScriptFunction = 2,
+  KernelFunctionDtype = 3,
+  CustomClass = 4,
+  Build = 5,
+  UserScope = 6,
+  StaticRuntimeOp = 7,
+  StaticRuntimeModel = 8,
+  LiteInterpreter = 9,
+  Unknown = 255,
+};
+
+enum OpFlags : uint8_t {
+  kOpHasShapes = 1u << 0,   // encoded shapes (shapes.hpp) follow the payload
+  kOpAsync = 1u << 1,
+};
+
+struct OpBeginPayload {
+  uint64_t handle;          // RecordFunction handle; matches OpEnd
+  int64_t seq_nr;           // autograd sequence number, -1 if none
+  uint64_t fwd_thread_id;   // forward thread id for backward ops, 0 if none
+  uint8_t scope;            // OpScope
+  uint8_t flags;            // OpFlags
+  uint16_t shapes_bytes;    // length of encoded shapes that follow (unpadded)
+  uint32_t reserved;
+};
+static_assert(sizeof(OpBeginPayload) == 32);
+
+struct OpEndPayload {
+  uint64_t handle;
+};
+
+constexpr size_t kMaxRecordBytes = 4096;  // larger shape payloads are truncated
+
+constexpr uint32_t align8(uint32_t n) { return (n + 7u) & ~7u; }
+
+}  // namespace ptprof::wire

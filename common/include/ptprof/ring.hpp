@@ -1,0 +1,144 @@
+// Single-producer / single-consumer byte ring living in shared memory.
+//
+// The producer is one thread of the target; the consumer is the launcher.
+// Positions are 64-bit byte counters that never wrap; the slot is pos & mask.
+// A record never straddles the end of the buffer: when it does not fit in the
+// contiguous space left, the producer writes a Pad record covering that space
+// and starts again at offset 0. A record that does not fit at all is dropped
+// and counted; the producer never waits.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+
+#include "ptprof/record.hpp"
+
+namespace ptprof::wire {
+
+struct alignas(64) RingControl {
+  // Written by the producer only.
+  std::atomic<uint64_t> head{0};     // bytes committed
+  std::atomic<uint64_t> dropped{0};  // events dropped because the ring was full
+  char producer_pad[64 - 16];
+  // Written by the consumer only.
+  std::atomic<uint64_t> tail{0};     // bytes consumed
+  char consumer_pad[64 - 8];
+};
+static_assert(sizeof(RingControl) == 128);
+
+// Producer side. Lives in the writer thread's private memory; only `ctl` and
+// `data` point into shared memory. Cached positions keep the fast path free of
+// reads of the consumer's cache line.
+class RingWriter {
+ public:
+  RingWriter() = default;
+  RingWriter(RingControl* ctl, uint8_t* data, uint64_t capacity)
+      : ctl_(ctl), data_(data), mask_(capacity - 1), capacity_(capacity),
+        head_(ctl->head.load(std::memory_order_relaxed)),
+        tail_cache_(ctl->tail.load(std::memory_order_acquire)),
+        dropped_(ctl->dropped.load(std::memory_order_relaxed)) {}
+
+  bool valid() const { return ctl_ != nullptr; }
+
+  // Returns where to write `bytes` (multiple of 8, <= kMaxRecordBytes), or
+  // nullptr when the ring is full (the event is then counted as dropped).
+  // A non-null reservation must be followed by commit(bytes).
+  inline uint8_t* reserve(uint32_t bytes) {
+    uint64_t pos = head_ & mask_;
+    uint64_t contiguous = capacity_ - pos;
+    uint64_t need = bytes <= contiguous ? bytes : contiguous + bytes;
+    if (head_ + need - tail_cache_ > capacity_) [[unlikely]] {
+      tail_cache_ = ctl_->tail.load(std::memory_order_acquire);
+      if (head_ + need - tail_cache_ > capacity_) {
+        ctl_->dropped.store(++dropped_, std::memory_order_relaxed);
+        return nullptr;
+      }
+    }
+    if (bytes > contiguous) [[unlikely]] {
+      auto* pad = reinterpret_cast<RecordHeader*>(data_ + pos);
+      // Only the first 8 bytes are guaranteed to fit; a Pad of size 0 always
+      // runs to the end of the buffer.
+      pad->type = static_cast<uint16_t>(RecordType::Pad);
+      pad->size = 0;
+      pad->arg = 0;
+      head_ += contiguous;
+      pos = 0;
+    }
+    return data_ + pos;
+  }
+
+  inline void commit(uint32_t bytes) {
+    head_ += bytes;
+    ctl_->head.store(head_, std::memory_order_release);
+  }
+
+  // Counts an event the caller could not even try to write.
+  inline void count_drop() { ctl_->dropped.store(++dropped_, std::memory_order_relaxed); }
+
+  uint64_t dropped() const { return dropped_; }
+
+ private:
+  RingControl* ctl_ = nullptr;
+  uint8_t* data_ = nullptr;
+  uint64_t mask_ = 0;
+  uint64_t capacity_ = 0;
+  uint64_t head_ = 0;
+  uint64_t tail_cache_ = 0;
+  uint64_t dropped_ = 0;
+};
+
+// Consumer side. `visit(const RecordHeader&)` is called for each committed
+// record in order; it returns false to stop before consuming that record (the
+// record stays in the ring for the next call). Returns the records consumed.
+class RingReader {
+ public:
+  RingReader() = default;
+  RingReader(RingControl* ctl, const uint8_t* data, uint64_t capacity)
+      : ctl_(ctl), data_(data), mask_(capacity - 1), capacity_(capacity) {}
+
+  bool valid() const { return ctl_ != nullptr; }
+
+  uint64_t dropped() const { return ctl_->dropped.load(std::memory_order_relaxed); }
+  bool empty() const {
+    return ctl_->head.load(std::memory_order_acquire) == ctl_->tail.load(std::memory_order_relaxed);
+  }
+
+  // A corrupt record (size 0 or past the committed head, not 8-aligned)
+  // makes drain() skip the rest of what is committed and count it in
+  // `corrupt_bytes`, so a misbehaving target cannot wedge the launcher.
+  template <class Visit>
+  uint64_t drain(Visit&& visit) {
+    uint64_t tail = ctl_->tail.load(std::memory_order_relaxed);
+    const uint64_t head = ctl_->head.load(std::memory_order_acquire);
+    uint64_t n = 0;
+    while (tail < head) {
+      uint64_t pos = tail & mask_;
+      const auto* h = reinterpret_cast<const RecordHeader*>(data_ + pos);
+      if (h->type == static_cast<uint16_t>(RecordType::Pad) && h->size == 0) {
+        tail += capacity_ - pos;
+        continue;
+      }
+      uint32_t size = h->size;
+      if (size < sizeof(RecordHeader) || (size & 7u) || pos + size > capacity_ || tail + size > head) {
+        corrupt_bytes += head - tail;
+        tail = head;
+        break;
+      }
+      if (!visit(*h)) break;
+      tail += size;
+      ++n;
+    }
+    ctl_->tail.store(tail, std::memory_order_release);
+    return n;
+  }
+
+  uint64_t corrupt_bytes = 0;
+
+ private:
+  RingControl* ctl_ = nullptr;
+  const uint8_t* data_ = nullptr;
+  uint64_t mask_ = 0;
+  uint64_t capacity_ = 0;
+};
+
+}  // namespace ptprof::wire

@@ -1,0 +1,71 @@
+// The decoded trace: what one trace file holds once read, and what the
+// launcher hands to the writer. Times are CLOCK_MONOTONIC nanoseconds.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ptprof::trace {
+
+enum class EventKind : uint8_t {
+  Op = 1,        // a RecordFunction scope (aten op, backward fn, user scope...)
+  Range = 2,     // ptprof_range_push/pop (C API, Python ptprof.range)
+  Mark = 3,      // ptprof_mark: an instant, end == start
+  Step = 4,      // ProfilerStep#N span (arg = N)
+};
+
+enum EventFlags : uint16_t {
+  kTruncated = 1u << 0,  // the end was never seen (crash, kill): end is the last time seen
+  kAsync = 1u << 1,
+};
+
+struct Event {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint32_t name = 0;       // index into Trace::strings
+  uint32_t thread = 0;     // index into Trace::threads
+  EventKind kind = EventKind::Op;
+  uint8_t scope = 0;       // wire::OpScope for ops
+  uint16_t flags = 0;      // EventFlags
+  uint32_t shapes = 0;     // index into Trace::strings of the torch-style input
+                           // shapes text, e.g. "[[4, 3], [3]]"; 0 = not recorded
+  int64_t seq_nr = -1;     // autograd sequence number
+  uint64_t fwd_thread_id = 0;
+  uint64_t arg = 0;        // Step: the step number
+};
+
+struct Process {
+  int32_t pid = 0;
+  int32_t ppid = 0;
+  std::string cmdline;
+  int64_t start_ns = 0;    // monotonic
+};
+
+struct Thread {
+  uint32_t process = 0;    // index into Trace::processes
+  int32_t tid = 0;
+  std::string name;
+  uint64_t events = 0;     // events recorded in this file for the thread
+  uint64_t dropped = 0;    // events the agent dropped (ring full) in this window
+};
+
+struct Header {
+  uint32_t version = 0;
+  std::string host;
+  int64_t realtime_offset_ns = 0;  // wall clock = monotonic + offset
+  uint32_t window = 0;             // schedule window index, 0-based
+  int64_t window_start_ns = 0;
+  int64_t window_end_ns = 0;
+  std::string schedule;            // e.g. "wait=1,warmup=1,active=3,repeat=0" or ""
+  std::string ptprof_version;
+};
+
+struct Trace {
+  Header header;
+  std::vector<std::string> strings{std::string()};  // strings[0] is ""
+  std::vector<Process> processes;
+  std::vector<Thread> threads;
+  std::vector<Event> events;       // any order; readers sort as they need
+};
+
+}  // namespace ptprof::trace

@@ -1,0 +1,96 @@
+#include "ptprof/config.hpp"
+
+#include <charconv>
+#include <string_view>
+
+namespace ptprof {
+namespace {
+
+bool parse_bool(const char* var, const char* v, bool* out, std::vector<std::string>* errors) {
+  std::string_view s(v);
+  if (s == "1" || s == "true" || s == "True" || s == "yes" || s == "on") {
+    *out = true;
+  } else if (s.empty() || s == "0" || s == "false" || s == "False" || s == "no" || s == "off") {
+    *out = false;
+  } else {
+    errors->push_back(std::string(var) + "='" + std::string(s) + "' is not a boolean; accepted: 0 or 1");
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<Config> config_from_env(const GetEnv& get, std::vector<std::string>* errors) {
+  Config c;
+  size_t before = errors->size();
+  if (const char* v = get(env::kSchedule)) {
+    std::string why;
+    if (auto s = parse_schedule(v, &why))
+      c.schedule = *s;
+    else
+      errors->push_back(std::string(env::kSchedule) + "='" + v + "': " + why);
+  }
+  if (const char* v = get(env::kStep)) {
+    std::string why;
+    if (auto r = parse_step_rule(v, &why))
+      c.step = *r;
+    else
+      errors->push_back(std::string(env::kStep) + "='" + v + "': " + why);
+  }
+  if (const char* v = get(env::kActivities)) {
+    Activities a{false, false};
+    std::string_view s(v);
+    bool ok = !s.empty();
+    while (ok && !s.empty()) {
+      size_t comma = s.find(',');
+      std::string_view item = s.substr(0, comma);
+      s = comma == std::string_view::npos ? std::string_view() : s.substr(comma + 1);
+      if (item == "cpu" || item == "CPU")
+        a.cpu = true;
+      else if (item == "cuda" || item == "CUDA")
+        a.cuda = true;
+      else
+        ok = false;
+    }
+    if (ok)
+      c.activities = a;
+    else
+      errors->push_back(std::string(env::kActivities) + "='" + v + "' is not valid; accepted: cpu, cuda or cpu,cuda");
+  }
+  if (const char* v = get(env::kRecordShapes)) parse_bool(env::kRecordShapes, v, &c.record_shapes, errors);
+  if (const char* v = get(env::kProfileMemory)) parse_bool(env::kProfileMemory, v, &c.profile_memory, errors);
+  if (const char* v = get(env::kWithStack)) parse_bool(env::kWithStack, v, &c.with_stack, errors);
+  if (const char* v = get(env::kOutput)) {
+    if (*v)
+      c.output = v;
+    else
+      errors->push_back(std::string(env::kOutput) + " is empty; accepted: a directory path");
+  }
+  if (const char* v = get(env::kOnTraceReady)) c.on_trace_ready = v;
+  if (const char* v = get(env::kLogLevel)) {
+    std::string_view s(v);
+    static constexpr std::string_view levels[] = {"trace", "debug", "info", "warn", "warning", "error", "critical", "off"};
+    bool ok = false;
+    for (auto l : levels) ok |= (s == l);
+    if (ok)
+      c.log_level = std::string(s);
+    else
+      errors->push_back(std::string(env::kLogLevel) + "='" + v +
+                        "' is not a level; accepted: trace, debug, info, warn, error, critical, off");
+  }
+  if (const char* v = get(env::kRingKb)) {
+    std::string_view s(v);
+    uint64_t kb = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), kb);
+    if (ec != std::errc() || end != s.data() + s.size() || kb < 64 || kb > (1u << 20) || (kb & (kb - 1)))
+      errors->push_back(std::string(env::kRingKb) + "='" + v +
+                        "' is not valid; accepted: a power of two from 64 to 1048576 (KiB per thread)");
+    else
+      c.ring_bytes = kb * 1024;
+  }
+  if (errors->size() != before) return std::nullopt;
+  return c;
+}
+
+}  // namespace ptprof

@@ -1,0 +1,96 @@
+#include "ptprof/schedule.hpp"
+
+#include <charconv>
+#include <string>
+
+namespace ptprof {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+constexpr const char* kAccepted =
+    "accepted: comma-separated key=value with keys skip_first, wait, warmup, active, repeat "
+    "and non-negative whole numbers (active >= 1), e.g. wait=1,warmup=1,active=3,repeat=2";
+
+}  // namespace
+
+std::string Schedule::to_string() const {
+  if (!enabled) return "";
+  return "skip_first=" + std::to_string(skip_first) + ",wait=" + std::to_string(wait) +
+         ",warmup=" + std::to_string(warmup) + ",active=" + std::to_string(active) +
+         ",repeat=" + std::to_string(repeat);
+}
+
+std::optional<Schedule> parse_schedule(std::string_view text, std::string* error) {
+  Schedule s;
+  text = trim(text);
+  if (text.empty()) return s;
+  s.enabled = true;
+  bool seen[5] = {};
+  while (!text.empty()) {
+    size_t comma = text.find(',');
+    std::string_view item = trim(text.substr(0, comma));
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    if (item.empty()) {
+      if (error) *error = "empty item in schedule; " + std::string(kAccepted);
+      return std::nullopt;
+    }
+    size_t eq = item.find('=');
+    if (eq == std::string_view::npos) {
+      if (error) *error = "'" + std::string(item) + "' has no '='; " + kAccepted;
+      return std::nullopt;
+    }
+    std::string_view key = trim(item.substr(0, eq));
+    std::string_view value = trim(item.substr(eq + 1));
+    static constexpr std::string_view keys[5] = {"skip_first", "wait", "warmup", "active", "repeat"};
+    uint64_t* fields[5] = {&s.skip_first, &s.wait, &s.warmup, &s.active, &s.repeat};
+    int index = -1;
+    for (int i = 0; i < 5; ++i)
+      if (key == keys[i]) index = i;
+    if (index < 0) {
+      if (error) *error = "unknown key '" + std::string(key) + "'; " + kAccepted;
+      return std::nullopt;
+    }
+    if (seen[index]) {
+      if (error) *error = "'" + std::string(key) + "' given twice; " + kAccepted;
+      return std::nullopt;
+    }
+    seen[index] = true;
+    uint64_t v = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (value.empty() || ec != std::errc() || end != value.data() + value.size() || v > (1ull << 40)) {
+      if (error)
+        *error = "'" + std::string(key) + "' has value '" + std::string(value) +
+                 "', which is not a non-negative whole number; " + kAccepted;
+      return std::nullopt;
+    }
+    *fields[index] = v;
+  }
+  if (s.active == 0) {
+    if (error) *error = "'active' has value '0', but at least 1 step must be active; " + std::string(kAccepted);
+    return std::nullopt;
+  }
+  return s;
+}
+
+std::optional<StepRule> parse_step_rule(std::string_view text, std::string* error) {
+  StepRule r;
+  text = trim(text);
+  if (text.empty() || text == "optimizer") return r;
+  if (text == "manual") {
+    r.kind = StepRule::Kind::Manual;
+  } else if (text == "cudaProfilerApi") {
+    r.kind = StepRule::Kind::CudaProfilerApi;
+  } else {
+    r.kind = StepRule::Kind::Named;
+    r.name = std::string(text);
+  }
+  (void)error;
+  return r;
+}
+
+}  // namespace ptprof

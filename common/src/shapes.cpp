@@ -1,0 +1,172 @@
+#include "ptprof/shapes.hpp"
+
+#include <array>
+
+namespace ptprof::shapes {
+namespace {
+
+// c10::ScalarType order, with the names c10::TypeMeta gives them under GCC.
+// 0..17 were printed by torch 1.13 (tests/integration/torch_shapes_probe.py);
+// 18.. follow torch 2.x's ScalarType additions.
+constexpr std::array<std::string_view, 30> kDtypeNames = {
+    "unsigned char",            // Byte
+    "signed char",              // Char
+    "short int",                // Short
+    "int",                      // Int
+    "long int",                 // Long
+    "c10::Half",                // Half
+    "float",                    // Float
+    "double",                   // Double
+    "c10::complex<c10::Half>",  // ComplexHalf
+    "c10::complex<float>",      // ComplexFloat
+    "c10::complex<double>",     // ComplexDouble
+    "bool",                     // Bool
+    "c10::qint8",               // QInt8
+    "c10::quint8",              // QUInt8
+    "c10::qint32",              // QInt32
+    "c10::BFloat16",            // BFloat16
+    "c10::quint4x2",            // QUInt4x2
+    "c10::quint2x4",            // QUInt2x4
+    "c10::bits1x8",             // Bits1x8 (torch 2.x from here)
+    "c10::bits2x4",             // Bits2x4
+    "c10::bits4x2",             // Bits4x2
+    "c10::bits8",               // Bits8
+    "c10::bits16",              // Bits16
+    "c10::Float8_e5m2",         // Float8_e5m2
+    "c10::Float8_e4m3fn",       // Float8_e4m3fn
+    "c10::Float8_e5m2fnuz",     // Float8_e5m2fnuz
+    "c10::Float8_e4m3fnuz",     // Float8_e4m3fnuz
+    "short unsigned int",       // UInt16
+    "unsigned int",             // UInt32
+    "long unsigned int",        // UInt64
+};
+
+// Bounds-checked reads over one encoding: a trace file is never trusted.
+class Reader {
+ public:
+  explicit Reader(std::span<const uint8_t> b) : b_(b) {}
+
+  bool at_end() const { return pos_ >= b_.size(); }
+  size_t offset() const { return pos_; }
+
+  bool byte(uint8_t& out) {
+    if (pos_ >= b_.size()) return false;
+    out = b_[pos_++];
+    return true;
+  }
+  bool varint(uint64_t& out) {
+    out = 0;
+    for (unsigned shift = 0; shift < 64; shift += 7) {
+      uint8_t c;
+      if (!byte(c)) return false;
+      out |= uint64_t(c & 0x7f) << shift;
+      if (!(c & 0x80)) return true;
+    }
+    return false;  // more than 10 bytes: not a uint64
+  }
+
+ private:
+  std::span<const uint8_t> b_;
+  size_t pos_ = 0;
+};
+
+void fail(std::string* error, size_t offset, std::string_view what) {
+  if (error) *error = "malformed input shapes at byte " + std::to_string(offset) + ": " + std::string(what);
+}
+
+// Renders every item through `render` between "[" and "]", separated by ", ".
+// The renderer reads a tensor's dims itself, straight into the text, so
+// decoding needs no vector per tensor.
+template <typename Render>
+std::optional<std::string> walk(std::span<const uint8_t> bytes, std::string* error, Render render) {
+  Reader r(bytes);
+  std::string out = "[";
+  bool first = true;
+  while (!r.at_end()) {
+    const size_t at = r.offset();
+    uint8_t t;
+    r.byte(t);
+    if (!first) out += ", ";
+    first = false;
+    switch (Tag(t)) {
+      case Tag::Tensor: {
+        uint8_t dtype;
+        uint64_t ndim;
+        if (!r.byte(dtype) || !r.varint(ndim)) return fail(error, at, "tensor cut short"), std::nullopt;
+        if (!render.tensor(out, dtype, ndim, r)) return fail(error, at, "tensor dims cut short"), std::nullopt;
+        break;
+      }
+      case Tag::TensorList: {
+        uint64_t count;
+        if (!r.varint(count)) return fail(error, at, "tensor list cut short"), std::nullopt;
+        render.simple(out, Tag::TensorList);
+        break;
+      }
+      case Tag::Scalar:
+      case Tag::Undefined:
+      case Tag::Other:
+        render.simple(out, Tag(t));
+        break;
+      case Tag::Truncated:
+        out += render.truncated();
+        if (!r.at_end()) return fail(error, r.offset(), "data after the truncation mark"), std::nullopt;
+        break;
+      default:
+        return fail(error, at, "unknown tag " + std::to_string(t)), std::nullopt;
+    }
+  }
+  out += ']';
+  return out;
+}
+
+struct ShapesRender {
+  bool tensor(std::string& out, uint8_t, uint64_t ndim, Reader& r) const {
+    out += '[';
+    for (uint64_t i = 0; i < ndim; ++i) {
+      uint64_t d;
+      if (!r.varint(d)) return false;
+      if (i) out += ", ";
+      out += std::to_string(d);
+    }
+    out += ']';
+    return true;
+  }
+  void simple(std::string& out, Tag) const { out += "[]"; }
+  const char* truncated() const { return "..."; }
+};
+
+struct DtypesRender {
+  bool tensor(std::string& out, uint8_t dtype, uint64_t ndim, Reader& r) const {
+    for (uint64_t i = 0; i < ndim; ++i) {
+      uint64_t d;
+      if (!r.varint(d)) return false;
+    }
+    quoted(out, dtype_name(dtype));
+    return true;
+  }
+  void simple(std::string& out, Tag t) const {
+    quoted(out, t == Tag::Scalar ? "Scalar" : t == Tag::TensorList ? "TensorList" : "");
+  }
+  const char* truncated() const { return "\"...\""; }
+  static void quoted(std::string& out, std::string_view s) {
+    out += '"';
+    out += s;
+    out += '"';
+  }
+};
+
+}  // namespace
+
+std::string_view dtype_name(uint8_t scalar_type) {
+  return scalar_type < kDtypeNames.size() ? kDtypeNames[scalar_type] : std::string_view();
+}
+
+std::optional<std::string> shapes_text(std::span<const uint8_t> bytes, std::string* error) {
+  return walk(bytes, error, ShapesRender{});
+}
+
+std::optional<std::string> dtypes_text(std::span<const uint8_t> bytes, std::string* error) {
+  return walk(bytes, error, DtypesRender{});
+}
+
+}  // namespace ptprof::shapes

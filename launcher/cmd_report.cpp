@@ -1,0 +1,122 @@
+// `ptprof report`: torch's key_averages() tables from trace files. A thin
+// front end: parse options, read each file into the library's ReportBuilder,
+// render.
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "ptprof/analysis/report.hpp"
+#include "ptprof/analysis/report_format.hpp"
+#include "ptprof/analysis/trace_file.hpp"
+
+namespace ptprof::cli {
+namespace {
+
+struct ReportArgs {
+  std::vector<std::string> paths;
+  std::string sort_by = "cpu_time_total";
+  long long row_limit = -1;  // -1: the format's default
+  bool group_by_input_shape = false;
+  std::string window = "all";
+  std::string format = "table";
+};
+
+int usage_error(const std::string& msg) {
+  std::cerr << "ptprof report: " << msg << "\n";
+  return 2;
+}
+
+std::string join(const std::vector<std::string_view>& items) {
+  std::string s;
+  for (auto i : items) s += (s.empty() ? "" : ", ") + std::string(i);
+  return s;
+}
+
+int run_report(const ReportArgs& a) {
+  report::Options opts;
+  auto key = report::parse_sort_key(a.sort_by);
+  if (!key)
+    return usage_error("unknown --sort-by '" + a.sort_by + "'; accepted: " +
+                       join(report::sort_key_names()));
+  opts.sort_by = *key;
+  opts.group_by_input_shape = a.group_by_input_shape;
+  auto format = report::parse_format(a.format);
+  if (!format) return usage_error("unknown --format '" + a.format + "'; accepted: table, csv, json");
+  if (a.row_limit < -1) return usage_error("--row-limit must be >= 0 (0 = all rows)");
+  if (a.window != "all") {
+    char* end = nullptr;
+    unsigned long w = std::strtoul(a.window.c_str(), &end, 10);
+    if (a.window.empty() || *end != '\0' || a.window[0] == '-' || w > UINT32_MAX)
+      return usage_error("--window takes a window index (0, 1, ...) or 'all', not '" + a.window + "'");
+    opts.window = uint32_t(w);
+  }
+
+  std::string error;
+  std::vector<std::string> files = format::expand_trace_paths(a.paths, &error);
+  if (files.empty()) return usage_error(error);
+
+  report::ReportBuilder builder(opts);
+  std::vector<uint32_t> seen_windows;
+  for (const std::string& f : files) {
+    std::vector<std::string> warnings;
+    auto t = format::read_trace(f, &error, &warnings);
+    for (const auto& w : warnings) std::cerr << "ptprof report: warning: " << w << "\n";
+    if (!t) return usage_error(error);
+    seen_windows.push_back(t->header.window);
+    builder.add(f, *t);
+  }
+  report::Report r = std::move(builder).finish();
+  if (opts.window && r.files.empty()) {
+    std::string present;
+    for (uint32_t w : seen_windows) present += (present.empty() ? "" : ", ") + std::to_string(w);
+    return usage_error("no trace of window " + a.window + " in the inputs (their windows: " +
+                       present + ")");
+  }
+
+  std::string out;
+  switch (*format) {
+    case report::Format::Table:
+      out = report::render_table(r, a.row_limit < 0 ? 100 : size_t(a.row_limit));
+      if (r.rows.empty()) std::cerr << "ptprof report: no operator events in the inputs\n";
+      break;
+    case report::Format::Csv:
+      out = report::render_csv(r, a.row_limit < 0 ? 0 : size_t(a.row_limit));
+      break;
+    case report::Format::Json:
+      out = report::render_json(r, a.row_limit < 0 ? 0 : size_t(a.row_limit));
+      break;
+  }
+  // Drops are never hidden: the table carries them, machine formats keep
+  // stdout parseable and say it on stderr (JSON also has them in "drops").
+  if (*format != report::Format::Table) std::cerr << report::drops_warning(r);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return std::fflush(stdout) == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+void add_report(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<ReportArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "report",
+      "Operator tables with torch.profiler's key_averages().table() columns and semantics,\n"
+      "then per-step times; any mix of trace files and directories is merged.");
+  cmd->add_option("paths", args->paths, "Trace files, or directories (their *.bin files)")
+      ->required();
+  cmd->add_option("--sort-by", args->sort_by,
+                  "Sort key, as torch's sort_by: " + join(report::sort_key_names()))
+      ->capture_default_str();
+  cmd->add_option("--row-limit", args->row_limit,
+                  "Rows to print, 0 = all (default: 100 for table, as torch; all for csv/json)");
+  cmd->add_flag("--group-by-input-shape", args->group_by_input_shape,
+                "One row per (name, input shapes), as key_averages(group_by_input_shape=True)");
+  cmd->add_option("--window", args->window,
+                  "Schedule window to report: an index, or 'all' to merge every window")
+      ->capture_default_str();
+  cmd->add_option("--format", args->format, "Output: table, csv (times in us) or json (times in us)")
+      ->capture_default_str();
+  cmd->callback([args, &exit_code] { exit_code = run_report(*args); });
+}
+
+}  // namespace ptprof::cli

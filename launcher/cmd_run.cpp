@@ -1,0 +1,254 @@
+// `ptprof run [options] -- cmd args...`
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collector.hpp"
+#include "commands.hpp"
+#include "install_paths.hpp"
+#include "ptprof/config.hpp"
+#include "session.hpp"
+#include "target.hpp"
+#include "trace_ready.hpp"
+
+extern char** environ;
+
+namespace ptprof::cli {
+namespace {
+
+struct RunOptions {
+  std::string output, schedule, step, activities, on_trace_ready, log_level;
+  std::optional<uint64_t> skip_first, wait, warmup, active, repeat;
+  bool record_shapes = false, profile_memory = false, with_stack = false;
+  std::optional<uint64_t> ring_kb;
+  std::vector<std::string> command;
+};
+
+std::map<std::string, std::string> current_environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    auto eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return env;
+}
+
+// Flags become PTPROF_* variables; individual schedule flags override the
+// matching keys of --schedule (or of PTPROF_SCHEDULE from the environment).
+void apply_flags(const RunOptions& o, std::map<std::string, std::string>& env) {
+  if (!o.output.empty()) env[env::kOutput] = o.output;
+  if (!o.schedule.empty()) env[env::kSchedule] = o.schedule;
+  std::pair<const char*, const std::optional<uint64_t>*> keys[] = {
+      {"skip_first", &o.skip_first}, {"wait", &o.wait}, {"warmup", &o.warmup}, {"active", &o.active},
+      {"repeat", &o.repeat}};
+  std::string extra;
+  for (auto& [key, value] : keys) {
+    if (!*value) continue;
+    if (!extra.empty()) extra += ",";
+    extra += std::string(key) + "=" + std::to_string(**value);
+  }
+  if (!extra.empty()) {
+    // Drop the overridden keys from the base text, keep the others.
+    std::string base = env.count(env::kSchedule) ? env[env::kSchedule] : "";
+    std::string merged;
+    size_t start = 0;
+    while (start <= base.size() && !base.empty()) {
+      size_t comma = base.find(',', start);
+      std::string item = base.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      std::string key = item.substr(0, item.find('='));
+      while (!key.empty() && key.back() == ' ') key.pop_back();
+      while (!key.empty() && key.front() == ' ') key.erase(0, 1);
+      bool overridden = false;
+      for (auto& [k, v] : keys) overridden |= (*v && key == k);
+      if (!overridden && !item.empty()) merged += (merged.empty() ? "" : ",") + item;
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    env[env::kSchedule] = merged.empty() ? extra : merged + "," + extra;
+  }
+  if (!o.step.empty()) env[env::kStep] = o.step;
+  if (!o.activities.empty()) env[env::kActivities] = o.activities;
+  if (o.record_shapes) env[env::kRecordShapes] = "1";
+  if (o.profile_memory) env[env::kProfileMemory] = "1";
+  if (o.with_stack) env[env::kWithStack] = "1";
+  if (!o.on_trace_ready.empty()) env[env::kOnTraceReady] = o.on_trace_ready;
+  if (!o.log_level.empty()) env[env::kLogLevel] = o.log_level;
+  if (o.ring_kb) env[env::kRingKb] = std::to_string(*o.ring_kb);
+}
+
+std::string prepend_path(const std::map<std::string, std::string>& env, const char* var, const std::string& first,
+                         char sep) {
+  auto it = env.find(var);
+  if (it == env.end() || it->second.empty()) return first;
+  return first + sep + it->second;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0 || !*buf) return "localhost";
+  return buf;
+}
+
+std::string human_bytes(uint64_t b) {
+  char out[32];
+  if (b < 1024)
+    std::snprintf(out, sizeof out, "%llu B", (unsigned long long)b);
+  else if (b < (1u << 20))
+    std::snprintf(out, sizeof out, "%.1f KiB", b / 1024.0);
+  else if (b < (1ull << 30))
+    std::snprintf(out, sizeof out, "%.1f MiB", b / 1048576.0);
+  else
+    std::snprintf(out, sizeof out, "%.2f GiB", b / 1073741824.0);
+  return out;
+}
+
+int run(const RunOptions& o) {
+  if (o.command.empty()) {
+    std::fprintf(stderr, "ptprof run: no command given; usage: ptprof run [options] -- cmd args...\n");
+    return 2;
+  }
+  auto env = current_environment();
+  apply_flags(o, env);
+
+  // Validate the whole PTPROF_* environment before anything starts.
+  std::vector<std::string> errors;
+  auto config = config_from_env(
+      [&env](const char* name) -> const char* {
+        auto it = env.find(name);
+        return it == env.end() ? nullptr : it->second.c_str();
+      },
+      &errors);
+  if (!config) {
+    for (auto& e : errors) std::fprintf(stderr, "ptprof run: %s\n", e.c_str());
+    return 2;
+  }
+
+  std::string error;
+  auto paths = launcher::find_install_paths(&error);
+  if (!paths) {
+    std::fprintf(stderr, "ptprof run: %s\n", error.c_str());
+    return 1;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(config->output, ec);
+  if (ec || !std::filesystem::is_directory(config->output)) {
+    std::fprintf(stderr, "ptprof run: cannot create output directory '%s': %s\n", config->output.c_str(),
+                 ec ? ec.message().c_str() : "not a directory");
+    return 2;
+  }
+
+  clock::Kind clock_kind = clock::tsc_usable() ? clock::Kind::Tsc : clock::Kind::Monotonic;
+  uint64_t ring_bytes = config->ring_bytes ? config->ring_bytes : wire::kDefaultRingBytes;
+  auto session = launcher::Session::create(ring_bytes, clock_kind, &error);
+  if (!session) {
+    std::fprintf(stderr, "ptprof run: %s\n", error.c_str());
+    return 1;
+  }
+
+  env[wire::kSessionEnv] = session->name();
+  env["LD_PRELOAD"] = prepend_path(env, "LD_PRELOAD", paths->agent, ':');
+  if (!paths->python_dir.empty()) env["PYTHONPATH"] = prepend_path(env, "PYTHONPATH", paths->python_dir, ':');
+  env[env::kOutput] = config->output;
+  std::vector<std::string> envv;
+  for (auto& [k, v] : env) envv.push_back(k + "=" + v);
+
+  launcher::CollectorOptions copts;
+  copts.output_dir = config->output;
+  copts.host = host_name();
+  copts.schedule = config->schedule.to_string();
+  copts.realtime_offset_ns = int64_t(clock::realtime_ns()) - int64_t(clock::monotonic_ns());
+  launcher::TraceReady sink(config->on_trace_ready);
+  launcher::Collector collector(*session, copts, clock_kind, sink);
+
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  auto target = launcher::Target::start(o.command, envv, &error);
+  if (!target) {
+    std::fprintf(stderr, "ptprof run: %s\n", error.c_str());
+    return 127;
+  }
+  launcher::forward_signals_to(target->pid());
+
+  using clk = std::chrono::steady_clock;
+  std::optional<clk::time_point> exited_at;
+  for (;;) {
+    uint64_t n = collector.poll();
+    launcher::reap_orphans(target->pid());
+    if (!exited_at && target->poll_exit()) exited_at = clk::now();
+    if (exited_at) {
+      // Descendants may outlive the target briefly (workers shutting down);
+      // give them a moment, not forever.
+      if (collector.all_finished() || clk::now() - *exited_at > std::chrono::seconds(2)) break;
+    }
+    sink.reap();
+    if (n == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  collector.finish_all();
+  session->unlink();
+  sink.wait_all();
+
+  auto t = collector.totals();
+  std::fprintf(stderr, "ptprof: %u process%s, %u thread%s, %llu events, %llu dropped\n", t.processes,
+               t.processes == 1 ? "" : "es", t.threads, t.threads == 1 ? "" : "s", (unsigned long long)t.events,
+               (unsigned long long)t.dropped);
+  if (t.dropped)
+    std::fprintf(stderr,
+                 "ptprof: warning: %llu events were dropped because a ring was full; "
+                 "raise --ring-kb or record fewer events\n",
+                 (unsigned long long)t.dropped);
+  if (t.lost_processes)
+    std::fprintf(stderr, "ptprof: warning: %u processes could not be profiled\n", t.lost_processes);
+  if (t.corrupt_bytes)
+    std::fprintf(stderr, "ptprof: warning: %llu bytes of malformed records were skipped\n",
+                 (unsigned long long)t.corrupt_bytes);
+  for (auto& f : sink.files())
+    std::fprintf(stderr, "ptprof: wrote %s (%s, %llu events)\n", f.path.c_str(), human_bytes(f.bytes).c_str(),
+                 (unsigned long long)f.events);
+  if (sink.files().empty()) std::fprintf(stderr, "ptprof: no events were recorded; no trace file written\n");
+  return target->exit_status();
+}
+
+}  // namespace
+
+void add_run(CLI::App& app, int& exit_code) {
+  auto opts = std::make_shared<RunOptions>();
+  auto* sub = app.add_subcommand(
+      "run",
+      "Run a command under the profiler: ptprof run [options] -- python train.py\n"
+      "Every option is also an environment variable (PTPROF_*); flags override the environment.");
+  sub->add_option("-o,--output", opts->output, "Output directory for trace files (PTPROF_OUTPUT; default ./ptprof-out)");
+  sub->add_option("--schedule", opts->schedule,
+                  "skip_first=N,wait=N,warmup=N,active=N,repeat=N as torch.profiler.schedule (PTPROF_SCHEDULE; "
+                  "default: record everything as one window)");
+  sub->add_option("--skip-first", opts->skip_first, "Schedule: steps to skip first");
+  sub->add_option("--wait", opts->wait, "Schedule: steps to wait in each cycle");
+  sub->add_option("--warmup", opts->warmup, "Schedule: warmup steps in each cycle (recorded, discarded)");
+  sub->add_option("--active", opts->active, "Schedule: recorded steps in each cycle");
+  sub->add_option("--repeat", opts->repeat, "Schedule: cycles (0 = until the program ends)");
+  sub->add_option("--step", opts->step,
+                  "What ends a step: optimizer (end of Optimizer.step#*), manual (ptprof.step() only), "
+                  "cudaProfilerApi, or a scope name (PTPROF_STEP; default optimizer)");
+  sub->add_option("--activities", opts->activities, "cpu, cuda or cpu,cuda (PTPROF_ACTIVITIES; default cpu,cuda)");
+  sub->add_flag("--record-shapes", opts->record_shapes, "Record operator input shapes (PTPROF_RECORD_SHAPES=1)");
+  sub->add_flag("--profile-memory", opts->profile_memory, "Record memory events (PTPROF_PROFILE_MEMORY=1)");
+  sub->add_flag("--with-stack", opts->with_stack, "Record call stacks (PTPROF_WITH_STACK=1)");
+  sub->add_option("--on-trace-ready", opts->on_trace_ready,
+                  "Shell command run after each window's file is complete; {} is replaced by its path "
+                  "(PTPROF_ON_TRACE_READY)");
+  sub->add_option("--log-level", opts->log_level, "Agent log level: trace, debug, info, warn, error, off (PTPROF_LOG_LEVEL)");
+  sub->add_option("--ring-kb", opts->ring_kb, "Ring size per thread in KiB, a power of two (PTPROF_RING_KB; default 2048)");
+  sub->add_option("command", opts->command, "The command to profile, after --")->required();
+  sub->positionals_at_end();
+  sub->callback([opts, &exit_code]() { exit_code = run(*opts); });
+}
+
+}  // namespace ptprof::cli

@@ -1,0 +1,120 @@
+#include "collector.hpp"
+
+#include <signal.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+namespace ptprof::launcher {
+namespace {
+
+// A zombie still answers kill(pid, 0); /proc tells it apart.
+bool pid_running(int32_t pid) {
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  auto close = line.rfind(')');
+  return !(close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z');
+}
+
+}  // namespace
+
+Collector::Collector(Session& session, CollectorOptions opts, clock::Kind clock, WindowSink& sink)
+    : session_(session), opts_(std::move(opts)), conv_(clock), sink_(sink),
+      last_resample_(std::chrono::steady_clock::now()), last_liveness_(last_resample_) {}
+
+Collector::~Collector() = default;
+
+void Collector::attach_new_processes() {
+  auto* h = session_.header();
+  uint32_t n = std::min(h->next_slot.load(std::memory_order_acquire), wire::kMaxProcesses);
+  while (slots_seen_ < n) {
+    wire::ProcessSlot& slot = h->slots[slots_seen_];
+    if (slot.state.load(std::memory_order_acquire) != uint32_t(wire::SlotState::Ready)) {
+      // Still registering, or failed (Claimed for good). A failed one is
+      // counted in lost_processes; skip it once a later slot is ready.
+      bool later_ready = false;
+      for (uint32_t i = slots_seen_ + 1; i < n; ++i)
+        later_ready |= h->slots[i].state.load(std::memory_order_acquire) == uint32_t(wire::SlotState::Ready);
+      if (!later_ready) return;
+      ++slots_seen_;
+      continue;
+    }
+    std::string error;
+    char name[sizeof slot.region + 1] = {};
+    std::memcpy(name, slot.region, sizeof slot.region);
+    auto region = map_region(name, &error);
+    ++slots_seen_;
+    if (!region) {
+      sink_.warn("process " + std::to_string(slot.pid) + ": " + error);
+      continue;
+    }
+    // An exec keeps the pid: later images get a suffix so names stay unique.
+    int uses = pid_uses_[slot.pid]++;
+    std::string stem = opts_.host + "." + std::to_string(slot.pid);
+    if (uses) stem += "-" + std::to_string(uses);
+    processes_.push_back(std::make_unique<ProcessCollector>(std::move(region), stem, opts_, conv_, sink_));
+  }
+}
+
+bool Collector::process_gone(ProcessCollector& p, size_t index) {
+  if (p.closed_flag()) return true;
+  // Replaced by exec: a later region with the same pid.
+  for (size_t j = index + 1; j < processes_.size(); ++j)
+    if (processes_[j]->pid() == p.pid()) return true;
+  return !pid_running(p.pid());
+}
+
+uint64_t Collector::poll() {
+  auto now = std::chrono::steady_clock::now();
+  if (now - last_resample_ > std::chrono::milliseconds(100)) {
+    conv_.resample();
+    last_resample_ = now;
+  }
+  uint64_t horizon = clock::ticks_ordered(conv_.kind());
+  attach_new_processes();
+  uint64_t n = 0;
+  bool check_liveness = now - last_liveness_ > std::chrono::milliseconds(50);
+  if (check_liveness) last_liveness_ = now;
+  for (size_t i = 0; i < processes_.size(); ++i) {
+    auto& p = *processes_[i];
+    if (p.finished()) continue;
+    n += p.drain(horizon);
+    p.finish_ready_windows();
+    if (check_liveness && process_gone(p, i)) p.finish();
+  }
+  return n;
+}
+
+bool Collector::all_finished() {
+  attach_new_processes();
+  for (size_t i = 0; i < processes_.size(); ++i) {
+    auto& p = *processes_[i];
+    if (!p.finished() && !process_gone(p, i)) return false;
+  }
+  return true;
+}
+
+void Collector::finish_all() {
+  attach_new_processes();
+  for (auto& p : processes_) p->finish();
+}
+
+Totals Collector::totals() const {
+  Totals t;
+  for (const auto& p : processes_) {
+    ++t.processes;
+    t.threads += p->threads();
+    t.events += p->events();
+    t.dropped += p->dropped();
+    t.corrupt_bytes += p->corrupt_bytes();
+  }
+  t.lost_processes = session_.header()->lost_processes.load(std::memory_order_relaxed);
+  return t;
+}
+
+}  // namespace ptprof::launcher

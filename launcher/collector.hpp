@@ -1,0 +1,54 @@
+// Drains a whole session: finds the processes that register, drains each
+// (ProcessCollector), decides when a process is gone, and keeps the totals
+// for the summary.
+#pragma once
+#include <chrono>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "process_collector.hpp"
+#include "session.hpp"
+#include "window_sink.hpp"
+
+namespace ptprof::launcher {
+
+struct Totals {
+  uint32_t processes = 0;
+  uint32_t threads = 0;
+  uint64_t events = 0;
+  uint64_t dropped = 0;
+  uint32_t lost_processes = 0;
+  uint64_t corrupt_bytes = 0;
+};
+
+class Collector {
+ public:
+  Collector(Session& session, CollectorOptions opts, clock::Kind clock, WindowSink& sink);
+  ~Collector();
+
+  // One round: drain what is there, write finished windows. Returns the
+  // number of records consumed (0: idle).
+  uint64_t poll();
+  // Whether every registered process has exited.
+  bool all_finished();
+  // Final drain; writes every window still open.
+  void finish_all();
+  Totals totals() const;
+
+ private:
+  void attach_new_processes();
+  bool process_gone(ProcessCollector& p, size_t index);
+
+  Session& session_;
+  CollectorOptions opts_;
+  clock::Converter conv_;
+  WindowSink& sink_;
+  std::vector<std::unique_ptr<ProcessCollector>> processes_;
+  uint32_t slots_seen_ = 0;
+  std::unordered_map<int32_t, int> pid_uses_;
+  std::chrono::steady_clock::time_point last_resample_, last_liveness_;
+};
+
+}  // namespace ptprof::launcher

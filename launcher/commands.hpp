@@ -1,0 +1,13 @@
+// Each `ptprof` subcommand lives in its own cmd_<name>.cpp and registers
+// itself here. A subcommand's callback stores the process exit status in
+// `exit_code` (2 for bad input, with a message on stderr).
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace ptprof::cli {
+
+void add_run(CLI::App& app, int& exit_code);
+void add_report(CLI::App& app, int& exit_code);
+void add_info(CLI::App& app, int& exit_code);
+
+}  // namespace ptprof::cli

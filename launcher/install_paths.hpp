@@ -1,0 +1,16 @@
+// Where the launcher finds what it injects: the agent library and the Python
+// module directory. Same relative layout in the build tree and an install.
+#pragma once
+#include <optional>
+#include <string>
+
+namespace ptprof::launcher {
+
+struct InstallPaths {
+  std::string agent;       // libptprof_agent.so
+  std::string python_dir;  // directory holding the `ptprof` package
+};
+
+std::optional<InstallPaths> find_install_paths(std::string* error);
+
+}  // namespace ptprof::launcher

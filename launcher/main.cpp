@@ -1,0 +1,27 @@
+// `ptprof`: the launcher and the front end of the analysis library.
+#include <cstdio>
+
+#include "commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "ptprof: a profiler for PyTorch programs that needs no change to the program.\n"
+      "  ptprof run -- python train.py      profile a job into ./ptprof-out\n"
+      "  ptprof report ptprof-out/          operator tables (torch's key_averages)\n"
+      "  ptprof info ptprof-out/            what the trace files hold",
+      "ptprof"};
+  app.set_version_flag("--version", std::string("ptprof ") + PTPROF_VERSION);
+  app.require_subcommand(1);
+  int exit_code = 0;
+  ptprof::cli::add_run(app, exit_code);
+  ptprof::cli::add_report(app, exit_code);
+  ptprof::cli::add_info(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    // CLI11 uses 0 for --help/--version and 106/109/... for errors; users get 2.
+    return rc == 0 ? 0 : 2;
+  }
+  return exit_code;
+}

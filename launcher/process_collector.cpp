@@ -1,0 +1,402 @@
+#include "process_collector.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <span>
+
+#include "ptprof/record.hpp"
+#include "ptprof/shapes.hpp"
+
+namespace ptprof::launcher {
+namespace {
+
+// How long a window waits, after its end, for spans that began inside it to
+// end (the scope around the optimizer step, say) before it is written with
+// those spans cut at the window's end.
+constexpr auto kGrace = std::chrono::seconds(2);
+
+}  // namespace
+
+ProcessCollector::ProcessCollector(std::unique_ptr<RegionMapping> region, std::string file_stem,
+                                   const CollectorOptions& opts, const clock::Converter& conv, WindowSink& sink)
+    : region_(std::move(region)), header_(region_->header()), file_stem_(std::move(file_stem)), opts_(opts),
+      conv_(conv), sink_(sink) {}
+
+ProcessCollector::~ProcessCollector() = default;
+
+uint64_t ProcessCollector::dropped() const {
+  uint64_t d = header_->lost_thread_events.load(std::memory_order_relaxed);
+  for (const auto& t : threads_) d += t.reader.dropped();
+  return d;
+}
+
+uint64_t ProcessCollector::corrupt_bytes() const {
+  uint64_t c = 0;
+  for (const auto& t : threads_) c += t.reader.corrupt_bytes;
+  return c;
+}
+
+void ProcessCollector::read_strings() {
+  uint64_t committed = std::min(header_->strings_committed.load(std::memory_order_acquire),
+                                header_->strings_capacity);
+  const auto* arena = static_cast<const uint8_t*>(region_->base) + header_->strings_offset;
+  while (strings_read_ + 4 <= committed) {
+    uint32_t len;
+    std::memcpy(&len, arena + strings_read_, 4);
+    uint64_t next = strings_read_ + 4 + ((uint64_t(len) + 1 + 3) & ~uint64_t(3));
+    if (next > committed) break;
+    strings_.emplace_back(reinterpret_cast<const char*>(arena + strings_read_ + 4), len);
+    strings_read_ = next;
+  }
+}
+
+void ProcessCollector::read_boundaries() {
+  uint32_t count = header_->boundary_count.load(std::memory_order_acquire);
+  if (count - boundaries_read_ > wire::kMaxBoundaries) {
+    sink_.warn("process " + std::to_string(pid()) + ": schedule boundaries were overwritten before they were read");
+    boundaries_read_ = count - wire::kMaxBoundaries;
+  }
+  for (; boundaries_read_ < count; ++boundaries_read_) {
+    const wire::Boundary& b = header_->boundaries[boundaries_read_ % wire::kMaxBoundaries];
+    if (b.kind == uint32_t(wire::BoundaryKind::WindowBegin)) {
+      Window w;
+      w.index = b.window;
+      w.begin = b.ticks;
+      windows_.push_back(std::move(w));
+    } else if (b.kind == uint32_t(wire::BoundaryKind::WindowEnd)) {
+      for (auto it = windows_.rbegin(); it != windows_.rend(); ++it) {
+        if (it->index == b.window && it->end == UINT64_MAX) {
+          it->end = b.ticks;
+          it->end_seen = std::chrono::steady_clock::now();
+          break;
+        }
+      }
+    }
+  }
+}
+
+void ProcessCollector::attach_new_threads() {
+  uint32_t n = std::min(header_->thread_count.load(std::memory_order_acquire), header_->max_threads);
+  while (threads_.size() < n) {
+    uint32_t slot = uint32_t(threads_.size());
+    if (header_->threads[slot].state.load(std::memory_order_acquire) != uint32_t(wire::SlotState::Ready)) break;
+    ThreadDecode t;
+    t.slot = slot;
+    t.reader = wire::RingReader(wire::ring_control(region_->base, header_, slot),
+                                wire::ring_data(region_->base, header_, slot), header_->ring_bytes);
+    threads_.push_back(std::move(t));
+  }
+}
+
+int32_t ProcessCollector::window_for(uint64_t ticks) const {
+  for (size_t i = windows_.size(); i-- > 0;) {
+    const Window& w = windows_[i];
+    if (ticks >= w.begin && ticks < w.end) return w.done ? -1 : int32_t(i);
+    if (ticks >= w.end) return -1;  // after this window, before the next began
+  }
+  return -1;
+}
+
+uint64_t ProcessCollector::drain(uint64_t horizon) {
+  if (finished_) return 0;
+  // The agent raises in_transition while it publishes a boundary; wait for
+  // the next round rather than classify against a half-written list.
+  if (horizon != UINT64_MAX && header_->in_transition.load(std::memory_order_acquire)) horizon = drained_horizon_;
+  read_boundaries();
+  read_strings();
+  attach_new_threads();
+  uint64_t n = 0;
+  for (auto& t : threads_) {
+    n += t.reader.drain([&](const wire::RecordHeader& h) { return visit(t, h, horizon); });
+  }
+  drained_horizon_ = std::max(drained_horizon_, horizon);
+  return n;
+}
+
+bool ProcessCollector::visit(ThreadDecode& t, const wire::RecordHeader& h, uint64_t horizon) {
+  using wire::RecordType;
+  if (h.ts > horizon) return false;  // not yet classifiable: leave it in the ring
+  t.last_ticks = std::max(t.last_ticks, h.ts);
+  if (h.arg >= strings_.size() &&
+      (h.type == uint16_t(RecordType::RangePush) || h.type == uint16_t(RecordType::Mark) ||
+       h.type == uint16_t(RecordType::OpBegin)))
+    read_strings();
+  switch (RecordType(h.type)) {
+    case RecordType::RangePush: {
+      OpenSpan s;
+      s.kind = trace::EventKind::Range;
+      s.start = h.ts;
+      s.name = h.arg;
+      open_span(t, s);
+      break;
+    }
+    case RecordType::RangePop: {
+      for (size_t i = t.stack.size(); i-- > 0;) {
+        if (t.stack[i].kind == trace::EventKind::Range) {
+          close_span(t, i, h.ts, 0);
+          break;
+        }
+      }
+      break;
+    }
+    case RecordType::Mark: {
+      int32_t w = window_for(h.ts);
+      if (w >= 0) {
+        OpenSpan s;
+        s.kind = trace::EventKind::Mark;
+        s.start = h.ts;
+        s.name = h.arg;
+        emit(windows_[size_t(w)], t.slot, s, h.ts, 0);
+      }
+      break;
+    }
+    case RecordType::Step:
+      step_record(t, h.ts, h.arg);
+      break;
+    case RecordType::OpBegin: {
+      if (h.size < sizeof(wire::RecordHeader) + sizeof(wire::OpBeginPayload)) break;
+      wire::OpBeginPayload p;
+      std::memcpy(&p, reinterpret_cast<const uint8_t*>(&h) + sizeof h, sizeof p);
+      OpenSpan s;
+      s.kind = trace::EventKind::Op;
+      s.start = h.ts;
+      s.name = h.arg;
+      s.handle = p.handle;
+      s.seq_nr = p.seq_nr;
+      s.fwd_thread_id = p.fwd_thread_id;
+      s.scope = p.scope;
+      if (p.flags & wire::kOpAsync) s.flags |= trace::kAsync;
+      if ((p.flags & wire::kOpHasShapes) &&
+          sizeof h + sizeof p + p.shapes_bytes <= h.size) {
+        std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(&h) + sizeof h + sizeof p, p.shapes_bytes);
+        if (auto text = shapes::shapes_text(bytes)) {
+          auto [it, inserted] = shape_ids_.try_emplace(*text, uint32_t(shapes_.size()));
+          if (inserted) shapes_.push_back(*text);
+          s.shapes = it->second + 1;
+        }
+      }
+      open_span(t, s);
+      break;
+    }
+    case RecordType::OpEnd: {
+      if (h.size < sizeof(wire::RecordHeader) + sizeof(wire::OpEndPayload)) break;
+      wire::OpEndPayload p;
+      std::memcpy(&p, reinterpret_cast<const uint8_t*>(&h) + sizeof h, sizeof p);
+      for (size_t i = t.stack.size(); i-- > 0;) {
+        if (t.stack[i].kind == trace::EventKind::Op && t.stack[i].handle == p.handle) {
+          close_span(t, i, h.ts, 0);
+          break;
+        }
+      }
+      break;
+    }
+    default:
+      break;  // Pad, ThreadName and types of later versions
+  }
+  return true;
+}
+
+void ProcessCollector::open_span(ThreadDecode& t, OpenSpan s) {
+  s.window = window_for(s.start);
+  if (s.window >= 0) ++windows_[size_t(s.window)].open_spans;
+  t.stack.push_back(s);
+}
+
+// Closes stack[index] at `end`; anything still open above it never saw its
+// end (a dropped record) and is closed with it, marked truncated.
+void ProcessCollector::close_span(ThreadDecode& t, size_t index, uint64_t end, uint16_t extra_flags) {
+  while (t.stack.size() > index) {
+    OpenSpan s = t.stack.back();
+    t.stack.pop_back();
+    uint16_t flags = extra_flags | (t.stack.size() > index ? trace::kTruncated : 0);
+    if (s.window >= 0) {
+      Window& w = windows_[size_t(s.window)];
+      --w.open_spans;
+      if (!w.done) emit(w, t.slot, s, end, flags);
+    }
+  }
+}
+
+void ProcessCollector::step_record(ThreadDecode& t, uint64_t ts, uint64_t number) {
+  int32_t wi = window_for(ts);
+  // A step begins where the previous one ends, in whichever window it was.
+  for (auto& w : windows_)
+    if (!w.done && w.step_open && w.step_start <= ts) close_step(w, ts);
+  if (wi < 0) return;
+  Window& w = windows_[size_t(wi)];
+  w.step_open = true;
+  w.step_number = number;
+  w.step_start = ts;
+  w.step_slot = t.slot;
+}
+
+// Steps are kept aside and written with the window: a window holding nothing
+// but steps (a shell, a helper process) gets no file.
+void ProcessCollector::close_step(Window& w, uint64_t end) {
+  if (!w.step_open) return;
+  w.step_open = false;
+  w.steps.push_back({w.step_number, w.step_start, std::min(end, w.end), w.step_slot});
+}
+
+bool ProcessCollector::ensure_writer(Window& w) {
+  if (w.writer) return true;
+  trace::Header h;
+  h.host = opts_.host;
+  h.realtime_offset_ns = opts_.realtime_offset_ns;
+  h.window = w.index;
+  h.window_start_ns = conv_.to_ns(w.begin);
+  h.window_end_ns = w.end == UINT64_MAX ? 0 : conv_.to_ns(w.end);
+  h.schedule = opts_.schedule;
+  h.ptprof_version = PTPROF_VERSION;
+  char suffix[32];
+  std::snprintf(suffix, sizeof suffix, ".w%03u.bin", w.index);
+  std::string path = opts_.output_dir + "/" + file_stem_ + suffix;
+  std::string error;
+  w.writer = format::TraceWriter::create(path, h, &error);
+  if (!w.writer) {
+    sink_.warn("cannot write " + path + ": " + error + "; this window is lost");
+    w.done = true;
+    return false;
+  }
+  trace::Process p;
+  p.pid = header_->pid;
+  p.ppid = header_->ppid;
+  p.cmdline = std::string(header_->cmdline, strnlen(header_->cmdline, sizeof header_->cmdline));
+  p.start_ns = int64_t(header_->start_monotonic_ns);
+  w.writer->add_process(p);
+  return true;
+}
+
+uint32_t ProcessCollector::file_thread(Window& w, uint32_t slot) {
+  if (w.thread_map.size() <= slot) w.thread_map.resize(slot + 1, 0);
+  if (!w.thread_map[slot]) {
+    const wire::ThreadSlot& ts = header_->threads[slot];
+    trace::Thread th;
+    th.process = 0;
+    th.tid = ts.tid;
+    th.name = std::string(ts.name, strnlen(ts.name, sizeof ts.name));
+    w.thread_map[slot] = w.writer->add_thread(th) + 1;
+  }
+  return w.thread_map[slot] - 1;
+}
+
+uint32_t ProcessCollector::file_name(Window& w, uint32_t id) {
+  if (id >= strings_.size()) read_strings();
+  if (id >= strings_.size()) return w.writer->intern("<unknown>");
+  if (w.name_map.size() <= id) w.name_map.resize(strings_.size(), 0);
+  if (!w.name_map[id]) w.name_map[id] = w.writer->intern(strings_[id]);
+  return w.name_map[id];
+}
+
+uint32_t ProcessCollector::file_shapes(Window& w, uint32_t id) {
+  if (!id) return 0;
+  if (w.shape_map.size() < id) w.shape_map.resize(shapes_.size(), 0);
+  if (!w.shape_map[id - 1]) w.shape_map[id - 1] = w.writer->intern(shapes_[id - 1]);
+  return w.shape_map[id - 1];
+}
+
+void ProcessCollector::emit(Window& w, uint32_t slot, const OpenSpan& s, uint64_t end, uint16_t flags) {
+  if (!ensure_writer(w)) return;
+  trace::Event e;
+  e.kind = s.kind;
+  e.start_ns = conv_.to_ns(s.start);
+  e.end_ns = conv_.to_ns(end);
+  e.name = file_name(w, s.name);
+  e.thread = file_thread(w, slot);
+  e.scope = s.scope;
+  e.flags = uint16_t(s.flags | flags);
+  e.shapes = file_shapes(w, s.shapes);
+  e.seq_nr = s.seq_nr;
+  e.fwd_thread_id = s.fwd_thread_id;
+  w.writer->add_event(e);
+  ++w.events;
+  ++events_total_;
+}
+
+uint64_t ProcessCollector::last_ticks() const {
+  uint64_t last = 0;
+  for (const auto& t : threads_) last = std::max(last, t.last_ticks);
+  return last;
+}
+
+void ProcessCollector::write_window(Window& w) {
+  if (w.done) return;
+  uint64_t end = w.end;
+  if (end == UINT64_MAX) end = std::max(last_ticks(), w.begin);
+  // Spans of this window still open: cut at the window's end.
+  for (auto& t : threads_) {
+    for (auto& s : t.stack) {
+      if (s.window >= 0 && &windows_[size_t(s.window)] == &w) {
+        emit(w, t.slot, s, std::max(end, s.start), trace::kTruncated);
+        s.window = -1;
+        --w.open_spans;
+      }
+    }
+  }
+  close_step(w, end);
+  bool any_drops = false;
+  for (auto& t : threads_) any_drops |= t.reader.dropped() > t.dropped_accounted;
+  if (w.events == 0 && !any_drops) {
+    w.done = true;
+    return;
+  }
+  if (!ensure_writer(w)) return;
+  for (const auto& st : w.steps) {
+    trace::Event e;
+    e.kind = trace::EventKind::Step;
+    e.start_ns = conv_.to_ns(st.start);
+    e.end_ns = conv_.to_ns(st.end);
+    e.name = w.writer->intern("ProfilerStep#" + std::to_string(st.number));
+    e.thread = file_thread(w, st.slot);
+    e.arg = st.number;
+    w.writer->add_event(e);
+    ++w.events;
+    ++events_total_;
+  }
+  // Drops are charged to the window in which they are seen.
+  for (auto& t : threads_) {
+    uint64_t d = t.reader.dropped();
+    if (d > t.dropped_accounted) {
+      w.writer->set_thread_dropped(file_thread(w, t.slot), d - t.dropped_accounted);
+      w.dropped += d - t.dropped_accounted;
+      t.dropped_accounted = d;
+    }
+  }
+  w.writer->set_window_end(conv_.to_ns(end));
+  std::string error;
+  WindowFile f;
+  f.path = opts_.output_dir + "/" + file_stem_;
+  char suffix[32];
+  std::snprintf(suffix, sizeof suffix, ".w%03u.bin", w.index);
+  f.path += suffix;
+  f.events = w.events;
+  f.dropped = w.dropped;
+  f.pid = pid();
+  f.window = w.index;
+  bool ok = w.writer->finish(&error);
+  f.bytes = w.writer->bytes_written();
+  w.writer.reset();
+  w.done = true;
+  if (!ok) {
+    sink_.warn("cannot write " + f.path + ": " + error);
+    return;
+  }
+  sink_.window_written(f);
+}
+
+void ProcessCollector::finish_ready_windows() {
+  auto now = std::chrono::steady_clock::now();
+  for (auto& w : windows_) {
+    if (w.done || w.end == UINT64_MAX || drained_horizon_ <= w.end) continue;
+    if (w.open_spans == 0 || now - w.end_seen > kGrace) write_window(w);
+  }
+}
+
+void ProcessCollector::finish() {
+  if (finished_) return;
+  drain(UINT64_MAX);
+  for (auto& w : windows_) write_window(w);
+  finished_ = true;
+}
+
+}  // namespace ptprof::launcher

@@ -1,0 +1,130 @@
+// Drains one process region: its string arena, its thread rings and its
+// schedule boundaries; pairs begin/end records into spans; sorts events into
+// schedule windows by timestamp and streams each window into its trace file.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ptprof/analysis/trace_file.hpp"
+#include "ptprof/clock.hpp"
+#include "ptprof/ring.hpp"
+#include "ptprof/trace.hpp"
+#include "session.hpp"
+#include "window_sink.hpp"
+
+namespace ptprof::launcher {
+
+struct CollectorOptions {
+  std::string output_dir;
+  std::string host;
+  std::string schedule;      // for the file header
+  int64_t realtime_offset_ns = 0;
+};
+
+class ProcessCollector {
+ public:
+  ProcessCollector(std::unique_ptr<RegionMapping> region, std::string file_stem, const CollectorOptions& opts,
+                   const clock::Converter& conv, WindowSink& sink);
+  ~ProcessCollector();
+
+  // Drains everything committed with a timestamp <= horizon (raw ticks).
+  // Returns the number of records consumed.
+  uint64_t drain(uint64_t horizon);
+  // Writes out windows whose end has been drained past.
+  void finish_ready_windows();
+  // The process is gone: drain all, close open spans, write every window.
+  void finish();
+
+  int32_t pid() const { return header_->pid; }
+  bool closed_flag() const { return header_->closed.load(std::memory_order_acquire) != 0; }
+  bool finished() const { return finished_; }
+  uint64_t events() const { return events_total_; }
+  uint64_t dropped() const;
+  uint32_t threads() const { return uint32_t(threads_.size()); }
+  uint64_t corrupt_bytes() const;
+
+ private:
+  struct OpenSpan {
+    uint64_t start = 0;     // ticks
+    uint64_t handle = 0;
+    int64_t seq_nr = -1;
+    uint64_t fwd_thread_id = 0;
+    uint32_t name = 0;      // arena id
+    uint32_t shapes = 0;    // shapes_ id + 1, 0 when none
+    int32_t window = -1;    // index into windows_, -1: not recorded in any
+    trace::EventKind kind = trace::EventKind::Op;
+    uint8_t scope = 0;
+    uint16_t flags = 0;
+  };
+  struct ThreadDecode {
+    wire::RingReader reader;
+    uint32_t slot = 0;
+    std::vector<OpenSpan> stack;
+    uint64_t dropped_accounted = 0;
+    uint64_t last_ticks = 0;
+  };
+  struct Window {
+    uint32_t index = 0;
+    uint64_t begin = 0;
+    uint64_t end = UINT64_MAX;  // ticks; max while open
+    std::unique_ptr<format::TraceWriter> writer;
+    std::vector<uint32_t> name_map;    // arena id -> file string id
+    std::vector<uint32_t> shape_map;   // shapes id -> file string id
+    std::vector<uint32_t> thread_map;  // slot -> file thread index + 1
+    uint32_t open_spans = 0;
+    bool step_open = false;
+    uint64_t step_number = 0;
+    uint64_t step_start = 0;
+    uint32_t step_slot = 0;
+    struct Step {
+      uint64_t number, start, end;
+      uint32_t slot;
+    };
+    std::vector<Step> steps;
+    bool done = false;
+    std::chrono::steady_clock::time_point end_seen{};
+    uint64_t events = 0;
+    uint64_t dropped = 0;
+  };
+
+  void read_strings();
+  void read_boundaries();
+  void attach_new_threads();
+  bool visit(ThreadDecode& t, const wire::RecordHeader& h, uint64_t horizon);
+  int32_t window_for(uint64_t ticks) const;
+  void open_span(ThreadDecode& t, OpenSpan s);
+  void close_span(ThreadDecode& t, size_t index, uint64_t end, uint16_t extra_flags);
+  void emit(Window& w, uint32_t slot, const OpenSpan& s, uint64_t end, uint16_t flags);
+  void step_record(ThreadDecode& t, uint64_t ts, uint64_t number);
+  void close_step(Window& w, uint64_t end);
+  bool ensure_writer(Window& w);
+  uint32_t file_thread(Window& w, uint32_t slot);
+  uint32_t file_name(Window& w, uint32_t id);
+  uint32_t file_shapes(Window& w, uint32_t id);
+  void write_window(Window& w);
+  uint64_t last_ticks() const;
+
+  std::unique_ptr<RegionMapping> region_;
+  wire::ProcessHeader* header_;
+  std::string file_stem_;
+  const CollectorOptions& opts_;
+  const clock::Converter& conv_;
+  WindowSink& sink_;
+
+  std::vector<std::string> strings_{std::string()};  // arena id -> text
+  uint64_t strings_read_ = 0;
+  std::vector<std::string> shapes_;
+  std::unordered_map<std::string, uint32_t> shape_ids_;
+  uint32_t boundaries_read_ = 0;
+  std::vector<Window> windows_;
+  std::vector<ThreadDecode> threads_;
+  uint64_t drained_horizon_ = 0;
+  uint64_t events_total_ = 0;
+  bool finished_ = false;
+};
+
+}  // namespace ptprof::launcher

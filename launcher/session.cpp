@@ -1,0 +1,118 @@
+#include "session.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+namespace ptprof::launcher {
+namespace {
+
+bool random_hex(char* out, size_t bytes) {
+  unsigned char buf[32];
+  if (bytes > sizeof buf) return false;
+  size_t got = 0;
+  while (got < bytes) {
+    ssize_t n = getrandom(buf + got, bytes - got, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    got += size_t(n);
+  }
+  for (size_t i = 0; i < bytes; ++i) std::snprintf(out + 2 * i, 3, "%02x", buf[i]);
+  return true;
+}
+
+}  // namespace
+
+std::unique_ptr<Session> Session::create(uint64_t ring_bytes, clock::Kind clock, std::string* error) {
+  auto s = std::make_unique<Session>(Private{});
+  char hex[33] = {};
+  if (!random_hex(hex, 16)) {
+    *error = std::string("cannot get random bytes for the session name: ") + std::strerror(errno);
+    return nullptr;
+  }
+  s->name_ = std::string("/ptprof-") + hex;
+  int fd = ::shm_open(s->name_.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    *error = "cannot create shared memory " + s->name_ + ": " + std::strerror(errno);
+    return nullptr;
+  }
+  s->linked_ = true;
+  // shm_open applies the umask; make the mode exact.
+  ::fchmod(fd, 0600);
+  if (::ftruncate(fd, sizeof(wire::SessionHeader)) != 0) {
+    *error = "cannot size shared memory " + s->name_ + ": " + std::strerror(errno);
+    ::close(fd);
+    return nullptr;
+  }
+  void* p = ::mmap(nullptr, sizeof(wire::SessionHeader), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED) {
+    *error = "cannot map shared memory " + s->name_ + ": " + std::strerror(errno);
+    return nullptr;
+  }
+  auto* h = std::construct_at(static_cast<wire::SessionHeader*>(p));
+  h->magic = wire::kSessionMagic;
+  h->version = wire::kWireVersion;
+  h->clock_kind = uint32_t(clock);
+  h->ring_bytes = ring_bytes;
+  std::snprintf(h->name, sizeof h->name, "%s", s->name_.c_str());
+  s->header_ = h;
+  return s;
+}
+
+void Session::unlink() {
+  if (linked_) ::shm_unlink(name_.c_str());
+  linked_ = false;
+}
+
+Session::~Session() {
+  unlink();
+  if (header_) ::munmap(header_, sizeof(wire::SessionHeader));
+}
+
+RegionMapping::~RegionMapping() {
+  if (base) ::munmap(base, bytes);
+}
+
+std::unique_ptr<RegionMapping> map_region(const char* name, std::string* error) {
+  int fd = ::shm_open(name, O_RDWR | O_CLOEXEC, 0);
+  if (fd < 0) {
+    *error = std::string("cannot open ") + name + ": " + std::strerror(errno);
+    return nullptr;
+  }
+  struct stat st{};
+  if (::fstat(fd, &st) != 0 || size_t(st.st_size) < sizeof(wire::ProcessHeader)) {
+    *error = std::string(name) + " is too small to be a process region";
+    ::close(fd);
+    return nullptr;
+  }
+  void* p = ::mmap(nullptr, size_t(st.st_size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  ::shm_unlink(name);
+  if (p == MAP_FAILED) {
+    *error = std::string("cannot map ") + name + ": " + std::strerror(errno);
+    return nullptr;
+  }
+  auto m = std::make_unique<RegionMapping>();
+  m->base = p;
+  m->bytes = size_t(st.st_size);
+  auto* h = m->header();
+  uint64_t need = wire::region_bytes(h->ring_bytes, h->max_threads);
+  if (h->magic != wire::kProcessMagic || h->version != wire::kWireVersion || need > m->bytes ||
+      (h->ring_bytes & (h->ring_bytes - 1)) || h->max_threads > wire::kMaxThreads) {
+    *error = std::string(name) + " has an unknown layout";
+    return nullptr;
+  }
+  return m;
+}
+
+}  // namespace ptprof::launcher

@@ -1,0 +1,51 @@
+// The launcher's side of a session: creates the shared-memory session object
+// (mode 0600, unguessable name) and removes it when destroyed.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "ptprof/clock.hpp"
+#include "ptprof/session.hpp"
+
+namespace ptprof::launcher {
+
+class Session {
+ public:
+  // Null with `error` set when the object cannot be created.
+  static std::unique_ptr<Session> create(uint64_t ring_bytes, clock::Kind clock, std::string* error);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  const std::string& name() const { return name_; }
+  wire::SessionHeader* header() const { return header_; }
+  // Removes the name now (the mapping stays valid); later registrations fail.
+  void unlink();
+
+ private:
+  struct Private {};
+ public:
+  explicit Session(Private) {}
+
+ private:
+  std::string name_;
+  wire::SessionHeader* header_ = nullptr;
+  bool linked_ = false;
+};
+
+// Opens and maps a process region by name, read-write (the launcher moves
+// each ring's tail). The name is removed at once: both sides keep their
+// mappings, and nothing is left in /dev/shm if either side dies.
+struct RegionMapping {
+  void* base = nullptr;
+  size_t bytes = 0;
+  ~RegionMapping();
+  RegionMapping() = default;
+  RegionMapping(const RegionMapping&) = delete;
+  RegionMapping& operator=(const RegionMapping&) = delete;
+  wire::ProcessHeader* header() const { return static_cast<wire::ProcessHeader*>(base); }
+};
+std::unique_ptr<RegionMapping> map_region(const char* name, std::string* error);
+
+}  // namespace ptprof::launcher

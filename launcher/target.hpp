@@ -1,0 +1,39 @@
+// The profiled program: started with the session's environment, sent the
+// signals the launcher receives from other processes, and waited for.
+#pragma once
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ptprof::launcher {
+
+class Target {
+ public:
+  // Starts argv[0] (PATH search) with `env`. On failure returns nullopt and
+  // sets `error` (the child exits 127 and is reaped here).
+  static std::optional<Target> start(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                                     std::string* error);
+
+  pid_t pid() const { return pid_; }
+  // Non-blocking. Once it returns true, exit_status() is final.
+  bool poll_exit();
+  // Shell-style status: the exit code, or 128 + N when killed by signal N.
+  int exit_status() const { return status_; }
+
+ private:
+  pid_t pid_ = -1;
+  bool exited_ = false;
+  int status_ = 0;
+};
+
+// Makes the launcher forward SIGINT, SIGTERM and SIGHUP to `pid`, except
+// those the terminal sent (the target, in the same process group, got them
+// already). Also makes the launcher a subreaper so that orphaned processes
+// of the target's tree are reaped here.
+void forward_signals_to(pid_t pid);
+// Reaps exited descendants other than the target.
+void reap_orphans(pid_t target);
+
+}  // namespace ptprof::launcher

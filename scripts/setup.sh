@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Prepares a fresh Debian 12 machine and builds ptprof into ./build.
+#
+#   bash scripts/setup.sh
+#
+# 1. Installs the Debian packages ptprof needs that are missing (only those;
+#    `apt-get update` runs only when something is missing). Works as root, and
+#    through sudo otherwise.
+# 2. Configures and builds: cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+#
+# Idempotent: run again, it only rebuilds what changed.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+die() {
+  echo "setup.sh: error: $*" >&2
+  exit 1
+}
+
+PACKAGES=(build-essential cmake pkg-config libspdlog-dev libcli11-dev catch2
+          libunwind-dev libzstd-dev python3-torch libtorch-dev)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+  if [[ "$status" != "install ok installed" ]]; then
+    missing+=("$pkg")
+  fi
+done
+
+if ((${#missing[@]})); then
+  command -v apt-get >/dev/null 2>&1 ||
+    die "missing packages (${missing[*]}) and no apt-get: this script expects Debian 12; install them by hand"
+  SUDO=()
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null 2>&1 ||
+      die "missing packages (${missing[*]}); not root and no sudo: install them as root"
+    SUDO=(sudo)
+  fi
+  echo "setup.sh: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq ||
+    die "apt-get update failed"
+  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" ||
+    die "apt-get install ${missing[*]} failed"
+fi
+
+command -v cmake >/dev/null 2>&1 || die "cmake not found after installing packages"
+
+JOBS=$(nproc 2>/dev/null || echo 2)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo ||
+  die "cmake configure failed (see the messages above)"
+cmake --build build -j"$JOBS" ||
+  die "build failed (see the compiler messages above)"
+echo "setup.sh: built into $(pwd)/build"

@@ -1,0 +1,201 @@
+"""Helpers for ptprof's Python integration tests.
+
+An integration test is a plain script, tests/integration/test_*.py, that CTest
+runs with the interpreter that imports torch (PTPROF_PYTHON) and this
+environment:
+
+    PTPROF_BIN         the ptprof binary
+    PTPROF_PYTHON      the interpreter that imports torch
+    PTPROF_SOURCE_DIR  the source tree
+    PTPROF_BUILD_DIR   the build tree
+
+A test module defines functions named test_* and ends with::
+
+    if __name__ == "__main__":
+        ptproftest.main()
+
+main() runs them in the order they are defined, counts every check() and
+every test that raises, prints "N passed, N failed" and exits non-zero when
+anything failed. A test that calls skip(reason) stops there, says why and
+counts as passed.
+"""
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE_DIR = os.environ.get("PTPROF_SOURCE_DIR") or os.path.dirname(os.path.dirname(HERE))
+BUILD_DIR = os.environ.get("PTPROF_BUILD_DIR") or os.path.join(SOURCE_DIR, "build")
+PTPROF_BIN = os.environ.get("PTPROF_BIN") or os.path.join(BUILD_DIR, "bin", "ptprof")
+PYTHON = os.environ.get("PTPROF_PYTHON") or sys.executable
+EXAMPLES_DIR = os.path.join(SOURCE_DIR, "examples")
+PYTHON_MODULE_DIR = os.path.join(SOURCE_DIR, "agent", "python")
+AGENT_LIB = os.path.join(BUILD_DIR, "lib", "libptprof_agent.so")
+TORCH_PROFILE_WRAPPER = os.path.join(HERE, "torch_profile_wrapper.py")
+
+DEFAULT_TIMEOUT = 300
+
+_passed = 0
+_failed = 0
+_failures = []
+_current_test = None
+
+
+class Skip(Exception):
+    """Raised by skip(): the rest of the current test does not run."""
+
+
+def skip(reason):
+    raise Skip(reason)
+
+
+def check(cond, msg):
+    """Records one check; a false `cond` is a failure described by `msg`."""
+    global _passed, _failed
+    if cond:
+        _passed += 1
+        return True
+    _failed += 1
+    where = "%s: " % _current_test if _current_test else ""
+    _failures.append(where + str(msg))
+    print("FAIL: %s%s" % (where, msg), flush=True)
+    return False
+
+
+def check_eq(actual, expected, msg):
+    return check(actual == expected, "%s: expected %r, got %r" % (msg, expected, actual))
+
+
+def clean_env(**overrides):
+    """os.environ without PTPROF_* settings of the caller (but keeping where
+    the binaries are) and without LD_PRELOAD; then `overrides` (None removes)."""
+    keep = {"PTPROF_BIN", "PTPROF_PYTHON", "PTPROF_SOURCE_DIR", "PTPROF_BUILD_DIR"}
+    env = {k: v for k, v in os.environ.items()
+           if (not k.startswith("PTPROF_") or k in keep) and k != "LD_PRELOAD"}
+    for k, v in overrides.items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = str(v)
+    return env
+
+
+def run(cmd, env=None, cwd=None, timeout=DEFAULT_TIMEOUT, input=None):
+    """Runs `cmd` (a list), capturing text stdout and stderr."""
+    return subprocess.run(cmd, env=env if env is not None else clean_env(), cwd=cwd,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          timeout=timeout, input=input)
+
+
+def run_ptprof(args, env=None, cwd=None, timeout=DEFAULT_TIMEOUT):
+    """Runs `ptprof <args...>` and returns the CompletedProcess (text
+    stdout/stderr captured). `env` defaults to clean_env()."""
+    return run([PTPROF_BIN] + [str(a) for a in args], env=env, cwd=cwd, timeout=timeout)
+
+
+def run_python(args, env=None, cwd=None, timeout=DEFAULT_TIMEOUT):
+    """Runs the interpreter that imports torch."""
+    return run([PYTHON] + [str(a) for a in args], env=env, cwd=cwd, timeout=timeout)
+
+
+def describe(proc):
+    """A CompletedProcess as text for a failure message."""
+    return "exit %s\n--- stdout ---\n%s\n--- stderr ---\n%s" % (
+        proc.returncode, proc.stdout[-4000:], proc.stderr[-4000:])
+
+
+def report_json(paths, *extra, env=None, cwd=None):
+    """`ptprof report --format json <paths...> <extra...>`, parsed. Raises
+    AssertionError with the output when the command fails or prints no JSON."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    proc = run_ptprof(["report", "--format", "json"] + [str(p) for p in paths] + list(extra),
+                      env=env, cwd=cwd)
+    if proc.returncode != 0:
+        raise AssertionError("ptprof report failed: " + describe(proc))
+    try:
+        return json.loads(proc.stdout)
+    except ValueError as e:
+        raise AssertionError("ptprof report printed no valid JSON (%s): %s" % (e, describe(proc)))
+
+
+def torch_profile(script, out_json, wait=0, warmup=0, active=1000000, repeat=1, skip_first=0,
+                  env=None, timeout=DEFAULT_TIMEOUT):
+    """Runs `script` under torch.profiler (torch_profile_wrapper.py) and
+    returns the rows it wrote: [{name, count, input_shapes}, ...]."""
+    proc = run_python([TORCH_PROFILE_WRAPPER,
+                       "--wait", wait, "--warmup", warmup, "--active", active,
+                       "--repeat", repeat, "--skip-first", skip_first,
+                       "--out", out_json, "--", script], env=env, timeout=timeout)
+    if proc.returncode != 0:
+        raise AssertionError("torch_profile_wrapper failed: " + describe(proc))
+    with open(out_json) as f:
+        return json.load(f)["rows"]
+
+
+def find_strings(obj):
+    """Every string anywhere in a parsed JSON value (keys and values)."""
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            yield k
+            yield from find_strings(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from find_strings(v)
+
+
+@contextlib.contextmanager
+def tempdir(prefix="ptprof-test-"):
+    """A fresh directory, removed afterwards unless PTPROF_KEEP_TEMP=1."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    try:
+        yield path
+    finally:
+        if os.environ.get("PTPROF_KEEP_TEMP") == "1":
+            print("kept temporary directory %s" % path)
+        else:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def have_ptprof():
+    return os.path.isfile(PTPROF_BIN) and os.access(PTPROF_BIN, os.X_OK)
+
+
+def main(tests=None):
+    """Runs `tests` (default: the test_* functions of __main__, in the order
+    they are defined), prints 'N passed, N failed' and exits."""
+    global _current_test, _passed
+    if tests is None:
+        module = sys.modules["__main__"]
+        tests = [v for k, v in vars(module).items() if k.startswith("test_") and callable(v)]
+        tests.sort(key=lambda f: getattr(getattr(f, "__code__", None), "co_firstlineno", 0))
+    only = os.environ.get("PTPROF_TEST_ONLY")  # run a subset: comma-separated names
+    if only:
+        names = set(only.split(","))
+        tests = [t for t in tests if t.__name__ in names]
+    for t in tests:
+        _current_test = t.__name__
+        print("=== %s" % t.__name__, flush=True)
+        try:
+            t()
+        except Skip as e:
+            print("--- skipped: %s" % e, flush=True)
+            _passed += 1
+        except Exception:  # a test that raises is one failure
+            check(False, "raised:\n" + traceback.format_exc())
+        _current_test = None
+    print()
+    if _failures:
+        print("failures:")
+        for f in _failures:
+            print("  - " + f.replace("\n", "\n    "))
+    print("%d passed, %d failed" % (_passed, _failed), flush=True)
+    sys.exit(1 if _failed else 0)

@@ -1,0 +1,267 @@
+"""The Python module `ptprof` (agent/python/ptprof): import, warn-once and
+no-op behaviour without the agent; the calls it makes into an agent (checked
+against a stand-in agent built here); and, when the launcher is built, the
+module under `ptprof run`."""
+
+import json
+import os
+import shutil
+import sys
+import textwrap
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ptproftest as pt  # noqa: E402
+from ptproftest import check, check_eq  # noqa: E402
+
+
+def module_env(**overrides):
+    return pt.clean_env(PYTHONPATH=pt.PYTHON_MODULE_DIR, **overrides)
+
+
+def run_snippet(code, env=None):
+    """Runs `code` in a fresh interpreter; it prints one JSON line last."""
+    proc = pt.run_python(["-c", textwrap.dedent(code)], env=env or module_env())
+    if proc.returncode != 0:
+        raise AssertionError("snippet failed: " + pt.describe(proc))
+    return json.loads(proc.stdout.strip().splitlines()[-1]), proc
+
+
+# Exercises every entry point; used with and without an agent.
+EXERCISE = r'''
+import json, warnings
+warnings.simplefilter("always")
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    import ptprof
+    result = {"file": ptprof.__file__}
+    result["enabled_first"] = ptprof.enabled()
+    result["warnings_after_enabled"] = len(caught)
+    ptprof.step()
+    ptprof.step()
+    ptprof.mark("mark-1")
+    with ptprof.range("outer"):
+        with ptprof.range("inner \u00e9\u6f22"):
+            pass
+    r = ptprof.range("reused")
+    with r:
+        pass
+    with r:
+        pass
+
+    raised = None
+    try:
+        with ptprof.range("raises"):
+            raise ValueError("boom")
+    except ValueError as e:
+        raised = str(e)
+    result["raised"] = raised
+
+    @ptprof.range("decorated")
+    def add(a, b=1):
+        """Adds."""
+        return a + b
+
+    result["decorated_value"] = add(2, b=3)
+    result["decorated_name"] = add.__name__
+    result["decorated_doc"] = add.__doc__
+
+    @ptprof.range("decorated_raises")
+    def fail():
+        raise KeyError("k")
+
+    try:
+        fail()
+    except KeyError:
+        result["decorated_raised"] = True
+    result["bytes_name"] = repr(ptprof.range(b"bytes-name"))
+    with ptprof.range(b"bytes-name"):
+        pass
+    for i in range(3):
+        ptprof.step()
+    result["enabled_last"] = ptprof.enabled()
+    result["warnings"] = [(w.category.__name__, str(w.message), w.filename) for w in caught]
+print(json.dumps(result))
+'''
+
+
+def test_import_without_agent():
+    result, _ = run_snippet(EXERCISE)
+    check(result["file"].startswith(pt.PYTHON_MODULE_DIR),
+          "imported ptprof from %s, not from %s" % (result["file"], pt.PYTHON_MODULE_DIR))
+    check_eq(result["enabled_first"], False, "ptprof.enabled() without the agent")
+    check_eq(result["enabled_last"], False, "ptprof.enabled() at the end without the agent")
+    check_eq(result["warnings_after_enabled"], 0, "warnings from ptprof.enabled() alone")
+    warns = result["warnings"]
+    check_eq(len(warns), 1, "warnings without the agent (exactly one expected): %r" % (warns,))
+    if warns:
+        category, message, filename = warns[0]
+        check_eq(category, "RuntimeWarning", "warning category")
+        check("ptprof run" in message, "the warning says how to load the agent: %r" % message)
+        check(filename == "<string>",
+              "the warning points at the caller, not at ptprof itself: %r" % filename)
+    check_eq(result["raised"], "boom", "exception from a range body propagates")
+    check_eq(result["decorated_value"], 5, "decorated function's return value")
+    check_eq(result["decorated_name"], "add", "decorator keeps __name__")
+    check_eq(result["decorated_doc"], "Adds.", "decorator keeps __doc__")
+    check_eq(result.get("decorated_raised"), True, "exception from a decorated function propagates")
+
+
+def test_warns_once_across_entry_points():
+    # The first use may be any entry point; still one warning in all.
+    for first in ("ptprof.mark('m')", "ptprof.range('r').__enter__()",
+                  "ptprof.range('d')(lambda: 1)()", "ptprof.step()"):
+        code = r'''
+        import json, warnings
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            import ptprof
+            %s
+            for _ in range(5):
+                ptprof.step(); ptprof.mark("x")
+                with ptprof.range("y"):
+                    pass
+        print(json.dumps([[str(w.message), w.filename] for w in caught]))
+        ''' % first
+        warns, _ = run_snippet(code)
+        check_eq(len(warns), 1, "warnings when the first call is %s" % first)
+        if warns:
+            check_eq(warns[0][1], "<string>",
+                     "the warning points at the caller when the first call is %s" % first)
+
+
+def test_noop_calls_are_cheap():
+    code = r'''
+    import json, time, warnings
+    warnings.simplefilter("ignore")
+    import ptprof
+    ptprof.step()
+    n = 200000
+    t0 = time.perf_counter()
+    for _ in range(n):
+        ptprof.step()
+    t1 = time.perf_counter()
+    for _ in range(n):
+        with ptprof.range("r"):
+            pass
+    t2 = time.perf_counter()
+    print(json.dumps({"step_ns": (t1 - t0) / n * 1e9, "range_ns": (t2 - t1) / n * 1e9}))
+    '''
+    result, _ = run_snippet(code)
+    print("no-op cost: step %.0f ns, range %.0f ns" % (result["step_ns"], result["range_ns"]))
+    # Generous bounds: a loaded 2-core CI machine still passes.
+    check(result["step_ns"] < 5000, "ptprof.step() without the agent costs %.0f ns" % result["step_ns"])
+    check(result["range_ns"] < 20000, "ptprof.range() without the agent costs %.0f ns" % result["range_ns"])
+
+
+# A stand-in agent: the four C entry points, logging each call to a file.
+FAKE_AGENT_C = r'''
+#include <stdio.h>
+#include <stdlib.h>
+static FILE* out(void) {
+  static FILE* f;
+  if (!f) { f = fopen(getenv("FAKE_AGENT_LOG"), "w"); setvbuf(f, NULL, _IOLBF, 0); }
+  return f;
+}
+void ptprof_step(void) { fprintf(out(), "step\n"); }
+void ptprof_range_push(const char* name) { fprintf(out(), "push %s\n", name); }
+void ptprof_range_pop(void) { fprintf(out(), "pop\n"); }
+void ptprof_mark(const char* name) { fprintf(out(), "mark %s\n", name); }
+'''
+
+
+def build_fake_agent(tmp):
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if not cc:
+        pt.skip("no C compiler to build the stand-in agent")
+    src = os.path.join(tmp, "fake_agent.c")
+    lib = os.path.join(tmp, "libfake_agent.so")
+    with open(src, "w") as f:
+        f.write(FAKE_AGENT_C)
+    proc = pt.run([cc, "-shared", "-fPIC", "-O1", "-o", lib, src])
+    if proc.returncode != 0:
+        raise AssertionError("building the stand-in agent failed: " + pt.describe(proc))
+    return lib
+
+
+def test_calls_reach_the_agent():
+    with pt.tempdir() as tmp:
+        lib = build_fake_agent(tmp)
+        log = os.path.join(tmp, "calls.log")
+        result, _ = run_snippet(EXERCISE, env=module_env(LD_PRELOAD=lib, FAKE_AGENT_LOG=log))
+        check_eq(result["enabled_first"], True, "ptprof.enabled() with the agent")
+        check_eq(result["warnings"], [], "warnings with the agent")
+        check_eq(result["raised"], "boom", "exception from a range body propagates")
+        check_eq(result["decorated_value"], 5, "decorated function's return value")
+        with open(log, encoding="utf-8") as f:
+            calls = f.read().splitlines()
+        expected = [
+            "step", "step", "mark mark-1",
+            "push outer", "push inner \u00e9\u6f22", "pop", "pop",
+            "push reused", "pop", "push reused", "pop",
+            "push raises", "pop",
+            "push decorated", "pop",
+            "push decorated_raises", "pop",
+            "push bytes-name", "pop",
+            "step", "step", "step",
+        ]
+        check_eq(calls, expected, "calls the agent received")
+
+
+def test_threads_and_many_names():
+    with pt.tempdir() as tmp:
+        lib = build_fake_agent(tmp)
+        log = os.path.join(tmp, "calls.log")
+        code = r'''
+        import json, threading
+        import ptprof
+        def work():
+            for i in range(3000):   # more names than the module caches
+                with ptprof.range("name-%d" % i):
+                    pass
+        ts = [threading.Thread(target=work) for _ in range(2)]
+        for t in ts: t.start()
+        for t in ts: t.join()
+        print(json.dumps({"ok": True}))
+        '''
+        run_snippet(code, env=module_env(LD_PRELOAD=lib, FAKE_AGENT_LOG=log))
+        with open(log) as f:
+            calls = f.read().splitlines()
+        pushes = [c for c in calls if c.startswith("push ")]
+        check_eq(len(pushes), 6000, "pushes from two threads")
+        check_eq(calls.count("pop"), 6000, "pops from two threads")
+        check_eq(len(set(pushes)), 3000, "distinct names pushed")
+
+
+def test_under_ptprof_run():
+    if not pt.have_ptprof():
+        raise AssertionError("ptprof binary not found at %s" % pt.PTPROF_BIN)
+    script = textwrap.dedent(r'''
+        import sys
+        import ptprof
+        if not ptprof.enabled():
+            print("ptprof.enabled() is False under ptprof run", file=sys.stderr)
+            sys.exit(3)
+        for i in range(3):
+            with ptprof.range("ptprof_module_test_range"):
+                sum(range(1000))
+            ptprof.mark("ptprof_module_test_mark")
+            ptprof.step()
+        ''')
+    with pt.tempdir() as tmp:
+        path = os.path.join(tmp, "annotated.py")
+        with open(path, "w") as f:
+            f.write(script)
+        out = os.path.join(tmp, "out")
+        env = pt.clean_env(PTPROF_OUTPUT=out, PTPROF_STEP="manual", PYTHONPATH=None)
+        proc = pt.run_ptprof(["run", "--", pt.PYTHON, path], env=env, cwd=tmp)
+        if not check_eq(proc.returncode, 0, "ptprof run exit status; " + pt.describe(proc)):
+            return
+        report = pt.report_json([out])
+        strings = set(pt.find_strings(report))
+        check("ptprof_module_test_range" in strings,
+              "the range recorded through the Python module is in the report")
+
+
+if __name__ == "__main__":
+    pt.main()
