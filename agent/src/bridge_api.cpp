@@ -20,8 +20,11 @@ PTPROF_EXPORT void ptprof_agent_op_begin(const ptprof_op_begin* op) {
   if (!t || !g_runtime.recording()) return;
   uint64_t ts = t->now();
   uint32_t id = t->intern(op->name);
-  uint32_t shapes = op->shapes ? op->shapes_bytes : 0;
-  if (shapes > wire::kMaxRecordBytes - sizeof(wire::RecordHeader) - sizeof(wire::OpBeginPayload)) shapes = 0;
+  // Shapes are recorded whenever the bridge passes them, even as zero bytes
+  // (an op without inputs prints []); an oversized encoding is left out.
+  bool has_shapes = op->shapes != nullptr &&
+                    op->shapes_bytes <= wire::kMaxRecordBytes - sizeof(wire::RecordHeader) - sizeof(wire::OpBeginPayload);
+  uint32_t shapes = has_shapes ? op->shapes_bytes : 0;
   uint32_t size = wire::align8(uint32_t(sizeof(wire::RecordHeader) + sizeof(wire::OpBeginPayload) + shapes));
   uint8_t* p = t->ring.reserve(size);
   if (!p) [[unlikely]] return;
@@ -35,7 +38,7 @@ PTPROF_EXPORT void ptprof_agent_op_begin(const ptprof_op_begin* op) {
   b->seq_nr = op->seq_nr;
   b->fwd_thread_id = op->fwd_thread_id;
   b->scope = op->scope;
-  b->flags = uint8_t((op->flags & ~wire::kOpHasShapes) | (shapes ? wire::kOpHasShapes : 0));
+  b->flags = uint8_t((op->flags & ~wire::kOpHasShapes) | (has_shapes ? wire::kOpHasShapes : 0));
   b->shapes_bytes = uint16_t(shapes);
   b->reserved = 0;
   if (shapes) std::memcpy(p + sizeof(wire::RecordHeader) + sizeof(wire::OpBeginPayload), op->shapes, shapes);
@@ -68,7 +71,16 @@ PTPROF_EXPORT void ptprof_agent_op_end(uint64_t handle) {
   if (t->op_depth > ThreadState::kMaxDepth) --t->op_depth;  // an op beyond the tracked depth
 }
 
-PTPROF_EXPORT void ptprof_agent_scope_end(const char* name) { g_runtime.scope_ended(name); }
+PTPROF_EXPORT void ptprof_agent_scope_begin(void) {
+  if (ThreadState* t = thread_state()) t->scopes.push(g_runtime.current_step());
+}
+
+PTPROF_EXPORT void ptprof_agent_scope_end(const char* name) {
+  ThreadState* t = thread_state();
+  if (!t) return;
+  t->scopes.pop();
+  g_runtime.scope_ended(*t, name);
+}
 
 PTPROF_EXPORT void ptprof_agent_warn(const char* message) {
   if (message) log(Level::Warn, "%s", message);

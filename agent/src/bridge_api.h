@@ -16,10 +16,10 @@ struct ptprof_op_begin {
   uint64_t handle;          // RecordFunction handle, echoed by op_end
   int64_t seq_nr;           // -1 when none
   uint64_t fwd_thread_id;   // 0 when none
-  uint8_t scope;            // at::RecordScope value
+  uint8_t scope;            // wire::OpScope
   uint8_t flags;            // wire::OpFlags (kOpHasShapes is set by the agent)
   uint16_t shapes_bytes;    // 0 when no shapes
-  const uint8_t* shapes;    // shapes.hpp encoding
+  const uint8_t* shapes;    // shapes.hpp encoding; null when shapes are not recorded
 };
 
 // Nonzero while this thread's operator events are recorded (warmup or active
@@ -30,7 +30,11 @@ int ptprof_agent_record_shapes(void);
 void ptprof_agent_op_begin(const struct ptprof_op_begin* op);
 // Writes the end only if this thread recorded the matching begin.
 void ptprof_agent_op_end(uint64_t handle);
-// A user scope (RecordScope::USER_SCOPE) ended: may end a step (PTPROF_STEP).
+// A user scope (RecordScope::USER_SCOPE) began / ended on this thread. The
+// agent tracks them so that a step ending inside a scope that began in the
+// same step (the Optimizer.step inside a `record_function("train_step")`)
+// ends when that scope ends, as torch's prof.step() after it would.
+void ptprof_agent_scope_begin(void);
 void ptprof_agent_scope_end(const char* name);
 // Logs once per distinct message at warn level.
 void ptprof_agent_warn(const char* message);

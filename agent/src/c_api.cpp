@@ -32,6 +32,7 @@ PTPROF_EXPORT void ptprof_range_push(const char* name) {
   }
   if (t->range_depth < ThreadState::kMaxDepth) t->ranges[t->range_depth] = entry;
   ++t->range_depth;
+  t->scopes.push(g_runtime.current_step());
 }
 
 PTPROF_EXPORT void ptprof_range_pop(void) {
@@ -40,11 +41,14 @@ PTPROF_EXPORT void ptprof_range_pop(void) {
   uint32_t depth = --t->range_depth;
   uint32_t entry = depth < ThreadState::kMaxDepth ? t->ranges[depth] : 0;
   if (entry & kRecordedBit) t->write(wire::RecordType::RangePop, 0, t->now());
+  t->scopes.pop();
+  const char* ended = nullptr;
   if (named_step_rule() && (entry & ~kRecordedBit)) {
     const char* text = nullptr;
     uint32_t id = g_runtime.intern(g_runtime.config().step.name.c_str(), &text);
-    if (id == (entry & ~kRecordedBit)) g_runtime.end_step();
+    if (id == (entry & ~kRecordedBit)) ended = text;
   }
+  g_runtime.scope_ended(*t, ended);
 }
 
 PTPROF_EXPORT void ptprof_step(void) { g_runtime.end_step(); }

@@ -259,6 +259,7 @@ void Runtime::apply_step(uint64_t step, uint64_t ticks, bool first) {
     ++window_;
   }
   step_ = step;
+  current_step_.store(step, std::memory_order_relaxed);
   header_->current_step.store(step, std::memory_order_relaxed);
   if (!in_window_ && Schedule::records(next)) {
     publish_boundary(wire::BoundaryKind::WindowBegin, ticks);
@@ -283,9 +284,13 @@ void Runtime::end_step() {
   apply_step(step_ + 1, t, /*first=*/false);
 }
 
-void Runtime::scope_ended(const char* name) {
-  if (!active() || !name) return;
-  if (config_->step.ends_step(name)) end_step();
+void Runtime::scope_ended(ThreadState& t, const char* name) {
+  if (!active()) return;
+  if (name && config_->step.ends_step(name)) t.scopes.pending_step_end = true;
+  if (t.scopes.pending_step_end && !t.scopes.inside_scope_of(current_step())) {
+    t.scopes.pending_step_end = false;
+    end_step();
+  }
 }
 
 void Runtime::set_bridge_recording(bool on) {

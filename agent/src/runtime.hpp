@@ -55,8 +55,10 @@ class Runtime {
 
   // A step ended (ptprof_step, or a scope that PTPROF_STEP names).
   void end_step();
-  // A user scope or range called `name` ended.
-  void scope_ended(const char* name);
+  // A user scope or range called `name` (may be null) ended on thread `t`,
+  // which has already popped it from t.scopes.
+  void scope_ended(ThreadState& t, const char* name);
+  uint64_t current_step() const { return current_step_.load(std::memory_order_relaxed); }
 
   // The torch bridge: loaded once libtorch is in the process.
   void maybe_load_torch_bridge();
@@ -97,6 +99,7 @@ class Runtime {
 
   std::mutex step_mu_;
   uint64_t step_ = 0;
+  std::atomic<uint64_t> current_step_{0};  // step_, readable without step_mu_
   uint32_t window_ = 0;      // index of the current or next window
   bool in_window_ = false;   // a WindowBegin is published and not yet ended
 

@@ -16,6 +16,29 @@
 
 namespace ptprof::agent {
 
+// The scopes (user scopes and ranges) open on a thread, each with the step in
+// which it began. A step that ends inside a scope begun in the same step is
+// held back until that scope ends (`pending_step_end`).
+struct ScopeStack {
+  static constexpr uint32_t kMax = 256;
+  uint64_t began_in_step[kMax];
+  uint32_t depth = 0;
+  bool pending_step_end = false;
+
+  void push(uint64_t step) {
+    if (depth < kMax) began_in_step[depth] = step;
+    ++depth;
+  }
+  void pop() {
+    if (depth) --depth;
+  }
+  // Whether an open scope began in `step` (scopes nest, so the innermost
+  // began last).
+  bool inside_scope_of(uint64_t step) const {
+    return depth && depth <= kMax && began_in_step[depth - 1] >= step;
+  }
+};
+
 struct ThreadState {
   static constexpr uint32_t kCacheSize = 256;  // power of two
   static constexpr uint32_t kMaxDepth = 256;
@@ -40,6 +63,7 @@ struct ThreadState {
   // For each open range: whether its push was recorded, and its name id.
   uint32_t ranges[kMaxDepth];  // name id, or 0 when the push was not recorded
   uint32_t range_depth = 0;
+  ScopeStack scopes;
 
   uint32_t intern(const char* s) {
     auto& e = cache[(reinterpret_cast<uintptr_t>(s) >> 4) & (kCacheSize - 1)];

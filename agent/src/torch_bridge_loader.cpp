@@ -11,6 +11,7 @@
 #include "bridge_api.h"
 #include "log.hpp"
 #include "runtime.hpp"
+#include "torch_version.hpp"
 
 namespace ptprof::agent {
 namespace {
@@ -42,6 +43,27 @@ std::string bridge_path() {
   return "libptprof_torch.so";
 }
 
+// Whether the torch in the process is the one the bridge was built for. The
+// bridge itself checks again; this check keeps us from dlopen-ing a bridge
+// that would drag a second libtorch into the process.
+bool torch_matches_bridge() {
+#ifdef PTPROF_TORCH_BUILT_VERSION
+  int built_major = -1, built_minor = -1;
+  if (!torch_bridge::parse_major_minor(PTPROF_TORCH_BUILT_VERSION, built_major, built_minor)) return true;
+  for (const auto& t : torch_bridge::loaded_torch_libraries()) {
+    if (t.major < 0) continue;  // unknown: let the bridge decide
+    if (t.major != built_major || t.minor != built_minor) {
+      log(Level::Warn,
+          "ptprof's torch bridge was built for torch %s but the process has torch %s (%s); operator events are "
+          "off (rebuild ptprof against this torch)",
+          PTPROF_TORCH_BUILT_VERSION, t.version.c_str(), t.path.c_str());
+      return false;
+    }
+  }
+#endif
+  return true;
+}
+
 }  // namespace
 
 // Defined in hooks.cpp: glibc's dlopen, bypassing our interposer.
@@ -54,6 +76,10 @@ void Runtime::maybe_load_torch_bridge() {
   int expected = 0;
   if (!bridge_state_.compare_exchange_strong(expected, 1)) return;
 
+  if (!torch_matches_bridge()) {
+    bridge_state_.store(3, std::memory_order_release);
+    return;
+  }
   std::string path = bridge_path();
   void* h = real_dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {

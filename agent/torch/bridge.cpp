@@ -14,6 +14,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <type_traits>
 
 #include "bridge_api.h"
 #include "encode_inputs.hpp"
@@ -49,7 +50,7 @@ uint8_t wire_scope(at::RecordScope s) noexcept {
     case at::RecordScope::TORCHSCRIPT_FUNCTION: w = W::TorchScriptFunction; break;
     case at::RecordScope::KERNEL_FUNCTION_DTYPE: w = W::KernelFunctionDtype; break;
     case at::RecordScope::CUSTOM_CLASS: w = W::CustomClass; break;
-    case at::RecordScope::BUILD_FEATURE: w = W::Build; break;
+    case at::RecordScope::BUILD_FEATURE: w = W::BuildFeature; break;
     case at::RecordScope::LITE_INTERPRETER: w = W::LiteInterpreter; break;
     case at::RecordScope::USER_SCOPE: w = W::UserScope; break;
     case at::RecordScope::STATIC_RUNTIME_OP: w = W::StaticRuntimeOp; break;
@@ -59,9 +60,17 @@ uint8_t wire_scope(at::RecordScope s) noexcept {
   return static_cast<uint8_t>(w);
 }
 
-// The hot path: ~1,000 calls per training step. No allocation, no lock; the
-// shapes buffer is on the stack (a thread_local in a dlopen-ed library costs a
-// __tls_get_addr call, and the agent copies the bytes before we return).
+// Kept out of op_start so that the shapes buffer (on the stack: a
+// thread_local in a dlopen-ed library costs a __tls_get_addr call, and the
+// agent copies the bytes before we return) is only paid for when wanted.
+[[gnu::noinline]] void begin_with_shapes(ptprof_op_begin& op, const at::RecordFunction& fn) {
+  uint8_t buf[kShapesCapacity];
+  op.shapes_bytes = encode_inputs(fn.inputs(), buf, sizeof buf);
+  op.shapes = buf;  // non-null even when 0 bytes: "recorded, no inputs" prints []
+  ptprof_agent_op_begin(&op);
+}
+
+// The hot path: ~1,000 calls per training step. No allocation, no lock.
 std::unique_ptr<at::ObserverContext> op_start(const at::RecordFunction& fn) {
   ptprof_op_begin op;
   op.name = fn.name();
@@ -72,14 +81,12 @@ std::unique_ptr<at::ObserverContext> op_start(const at::RecordFunction& fn) {
   op.flags = fn.isAsync() ? wire::kOpAsync : 0;
   op.shapes_bytes = 0;
   op.shapes = nullptr;
-  uint8_t buf[kShapesCapacity];
   // needsInputs() is per RecordFunction: torch boxes inputs if any callback
   // asked, so check our own setting too.
-  if (g_record_shapes && fn.needsInputs()) {
-    op.shapes_bytes = encode_inputs(fn.inputs(), buf, sizeof buf);
-    op.shapes = buf;
-  }
-  ptprof_agent_op_begin(&op);
+  if (g_record_shapes && fn.needsInputs())
+    begin_with_shapes(op, fn);
+  else
+    ptprof_agent_op_begin(&op);
   return nullptr;
 }
 
@@ -87,7 +94,10 @@ void op_end(const at::RecordFunction& fn, at::ObserverContext*) {
   ptprof_agent_op_end(fn.handle());
 }
 
-std::unique_ptr<at::ObserverContext> watch_start(const at::RecordFunction&) { return nullptr; }
+std::unique_ptr<at::ObserverContext> watch_start(const at::RecordFunction&) {
+  ptprof_agent_scope_begin();
+  return nullptr;
+}
 
 void watch_end(const at::RecordFunction& fn, at::ObserverContext*) {
   ptprof_agent_scope_end(fn.name());

@@ -107,8 +107,8 @@ std::string decode_events(Cursor c, trace::Trace& t, std::vector<uint64_t>& coun
   if (ncols < kEventColumns)
     return "event chunk has " + std::to_string(ncols) + " columns, expected " +
            std::to_string(unsigned(kEventColumns));
-  // Every event takes at least one byte in each column.
-  if (n > c.remaining() / kEventColumns || ncols > c.remaining())
+  // Every event takes at least one byte in each column but kColSeqNr.
+  if (n > c.remaining() / (kEventColumns - 1) || ncols > c.remaining())
     return "event chunk claims " + std::to_string(n) + " events in " +
            std::to_string(c.remaining()) + " bytes";
   std::array<uint64_t, kEventColumns> sizes{};

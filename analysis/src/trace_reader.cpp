@@ -194,7 +194,7 @@ std::optional<trace::Trace> Reader::run(std::string* error, std::vector<std::str
       chunks_.back().type == uint32_t(ChunkType::Footer)) {
     uint64_t bound = 0;
     for (const auto& h : chunks_)
-      if (h.type == uint32_t(ChunkType::Events)) bound += h.raw / kEventColumns;
+      if (h.type == uint32_t(ChunkType::Events)) bound += h.raw / (kEventColumns - 1);
     if (load_payload(chunks_.back())) {
       FooterData f;
       Cursor c(reinterpret_cast<const uint8_t*>(raw_.data()), raw_.size());

@@ -230,6 +230,7 @@ TEST_CASE("a writer never finished leaves a readable .tmp", "[format]") {
   CHECK_FALSE(std::filesystem::exists(dir.file("c.bin")));
   std::vector<std::string> warnings;
   auto t = format::read_trace(dir.file("c.bin.tmp"), &err, &warnings);
+  INFO(err);
   REQUIRE(t);
   CHECK(t->events.size() == 64 * 1024);  // the one full chunk that was flushed
   REQUIRE(warnings.size() == 1);

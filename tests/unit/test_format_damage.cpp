@@ -53,10 +53,10 @@ TEST_CASE("every truncation point gives an error or the valid part with a warnin
     if (o.ok) {
       REQUIRE(o.warnings.size() == 1);
       REQUIRE(o.warnings[0].find("truncated at byte") != std::string::npos);
-      REQUIRE(o.events < 70'000);
+      REQUIRE(o.events <= 70'000);  // all of them when only the footer is cut
       ++partial_reads;
     } else {
-      REQUIRE(o.error.find("damaged.bin: ") == 0);
+      REQUIRE(o.error.rfind(dir.file("damaged.bin") + ": ", 0) == 0);
       REQUIRE((o.error.find("truncated at byte") != std::string::npos ||
                o.error.find("bad magic") != std::string::npos));
     }
@@ -84,7 +84,7 @@ TEST_CASE("every flipped byte gives an error or a valid read", "[format][damage]
       for (bool summary : {false, true}) {
         Outcome o = read_bytes(dir, bytes, summary);
         INFO("byte " << i << " mask " << int(mask) << ": " << o.error);
-        if (!o.ok) REQUIRE(o.error.find("damaged.bin: ") == 0);
+        if (!o.ok) REQUIRE(o.error.rfind(dir.file("damaged.bin") + ": ", 0) == 0);
         if (!o.ok && !summary) ++errors;
       }
     }

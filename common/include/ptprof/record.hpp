@@ -31,23 +31,25 @@ struct RecordHeader {
 };
 static_assert(sizeof(RecordHeader) == 16);
 
-// RecordScope values of at::RecordScope we care about, kept numerically equal.
+// The scope of a RecordFunction. Numerically equal to at::RecordScope of
+// torch 1.13 and 2.x; the bridge maps by name, so a torch that renumbers
+// does not change the trace.
 enum class OpScope : uint8_t {
   Function = 0,
   BackwardFunction = 1,
   TorchScriptFunction = 2,
   KernelFunctionDtype = 3,
   CustomClass = 4,
-  Build = 5,
-  UserScope = 6,
-  StaticRuntimeOp = 7,
-  StaticRuntimeModel = 8,
-  LiteInterpreter = 9,
+  BuildFeature = 5,
+  LiteInterpreter = 6,
+  UserScope = 7,
+  StaticRuntimeOp = 8,
+  StaticRuntimeModel = 9,
   Unknown = 255,
 };
 
 enum OpFlags : uint8_t {
-  kOpHasShapes = 1u << 0,   // encoded shapes (shapes.hpp) follow the payload
+  kOpHasShapes = 1u << 0,   // shapes were recorded: shapes_bytes of shapes.hpp encoding follow (0 bytes: no inputs)
   kOpAsync = 1u << 1,
 };
 

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Hot-path benchmark: ns per recorded event (p50/p99) for 1 and 2 writer
+# threads, with and without ptprof, side by side in one run; and the events
+# per second the launcher drains.
+#   bench/record_bench.sh [build-dir]
+set -euo pipefail
+build=${1:-build}
+ptprof=$build/bin/ptprof
+bench=$build/bin/bench_record
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+printf '%-28s %8s %8s %8s\n' "case" "p50 ns" "p90 ns" "p99 ns"
+for threads in 1 2; do
+  for mode in none ptprof; do
+    if [ $mode = none ]; then
+      line=$("$bench" latency $threads)
+      summary=""
+    else
+      line=$("$ptprof" run -o "$out/lat$threads" -- "$bench" latency $threads 2>"$out/err")
+      summary=$(grep -o '[0-9]* dropped' "$out/err" || true)
+    fi
+    p50=$(sed -n 's/.*p50_ns=\([0-9.]*\).*/\1/p' <<<"$line")
+    p90=$(sed -n 's/.*p90_ns=\([0-9.]*\).*/\1/p' <<<"$line")
+    p99=$(sed -n 's/.*p99_ns=\([0-9.]*\).*/\1/p' <<<"$line")
+    printf '%-28s %8s %8s %8s  %s\n' "$mode, $threads thread(s)" "$p50" "$p90" "$p99" "$summary"
+  done
+done
+
+"$ptprof" run -o "$out/flood" -- "$bench" flood 2 >"$out/flood.out" 2>"$out/flood.err"
+written=$(sed -n 's/flood_events=\([0-9]*\).*/\1/p' "$out/flood.out")
+recorded=$(sed -n 's/.*thread[s]*, \([0-9]*\) events.*/\1/p' "$out/flood.err")
+dropped=$(sed -n 's/.* \([0-9]*\) dropped$/\1/p' "$out/flood.err" | head -1)
+echo
+echo "drain: one thread wrote $written events in 2 s; the launcher drained $recorded, $dropped dropped"
+awk -v r="$recorded" 'BEGIN { printf "drain rate: %.1f M events/s (recorded / 2 s, the writer outpacing the launcher)\n", r / 2 / 1e6 }'

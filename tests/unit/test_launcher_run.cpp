@@ -1,0 +1,184 @@
+// Integration: the real `ptprof run` on real programs, read back with the
+// analysis library.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+
+#include "ptprof/analysis/trace_file.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs a shell command line; returns its exit status (128+N on signal N) and output.
+Result sh(const std::string& cmd) {
+  Result r;
+  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
+  int st = ::pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return r;
+}
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "ptprof-test-XXXXXX").string();
+    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    path = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+std::vector<ptprof::trace::Trace> read_all(const fs::path& dir) {
+  std::string error;
+  auto files = ptprof::format::expand_trace_paths({dir.string()}, &error);
+  INFO(error);
+  REQUIRE(!files.empty());
+  std::vector<ptprof::trace::Trace> out;
+  for (auto& f : files) {
+    std::vector<std::string> warnings;
+    auto t = ptprof::format::read_trace(f, &error, &warnings);
+    INFO(f << ": " << error);
+    REQUIRE(t);
+    CHECK(warnings.empty());
+    out.push_back(std::move(*t));
+  }
+  return out;
+}
+
+const std::string kPtprof = PTPROF_BIN;
+const std::string kPrograms = PTPROF_TEST_PROGRAMS_DIR;
+
+}  // namespace
+
+TEST_CASE("run exits with the target's status", "[launcher]") {
+  TempDir out;
+  CHECK(sh(kPtprof + " run -o " + out.path.string() + " -- sh -c 'exit 3'").status == 3);
+  CHECK(sh(kPtprof + " run -o " + out.path.string() + " -- sh -c 'exit 0'").status == 0);
+  // Killed by a signal: 128 + N, as a shell reports it.
+  CHECK(sh(kPtprof + " run -o " + out.path.string() + " -- sh -c 'kill -9 $$'").status == 137);
+}
+
+TEST_CASE("run reports a program that cannot start with 127", "[launcher]") {
+  TempDir out;
+  auto r = sh(kPtprof + " run -o " + out.path.string() + " -- /nonexistent/program");
+  CHECK(r.status == 127);
+  CHECK_THAT(r.output, Catch::Contains("/nonexistent/program") && Catch::Contains("No such file"));
+}
+
+TEST_CASE("run rejects a malformed schedule before starting the target", "[launcher]") {
+  TempDir out;
+  fs::path marker = out.path / "started";
+  auto r = sh(kPtprof + " run -o " + out.path.string() + " --schedule 'wait=x' -- touch " + marker.string());
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("wait") && Catch::Contains("'x'") && Catch::Contains("accepted"));
+  CHECK(!fs::exists(marker));
+  r = sh("PTPROF_SCHEDULE='active=0' " + kPtprof + " run -o " + out.path.string() + " -- touch " + marker.string());
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("PTPROF_SCHEDULE") && Catch::Contains("active"));
+  CHECK(!fs::exists(marker));
+}
+
+TEST_CASE("every range and mark of 4 threads in 3 processes is recorded once, in its pid and tid",
+          "[launcher]") {
+  TempDir out;
+  const int per_thread = 200;
+  auto r = sh(kPtprof + " run -o " + out.path.string() + " -- " + kPrograms + "/capi_threads_fork " +
+              std::to_string(per_thread));
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  auto traces = read_all(out.path);
+
+  // name -> (pid, tid) of each occurrence
+  std::map<std::string, std::vector<std::pair<int, int>>> seen;
+  std::set<int> pids;
+  for (auto& t : traces) {
+    for (auto& e : t.events) {
+      if (e.kind != ptprof::trace::EventKind::Range && e.kind != ptprof::trace::EventKind::Mark) continue;
+      const auto& th = t.threads.at(e.thread);
+      const auto& pr = t.processes.at(th.process);
+      seen[t.strings.at(e.name)].push_back({pr.pid, th.tid});
+      pids.insert(pr.pid);
+    }
+  }
+  CHECK(pids.size() == 3);
+  // role<pid>.t<k>.tid<tid>.{r,m}<i>
+  std::regex pattern(R"(([a-z]+)(\d+)\.t(\d)\.tid(\d+)\.([rm])(\d+))");
+  std::map<std::string, int> per_role;
+  for (auto& [name, where] : seen) {
+    std::smatch m;
+    INFO(name);
+    REQUIRE(std::regex_match(name, m, pattern));
+    CHECK(where.size() == 1);  // none twice
+    CHECK(where[0].first == std::stoi(m[2]));
+    CHECK(where[0].second == std::stoi(m[4]));
+    per_role[m[1].str() + m[2].str()]++;
+  }
+  // parent before and after the forks, two children: 4 threads x N x (range + mark) each.
+  CHECK(per_role.size() == 4);
+  for (auto& [role, n] : per_role) {
+    INFO(role);
+    CHECK(n == 4 * per_thread * 2);
+  }
+  // Ranges are spans that end after they begin; marks are instants.
+  for (auto& t : traces)
+    for (auto& e : t.events) {
+      if (e.kind == ptprof::trace::EventKind::Range) {
+        CHECK(e.end_ns >= e.start_ns);
+        CHECK((e.flags & ptprof::trace::kTruncated) == 0);
+      }
+    }
+}
+
+TEST_CASE("recorded + dropped equals what each thread wrote, exactly", "[launcher]") {
+  TempDir out;
+  // Small rings so that drops certainly happen.
+  auto r = sh(kPtprof + " run --ring-kb 64 -o " + out.path.string() + " -- " + kPrograms +
+              "/mark_flood 2000000 2");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  auto traces = read_all(out.path);
+  uint64_t total_dropped = 0;
+  int writer_threads = 0;
+  for (auto& t : traces) {
+    std::vector<uint64_t> marks(t.threads.size());
+    for (auto& e : t.events)
+      if (e.kind == ptprof::trace::EventKind::Mark) marks[e.thread]++;
+    for (size_t i = 0; i < t.threads.size(); ++i) {
+      if (marks[i] == 0 && t.threads[i].dropped == 0) continue;
+      ++writer_threads;
+      CHECK(marks[i] + t.threads[i].dropped == 2000000);
+      CHECK(t.threads[i].events >= marks[i]);
+      total_dropped += t.threads[i].dropped;
+    }
+  }
+  CHECK(writer_threads == 2);
+  CHECK(total_dropped > 0);
+}
+
+TEST_CASE("a process without a session is untouched by the agent", "[agent]") {
+  // The test programs link the agent; run alone there is no session.
+  auto r = sh("env -u PTPROF_SESSION " + kPrograms + "/capi_threads_fork 10");
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, !Catch::Contains("ptprof"));
+}
