@@ -261,6 +261,23 @@ def test_under_ptprof_run():
         strings = set(pt.find_strings(report))
         check("ptprof_module_test_range" in strings,
               "the range recorded through the Python module is in the report")
+        # Where the report has rows with a call count, the range was entered 3 times.
+        for row in find_named(report, "ptprof_module_test_range"):
+            calls = row.get("calls", row.get("count"))
+            if calls is not None:
+                check_eq(calls, 3, "calls of the range in the report row %r" % (row,))
+
+
+def find_named(obj, name):
+    """Every dict in a parsed JSON value whose "name" is `name`."""
+    if isinstance(obj, dict):
+        if obj.get("name") == name:
+            yield obj
+        for v in obj.values():
+            yield from find_named(v, name)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from find_named(v, name)
 
 
 if __name__ == "__main__":
