@@ -2,6 +2,7 @@
 // front end: parse options, read each file into the library's ReportBuilder,
 // render.
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 

@@ -6,7 +6,9 @@
 # 1. Installs the Debian packages ptprof needs that are missing (only those;
 #    `apt-get update` runs only when something is missing). Works as root, and
 #    through sudo otherwise.
-# 2. Configures and builds: cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# 2. Configures and builds, tests included:
+#      cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTPROF_BUILD_TESTS=ON
+#      cmake --build build -j$(nproc)
 #
 # Idempotent: run again, it only rebuilds what changed.
 set -euo pipefail
@@ -49,7 +51,9 @@ fi
 command -v cmake >/dev/null 2>&1 || die "cmake not found after installing packages"
 
 JOBS=$(nproc 2>/dev/null || echo 2)
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo ||
+# Tests on explicitly: an old cache with PTPROF_BUILD_TESTS=OFF would otherwise
+# leave scripts/test.sh with nothing to run.
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTPROF_BUILD_TESTS=ON ||
   die "cmake configure failed (see the messages above)"
 cmake --build build -j"$JOBS" ||
   die "build failed (see the compiler messages above)"

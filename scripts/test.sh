@@ -10,4 +10,5 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 bash scripts/setup.sh
 
-ctest --test-dir build --output-on-failure -j2 </dev/null
+# --no-tests=error: finding no tests is a failure, not a pass.
+ctest --test-dir build --output-on-failure -j2 --no-tests=error </dev/null

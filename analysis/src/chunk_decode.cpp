@@ -157,7 +157,7 @@ std::string decode_events(Cursor c, trace::Trace& t, std::vector<uint64_t>& coun
     e.name = uint32_t(name);
     e.start_ns = int64_t(uint64_t(prev_start[thread]) + uint64_t(start_delta));
     e.end_ns = int64_t(uint64_t(e.start_ns) + duration);
-    prev_start[thread] = e.start_ns;
+    prev_start[thread] = e.end_ns;
     e.scope = uint8_t(scope);
     e.flags = uint16_t(flags);
     e.shapes = uint32_t(shapes);

@@ -54,6 +54,6 @@ constexpr uint64_t kKindHasSeqNr = 0x10;
 
 constexpr uint32_t kEventsPerChunk = 64 * 1024;
 constexpr size_t kMetadataChunkBytes = 1u << 20;  // split string tables near this size
-constexpr int kZstdLevel = 9;
+constexpr int kZstdLevel = 3;
 
 }  // namespace ptprof::format::detail

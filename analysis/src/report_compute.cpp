@@ -50,7 +50,17 @@ class Aggregator {
   explicit Aggregator(const Options& o) : opts_(o) {}
 
   void add_trace(uint32_t input, const trace::Trace& t);
-  std::vector<Row> take_rows() { return std::move(rows_); }
+  // Rows in torch's insertion order: that of each key's first event, which is
+  // what the stable sort by the sort key leaves ties in.
+  std::vector<Row> take_rows() {
+    std::vector<uint32_t> order(rows_.size());
+    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return first_[a] < first_[b]; });
+    std::vector<Row> out;
+    out.reserve(rows_.size());
+    for (uint32_t i : order) out.push_back(std::move(rows_[i]));
+    return out;
+  }
   std::vector<StepRow> take_steps() { return std::move(steps_); }
 
  private:
@@ -215,17 +225,14 @@ void Aggregator::add_thread(uint32_t input, const trace::Trace& t, const trace::
 }  // namespace
 
 struct ReportBuilder::Impl {
+  explicit Impl(const Options& o) : options(o), agg(o) { r.options = o; }
   Options options;
-  Aggregator agg{options};
+  Aggregator agg;
   Report r;
   uint32_t inputs = 0;
 };
 
-ReportBuilder::ReportBuilder(const Options& options) : impl_(std::make_unique<Impl>()) {
-  impl_->options = options;
-  impl_->agg = Aggregator(options);
-  impl_->r.options = options;
-}
+ReportBuilder::ReportBuilder(const Options& options) : impl_(std::make_unique<Impl>(options)) {}
 ReportBuilder::~ReportBuilder() = default;
 
 void ReportBuilder::add(const std::string& path, const trace::Trace& t) {

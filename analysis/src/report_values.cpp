@@ -1,5 +1,6 @@
 // torch's value formatting (_format_time, _format_time_share, _format_memory)
 // and the names of the output formats.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 

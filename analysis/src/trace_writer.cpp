@@ -141,7 +141,7 @@ struct TraceWriter::Impl {
     }
     put_varint(columns[kColFwdThread], e.fwd_thread_id);
     put_varint(columns[kColArg], e.arg);
-    d.start = e.start_ns;
+    d.start = e.end_ns;
     ++thread_counts[e.thread].events;
     ++events_written;
     if (++chunk_events == kEventsPerChunk) flush_events();

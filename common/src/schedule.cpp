@@ -31,10 +31,11 @@ std::optional<Schedule> parse_schedule(std::string_view text, std::string* error
   if (text.empty()) return s;
   s.enabled = true;
   bool seen[5] = {};
-  while (!text.empty()) {
+  for (bool more = true; more;) {
     size_t comma = text.find(',');
     std::string_view item = trim(text.substr(0, comma));
-    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    more = comma != std::string_view::npos;
+    text = more ? text.substr(comma + 1) : std::string_view();
     if (item.empty()) {
       if (error) *error = "empty item in schedule; " + std::string(kAccepted);
       return std::nullopt;

@@ -125,18 +125,31 @@ def report_json(paths, *extra, env=None, cwd=None):
         raise AssertionError("ptprof report printed no valid JSON (%s): %s" % (e, describe(proc)))
 
 
-def torch_profile(script, out_json, wait=0, warmup=0, active=1000000, repeat=1, skip_first=0,
-                  env=None, timeout=DEFAULT_TIMEOUT):
+def torch_profile_full(script, out_json, wait=None, warmup=None, active=None, repeat=None,
+                       skip_first=None, env=None, timeout=DEFAULT_TIMEOUT):
     """Runs `script` under torch.profiler (torch_profile_wrapper.py) and
-    returns the rows it wrote: [{name, count, input_shapes}, ...]."""
-    proc = run_python([TORCH_PROFILE_WRAPPER,
-                       "--wait", wait, "--warmup", warmup, "--active", active,
-                       "--repeat", repeat, "--skip-first", skip_first,
-                       "--out", out_json, "--", script], env=env, timeout=timeout)
+    returns everything it wrote: {"rows": [...], "by_name": {name: count},
+    "windows": [[row, ...], ...], "steps": N, "schedule": ...} (see the
+    wrapper's docstring). No schedule unless some of wait/warmup/active/
+    repeat/skip_first are given; then, as in torch.profiler.schedule and
+    PTPROF_SCHEDULE, active defaults to 1 and the others to 0."""
+    cmd = [TORCH_PROFILE_WRAPPER, "--quiet", "--out", out_json]
+    for flag, value in (("--wait", wait), ("--warmup", warmup), ("--active", active),
+                        ("--repeat", repeat), ("--skip-first", skip_first)):
+        if value is not None:
+            cmd += [flag, value]
+    proc = run_python(cmd + ["--", script], env=env, timeout=timeout)
     if proc.returncode != 0:
         raise AssertionError("torch_profile_wrapper failed: " + describe(proc))
     with open(out_json) as f:
-        return json.load(f)["rows"]
+        return json.load(f)
+
+
+def torch_profile(script, out_json, **kwargs):
+    """torch_profile_full()'s rows, summed over windows:
+    [{"name", "count", "input_shapes", "self_cpu_us", "cpu_total_us"}, ...]
+    as key_averages(group_by_input_shape=True) gives them."""
+    return torch_profile_full(script, out_json, **kwargs)["rows"]
 
 
 def find_strings(obj):

@@ -24,6 +24,10 @@ The output:
      "by_name": {name: count, ...}}   # counts summed over shapes and windows
     row = {"name", "count", "input_shapes", "self_cpu_us", "cpu_total_us"}
 
+Names are key_averages()'s: torch folds every "ProfilerStep#N" into one
+"ProfilerStep*" row, and torch 1.13 records ProfilerStep spans only when
+there is a schedule.
+
 Unless --quiet, it prints the key_averages() table of every window to stdout.
 The script's exit status is passed on.
 """

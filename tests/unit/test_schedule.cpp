@@ -216,7 +216,7 @@ TEST_CASE("parse_schedule: an item without '=' is named", "[schedule]") {
 }
 
 TEST_CASE("parse_schedule: an empty item is refused", "[schedule]") {
-  for (const char* text : {"wait=1,,active=2", ",wait=1", " , ", "wait=1, ,active=2"}) {
+  for (const char* text : {"wait=1,,active=2", ",wait=1", " , ", "wait=1, ,active=2", "wait=1,", "active=2 , "}) {
     std::string error = parse_error(text);
     INFO("message: " << error);
     CHECK_THAT(error, Catch::Contains("empty item"));
