@@ -143,6 +143,7 @@ def main():
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--window-steps", type=int, default=10)
     ap.add_argument("--out", default="/tmp/ptprof-bench-out")
+    ap.add_argument("--modes", default=",".join(MODES), help="comma-separated subset of " + ",".join(MODES))
     ap.add_argument("--worker")
     ap.add_argument("--window-run", action="store_true")
     args = ap.parse_args()
@@ -159,30 +160,44 @@ def main():
         worker(args.worker, args.steps, args.floor_lib, args.window_steps)
         return
 
+    modes = [m for m in MODES if m in args.modes.split(",")]
     ops = run_mode(args, "ops")["ops"]
-    medians = {m: [] for m in MODES}
+    medians = {m: [] for m in modes}
     window = {"ptprof": [], "torch": []}
     for r in range(args.rounds):
-        for m in MODES:
+        for m in modes:
             res = run_mode(args, m)
             medians[m].append(statistics.median(res["steps"]))
             if m == "torch":
                 window["torch"].append(window_cost(res["window"], args.window_steps))
-        window["ptprof"].append(window_cost(run_mode(args, "ptprof", window=True)["window"], args.window_steps))
+        if "ptprof" in modes:
+            window["ptprof"].append(window_cost(run_mode(args, "ptprof", window=True)["window"], args.window_steps))
         print("round %d/%d done" % (r + 1, args.rounds), file=sys.stderr, flush=True)
 
+    # Each round runs every mode back to back, so differences are taken
+    # within a round (paired) and their median over rounds is reported: the
+    # machine's drift between rounds cancels out.
     step_ns = {m: statistics.median(v) for m, v in medians.items()}
-    base, floor = step_ns["none"], step_ns["floor"]
-    print("small-op loop: %d operators per step, %d rounds x %d steps, medians" % (ops, args.rounds, args.steps))
+
+    def paired(a, b):
+        if a not in medians or b not in medians:
+            return float("nan")
+        return statistics.median((x - y) / ops for x, y in zip(medians[a], medians[b]))
+
+    print("small-op loop: %d operators per step, %d rounds x %d steps; per-op figures are medians of "
+          "differences within a round" % (ops, args.rounds, args.steps))
     print("%-15s %12s %14s %16s" % ("mode", "step (us)", "ns/op vs none", "ns/op vs floor"))
-    for m in MODES:
-        print("%-15s %12.1f %14.1f %16.1f" % (m, step_ns[m] / 1e3, (step_ns[m] - base) / ops,
-                                             (step_ns[m] - floor) / ops))
+    for m in modes:
+        print("%-15s %12.1f %14.1f %16.1f" % (m, step_ns[m] / 1e3, paired(m, "none"), paired(m, "floor")))
     for a, b in (("ptprof", "torch"), ("ptprof+shapes", "torch+shapes")):
-        added_a, added_b = step_ns[a] - base, step_ns[b] - base
-        print("%s adds %.2f x what %s adds" % (a, added_a / added_b if added_b > 0 else float("nan"), b))
-    print("window end, extra time in the step that ends a window: ptprof %.1f us, torch.profiler %.1f us"
-          % (statistics.median(window["ptprof"]) / 1e3, statistics.median(window["torch"]) / 1e3))
+        if a not in medians or b not in medians or "none" not in medians:
+            continue
+        ratios = [(x - n) / (y - n) for x, y, n in zip(medians[a], medians[b], medians["none"]) if y > n]
+        if ratios:
+            print("%s adds %.2f x what %s adds" % (a, statistics.median(ratios), b))
+    if window["ptprof"] and window["torch"]:
+        print("window end, extra time in the step that ends a window: ptprof %.1f us, torch.profiler %.1f us"
+              % (statistics.median(window["ptprof"]) / 1e3, statistics.median(window["torch"]) / 1e3))
 
 
 if __name__ == "__main__":

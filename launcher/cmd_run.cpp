@@ -27,7 +27,8 @@ namespace {
 
 struct RunOptions {
   std::string output, schedule, step, activities, on_trace_ready, log_level;
-  std::optional<uint64_t> skip_first, wait, warmup, active, repeat;
+  // Strings: the schedule parser validates them, with its messages.
+  std::optional<std::string> skip_first, wait, warmup, active, repeat;
   bool record_shapes = false, profile_memory = false, with_stack = false;
   std::optional<uint64_t> ring_kb;
   std::vector<std::string> command;
@@ -48,14 +49,14 @@ std::map<std::string, std::string> current_environment() {
 void apply_flags(const RunOptions& o, std::map<std::string, std::string>& env) {
   if (!o.output.empty()) env[env::kOutput] = o.output;
   if (!o.schedule.empty()) env[env::kSchedule] = o.schedule;
-  std::pair<const char*, const std::optional<uint64_t>*> keys[] = {
+  std::pair<const char*, const std::optional<std::string>*> keys[] = {
       {"skip_first", &o.skip_first}, {"wait", &o.wait}, {"warmup", &o.warmup}, {"active", &o.active},
       {"repeat", &o.repeat}};
   std::string extra;
   for (auto& [key, value] : keys) {
     if (!*value) continue;
     if (!extra.empty()) extra += ",";
-    extra += std::string(key) + "=" + std::to_string(**value);
+    extra += std::string(key) + "=" + **value;
   }
   if (!extra.empty()) {
     // Drop the overridden keys from the base text, keep the others.
@@ -112,6 +113,9 @@ std::string human_bytes(uint64_t b) {
   return out;
 }
 
+// Records consumed in one round above which the next round starts at once.
+constexpr uint64_t kBusyRound = 32 * 1024;
+
 int run(const RunOptions& o) {
   if (o.command.empty()) {
     std::fprintf(stderr, "ptprof run: no command given; usage: ptprof run [options] -- cmd args...\n");
@@ -132,6 +136,14 @@ int run(const RunOptions& o) {
     for (auto& e : errors) std::fprintf(stderr, "ptprof run: %s\n", e.c_str());
     return 2;
   }
+
+  if (config->step.kind == StepRule::Kind::CudaProfilerApi)
+    std::fprintf(stderr,
+                 "ptprof run: warning: PTPROF_STEP=cudaProfilerApi needs CUDA interposition, which this version "
+                 "does not have: no step will end (use optimizer, manual or a scope name)\n");
+  if (config->profile_memory || config->with_stack)
+    std::fprintf(stderr, "ptprof run: warning: this version records no memory events and no call stacks yet; "
+                         "PTPROF_PROFILE_MEMORY / PTPROF_WITH_STACK are passed on only\n");
 
   std::string error;
   auto paths = launcher::find_install_paths(&error);
@@ -190,7 +202,10 @@ int run(const RunOptions& o) {
       if (collector.all_finished() || clk::now() - *exited_at > std::chrono::seconds(2)) break;
     }
     sink.reap();
-    if (n == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // Drain in batches: a short sleep between rounds leaves the target's
+    // cores alone (on a small machine the launcher shares them). Only a round
+    // that found a lot, i.e. rings filling up, goes again at once.
+    if (n < kBusyRound) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   collector.finish_all();
   session->unlink();
@@ -236,11 +251,13 @@ void add_run(CLI::App& app, int& exit_code) {
   sub->add_option("--repeat", opts->repeat, "Schedule: cycles (0 = until the program ends)");
   sub->add_option("--step", opts->step,
                   "What ends a step: optimizer (end of Optimizer.step#*), manual (ptprof.step() only), "
-                  "cudaProfilerApi, or a scope name (PTPROF_STEP; default optimizer)");
-  sub->add_option("--activities", opts->activities, "cpu, cuda or cpu,cuda (PTPROF_ACTIVITIES; default cpu,cuda)");
+                  "cudaProfilerApi (not supported yet: needs CUDA interposition), or the name of a "
+                  "record_function scope or ptprof.range (PTPROF_STEP; default optimizer)");
+  sub->add_option("--activities", opts->activities, "cpu, cuda or cpu,cuda (PTPROF_ACTIVITIES; default cpu,cuda). This version collects "
+                  "CPU-side events only; CUDA activity is not collected yet");
   sub->add_flag("--record-shapes", opts->record_shapes, "Record operator input shapes (PTPROF_RECORD_SHAPES=1)");
-  sub->add_flag("--profile-memory", opts->profile_memory, "Record memory events (PTPROF_PROFILE_MEMORY=1)");
-  sub->add_flag("--with-stack", opts->with_stack, "Record call stacks (PTPROF_WITH_STACK=1)");
+  sub->add_flag("--profile-memory", opts->profile_memory, "Sets PTPROF_PROFILE_MEMORY=1; this version records no memory events yet");
+  sub->add_flag("--with-stack", opts->with_stack, "Sets PTPROF_WITH_STACK=1; this version records no call stacks yet");
   sub->add_option("--on-trace-ready", opts->on_trace_ready,
                   "Shell command run after each window's file is complete; {} is replaced by its path "
                   "(PTPROF_ON_TRACE_READY)");

@@ -40,13 +40,24 @@ struct ScopeStack {
 };
 
 struct ThreadState {
-  static constexpr uint32_t kCacheSize = 256;  // power of two
+  static constexpr uint32_t kCacheSize = 256;    // power of two
+  static constexpr uint32_t kTextCacheSize = 1024;  // power of two; two ways per hash
   static constexpr uint32_t kMaxDepth = 256;
 
   struct CacheEntry {
     const char* key = nullptr;   // the caller's pointer
     const char* text = nullptr;  // the arena's copy, to verify the content
     uint32_t id = 0;
+  };
+  // Names that arrive in a new buffer every time (autograd node names and
+  // user scopes are std::strings inside each RecordFunction) miss the pointer
+  // cache; this one is keyed by the text's hash, so they still skip the
+  // process-wide table and its mutex.
+  struct TextEntry {
+    uint64_t hash = 0;
+    const char* text = nullptr;
+    uint32_t id = 0;
+    uint32_t length = 0;
   };
 
   wire::RingWriter ring;
@@ -55,6 +66,7 @@ struct ThreadState {
   bool busy = false;  // inside the agent's own slow path: do not record
 
   CacheEntry cache[kCacheSize];
+  TextEntry by_text[kTextCacheSize];
 
   // Handles of operators whose begin this thread recorded, innermost last;
   // an end is written only for these.
@@ -69,25 +81,50 @@ struct ThreadState {
     auto& e = cache[(reinterpret_cast<uintptr_t>(s) >> 4) & (kCacheSize - 1)];
     if (e.key == s && e.text && std::strcmp(s, e.text) == 0) [[likely]]
       return e.id;
+    return intern_by_text(s, e);
+  }
+
+  // A word-at-a-time hash: names run to 50 bytes (autograd node names), and
+  // a byte-at-a-time hash pays a multiply's latency per byte.
+  static uint64_t hash_text(const char* s, size_t n) {
+    uint64_t h = uint64_t(n) * 0x9e3779b97f4a7c15ull;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      uint64_t w;
+      std::memcpy(&w, s + i, 8);
+      h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+      h ^= h >> 31;
+    }
+    uint64_t w = 0;
+    std::memcpy(&w, s + i, n - i);
+    h = (h ^ w) * 0x94d049bb133111ebull;
+    return h ^ (h >> 29);
+  }
+
+  uint32_t intern_by_text(const char* s, CacheEntry& by_pointer) {
+    size_t n = std::strlen(s);
+    uint64_t h = hash_text(s, n);
+    TextEntry* way = &by_text[h & (kTextCacheSize - 2)];
+    for (int i = 0; i < 2; ++i) {
+      if (way[i].hash == h && way[i].length == n && std::memcmp(s, way[i].text, n) == 0) {
+        by_pointer = CacheEntry{s, way[i].text, way[i].id};
+        return way[i].id;
+      }
+    }
     const char* text = nullptr;
     uint32_t id = g_runtime.intern(s, &text);
-    if (id) e = CacheEntry{s, text, id};
+    if (id) {
+      by_pointer = CacheEntry{s, text, id};
+      way[1] = way[0];  // the newer name takes way 0
+      way[0] = TextEntry{h, text, id, uint32_t(std::strlen(text))};  // the arena copy may be cut short
+    }
     return id;
   }
 
   uint64_t now() const { return clock::ticks(g_runtime.clock_kind()); }
 
-  // A header-only record (16 bytes).
-  void write(wire::RecordType type, uint32_t arg, uint64_t ts) {
-    uint8_t* p = ring.reserve(sizeof(wire::RecordHeader));
-    if (!p) [[unlikely]] return;
-    auto* h = reinterpret_cast<wire::RecordHeader*>(p);
-    h->type = static_cast<uint16_t>(type);
-    h->size = sizeof(wire::RecordHeader);
-    h->arg = arg;
-    h->ts = ts;
-    ring.commit(sizeof(wire::RecordHeader));
-  }
+  // A header-only record (16 bytes); false when the ring was full.
+  void write(wire::RecordType type, uint32_t arg, uint64_t ts) { (void)try_write(type, arg, ts); }
   bool try_write(wire::RecordType type, uint32_t arg, uint64_t ts) {
     uint8_t* p = ring.reserve(sizeof(wire::RecordHeader));
     if (!p) [[unlikely]] return false;

@@ -15,9 +15,9 @@ A test module defines functions named test_* and ends with::
         ptproftest.main()
 
 main() runs them in the order they are defined, counts every check() and
-every test that raises, prints "N passed, N failed" and exits non-zero when
-anything failed. A test that calls skip(reason) stops there, says why and
-counts as passed.
+every test that raises, prints "N passed, N failed, N skipped" and exits
+non-zero when anything failed. A test that calls skip(reason) stops there,
+says why and is counted as skipped, never as passed.
 """
 
 import contextlib
@@ -43,6 +43,7 @@ DEFAULT_TIMEOUT = 300
 
 _passed = 0
 _failed = 0
+_skipped = 0
 _failures = []
 _current_test = None
 
@@ -185,7 +186,7 @@ def have_ptprof():
 def main(tests=None):
     """Runs `tests` (default: the test_* functions of __main__, in the order
     they are defined), prints 'N passed, N failed' and exits."""
-    global _current_test, _passed
+    global _current_test, _skipped
     if tests is None:
         module = sys.modules["__main__"]
         tests = [v for k, v in vars(module).items() if k.startswith("test_") and callable(v)]
@@ -201,7 +202,7 @@ def main(tests=None):
             t()
         except Skip as e:
             print("--- skipped: %s" % e, flush=True)
-            _passed += 1
+            _skipped += 1
         except Exception:  # a test that raises is one failure
             check(False, "raised:\n" + traceback.format_exc())
         _current_test = None
@@ -210,5 +211,5 @@ def main(tests=None):
         print("failures:")
         for f in _failures:
             print("  - " + f.replace("\n", "\n    "))
-    print("%d passed, %d failed" % (_passed, _failed), flush=True)
+    print("%d passed, %d failed, %d skipped" % (_passed, _failed, _skipped), flush=True)
     sys.exit(1 if _failed else 0)

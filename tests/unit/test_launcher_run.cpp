@@ -10,6 +10,7 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "ptprof/analysis/trace_file.hpp"
@@ -181,4 +182,21 @@ TEST_CASE("a process without a session is untouched by the agent", "[agent]") {
   auto r = sh("env -u PTPROF_SESSION " + kPrograms + "/capi_threads_fork 10");
   CHECK(r.status == 0);
   CHECK_THAT(r.output, !Catch::Contains("ptprof"));
+}
+
+TEST_CASE("the agent exports its API and the calls it interposes, nothing else", "[agent]") {
+  // A preloaded library's exports interpose on the whole process: an exported
+  // std:: instantiation would replace the target's own.
+  auto r = sh("nm -D --defined-only " + kPrograms + "/../lib/libptprof_agent.so");
+  REQUIRE(r.status == 0);
+  std::istringstream lines(r.output);
+  std::string line;
+  int exported = 0;
+  while (std::getline(lines, line)) {
+    auto name = line.substr(line.rfind(' ') + 1);
+    INFO(name);
+    CHECK((name.rfind("ptprof_", 0) == 0 || name == "dlopen" || name == "pthread_setname_np"));
+    ++exported;
+  }
+  CHECK(exported >= 8);
 }

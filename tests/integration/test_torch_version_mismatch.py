@@ -1,0 +1,54 @@
+"""A process whose torch is not the one the bridge was built for: the agent
+says so once and carries on without operator events (it must not dlopen the
+bridge, which would pull a second libtorch into the process)."""
+
+import os
+import subprocess
+import textwrap
+
+import ptproftest as T
+
+
+def make_fake_pip_torch(root, version):
+    """torch/lib/libtorch_cpu.so (an empty library) and torch/version.py, as a
+    pip wheel lays them out."""
+    lib = os.path.join(root, "torch", "lib")
+    os.makedirs(lib)
+    src = os.path.join(root, "empty.c")
+    with open(src, "w") as f:
+        f.write("int ptprof_fake_torch_marker(void) { return 0; }\n")
+    so = os.path.join(lib, "libtorch_cpu.so")
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", so, src], check=True)
+    with open(os.path.join(root, "torch", "version.py"), "w") as f:
+        f.write("__version__ = '%s'\n" % version)
+    return so
+
+
+def test_other_torch_version_is_refused_once():
+    with T.tempdir() as d:
+        so = make_fake_pip_torch(d, "2.11.0+cu130")
+        script = os.path.join(d, "load.py")
+        with open(script, "w") as f:
+            f.write(textwrap.dedent("""
+                import ctypes, ptprof
+                ctypes.CDLL(%r)
+                ctypes.CDLL(%r)   # a second load must not warn again
+                for _ in range(3):
+                    with ptprof.range("still_recorded"):
+                        pass
+                print("ran to the end")
+            """ % (so, so)))
+        out = os.path.join(d, "out")
+        proc = T.run_ptprof(["run", "-o", out, "--", T.PYTHON, script])
+        T.check_eq(proc.returncode, 0, "exit status\n" + T.describe(proc))
+        T.check("ran to the end" in proc.stdout, "the program ran on: " + proc.stdout)
+        warnings = [l for l in proc.stderr.splitlines() if "2.11.0+cu130" in l]
+        T.check_eq(len(warnings), 1, "one warning naming the process's torch version:\n" + proc.stderr)
+        T.check(any("built for torch" in l and "operator events are off" in l for l in warnings),
+                "the warning says what was built and what happens: %r" % warnings)
+        rows = {r["name"]: r for r in T.report_json(out)["rows"]}
+        T.check_eq(rows.get("still_recorded", {}).get("calls"), 3, "ranges are still recorded")
+
+
+if __name__ == "__main__":
+    T.main()
