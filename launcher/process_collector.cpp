@@ -219,6 +219,15 @@ void ProcessCollector::close_span(ThreadDecode& t, size_t index, uint64_t end, u
 
 void ProcessCollector::step_record(ThreadDecode& t, uint64_t ts, uint64_t number) {
   int32_t wi = window_for(ts);
+  // The same step again: it restarts (the agent moves step 0 past the
+  // import of torch).
+  if (wi >= 0) {
+    Window& w = windows_[size_t(wi)];
+    if (w.step_open && w.step_number == number && w.step_slot == t.slot) {
+      w.step_start = ts;
+      return;
+    }
+  }
   // A step begins where the previous one ends, in whichever window it was.
   for (auto& w : windows_)
     if (!w.done && w.step_open && w.step_start <= ts) close_step(w, ts);

@@ -11,6 +11,7 @@
 #include "bridge_api.h"
 #include "log.hpp"
 #include "runtime.hpp"
+#include "thread_state.hpp"
 #include "torch_version.hpp"
 
 namespace ptprof::agent {
@@ -102,6 +103,11 @@ void Runtime::maybe_load_torch_bridge() {
     std::lock_guard lock(step_mu_);
     bridge_set_recording_ = set_recording;
     if (set_recording) set_recording(recording() ? 1 : 0);
+    // No operator can run before torch is loaded: a first step still in
+    // progress restarts here, so that it does not hold the import of torch.
+    if (step_ == 0 && recording()) {
+      if (ThreadState* t = thread_state()) t->write(wire::RecordType::Step, 0, t->now());
+    }
   }
   bridge_state_.store(2, std::memory_order_release);
   log(Level::Debug, "torch bridge loaded from %s", path.c_str());

@@ -3,7 +3,9 @@ module with nothing installed, window files and on-trace-ready."""
 
 import os
 import signal
+import subprocess
 import textwrap
+import time
 
 import ptproftest as T
 
@@ -106,6 +108,57 @@ def test_on_trace_ready_runs_per_complete_window():
         files = sorted(os.path.join(out, f) for f in os.listdir(out) if f.endswith(".bin"))
         T.check_eq(len(files), 3, "window files")
         T.check_eq(sorted(lines), files, "on-trace-ready saw every complete file")
+
+
+def test_exec_registers_the_new_image():
+    with T.tempdir() as d:
+        after = write_script(d, "after.py", """
+            import ptprof
+            with ptprof.range("after_exec"):
+                pass
+        """)
+        script = write_script(d, "before.py", """
+            import os, sys, ptprof
+            with ptprof.range("before_exec"):
+                pass
+            os.execv(sys.executable, [sys.executable, %r])
+        """ % after)
+        out = os.path.join(d, "out")
+        proc = T.run_ptprof(["run", "-o", out, "--", T.PYTHON, script])
+        T.check_eq(proc.returncode, 0, "exit status\n" + T.describe(proc))
+        files = sorted(f for f in os.listdir(out) if f.endswith(".bin"))
+        T.check_eq(len(files), 2, "one file per image: %s" % files)
+        names = [set(r["name"] for r in T.report_json(os.path.join(out, f))["rows"]) for f in files]
+        T.check(any("before_exec" in n for n in names) and any("after_exec" in n for n in names),
+                "both images recorded: %s" % names)
+        pids = set(f.split(".")[1].split("-")[0] for f in files)
+        T.check_eq(len(pids), 1, "same pid in both names %s" % files)
+
+
+def test_sigterm_to_launcher_reaches_target():
+    with T.tempdir() as d:
+        ready = os.path.join(d, "ready")
+        script = write_script(d, "wait.py", """
+            import signal, sys, time, ptprof
+            def on_term(sig, frame):
+                with ptprof.range("got_sigterm"):
+                    pass
+                sys.exit(7)
+            signal.signal(signal.SIGTERM, on_term)
+            open(%r, "w").close()
+            time.sleep(60)
+        """ % ready)
+        out = os.path.join(d, "out")
+        launcher = subprocess.Popen([T.PTPROF_BIN, "run", "-o", out, "--", T.PYTHON, script],
+                                    env=T.clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 60
+        while not os.path.exists(ready) and time.time() < deadline:
+            time.sleep(0.05)
+        launcher.send_signal(signal.SIGTERM)
+        _, err = launcher.communicate(timeout=60)
+        T.check_eq(launcher.returncode, 7, "the target's own exit status after SIGTERM: " + err)
+        rows = rows_by_name(T.report_json(out))
+        T.check_eq(rows.get("got_sigterm", {}).get("calls"), 1, "the target's handler ran and was recorded")
 
 
 def test_bad_variable_exits_2_before_starting():
