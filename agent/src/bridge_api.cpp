@@ -55,7 +55,7 @@ PTPROF_EXPORT void ptprof_agent_op_end(uint64_t handle) {
   // scope that ends out of order.
   for (uint32_t i = depth; i > 0 && depth - i < 4; --i) {
     if (t->ops[i - 1] != handle) continue;
-    std::memmove(&t->ops[i - 1], &t->ops[i], (depth - i) * sizeof(uint64_t));
+    if (i != depth) std::memmove(&t->ops[i - 1], &t->ops[i], (depth - i) * sizeof(uint64_t));
     --t->op_depth;
     uint8_t* p = t->ring.reserve(sizeof(wire::RecordHeader) + sizeof(wire::OpEndPayload));
     if (!p) [[unlikely]] return;

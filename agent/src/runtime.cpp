@@ -18,7 +18,7 @@
 namespace ptprof::agent {
 
 namespace detail {
-thread_local ThreadState* tls_thread = nullptr;
+constinit thread_local ThreadState* tls_thread = nullptr;
 }  // namespace detail
 
 namespace {

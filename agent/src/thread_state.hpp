@@ -139,7 +139,8 @@ struct ThreadState {
 };
 
 namespace detail {
-extern thread_local ThreadState* tls_thread;
+// constinit: no dynamic initialization, so no TLS wrapper call on access.
+extern constinit thread_local ThreadState* tls_thread;
 }
 
 // The calling thread's state, registering it on first use; null when the
