@@ -36,7 +36,7 @@ void ptprof_agent_op_end(uint64_t handle);
 // ends when that scope ends, as torch's prof.step() after it would.
 void ptprof_agent_scope_begin(void);
 void ptprof_agent_scope_end(const char* name);
-// Logs once per distinct message at warn level.
+// Logs `message` at warn level (the bridge warns once per condition).
 void ptprof_agent_warn(const char* message);
 
 // The bridge's entry point. `set_recording(on)` is how the agent switches

@@ -173,7 +173,12 @@ bool Runtime::create_region() {
 }
 
 ThreadState* Runtime::register_thread() {
-  if (tls_unregistrable || !header_) return nullptr;
+  if (!header_) return nullptr;
+  if (tls_unregistrable) {
+    // The thread table is full: what this thread records is lost, and counted.
+    if (recording()) count_lost_event();
+    return nullptr;
+  }
   uint32_t index = header_->thread_count.fetch_add(1, std::memory_order_acq_rel);
   if (index >= header_->max_threads) {
     header_->thread_count.fetch_sub(1, std::memory_order_acq_rel);
