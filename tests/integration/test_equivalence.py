@@ -67,26 +67,40 @@ def diff(a, b):
     return "\n".join(lines[:40])
 
 
+def torch_reference(script, d, env, attempt):
+    rows = T.torch_profile(script, os.path.join(d, "torch%d.json" % attempt), wait=1, warmup=1, active=3, env=env)
+    expected = table(rows)
+    torch_steps = sum(r["count"] for r in rows if r["name"].startswith("ProfilerStep"))
+    for key, n in ARTIFACT.items():
+        expected[key] -= n * torch_steps
+    return +expected, torch_steps  # + drops keys that reached zero
+
+
 def check_script(name):
     script = os.path.join(T.EXAMPLES_DIR, name)
     with T.tempdir() as d:
         env = T.clean_env(STEPS=6)
-        torch_rows = T.torch_profile(script, os.path.join(d, "torch.json"), wait=1, warmup=1, active=3,
-                                     env=env)
         out = os.path.join(d, "out")
         proc = T.run_ptprof(["run", "-o", out, "--schedule", "wait=1,warmup=1,active=3", "--record-shapes",
                              "--", T.PYTHON, script], env=env)
         T.check_eq(proc.returncode, 0, name + ": ptprof run\n" + T.describe(proc))
         rep = T.report_json(out, "--group-by-input-shape")
         T.check_eq([s["step"] for s in rep["steps"]], [2, 3, 4], name + ": recorded steps")
-        expected, actual = table(torch_rows), table(rep["rows"])
-        torch_steps = sum(r["count"] for r in torch_rows if r["name"].startswith("ProfilerStep"))
-        T.check_eq(torch_steps, 3, name + ": ProfilerStep spans torch recorded")
-        for key, n in ARTIFACT.items():
-            expected[key] -= n * torch_steps
-        expected = +expected  # drop keys that reached zero
-        T.check(len(expected) > 10, name + ": torch recorded operators (%d keys)" % len(expected))
-        T.check(expected == actual, name + ": (name, input shapes) -> calls differ:\n" + diff(expected, actual))
+        actual = table(rep["rows"])
+        # torch.profiler itself is not deterministic at its window's edges: on
+        # some runs it misses an aten::empty of the first recorded step (seen
+        # with train_conv_bn_adam.py, about one run in three). The reference
+        # is therefore taken up to three times; ptprof must equal one of them.
+        tries = []
+        for attempt in range(3):
+            expected, torch_steps = torch_reference(script, d, env, attempt)
+            T.check_eq(torch_steps, 3, name + ": ProfilerStep spans torch recorded")
+            T.check(len(expected) > 10, name + ": torch recorded operators (%d keys)" % len(expected))
+            tries.append(expected)
+            if expected == actual:
+                break
+        T.check(tries[-1] == actual, name + ": (name, input shapes) -> calls differ from every torch run:\n" +
+                "\n--\n".join(diff(e, actual) for e in tries))
 
 
 def test_train_mlp():
