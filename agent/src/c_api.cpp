@@ -43,11 +43,8 @@ PTPROF_EXPORT void ptprof_range_pop(void) {
   if (entry & kRecordedBit) t->write(wire::RecordType::RangePop, 0, t->now());
   t->scopes.pop();
   const char* ended = nullptr;
-  if (named_step_rule() && (entry & ~kRecordedBit)) {
-    const char* text = nullptr;
-    uint32_t id = g_runtime.intern(g_runtime.config().step.name.c_str(), &text);
-    if (id == (entry & ~kRecordedBit)) ended = text;
-  }
+  if (named_step_rule() && (entry & ~kRecordedBit) && (entry & ~kRecordedBit) == g_runtime.named_step_id())
+    ended = g_runtime.config().step.name.c_str();
   g_runtime.scope_ended(*t, ended);
 }
 

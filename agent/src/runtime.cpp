@@ -298,6 +298,15 @@ void Runtime::scope_ended(ThreadState& t, const char* name) {
   }
 }
 
+uint32_t Runtime::named_step_id() {
+  uint32_t id = named_step_id_.load(std::memory_order_relaxed);
+  if (id) return id;
+  const char* text = nullptr;
+  id = intern(config_->step.name.c_str(), &text);
+  named_step_id_.store(id, std::memory_order_relaxed);
+  return id;
+}
+
 void Runtime::set_bridge_recording(bool on) {
   if (bridge_set_recording_) bridge_set_recording_(on ? 1 : 0);
 }
@@ -338,6 +347,7 @@ void Runtime::after_fork_child() {
   threads_->clear();
   interned_->clear();
   offsets_.clear();
+  named_step_id_.store(0, std::memory_order_relaxed);
   ::munmap(region_, region_bytes_);
   region_ = nullptr;
   header_ = nullptr;

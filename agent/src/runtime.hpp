@@ -59,6 +59,9 @@ class Runtime {
   // which has already popped it from t.scopes.
   void scope_ended(ThreadState& t, const char* name);
   uint64_t current_step() const { return current_step_.load(std::memory_order_relaxed); }
+  // The interned id of PTPROF_STEP's scope name (Named rule), interned once
+  // per process.
+  uint32_t named_step_id();
 
   // The torch bridge: loaded once libtorch is in the process.
   void maybe_load_torch_bridge();
@@ -100,6 +103,7 @@ class Runtime {
   std::mutex step_mu_;
   uint64_t step_ = 0;
   std::atomic<uint64_t> current_step_{0};  // step_, readable without step_mu_
+  std::atomic<uint32_t> named_step_id_{0};
   uint32_t window_ = 0;      // index of the current or next window
   bool in_window_ = false;   // a WindowBegin is published and not yet ended
 

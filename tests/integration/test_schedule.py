@@ -75,6 +75,28 @@ def test_optimizer_steps_match_torch_schedule():
             T.check_eq(recorded_steps(out), expected_steps(combo, STEPS), "recorded steps for " + spec(combo))
 
 
+def test_named_scope_ends_steps():
+    # PTPROF_STEP=<name>: the end of that range ends a step.
+    with T.tempdir() as d:
+        script = os.path.join(d, "named.py")
+        with open(script, "w") as f:
+            f.write(textwrap.dedent("""
+                import ptprof
+                for i in range(%d):
+                    with ptprof.range("train_step"):
+                        with ptprof.range("inner"):
+                            pass
+            """ % STEPS))
+        combo = dict(wait=1, warmup=1, active=2, repeat=2)
+        out = os.path.join(d, "out")
+        proc = T.run_ptprof(["run", "-o", out, "--step", "train_step", "--schedule", spec(combo),
+                             "--", T.PYTHON, script])
+        T.check_eq(proc.returncode, 0, T.describe(proc))
+        T.check_eq(recorded_steps(out), expected_steps(combo, STEPS), "steps ended by the named range")
+        rows = {r["name"]: r["calls"] for r in T.report_json(out)["rows"]}
+        T.check_eq(rows.get("train_step"), 4, "one train_step range per recorded step")
+
+
 def test_flags_override_schedule_keys():
     with T.tempdir() as d:
         script = os.path.join(d, "steps.py")
