@@ -253,7 +253,8 @@ bool ProcessCollector::ensure_writer(Window& w) {
   h.host = opts_.host;
   h.realtime_offset_ns = opts_.realtime_offset_ns;
   h.window = w.index;
-  h.window_start_ns = conv_.to_ns(w.begin);
+  // A window that takes its region from the start (tick 0) starts with the process.
+  h.window_start_ns = w.begin ? conv_.to_ns(w.begin) : int64_t(header_->start_monotonic_ns);
   h.window_end_ns = w.end == UINT64_MAX ? 0 : conv_.to_ns(w.end);
   h.schedule = opts_.schedule;
   h.ptprof_version = PTPROF_VERSION;

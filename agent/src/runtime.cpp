@@ -267,7 +267,10 @@ void Runtime::apply_step(uint64_t step, uint64_t ticks, bool first) {
   current_step_.store(step, std::memory_order_relaxed);
   header_->current_step.store(step, std::memory_order_relaxed);
   if (!in_window_ && Schedule::records(next)) {
-    publish_boundary(wire::BoundaryKind::WindowBegin, ticks);
+    // A window open from the start of the region takes everything in it:
+    // tick 0, so that no event is lost to a clock read on another core that
+    // runs a little behind this one.
+    publish_boundary(wire::BoundaryKind::WindowBegin, first ? 0 : ticks);
     in_window_ = true;
   }
   if (!in_window_ && sched.finished_after(step) && next == StepAction::None)
@@ -358,7 +361,7 @@ void Runtime::after_fork_child() {
     // Recording continues in the child: its window starts at the fork.
     uint64_t t = clock::ticks_ordered(clock_kind_);
     header_->in_transition.store(1, std::memory_order_seq_cst);
-    publish_boundary(wire::BoundaryKind::WindowBegin, t);
+    publish_boundary(wire::BoundaryKind::WindowBegin, 0);  // everything in the child's region
     header_->in_transition.store(0, std::memory_order_release);
     if (ThreadState* th = thread_state()) th->write(wire::RecordType::Step, uint32_t(step_), t);
   }
