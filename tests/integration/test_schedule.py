@@ -43,23 +43,30 @@ def recorded_steps(out):
     return sorted(s["step"] for s in rep["steps"] if s["step"] < STEPS)
 
 
+def write_loop(d, name, body):
+    """A script running `body` (indented for the loop) STEPS times."""
+    script = os.path.join(d, name)
+    with open(script, "w") as f:
+        f.write("import ptprof\nfor i in range(%d):\n%s" % (STEPS, textwrap.indent(textwrap.dedent(body), "    ")))
+    return script
+
+
+def run_schedule(script, out, combo, *extra):
+    proc = T.run_ptprof(["run", "-o", out, "--schedule", spec(combo)] + list(extra) + ["--", T.PYTHON, script])
+    T.check_eq(proc.returncode, 0, spec(combo) + "\n" + T.describe(proc))
+    return recorded_steps(out)
+
+
 def test_manual_steps_match_torch_schedule():
     with T.tempdir() as d:
-        script = os.path.join(d, "steps.py")
-        with open(script, "w") as f:
-            f.write(textwrap.dedent("""
-                import ptprof
-                for i in range(%d):
-                    with ptprof.range("work"):
-                        pass
-                    ptprof.step()
-            """ % STEPS))
+        script = write_loop(d, "steps.py", """
+            with ptprof.range("work"):
+                pass
+            ptprof.step()
+        """)
         for i, combo in enumerate(COMBOS):
-            out = os.path.join(d, "out%d" % i)
-            proc = T.run_ptprof(["run", "-o", out, "--step", "manual", "--schedule", spec(combo),
-                                 "--", T.PYTHON, script])
-            T.check_eq(proc.returncode, 0, spec(combo) + "\n" + T.describe(proc))
-            T.check_eq(recorded_steps(out), expected_steps(combo, STEPS), "recorded steps for " + spec(combo))
+            T.check_eq(run_schedule(script, os.path.join(d, "out%d" % i), combo, "--step", "manual"),
+                       expected_steps(combo, STEPS), "recorded steps for " + spec(combo))
 
 
 def test_optimizer_steps_match_torch_schedule():
@@ -78,21 +85,15 @@ def test_optimizer_steps_match_torch_schedule():
 def test_named_scope_ends_steps():
     # PTPROF_STEP=<name>: the end of that range ends a step.
     with T.tempdir() as d:
-        script = os.path.join(d, "named.py")
-        with open(script, "w") as f:
-            f.write(textwrap.dedent("""
-                import ptprof
-                for i in range(%d):
-                    with ptprof.range("train_step"):
-                        with ptprof.range("inner"):
-                            pass
-            """ % STEPS))
+        script = write_loop(d, "named.py", """
+            with ptprof.range("train_step"):
+                with ptprof.range("inner"):
+                    pass
+        """)
         combo = dict(wait=1, warmup=1, active=2, repeat=2)
         out = os.path.join(d, "out")
-        proc = T.run_ptprof(["run", "-o", out, "--step", "train_step", "--schedule", spec(combo),
-                             "--", T.PYTHON, script])
-        T.check_eq(proc.returncode, 0, T.describe(proc))
-        T.check_eq(recorded_steps(out), expected_steps(combo, STEPS), "steps ended by the named range")
+        T.check_eq(run_schedule(script, out, combo, "--step", "train_step"), expected_steps(combo, STEPS),
+                   "steps ended by the named range")
         rows = {r["name"]: r["calls"] for r in T.report_json(out)["rows"]}
         T.check_eq(rows.get("train_step"), 4, "one train_step range per recorded step")
 
