@@ -168,6 +168,9 @@ int run(const RunOptions& o) {
   }
 
   env[wire::kSessionEnv] = session->name();
+  // The agent runs `ptprof bridge build` through this when a process imports
+  // a torch that has no cached bridge yet.
+  if (!paths->launcher.empty()) env[env::kLauncher] = paths->launcher;
   env["LD_PRELOAD"] = prepend_path(env, "LD_PRELOAD", paths->agent, ':');
   if (!paths->python_dir.empty()) env["PYTHONPATH"] = prepend_path(env, "PYTHONPATH", paths->python_dir, ':');
   env[env::kOutput] = config->output;

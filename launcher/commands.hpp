@@ -9,5 +9,6 @@ namespace ptprof::cli {
 void add_run(CLI::App& app, int& exit_code);
 void add_report(CLI::App& app, int& exit_code);
 void add_info(CLI::App& app, int& exit_code);
+void add_bridge(CLI::App& app, int& exit_code);
 
 }  // namespace ptprof::cli

@@ -1,5 +1,5 @@
-// Where the launcher finds what it injects: the agent library and the Python
-// module directory. Same relative layout in the build tree and an install.
+// Where the launcher finds what it injects: the agent library, the Python
+// module directory and the torch bridge's sources. Same relative layout in the build tree and an install.
 #pragma once
 #include <optional>
 #include <string>
@@ -7,8 +7,10 @@
 namespace ptprof::launcher {
 
 struct InstallPaths {
+  std::string launcher;    // this ptprof executable
   std::string agent;       // libptprof_agent.so
   std::string python_dir;  // directory holding the `ptprof` package
+  std::string bridge_kit;  // the torch bridge's sources (cmake/BridgeKit.cmake)
 };
 
 std::optional<InstallPaths> find_install_paths(std::string* error);

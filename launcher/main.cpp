@@ -8,7 +8,8 @@ int main(int argc, char** argv) {
       "ptprof: a profiler for PyTorch programs that needs no change to the program.\n"
       "  ptprof run -- python train.py      profile a job into ./ptprof-out\n"
       "  ptprof report ptprof-out/          operator tables (torch's key_averages)\n"
-      "  ptprof info ptprof-out/            what the trace files hold",
+      "  ptprof info ptprof-out/            what the trace files hold\n"
+      "  ptprof bridge list                 the per-torch bridges built so far",
       "ptprof"};
   app.set_version_flag("--version", std::string("ptprof ") + PTPROF_VERSION);
   app.require_subcommand(1);
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
   ptprof::cli::add_run(app, exit_code);
   ptprof::cli::add_report(app, exit_code);
   ptprof::cli::add_info(app, exit_code);
+  ptprof::cli::add_bridge(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,18 +1,32 @@
 // Loads the torch bridge once libtorch is in the process, however it got
 // there. The dlopen hook (hooks.cpp) asks after every library load; nothing
 // is loaded before libtorch is, so a process without torch never sees it.
+// The bridge is compiled per torch: the one for this process's torch comes
+// from the bridge cache (ptprof/bridge_cache.hpp), built on demand by
+// `ptprof bridge build` the first time a torch is met.
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <link.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "bridge_api.h"
 #include "log.hpp"
+#include "ptprof/bridge_cache.hpp"
+#include "ptprof/bridge_kit.hpp"
+#include "ptprof/torch_version.hpp"
 #include "runtime.hpp"
 #include "thread_state.hpp"
-#include "torch_version.hpp"
+
+extern char** environ;
 
 namespace ptprof::agent {
 namespace {
@@ -32,37 +46,101 @@ bool libtorch_loaded() {
   return found;
 }
 
-std::string bridge_path() {
-  if (const char* p = std::getenv(env::kTorchBridge); p && *p) return p;
+// The directory this agent library was loaded from.
+std::string agent_dir() {
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&libtorch_loaded), &info) && info.dli_fname) {
     std::string self = info.dli_fname;
     auto slash = self.rfind('/');
-    std::string dir = slash == std::string::npos ? "." : self.substr(0, slash);
-    return dir + "/libptprof_torch.so";
+    return slash == std::string::npos ? "." : self.substr(0, slash);
   }
-  return "libptprof_torch.so";
+  return ".";
 }
 
-// Whether the torch in the process is the one the bridge was built for. The
-// bridge itself checks again; this check keeps us from dlopen-ing a bridge
-// that would drag a second libtorch into the process.
-bool torch_matches_bridge() {
-#ifdef PTPROF_TORCH_BUILT_VERSION
-  int built_major = -1, built_minor = -1;
-  if (!torch_bridge::parse_major_minor(PTPROF_TORCH_BUILT_VERSION, built_major, built_minor)) return true;
-  for (const auto& t : torch_bridge::loaded_torch_libraries()) {
-    if (t.major < 0) continue;  // unknown: let the bridge decide
-    if (t.major != built_major || t.minor != built_minor) {
-      log(Level::Warn,
-          "ptprof's torch bridge was built for torch %s but the process has torch %s (%s); operator events are "
-          "off (rebuild ptprof against this torch)",
-          PTPROF_TORCH_BUILT_VERSION, t.version.c_str(), t.path.c_str());
-      return false;
-    }
+bool file_exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string self_exe() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, size_t(n)) : std::string();
+}
+
+// Runs `ptprof bridge build` for `torch` and waits: the process is in the
+// middle of importing torch, which waits with it (seconds, once per torch).
+// The builder tells the user what happens, on the target's stderr; it also
+// remembers a failure for the rest of the run, so that it is said once.
+// Returns whether the builder said it succeeded (false when unknown).
+bool build_bridge(const bridge::TorchInstall& torch, bool allowed) {
+  const char* launcher_env = std::getenv(env::kLauncher);
+  std::string launcher = launcher_env && *launcher_env ? launcher_env : agent_dir() + "/../bin/ptprof";
+  const char* session = std::getenv(wire::kSessionEnv);
+  std::string exe = self_exe();
+  const char* argv[] = {launcher.c_str(), "bridge", "build", "--libtorch", torch.library.c_str(),
+                        "--for-run", session ? session : "", "--target-exe", exe.c_str(),
+                        allowed ? nullptr : "--no-build", nullptr};
+  // The builder must not load the agent (it would join this session).
+  std::vector<char*> envp;
+  const size_t session_len = std::strlen(wire::kSessionEnv);
+  for (char** e = environ; *e; ++e) {
+    if (std::strncmp(*e, "LD_PRELOAD=", 11) == 0) continue;
+    if (std::strncmp(*e, wire::kSessionEnv, session_len) == 0 && (*e)[session_len] == '=') continue;
+    envp.push_back(*e);
   }
-#endif
-  return true;
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  // Its stdout carries the bridge's path, which is not the target's output.
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, launcher.c_str(), &actions, nullptr, const_cast<char**>(argv), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    log(Level::Warn, "no torch bridge for torch %s and cannot run %s to build one (%s); operator events are off",
+        torch.version.c_str(), launcher.c_str(), std::strerror(rc));
+    return false;
+  }
+  int status = 0;
+  // ECHILD: the target ignores SIGCHLD, so the child was reaped for us; the
+  // caller looks for the bridge either way.
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return false;
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// The bridge for the torch in this process: PTPROF_TORCH_BRIDGE, else the
+// cache's entry for this torch, built now if there is none. Empty when there
+// is none to load; every reason has been told to the user.
+std::string find_bridge(const Config& config) {
+  if (const char* p = std::getenv(env::kTorchBridge); p && *p) return p;
+  const auto loaded = torch_bridge::loaded_torch_libraries();
+  if (loaded.size() != 1) {
+    std::string paths;
+    for (const auto& t : loaded) paths += (paths.empty() ? "" : ", ") + t.path;
+    log(Level::Warn, "the process has %zu torch libraries (%s); operator events are off", loaded.size(),
+        loaded.empty() ? "libtorch without libtorch_cpu" : paths.c_str());
+    return {};
+  }
+  const auto torch = bridge::describe_torch(loaded.front().path);
+  const std::string root = bridge::cache_root([](const char* n) -> const char* { return std::getenv(n); });
+  if (torch.library.empty() || root.empty()) {
+    log(Level::Warn, "%s; operator events are off",
+        root.empty() ? "no bridge cache directory (set PTPROF_BRIDGE_CACHE, XDG_CACHE_HOME or HOME)"
+                     : "cannot read the process's libtorch_cpu");
+    return {};
+  }
+  const std::string path = root + "/" + bridge::cache_key(torch, bridge::kSourceHash) + "/" + bridge::kLibraryName;
+  if (file_exists(path)) return path;
+  // With PTPROF_BRIDGE_BUILD=0 the builder only says that there is none, once
+  // per run however many processes import torch.
+  const bool built = build_bridge(torch, config.bridge_build);
+  if (file_exists(path)) return path;
+  if (built)  // the builder and this agent disagree on the key: a ptprof of another build?
+    log(Level::Warn, "the torch bridge was built but is not at %s; operator events are off", path.c_str());
+  return {};
 }
 
 }  // namespace
@@ -77,11 +155,11 @@ void Runtime::maybe_load_torch_bridge() {
   int expected = 0;
   if (!bridge_state_.compare_exchange_strong(expected, 1)) return;
 
-  if (!torch_matches_bridge()) {
+  std::string path = find_bridge(*config_);
+  if (path.empty()) {
     bridge_state_.store(3, std::memory_order_release);
     return;
   }
-  std::string path = bridge_path();
   void* h = real_dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char* err = dlerror();

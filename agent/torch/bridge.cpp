@@ -19,7 +19,7 @@
 #include "bridge_api.h"
 #include "encode_inputs.hpp"
 #include "ptprof/record.hpp"
-#include "torch_version.hpp"
+#include "ptprof/torch_version.hpp"
 
 namespace ptprof::torch_bridge {
 namespace {

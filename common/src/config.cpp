@@ -61,6 +61,7 @@ std::optional<Config> config_from_env(const GetEnv& get, std::vector<std::string
   if (const char* v = get(env::kRecordShapes)) parse_bool(env::kRecordShapes, v, &c.record_shapes, errors);
   if (const char* v = get(env::kProfileMemory)) parse_bool(env::kProfileMemory, v, &c.profile_memory, errors);
   if (const char* v = get(env::kWithStack)) parse_bool(env::kWithStack, v, &c.with_stack, errors);
+  if (const char* v = get(env::kBridgeBuild)) parse_bool(env::kBridgeBuild, v, &c.bridge_build, errors);
   if (const char* v = get(env::kOutput)) {
     if (*v)
       c.output = v;

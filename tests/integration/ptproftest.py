@@ -8,6 +8,8 @@ environment:
     PTPROF_PYTHON      the interpreter that imports torch
     PTPROF_SOURCE_DIR  the source tree
     PTPROF_BUILD_DIR   the build tree
+    PTPROF_TORCH_VERSION  the version of PTPROF_PYTHON's torch (printed first)
+    PTPROF_BRIDGE_CACHE   where torch bridges are cached (the build tree's)
 
 A test module defines functions named test_* and ends with::
 
@@ -76,7 +78,8 @@ def check_eq(actual, expected, msg):
 def clean_env(**overrides):
     """os.environ without PTPROF_* settings of the caller (but keeping where
     the binaries are) and without LD_PRELOAD; then `overrides` (None removes)."""
-    keep = {"PTPROF_BIN", "PTPROF_PYTHON", "PTPROF_SOURCE_DIR", "PTPROF_BUILD_DIR"}
+    keep = {"PTPROF_BIN", "PTPROF_PYTHON", "PTPROF_SOURCE_DIR", "PTPROF_BUILD_DIR", "PTPROF_BRIDGE_CACHE",
+            "PTPROF_TORCH_VERSION"}
     env = {k: v for k, v in os.environ.items()
            if (not k.startswith("PTPROF_") or k in keep) and k != "LD_PRELOAD"}
     for k, v in overrides.items():
@@ -187,6 +190,7 @@ def main(tests=None):
     """Runs `tests` (default: the test_* functions of __main__, in the order
     they are defined), prints 'N passed, N failed' and exits."""
     global _current_test, _skipped
+    print("torch %s at %s" % (os.environ.get("PTPROF_TORCH_VERSION", "(version not given)"), PYTHON), flush=True)
     if tests is None:
         module = sys.modules["__main__"]
         tests = [v for k, v in vars(module).items() if k.startswith("test_") and callable(v)]

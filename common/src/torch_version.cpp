@@ -1,4 +1,4 @@
-#include "torch_version.hpp"
+#include "ptprof/torch_version.hpp"
 
 #include <link.h>
 
@@ -56,33 +56,36 @@ int collect(struct dl_phdr_info* info, size_t, void* data) {
   if (!info->dlpi_name || !*info->dlpi_name) return 0;
   std::string path = info->dlpi_name;
   if (basename_of(path).rfind(kLibName, 0) != 0) return 0;
-  LoadedTorch t;
-  t.path = path;
-  // The loaded name may be an unversioned symlink (torch/lib/libtorch_cpu.so
-  // -> libtorch_cpu.so.1.13 on Debian), so look through it too.
   const std::string real = real_path(path);
-  for (const auto& p : {path, real}) {
-    if (auto v = soname_suffix(basename_of(p)); !v.empty() && parse_major_minor(v, t.major, t.minor)) {
-      t.version = v;
-      break;
-    }
-  }
-  if (t.version.empty()) {
-    for (const auto& p : {path, real}) {
-      auto v = read_version_py(dirname_of(p) + "/../version.py");
-      if (!v.empty() && parse_major_minor(v, t.major, t.minor)) {
-        t.version = v;
-        break;
-      }
-    }
-  }
   for (const auto& seen : *out)
     if (real_path(seen.path) == real) return 0;
-  out->push_back(std::move(t));
+  out->push_back(torch_of_library(path));
   return 0;
 }
 
 }  // namespace
+
+LoadedTorch torch_of_library(const std::string& path) {
+  LoadedTorch t;
+  t.path = path;
+  // The name may be an unversioned symlink (torch/lib/libtorch_cpu.so ->
+  // libtorch_cpu.so.1.13 on Debian), so look through it too.
+  const std::string real = real_path(path);
+  for (const auto& p : {path, real}) {
+    if (auto v = soname_suffix(basename_of(p)); !v.empty() && parse_major_minor(v, t.major, t.minor)) {
+      t.version = v;
+      return t;
+    }
+  }
+  for (const auto& p : {path, real}) {
+    auto v = read_version_py(dirname_of(p) + "/../version.py");
+    if (!v.empty() && parse_major_minor(v, t.major, t.minor)) {
+      t.version = v;
+      return t;
+    }
+  }
+  return t;
+}
 
 bool parse_major_minor(const std::string& text, int& major, int& minor) {
   char* end = nullptr;

@@ -1,0 +1,40 @@
+// Builds the torch bridge for one torch installation into the bridge cache
+// (common/include/ptprof/bridge_cache.hpp): finds a compiler and torch's
+// headers, compiles the bridge kit against that torch's own libraries, and
+// publishes the result atomically. Concurrent builds of the same torch (two
+// ranks starting together) wait for each other on a lock file.
+#pragma once
+#include <string>
+
+#include "ptprof/bridge_cache.hpp"
+
+namespace ptprof::launcher {
+
+struct BridgeBuildRequest {
+  bridge::TorchInstall torch;
+  std::string kit_dir;     // share/ptprof/bridge
+  std::string cache_root;  // bridge::cache_root()
+  bool force = false;      // rebuild even when cached
+  bool no_build = false;   // PTPROF_BRIDGE_BUILD=0: fail unless cached
+  // Set when the agent asks during a run: a build that failed earlier in the
+  // same run is not tried again (each process of the run would otherwise pay
+  // for the same failure).
+  std::string run_id;
+  // Called once the quick checks have passed, just before compiling (seconds
+  // of work): lets the caller say what is happening.
+  void (*on_compile_start)(const BridgeBuildRequest&) = nullptr;
+};
+
+struct BridgeBuildResult {
+  enum class Outcome { Built, Cached, Failed } outcome = Outcome::Failed;
+  std::string dir;         // the cache entry (Built, Cached)
+  std::string library;     // dir/libptprof_torch.so
+  double seconds = 0;      // compile time (Built)
+  std::string error;       // what went wrong and what to do (Failed)
+  bool failed_before = false;  // Failed: a marker from earlier in this run
+  bool compile_started = false;  // on_compile_start was called
+};
+
+BridgeBuildResult build_bridge(const BridgeBuildRequest& request);
+
+}  // namespace ptprof::launcher
