@@ -1,7 +1,9 @@
 #include "collector.hpp"
 
 #include <signal.h>
+#include <sys/mman.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -32,33 +34,49 @@ Collector::~Collector() = default;
 void Collector::attach_new_processes() {
   auto* h = session_.header();
   uint32_t n = std::min(h->next_slot.load(std::memory_order_acquire), wire::kMaxProcesses);
-  while (slots_seen_ < n) {
-    wire::ProcessSlot& slot = h->slots[slots_seen_];
-    if (slot.state.load(std::memory_order_acquire) != uint32_t(wire::SlotState::Ready)) {
-      // Still registering, or failed (Claimed for good). A failed one is
-      // counted in lost_processes; skip it once a later slot is ready.
-      bool later_ready = false;
-      for (uint32_t i = slots_seen_ + 1; i < n; ++i)
-        later_ready |= h->slots[i].state.load(std::memory_order_acquire) == uint32_t(wire::SlotState::Ready);
-      if (!later_ready) return;
-      ++slots_seen_;
+  for (; slots_claimed_ < n; ++slots_claimed_) pending_.push_back(slots_claimed_);
+  // Processes register concurrently and finish in any order: a slot still
+  // being registered stays pending however many later slots are ready.
+  for (size_t i = 0; i < pending_.size();) {
+    wire::ProcessSlot& slot = h->slots[pending_[i]];
+    auto state = wire::SlotState(slot.state.load(std::memory_order_acquire));
+    if (state == wire::SlotState::Ready) {
+      attach(slot);
+    } else if (state != wire::SlotState::Failed) {
+      ++i;
       continue;
-    }
-    std::string error;
-    char name[sizeof slot.region + 1] = {};
-    std::memcpy(name, slot.region, sizeof slot.region);
-    auto region = map_region(name, &error);
-    ++slots_seen_;
-    if (!region) {
-      sink_.warn("process " + std::to_string(slot.pid) + ": " + error);
-      continue;
-    }
-    // An exec keeps the pid: later images get a suffix so names stay unique.
-    int uses = pid_uses_[slot.pid]++;
-    std::string stem = opts_.host + "." + std::to_string(slot.pid);
-    if (uses) stem += "-" + std::to_string(uses);
-    processes_.push_back(std::make_unique<ProcessCollector>(std::move(region), stem, opts_, conv_, sink_));
+    }  // Failed: the agent counted it in lost_processes
+    pending_.erase(pending_.begin() + long(i));
   }
+}
+
+void Collector::attach(wire::ProcessSlot& slot) {
+  std::string error;
+  char name[sizeof slot.region + 1] = {};
+  std::memcpy(name, slot.region, sizeof slot.region);
+  auto region = map_region(name, &error);
+  if (!region) {
+    sink_.warn("process " + std::to_string(slot.pid) + ": " + error);
+    ++unattached_;
+    return;
+  }
+  // An exec keeps the pid: later images get a suffix so names stay unique.
+  int uses = pid_uses_[slot.pid]++;
+  std::string stem = opts_.host + "." + std::to_string(slot.pid);
+  if (uses) stem += "-" + std::to_string(uses);
+  processes_.push_back(std::make_unique<ProcessCollector>(std::move(region), stem, opts_, conv_, sink_));
+}
+
+// Slots still pending when the run ends belong to processes that died while
+// registering: count them, and remove a region they may have created.
+void Collector::abandon_pending() {
+  for (uint32_t index : pending_) {
+    ++unattached_;
+    char name[sizeof(wire::ProcessSlot::region) + 16];
+    std::snprintf(name, sizeof name, "%.40s.%u", session_.header()->name, index);
+    ::shm_unlink(name);
+  }
+  pending_.clear();
 }
 
 bool Collector::process_gone(ProcessCollector& p, size_t index) {
@@ -92,6 +110,7 @@ uint64_t Collector::poll() {
 
 bool Collector::all_finished() {
   attach_new_processes();
+  if (!pending_.empty()) return false;
   for (size_t i = 0; i < processes_.size(); ++i) {
     auto& p = *processes_[i];
     if (!p.finished() && !process_gone(p, i)) return false;
@@ -101,6 +120,7 @@ bool Collector::all_finished() {
 
 void Collector::finish_all() {
   attach_new_processes();
+  abandon_pending();
   for (auto& p : processes_) p->finish();
 }
 
@@ -113,7 +133,7 @@ Totals Collector::totals() const {
     t.dropped += p->dropped();
     t.corrupt_bytes += p->corrupt_bytes();
   }
-  t.lost_processes = session_.header()->lost_processes.load(std::memory_order_relaxed);
+  t.lost_processes = session_.header()->lost_processes.load(std::memory_order_relaxed) + unattached_;
   return t;
 }
 

@@ -5,8 +5,13 @@
 #
 # 1. Installs the Debian packages ptprof needs that are missing (only those;
 #    `apt-get update` runs only when something is missing). Works as root, and
-#    through sudo otherwise.
-# 2. Configures and builds, tests included:
+#    through sudo otherwise. Debian's python3-torch (1.13) is one of them.
+# 2. Creates .venv/ in the checkout with pip's current torch 2.x (the CUDA
+#    wheel, which also runs on a CPU): the second torch the tests run on. Made
+#    once and reused; the first download is large (about 3 GB with its CUDA
+#    libraries), later runs take pip's cache. PTPROF_NO_VENV=1 skips it (only
+#    Debian's torch is then tested).
+# 3. Configures and builds, tests included:
 #      cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTPROF_BUILD_TESTS=ON
 #      cmake --build build -j$(nproc)
 #
@@ -21,7 +26,7 @@ die() {
 }
 
 PACKAGES=(build-essential cmake pkg-config libspdlog-dev libcli11-dev catch2
-          libunwind-dev libzstd-dev python3-torch libtorch-dev)
+          libunwind-dev libzstd-dev python3-torch libtorch-dev python3-venv)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
@@ -49,6 +54,21 @@ if ((${#missing[@]})); then
 fi
 
 command -v cmake >/dev/null 2>&1 || die "cmake not found after installing packages"
+
+# pip's torch, beside Debian's. Debian's python3 makes the venv (python3-venv),
+# so it does not depend on whichever python3 comes first on PATH.
+VENV_PY=.venv/bin/python
+if [[ "${PTPROF_NO_VENV:-0}" != 1 ]]; then
+  if ! "$VENV_PY" -c 'import torch, numpy' >/dev/null 2>&1; then
+    if [[ ! -x "$VENV_PY" ]]; then
+      /usr/bin/python3 -m venv .venv || die "cannot create .venv (python3 -m venv failed)"
+    fi
+    echo "setup.sh: installing pip's torch into .venv (first time: a large download; later runs reuse it)"
+    "$VENV_PY" -m pip install --disable-pip-version-check --progress-bar off -q 'torch>=2,<3' numpy ||
+      die "pip install torch into .venv failed (see pip's messages above); PTPROF_NO_VENV=1 skips it"
+  fi
+  echo "setup.sh: .venv has torch $("$VENV_PY" -c 'import torch; print(torch.__version__)' 2>/dev/null)"
+fi
 
 JOBS=$(nproc 2>/dev/null || echo 2)
 # Tests on explicitly: an old cache with PTPROF_BUILD_TESTS=OFF would otherwise

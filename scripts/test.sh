@@ -10,5 +10,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 bash scripts/setup.sh
 
-# --no-tests=error: finding no tests is a failure, not a pass.
+# Which torches the PyTorch tests run on (written by tests/CMakeLists.txt).
+echo "test.sh: PyTorch tests run on:"
+sed 's/^/  /' build/torch-pythons.txt
+
+# --no-tests=error: finding no tests is a failure, not a pass. CTest's label
+# summary at the end counts the tests run on each torch (labels torch<M.m>).
 ctest --test-dir build --output-on-failure -j2 --no-tests=error </dev/null

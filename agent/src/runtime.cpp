@@ -137,7 +137,7 @@ bool Runtime::create_region() {
       ::shm_unlink(name);
     }
     session_->lost_processes.fetch_add(1, std::memory_order_relaxed);
-    slot.state.store(uint32_t(wire::SlotState::Claimed), std::memory_order_release);
+    slot.state.store(uint32_t(wire::SlotState::Failed), std::memory_order_release);
     return false;
   }
   void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -145,6 +145,7 @@ bool Runtime::create_region() {
   if (p == MAP_FAILED) {
     ::shm_unlink(name);
     session_->lost_processes.fetch_add(1, std::memory_order_relaxed);
+    slot.state.store(uint32_t(wire::SlotState::Failed), std::memory_order_release);
     return false;
   }
   auto* h = std::construct_at(static_cast<wire::ProcessHeader*>(p));

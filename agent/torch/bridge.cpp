@@ -18,6 +18,7 @@
 
 #include "bridge_api.h"
 #include "encode_inputs.hpp"
+#include "torch_compat.hpp"
 #include "ptprof/record.hpp"
 #include "ptprof/torch_version.hpp"
 
@@ -39,27 +40,6 @@ at::CallbackHandle g_op_callback = at::INVALID_CALLBACK_HANDLE;
 std::mutex g_toggle_mutex;
 bool g_enabled = false;
 
-// Explicit, because wire::OpScope is an enum of its own: a torch that
-// renumbers RecordScope must not silently change what we record.
-uint8_t wire_scope(at::RecordScope s) noexcept {
-  using W = wire::OpScope;
-  W w;
-  switch (s) {
-    case at::RecordScope::FUNCTION: w = W::Function; break;
-    case at::RecordScope::BACKWARD_FUNCTION: w = W::BackwardFunction; break;
-    case at::RecordScope::TORCHSCRIPT_FUNCTION: w = W::TorchScriptFunction; break;
-    case at::RecordScope::KERNEL_FUNCTION_DTYPE: w = W::KernelFunctionDtype; break;
-    case at::RecordScope::CUSTOM_CLASS: w = W::CustomClass; break;
-    case at::RecordScope::BUILD_FEATURE: w = W::BuildFeature; break;
-    case at::RecordScope::LITE_INTERPRETER: w = W::LiteInterpreter; break;
-    case at::RecordScope::USER_SCOPE: w = W::UserScope; break;
-    case at::RecordScope::STATIC_RUNTIME_OP: w = W::StaticRuntimeOp; break;
-    case at::RecordScope::STATIC_RUNTIME_MODEL: w = W::StaticRuntimeModel; break;
-    default: w = W::Unknown; break;
-  }
-  return static_cast<uint8_t>(w);
-}
-
 // Kept out of op_start so that the shapes buffer (on the stack: a
 // thread_local in a dlopen-ed library costs a __tls_get_addr call, and the
 // agent copies the bytes before we return) is only paid for when wanted.
@@ -73,7 +53,7 @@ uint8_t wire_scope(at::RecordScope s) noexcept {
 // The hot path: ~1,000 calls per training step. No allocation, no lock.
 std::unique_ptr<at::ObserverContext> op_start(const at::RecordFunction& fn) {
   ptprof_op_begin op;
-  op.name = fn.name();
+  op.name = op_name(fn);
   op.handle = fn.handle();
   op.seq_nr = fn.seqNr();
   op.fwd_thread_id = fn.forwardThreadId();
@@ -100,7 +80,7 @@ std::unique_ptr<at::ObserverContext> watch_start(const at::RecordFunction&) {
 }
 
 void watch_end(const at::RecordFunction& fn, at::ObserverContext*) {
-  ptprof_agent_scope_end(fn.name());
+  ptprof_agent_scope_end(op_name(fn));
 }
 
 // Safe from inside a RecordFunction end callback (the agent calls it from

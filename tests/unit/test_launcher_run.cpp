@@ -200,3 +200,33 @@ TEST_CASE("the agent exports its API and the calls it interposes, nothing else",
   }
   CHECK(exported >= 8);
 }
+
+TEST_CASE("children forked in bursts are all profiled, and nothing is left in /dev/shm", "[launcher]") {
+  TempDir out;
+  const int children = 200;
+  // Debug logging names the session (other tests' sessions may come and go
+  // meanwhile, so /dev/shm is checked for this one's objects only).
+  auto r = sh("PTPROF_LOG_LEVEL=debug " + kPtprof + " run -o " + out.path.string() + " -- " + kPrograms +
+              "/fork_burst " + std::to_string(children) + " 50");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  std::set<int> pids;
+  int child_marks = 0;
+  for (auto& t : read_all(out.path)) {
+    for (auto& e : t.events) {
+      if (e.kind != ptprof::trace::EventKind::Mark) continue;
+      const auto& pr = t.processes.at(t.threads.at(e.thread).process);
+      pids.insert(pr.pid);
+      if (t.strings.at(e.name) == "child" + std::to_string(pr.pid)) ++child_marks;
+    }
+  }
+  CHECK(child_marks == children);
+  CHECK(pids.size() == size_t(children) + 1);
+  CHECK_THAT(r.output, !Catch::Contains("could not be profiled"));
+  std::smatch m;
+  REQUIRE(std::regex_search(r.output, m, std::regex(R"(session /(ptprof-[0-9a-f]+))")));
+  std::vector<std::string> left;
+  for (auto& e : fs::directory_iterator("/dev/shm"))
+    if (e.path().filename().string().rfind(m[1].str(), 0) == 0) left.push_back(e.path().filename().string());
+  CHECK(left.empty());
+}

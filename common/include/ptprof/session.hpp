@@ -26,7 +26,10 @@ constexpr uint32_t kMaxBoundaries = 1024;       // schedule boundaries kept per 
 constexpr uint64_t kDefaultRingBytes = 2u << 20;  // per thread, power of two
 constexpr uint64_t kStringArenaBytes = 16u << 20;
 
-enum class SlotState : uint32_t { Free = 0, Claimed = 1, Ready = 2 };
+// A process slot goes Free -> Ready, or Free -> Failed when the agent cannot
+// create its region (it counts that in lost_processes). Thread slots go
+// Free -> Claimed -> Ready.
+enum class SlotState : uint32_t { Free = 0, Claimed = 1, Ready = 2, Failed = 3 };
 
 struct ProcessSlot {
   std::atomic<uint32_t> state{0};  // SlotState
