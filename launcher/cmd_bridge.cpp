@@ -21,7 +21,7 @@ namespace ptprof::cli {
 namespace {
 
 struct BuildOptions {
-  std::string python, libtorch, run_id, target_exe;
+  std::string python, libtorch, run_id;
   bool force = false, no_build = false;
 };
 
@@ -68,11 +68,9 @@ void say_compiling(const launcher::BridgeBuildRequest& req) {
 }
 
 // What to run to build the bridge where a compiler is, for the failure line.
-std::string how_to_build_elsewhere(const BuildOptions& o, const bridge::TorchInstall& torch) {
-  std::string exe = o.target_exe;
-  auto slash = exe.rfind('/');
-  if (!exe.empty() && exe.find("python", slash == std::string::npos ? 0 : slash) != std::string::npos)
-    return "ptprof bridge build --python " + exe;
+// By library, not interpreter: the agent cannot tell a virtual environment's
+// python from the interpreter it links to (/proc/self/exe).
+std::string how_to_build_elsewhere(const bridge::TorchInstall& torch) {
   return "ptprof bridge build --libtorch " + torch.library;
 }
 
@@ -134,7 +132,7 @@ int build(const BuildOptions& o) {
                                              req.torch.version + ": " + r.error;
   if (for_run)
     line += "; operator events are off for this torch (fix that and run again, or build the bridge where a compiler "
-            "is: " + how_to_build_elsewhere(o, req.torch) + "; see docs/bridges.md)";
+            "is: " + how_to_build_elsewhere(req.torch) + "; see docs/bridges.md)";
   std::fprintf(stderr, "%s\n", line.c_str());
   return 1;
 }
@@ -199,7 +197,6 @@ void add_bridge(CLI::App& app, int& exit_code) {
   b->add_option("--for-run", opts->run_id, "(used by the agent) the run asking; failures are reported once per run")
       ->group("");
   b->add_flag("--no-build", opts->no_build, "(used by the agent) only report, do not build")->group("");
-  b->add_option("--target-exe", opts->target_exe, "(used by the agent) the program that loaded torch")->group("");
   b->callback([opts, &exit_code]() { exit_code = build(*opts); });
 
   auto* l = sub->add_subcommand("list", "List the cached bridges: torch version, build date, and whether the torch "

@@ -62,12 +62,6 @@ bool file_exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-std::string self_exe() {
-  char buf[4096];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, size_t(n)) : std::string();
-}
-
 // Runs `ptprof bridge build` for `torch` and waits: the process is in the
 // middle of importing torch, which waits with it (seconds, once per torch).
 // The builder tells the user what happens, on the target's stderr; it also
@@ -77,10 +71,8 @@ bool build_bridge(const bridge::TorchInstall& torch, bool allowed) {
   const char* launcher_env = std::getenv(env::kLauncher);
   std::string launcher = launcher_env && *launcher_env ? launcher_env : agent_dir() + "/../bin/ptprof";
   const char* session = std::getenv(wire::kSessionEnv);
-  std::string exe = self_exe();
   const char* argv[] = {launcher.c_str(), "bridge", "build", "--libtorch", torch.library.c_str(),
-                        "--for-run", session ? session : "", "--target-exe", exe.c_str(),
-                        allowed ? nullptr : "--no-build", nullptr};
+                        "--for-run", session ? session : "", allowed ? nullptr : "--no-build", nullptr};
   // The builder must not load the agent (it would join this session).
   std::vector<char*> envp;
   const size_t session_len = std::strlen(wire::kSessionEnv);

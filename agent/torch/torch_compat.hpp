@@ -35,7 +35,9 @@
 
 namespace ptprof::torch_bridge {
 
-inline const char* op_name(const at::RecordFunction& fn) {
+// A template, so that the branch a torch does not take is never compiled.
+template <typename RF = at::RecordFunction>
+inline const char* op_name(const RF& fn) {
   if constexpr (std::is_same_v<std::decay_t<decltype(fn.name())>, const char*>)
     return fn.name();
   else

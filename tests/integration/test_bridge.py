@@ -92,7 +92,7 @@ def test_no_compiler_one_line_target_unharmed():
     with T.tempdir() as d:
         env = T.clean_env(PTPROF_BRIDGE_CACHE=os.path.join(d, "cache"), CXX="/nonexistent")
         said = check_fallback(env, d, CANNOT)
-        T.check(said and "CXX=/nonexistent" in said[0] and "ptprof bridge build --python" in said[0],
+        T.check(said and "CXX=/nonexistent" in said[0] and "ptprof bridge build --libtorch" in said[0],
                 "the line names the compiler and what to run: %r" % said)
 
 
