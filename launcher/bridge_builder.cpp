@@ -6,8 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -101,7 +101,8 @@ std::vector<std::string> find_compiler(std::string* why) {
     std::istringstream in(cxx);
     for (std::string w; in >> w;) words.push_back(w);
     if (!words.empty() && !find_executable(words[0]).empty()) return words;
-    *why = "no C++ compiler: CXX=" + std::string(cxx) + " is not an executable (set CXX to a C++ compiler, or unset it)";
+    *why =
+        "no C++ compiler: CXX=" + std::string(cxx) + " is not an executable (set CXX to a C++ compiler, or unset it)";
     return {};
   }
   for (const char* name : {"c++", "g++", "clang++"})
@@ -180,8 +181,7 @@ BridgeBuildResult failed(std::string error) {
 BridgeBuildResult build_bridge(const BridgeBuildRequest& req) {
   const auto& torch = req.torch;
   if (torch.library.empty()) return failed("no libtorch_cpu.so to build against");
-  if (req.cache_root.empty())
-    return failed("no cache directory: set PTPROF_BRIDGE_CACHE (or XDG_CACHE_HOME or HOME)");
+  if (req.cache_root.empty()) return failed("no cache directory: set PTPROF_BRIDGE_CACHE (or XDG_CACHE_HOME or HOME)");
   if (!exists(req.kit_dir + "/agent/torch/bridge.cpp"))
     return failed("the bridge sources are missing from " + req.kit_dir + " (is ptprof installed completely?)");
   if (!make_dirs(req.cache_root))
@@ -240,8 +240,8 @@ BridgeBuildResult build_bridge(const BridgeBuildRequest& req) {
   argv.push_back("-I" + include + "/torch/csrc/api/include");
   for (const char* unit : bridge::kCompileUnits) argv.push_back(req.kit_dir + "/" + unit);
   // The libraries by path: Debian has no unversioned libc10.so without -dev.
-  argv.insert(argv.end(), {torch.library, c10, "-Wl,-rpath," + torch.lib_dir, "-Wl,--as-needed", "-Wl,-z,now",
-                           "-o", work + "/" + bridge::kLibraryName});
+  argv.insert(argv.end(), {torch.library, c10, "-Wl,-rpath," + torch.lib_dir, "-Wl,--as-needed", "-Wl,-z,now", "-o",
+                           work + "/" + bridge::kLibraryName});
 
   if (req.on_compile_start) req.on_compile_start(req);
   const auto t0 = std::chrono::steady_clock::now();
@@ -260,9 +260,9 @@ BridgeBuildResult build_bridge(const BridgeBuildRequest& req) {
     const std::string kept_log = req.cache_root + "/." + key + ".build.log";
     ::rename(log_path.c_str(), kept_log.c_str());
     remove_tree(work);
-    std::string what = !done.started ? done.error
-                                     : "the compiler (" + compiler[0] + ") exited with status " +
-                                           std::to_string(done.exit_status);
+    std::string what =
+        !done.started ? done.error
+                      : "the compiler (" + compiler[0] + ") exited with status " + std::to_string(done.exit_status);
     std::string err = first_error(log);
     auto f = fail(what + (err.empty() ? "" : ": " + err) + " (full log: " + kept_log + ")");
     f.compile_started = true;

@@ -27,11 +27,11 @@ struct BridgeBuildRequest {
 
 struct BridgeBuildResult {
   enum class Outcome { Built, Cached, Failed } outcome = Outcome::Failed;
-  std::string dir;         // the cache entry (Built, Cached)
-  std::string library;     // dir/libptprof_torch.so
-  double seconds = 0;      // compile time (Built)
-  std::string error;       // what went wrong and what to do (Failed)
-  bool failed_before = false;  // Failed: a marker from earlier in this run
+  std::string dir;               // the cache entry (Built, Cached)
+  std::string library;           // dir/libptprof_torch.so
+  double seconds = 0;            // compile time (Built)
+  std::string error;             // what went wrong and what to do (Failed)
+  bool failed_before = false;    // Failed: a marker from earlier in this run
   bool compile_started = false;  // on_compile_start was called
 };
 

@@ -6,9 +6,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <map>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <sstream>
 #include <vector>
 
@@ -113,8 +113,9 @@ int build(const BuildOptions& o) {
   using Outcome = launcher::BridgeBuildResult::Outcome;
   switch (r.outcome) {
     case Outcome::Cached:
-      if (!for_run) std::fprintf(stderr, "ptprof: the torch bridge for torch %s is cached: %s\n",
-                                 req.torch.version.c_str(), r.dir.c_str());
+      if (!for_run)
+        std::fprintf(stderr, "ptprof: the torch bridge for torch %s is cached: %s\n", req.torch.version.c_str(),
+                     r.dir.c_str());
       std::printf("%s\n", r.library.c_str());
       return 0;
     case Outcome::Built:
@@ -131,8 +132,10 @@ int build(const BuildOptions& o) {
                                              std::string("cannot build the torch bridge for torch ") +
                                              req.torch.version + ": " + r.error;
   if (for_run)
-    line += "; operator events are off for this torch (fix that and run again, or build the bridge where a compiler "
-            "is: " + how_to_build_elsewhere(req.torch) + "; see docs/bridges.md)";
+    line +=
+        "; operator events are off for this torch (fix that and run again, or build the bridge where a compiler "
+        "is: " +
+        how_to_build_elsewhere(req.torch) + "; see docs/bridges.md)";
   std::fprintf(stderr, "%s\n", line.c_str());
   return 1;
 }
@@ -168,9 +171,9 @@ int list() {
     };
     // An entry whose torch was removed or replaced is never loaded again.
     auto now = bridge::describe_torch(get("libtorch_cpu"));
-    std::string state = now.library.empty() ? "gone"
+    std::string state = now.library.empty()                                              ? "gone"
                         : std::to_string(now.library_bytes) != get("libtorch_cpu_bytes") ? "stale"
-                                                                                          : "ok";
+                                                                                         : "ok";
     std::printf("%-18s  %-20s  %-5s  %-4s  %-5s  %s\n", get("torch_version").c_str(), get("built").c_str(),
                 get("cxx11_abi").c_str(), get("cuda").c_str(), state.c_str(), get("libtorch_cpu").c_str());
   }
@@ -188,9 +191,10 @@ void add_bridge(CLI::App& app, int& exit_code) {
   sub->require_subcommand(1);
 
   auto opts = std::make_shared<BuildOptions>();
-  auto* b = sub->add_subcommand("build",
-                                "Build (or find cached) the bridge for one torch, ahead of time: for machines where "
-                                "the profiled jobs run without a compiler (docs/bridges.md). Prints the bridge's path.");
+  auto* b =
+      sub->add_subcommand("build",
+                          "Build (or find cached) the bridge for one torch, ahead of time: for machines where "
+                          "the profiled jobs run without a compiler (docs/bridges.md). Prints the bridge's path.");
   b->add_option("--python", opts->python, "An interpreter: the bridge is built for the torch it imports");
   b->add_option("--libtorch", opts->libtorch, "Or the torch's libtorch_cpu.so itself");
   b->add_flag("--force", opts->force, "Rebuild even when a bridge is cached");
@@ -199,8 +203,9 @@ void add_bridge(CLI::App& app, int& exit_code) {
   b->add_flag("--no-build", opts->no_build, "(used by the agent) only report, do not build")->group("");
   b->callback([opts, &exit_code]() { exit_code = build(*opts); });
 
-  auto* l = sub->add_subcommand("list", "List the cached bridges: torch version, build date, and whether the torch "
-                                        "they were built for is still there");
+  auto* l = sub->add_subcommand("list",
+                                "List the cached bridges: torch version, build date, and whether the torch "
+                                "they were built for is still there");
   l->callback([&exit_code]() { exit_code = list(); });
 }
 

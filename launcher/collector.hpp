@@ -48,9 +48,9 @@ class Collector {
   clock::Converter conv_;
   WindowSink& sink_;
   std::vector<std::unique_ptr<ProcessCollector>> processes_;
-  uint32_t slots_claimed_ = 0;      // slots below this were claimed by some process
-  std::vector<uint32_t> pending_;   // claimed, neither attached nor given up yet
-  uint32_t unattached_ = 0;         // given up: region unreadable, or registration never finished
+  uint32_t slots_claimed_ = 0;     // slots below this were claimed by some process
+  std::vector<uint32_t> pending_;  // claimed, neither attached nor given up yet
+  uint32_t unattached_ = 0;        // given up: region unreadable, or registration never finished
   std::unordered_map<int32_t, int> pid_uses_;
   std::chrono::steady_clock::time_point last_resample_, last_liveness_;
 };

@@ -17,8 +17,8 @@ std::optional<InstallPaths> find_install_paths(std::string* error) {
   fs::path prefix = exe.parent_path().parent_path();
   InstallPaths p;
   p.launcher = exe.string();
-  for (const fs::path& candidate : {prefix / PTPROF_INSTALL_LIBDIR / "libptprof_agent.so",
-                                    prefix / "lib" / "libptprof_agent.so"}) {
+  for (const fs::path& candidate :
+       {prefix / PTPROF_INSTALL_LIBDIR / "libptprof_agent.so", prefix / "lib" / "libptprof_agent.so"}) {
     if (fs::exists(candidate, ec)) {
       p.agent = candidate.string();
       break;
@@ -29,14 +29,15 @@ std::optional<InstallPaths> find_install_paths(std::string* error) {
              " (is ptprof installed completely?)";
     return std::nullopt;
   }
-  for (const fs::path& candidate : {prefix / PTPROF_INSTALL_DATADIR / "ptprof" / "python",
-                                    fs::path(PTPROF_SOURCE_PYTHON_DIR)}) {
+  for (const fs::path& candidate :
+       {prefix / PTPROF_INSTALL_DATADIR / "ptprof" / "python", fs::path(PTPROF_SOURCE_PYTHON_DIR)}) {
     if (fs::exists(candidate / "ptprof" / "__init__.py", ec)) {
       p.python_dir = candidate.string();
       break;
     }
   }
-  for (const fs::path& candidate : {prefix / PTPROF_INSTALL_DATADIR / "ptprof" / "bridge", prefix / "share" / "ptprof" / "bridge"}) {
+  for (const fs::path& candidate :
+       {prefix / PTPROF_INSTALL_DATADIR / "ptprof" / "bridge", prefix / "share" / "ptprof" / "bridge"}) {
     if (fs::exists(candidate / "agent" / "torch" / "bridge.cpp", ec)) {
       p.bridge_kit = candidate.string();
       break;

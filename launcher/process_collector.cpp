@@ -19,8 +19,12 @@ constexpr auto kGrace = std::chrono::seconds(2);
 
 ProcessCollector::ProcessCollector(std::unique_ptr<RegionMapping> region, std::string file_stem,
                                    const CollectorOptions& opts, const clock::Converter& conv, WindowSink& sink)
-    : region_(std::move(region)), header_(region_->header()), file_stem_(std::move(file_stem)), opts_(opts),
-      conv_(conv), sink_(sink) {}
+    : region_(std::move(region)),
+      header_(region_->header()),
+      file_stem_(std::move(file_stem)),
+      opts_(opts),
+      conv_(conv),
+      sink_(sink) {}
 
 ProcessCollector::~ProcessCollector() = default;
 
@@ -37,8 +41,7 @@ uint64_t ProcessCollector::corrupt_bytes() const {
 }
 
 void ProcessCollector::read_strings() {
-  uint64_t committed = std::min(header_->strings_committed.load(std::memory_order_acquire),
-                                header_->strings_capacity);
+  uint64_t committed = std::min(header_->strings_committed.load(std::memory_order_acquire), header_->strings_capacity);
   const auto* arena = static_cast<const uint8_t*>(region_->base) + header_->strings_offset;
   while (strings_read_ + 4 <= committed) {
     uint32_t len;
@@ -117,9 +120,8 @@ bool ProcessCollector::visit(ThreadDecode& t, const wire::RecordHeader& h, uint6
   using wire::RecordType;
   if (h.ts > horizon) return false;  // not yet classifiable: leave it in the ring
   t.last_ticks = std::max(t.last_ticks, h.ts);
-  if (h.arg >= strings_.size() &&
-      (h.type == uint16_t(RecordType::RangePush) || h.type == uint16_t(RecordType::Mark) ||
-       h.type == uint16_t(RecordType::OpBegin)))
+  if (h.arg >= strings_.size() && (h.type == uint16_t(RecordType::RangePush) || h.type == uint16_t(RecordType::Mark) ||
+                                   h.type == uint16_t(RecordType::OpBegin)))
     read_strings();
   switch (RecordType(h.type)) {
     case RecordType::RangePush: {
@@ -166,8 +168,7 @@ bool ProcessCollector::visit(ThreadDecode& t, const wire::RecordHeader& h, uint6
       s.fwd_thread_id = p.fwd_thread_id;
       s.scope = p.scope;
       if (p.flags & wire::kOpAsync) s.flags |= trace::kAsync;
-      if ((p.flags & wire::kOpHasShapes) &&
-          sizeof h + sizeof p + p.shapes_bytes <= h.size) {
+      if ((p.flags & wire::kOpHasShapes) && sizeof h + sizeof p + p.shapes_bytes <= h.size) {
         std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(&h) + sizeof h + sizeof p, p.shapes_bytes);
         if (auto text = shapes::shapes_text(bytes)) {
           auto [it, inserted] = shape_ids_.try_emplace(*text, uint32_t(shapes_.size()));

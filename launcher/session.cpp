@@ -89,7 +89,7 @@ std::unique_ptr<RegionMapping> map_region(const char* name, std::string* error) 
     *error = std::string("cannot open ") + name + ": " + std::strerror(errno);
     return nullptr;
   }
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) != 0 || size_t(st.st_size) < sizeof(wire::ProcessHeader)) {
     *error = std::string(name) + " is too small to be a process region";
     ::close(fd);

@@ -93,7 +93,7 @@ bool Target::poll_exit() {
 
 void forward_signals_to(pid_t pid) {
   g_forward_pid.store(pid);
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_sigaction = forward;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&sa.sa_mask);

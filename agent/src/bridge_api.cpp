@@ -22,12 +22,13 @@ PTPROF_EXPORT void ptprof_agent_op_begin(const ptprof_op_begin* op) {
   uint32_t id = t->intern(op->name);
   // Shapes are recorded whenever the bridge passes them, even as zero bytes
   // (an op without inputs prints []); an oversized encoding is left out.
-  bool has_shapes = op->shapes != nullptr &&
-                    op->shapes_bytes <= wire::kMaxRecordBytes - sizeof(wire::RecordHeader) - sizeof(wire::OpBeginPayload);
+  bool has_shapes = op->shapes != nullptr && op->shapes_bytes <= wire::kMaxRecordBytes - sizeof(wire::RecordHeader) -
+                                                                     sizeof(wire::OpBeginPayload);
   uint32_t shapes = has_shapes ? op->shapes_bytes : 0;
   uint32_t size = wire::align8(uint32_t(sizeof(wire::RecordHeader) + sizeof(wire::OpBeginPayload) + shapes));
   uint8_t* p = t->ring.reserve(size);
-  if (!p) [[unlikely]] return;
+  if (!p) [[unlikely]]
+    return;
   auto* h = reinterpret_cast<wire::RecordHeader*>(p);
   h->type = uint16_t(wire::RecordType::OpBegin);
   h->size = uint16_t(size);
@@ -58,7 +59,8 @@ PTPROF_EXPORT void ptprof_agent_op_end(uint64_t handle) {
     if (i != depth) std::memmove(&t->ops[i - 1], &t->ops[i], (depth - i) * sizeof(uint64_t));
     --t->op_depth;
     uint8_t* p = t->ring.reserve(sizeof(wire::RecordHeader) + sizeof(wire::OpEndPayload));
-    if (!p) [[unlikely]] return;
+    if (!p) [[unlikely]]
+      return;
     auto* h = reinterpret_cast<wire::RecordHeader*>(p);
     h->type = uint16_t(wire::RecordType::OpEnd);
     h->size = uint16_t(sizeof(wire::RecordHeader) + sizeof(wire::OpEndPayload));

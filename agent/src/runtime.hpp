@@ -24,9 +24,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "no_destructor.hpp"
 #include "ptprof/clock.hpp"
 #include "ptprof/config.hpp"
-#include "no_destructor.hpp"
 #include "ptprof/session.hpp"
 
 namespace ptprof::agent {
@@ -104,8 +104,8 @@ class Runtime {
   uint64_t step_ = 0;
   std::atomic<uint64_t> current_step_{0};  // step_, readable without step_mu_
   std::atomic<uint32_t> named_step_id_{0};
-  uint32_t window_ = 0;      // index of the current or next window
-  bool in_window_ = false;   // a WindowBegin is published and not yet ended
+  uint32_t window_ = 0;     // index of the current or next window
+  bool in_window_ = false;  // a WindowBegin is published and not yet ended
 
   std::atomic<int> bridge_state_{0};  // 0 not loaded, 1 loading, 2 loaded, 3 failed
   void (*bridge_set_recording_)(int) = nullptr;

@@ -34,13 +34,11 @@ struct ScopeStack {
   }
   // Whether an open scope began in `step` (scopes nest, so the innermost
   // began last).
-  bool inside_scope_of(uint64_t step) const {
-    return depth && depth <= kMax && began_in_step[depth - 1] >= step;
-  }
+  bool inside_scope_of(uint64_t step) const { return depth && depth <= kMax && began_in_step[depth - 1] >= step; }
 };
 
 struct ThreadState {
-  static constexpr uint32_t kCacheSize = 256;    // power of two
+  static constexpr uint32_t kCacheSize = 256;       // power of two
   static constexpr uint32_t kTextCacheSize = 1024;  // power of two; two ways per hash
   static constexpr uint32_t kMaxDepth = 256;
 
@@ -115,7 +113,7 @@ struct ThreadState {
     uint32_t id = g_runtime.intern(s, &text);
     if (id) {
       by_pointer = CacheEntry{s, text, id};
-      way[1] = way[0];  // the newer name takes way 0
+      way[1] = way[0];                                               // the newer name takes way 0
       way[0] = TextEntry{h, text, id, uint32_t(std::strlen(text))};  // the arena copy may be cut short
     }
     return id;
@@ -127,7 +125,8 @@ struct ThreadState {
   void write(wire::RecordType type, uint32_t arg, uint64_t ts) { (void)try_write(type, arg, ts); }
   bool try_write(wire::RecordType type, uint32_t arg, uint64_t ts) {
     uint8_t* p = ring.reserve(sizeof(wire::RecordHeader));
-    if (!p) [[unlikely]] return false;
+    if (!p) [[unlikely]]
+      return false;
     auto* h = reinterpret_cast<wire::RecordHeader*>(p);
     h->type = static_cast<uint16_t>(type);
     h->size = sizeof(wire::RecordHeader);
@@ -141,7 +140,7 @@ struct ThreadState {
 namespace detail {
 // constinit: no dynamic initialization, so no TLS wrapper call on access.
 extern constinit thread_local ThreadState* tls_thread;
-}
+}  // namespace detail
 
 // The calling thread's state, registering it on first use; null when the
 // agent is inert, the thread could not be registered, or the agent itself is

@@ -22,8 +22,7 @@ std::string check_first(Cursor& c, size_t have, const char* what, uint64_t& coun
   count = c.varint();
   if (!c.ok()) return kTruncatedPayload;
   if (first != have)
-    return std::string(what) + " chunk starts at index " + std::to_string(first) + ", expected " +
-           std::to_string(have);
+    return std::string(what) + " chunk starts at index " + std::to_string(first) + ", expected " + std::to_string(have);
   // Each record takes at least one byte: a larger count is damage, and must
   // not become a huge reserve().
   if (count > c.remaining())
@@ -90,8 +89,8 @@ std::string decode_threads(Cursor c, trace::Trace& t) {
     th.name = std::string(c.str());
     if (!c.ok()) return kTruncatedPayload;
     if (process >= t.processes.size())
-      return "thread " + std::to_string(t.threads.size()) + " names process " +
-             std::to_string(process) + " of " + std::to_string(t.processes.size());
+      return "thread " + std::to_string(t.threads.size()) + " names process " + std::to_string(process) + " of " +
+             std::to_string(t.processes.size());
     if (!fits_i32(tid)) return "thread tid out of range";
     th.process = uint32_t(process);
     th.tid = int32_t(tid);
@@ -105,12 +104,10 @@ std::string decode_events(Cursor c, trace::Trace& t, std::vector<uint64_t>& coun
   uint64_t ncols = c.varint();
   if (!c.ok()) return kTruncatedPayload;
   if (ncols < kEventColumns)
-    return "event chunk has " + std::to_string(ncols) + " columns, expected " +
-           std::to_string(unsigned(kEventColumns));
+    return "event chunk has " + std::to_string(ncols) + " columns, expected " + std::to_string(unsigned(kEventColumns));
   // Every event takes at least one byte in each column but kColSeqNr.
   if (n > c.remaining() / (kEventColumns - 1) || ncols > c.remaining())
-    return "event chunk claims " + std::to_string(n) + " events in " +
-           std::to_string(c.remaining()) + " bytes";
+    return "event chunk claims " + std::to_string(n) + " events in " + std::to_string(c.remaining()) + " bytes";
   std::array<uint64_t, kEventColumns> sizes{};
   for (uint64_t i = 0; i < ncols; ++i) {
     uint64_t s = c.varint();
@@ -148,8 +145,8 @@ std::string decode_events(Cursor c, trace::Trace& t, std::vector<uint64_t>& coun
       return "event " + std::to_string(i) + " names thread " + std::to_string(thread) + " of " +
              std::to_string(nthreads);
     if (name >= nstrings || shapes >= nstrings)
-      return "event " + std::to_string(i) + " names string " +
-             std::to_string(std::max(name, shapes)) + " of " + std::to_string(nstrings);
+      return "event " + std::to_string(i) + " names string " + std::to_string(std::max(name, shapes)) + " of " +
+             std::to_string(nstrings);
     if (kind > (kKindMask | kKindHasSeqNr) || scope > UINT8_MAX || flags > UINT16_MAX)
       return "event " + std::to_string(i) + " has an invalid kind, scope or flags";
     e.thread = uint32_t(thread);

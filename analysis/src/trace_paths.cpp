@@ -7,8 +7,7 @@ namespace ptprof::format {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> expand_trace_paths(const std::vector<std::string>& paths,
-                                            std::string* error) {
+std::vector<std::string> expand_trace_paths(const std::vector<std::string>& paths, std::string* error) {
   std::vector<std::string> out;
   for (const auto& p : paths) {
     std::error_code ec;
@@ -24,10 +23,8 @@ std::vector<std::string> expand_trace_paths(const std::vector<std::string>& path
     // Only finished files: a .bin.tmp is a window still being written (or
     // abandoned by a crash) and is read only when named explicitly.
     std::vector<std::string> found;
-    for (auto it = fs::directory_iterator(p, ec); !ec && it != fs::directory_iterator();
-         it.increment(ec)) {
-      if (it->path().extension() == ".bin" && it->is_regular_file(ec))
-        found.push_back(it->path().string());
+    for (auto it = fs::directory_iterator(p, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+      if (it->path().extension() == ".bin" && it->is_regular_file(ec)) found.push_back(it->path().string());
     }
     if (ec) {
       *error = p + ": " + ec.message();

@@ -23,9 +23,9 @@ inline constexpr const char* kLogName = "build.log";
 
 // A torch installation as the bridge cache sees it.
 struct TorchInstall {
-  std::string library;   // real path of libtorch_cpu.so
-  std::string lib_dir;   // its directory
-  std::string version;   // "2.15.0+cu132", "1.13" (may be empty: unknown)
+  std::string library;  // real path of libtorch_cpu.so
+  std::string lib_dir;  // its directory
+  std::string version;  // "2.15.0+cu132", "1.13" (may be empty: unknown)
   uint64_t library_bytes = 0;
 };
 

@@ -22,7 +22,7 @@ inline constexpr const char* kWithStack = "PTPROF_WITH_STACK";
 inline constexpr const char* kOutput = "PTPROF_OUTPUT";
 inline constexpr const char* kOnTraceReady = "PTPROF_ON_TRACE_READY";
 inline constexpr const char* kLogLevel = "PTPROF_LOG_LEVEL";
-inline constexpr const char* kRingKb = "PTPROF_RING_KB";          // per-thread ring size
+inline constexpr const char* kRingKb = "PTPROF_RING_KB";            // per-thread ring size
 inline constexpr const char* kTorchBridge = "PTPROF_TORCH_BRIDGE";  // a bridge to load, not the cache's
 inline constexpr const char* kBridgeCache = "PTPROF_BRIDGE_CACHE";  // see bridge_cache.hpp
 inline constexpr const char* kBridgeBuild = "PTPROF_BRIDGE_BUILD";  // 0: never build on demand
@@ -44,7 +44,7 @@ struct Config {
   std::string output = "./ptprof-out";
   std::string on_trace_ready;
   std::string log_level = "warn";
-  uint64_t ring_bytes = 0;  // 0: default
+  uint64_t ring_bytes = 0;   // 0: default
   bool bridge_build = true;  // build a missing torch bridge on demand
 };
 

@@ -35,9 +35,7 @@ struct Schedule {
     return m < n - 1 ? StepAction::Record : StepAction::RecordAndSave;
   }
 
-  static bool records(StepAction a) {
-    return a == StepAction::Record || a == StepAction::RecordAndSave;
-  }
+  static bool records(StepAction a) { return a == StepAction::Record || a == StepAction::RecordAndSave; }
   // True when no step after `step` can ever record again.
   bool finished_after(uint64_t step) const {
     if (!enabled || repeat == 0) return false;

@@ -21,8 +21,8 @@ constexpr uint64_t kProcessMagic = 0x31524650'52505450ull;  // "PTPRPFR1"
 constexpr uint32_t kWireVersion = 1;
 
 constexpr uint32_t kMaxProcesses = 4096;
-constexpr uint32_t kMaxThreads = 1024;          // per process
-constexpr uint32_t kMaxBoundaries = 1024;       // schedule boundaries kept per process (ring)
+constexpr uint32_t kMaxThreads = 1024;            // per process
+constexpr uint32_t kMaxBoundaries = 1024;         // schedule boundaries kept per process (ring)
 constexpr uint64_t kDefaultRingBytes = 2u << 20;  // per thread, power of two
 constexpr uint64_t kStringArenaBytes = 16u << 20;
 
@@ -36,16 +36,16 @@ struct ProcessSlot {
   int32_t pid = 0;
   int32_t ppid = 0;
   uint32_t reserved = 0;
-  char region[64] = {};            // shm name of the process region
+  char region[64] = {};  // shm name of the process region
 };
 
 struct SessionHeader {
   uint64_t magic;
   uint32_t version;
-  uint32_t clock_kind;             // clock::Kind the agents must use
-  uint64_t ring_bytes;             // per-thread ring capacity (power of two)
-  char name[64];                   // the session's own shm name
-  std::atomic<uint32_t> next_slot; // processes that claimed a slot so far
+  uint32_t clock_kind;                   // clock::Kind the agents must use
+  uint64_t ring_bytes;                   // per-thread ring capacity (power of two)
+  char name[64];                         // the session's own shm name
+  std::atomic<uint32_t> next_slot;       // processes that claimed a slot so far
   std::atomic<uint32_t> lost_processes;  // could not register (table full, shm failure)
   char pad[64];
   ProcessSlot slots[kMaxProcesses];
@@ -63,9 +63,9 @@ struct ThreadSlot {
 enum class BoundaryKind : uint32_t { WindowBegin = 1, WindowEnd = 2 };
 struct Boundary {
   uint64_t ticks;
-  uint32_t kind;     // BoundaryKind
-  uint32_t window;   // window index, 0-based
-  uint64_t step;     // step number at which it happens
+  uint32_t kind;    // BoundaryKind
+  uint32_t window;  // window index, 0-based
+  uint64_t step;    // step number at which it happens
 };
 
 // Fixed-size part of a process region; the string arena and the rings follow
@@ -77,14 +77,14 @@ struct ProcessHeader {
   int32_t ppid;
   uint32_t max_threads;
   uint64_t ring_bytes;
-  uint64_t strings_offset;         // byte offset of the string arena
+  uint64_t strings_offset;  // byte offset of the string arena
   uint64_t strings_capacity;
-  uint64_t rings_offset;           // byte offset of ring 0
-  uint64_t start_realtime_ns;      // wall clock at registration
+  uint64_t rings_offset;       // byte offset of ring 0
+  uint64_t start_realtime_ns;  // wall clock at registration
   uint64_t start_monotonic_ns;
-  char cmdline[512];               // argv joined by spaces, truncated
-  std::atomic<uint32_t> thread_count{0};   // slots claimed
-  std::atomic<uint32_t> lost_threads{0};   // threads beyond max_threads
+  char cmdline[512];                      // argv joined by spaces, truncated
+  std::atomic<uint32_t> thread_count{0};  // slots claimed
+  std::atomic<uint32_t> lost_threads{0};  // threads beyond max_threads
   std::atomic<uint64_t> lost_thread_events{0};
   // String arena: entries are [u32 length][bytes][pad to 4]; ids count from 1
   // in order of appearance. `strings_committed` is the byte length published.

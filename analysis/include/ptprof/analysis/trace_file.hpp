@@ -27,21 +27,20 @@ uint32_t format_version();
 class TraceWriter {
  public:
   // h.version is ignored: the file gets format_version().
-  static std::unique_ptr<TraceWriter> create(const std::string& path, const trace::Header& h,
-                                             std::string* error);
+  static std::unique_ptr<TraceWriter> create(const std::string& path, const trace::Header& h, std::string* error);
   ~TraceWriter();
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
 
-  uint32_t intern(std::string_view s);             // file-level string id (0 = "")
-  uint32_t add_process(const trace::Process& p);   // returns its index
-  uint32_t add_thread(const trace::Thread& t);     // returns its index; t.events ignored
+  uint32_t intern(std::string_view s);            // file-level string id (0 = "")
+  uint32_t add_process(const trace::Process& p);  // returns its index
+  uint32_t add_thread(const trace::Thread& t);    // returns its index; t.events ignored
   void set_thread_dropped(uint32_t thread, uint64_t dropped);
   // The window's end is often known only when it closes; this overrides the
   // Header's value (stored in the footer).
   void set_window_end(int64_t end_ns);
-  void add_event(const trace::Event& e);           // e.name/e.shapes: ids from intern()
-  bool finish(std::string* error);                 // flush, footer, close, rename
+  void add_event(const trace::Event& e);  // e.name/e.shapes: ids from intern()
+  bool finish(std::string* error);        // flush, footer, close, rename
 
   uint64_t bytes_written() const;
   uint64_t events_written() const;
@@ -57,8 +56,7 @@ class TraceWriter {
 // when the file is not a trace or is damaged; a file cut short after good
 // chunks yields what was read plus a warning ("truncated at byte N; M events
 // read"). Thread::events counts the events actually read.
-std::optional<trace::Trace> read_trace(const std::string& path, std::string* error,
-                                       std::vector<std::string>* warnings);
+std::optional<trace::Trace> read_trace(const std::string& path, std::string* error, std::vector<std::string>* warnings);
 
 // Header, strings, processes, threads and the footer's per-thread counts,
 // without decoding events (Trace::events stays empty): what `ptprof info`
@@ -70,7 +68,6 @@ std::optional<trace::Trace> read_trace_summary(const std::string& path, std::str
 // Expands files and directories (the *.bin files inside, sorted by name) into
 // a list of files, in argument order. Empty result and `error` set when a path
 // does not exist or a directory holds no trace file.
-std::vector<std::string> expand_trace_paths(const std::vector<std::string>& paths,
-                                            std::string* error);
+std::vector<std::string> expand_trace_paths(const std::vector<std::string>& paths, std::string* error);
 
 }  // namespace ptprof::format
