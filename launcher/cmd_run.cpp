@@ -12,9 +12,13 @@
 #include <thread>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include "collector.hpp"
 #include "commands.hpp"
 #include "install_paths.hpp"
+#include "log.hpp"
+#include "ptprof/losses.hpp"
 #include "ptprof/config.hpp"
 #include "session.hpp"
 #include "target.hpp"
@@ -118,7 +122,7 @@ constexpr uint64_t kBusyRound = 32 * 1024;
 
 int run(const RunOptions& o) {
   if (o.command.empty()) {
-    std::fprintf(stderr, "ptprof run: no command given; usage: ptprof run [options] -- cmd args...\n");
+    spdlog::error("run: no command given; usage: ptprof run [options] -- cmd args...");
     return 2;
   }
   auto env = current_environment();
@@ -133,29 +137,31 @@ int run(const RunOptions& o) {
       },
       &errors);
   if (!config) {
-    for (auto& e : errors) std::fprintf(stderr, "ptprof run: %s\n", e.c_str());
+    for (auto& e : errors) spdlog::error("run: {}", e);
     return 2;
   }
+  if (!config->log_level.empty()) launcher::set_log_level(config->log_level);
 
   if (config->step.kind == StepRule::Kind::CudaProfilerApi)
-    std::fprintf(stderr,
-                 "ptprof run: warning: PTPROF_STEP=cudaProfilerApi needs CUDA interposition, which this version "
-                 "does not have: no step will end (use optimizer, manual or a scope name)\n");
+    spdlog::warn(
+        "run: PTPROF_STEP=cudaProfilerApi needs CUDA interposition, which this version does not have: no step will "
+        "end (use optimizer, manual or a scope name)");
   if (config->profile_memory || config->with_stack)
-    std::fprintf(stderr, "ptprof run: warning: this version records no memory events and no call stacks yet; "
-                         "PTPROF_PROFILE_MEMORY / PTPROF_WITH_STACK are passed on only\n");
+    spdlog::warn(
+        "run: this version records no memory events and no call stacks yet; PTPROF_PROFILE_MEMORY / "
+        "PTPROF_WITH_STACK are passed on only");
 
   std::string error;
   auto paths = launcher::find_install_paths(&error);
   if (!paths) {
-    std::fprintf(stderr, "ptprof run: %s\n", error.c_str());
+    spdlog::error("run: {}", error);
     return 1;
   }
   std::error_code ec;
   std::filesystem::create_directories(config->output, ec);
   if (ec || !std::filesystem::is_directory(config->output)) {
-    std::fprintf(stderr, "ptprof run: cannot create output directory '%s': %s\n", config->output.c_str(),
-                 ec ? ec.message().c_str() : "not a directory");
+    spdlog::error("run: cannot create output directory '{}': {}", config->output,
+                  ec ? ec.message() : "not a directory");
     return 2;
   }
 
@@ -163,7 +169,7 @@ int run(const RunOptions& o) {
   uint64_t ring_bytes = config->ring_bytes ? config->ring_bytes : wire::kDefaultRingBytes;
   auto session = launcher::Session::create(ring_bytes, clock_kind, &error);
   if (!session) {
-    std::fprintf(stderr, "ptprof run: %s\n", error.c_str());
+    spdlog::error("run: {}", error);
     return 1;
   }
 
@@ -185,7 +191,7 @@ int run(const RunOptions& o) {
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   auto target = launcher::Target::start(o.command, envv, &error);
   if (!target) {
-    std::fprintf(stderr, "ptprof run: %s\n", error.c_str());
+    spdlog::error("run: {}", error);
     return 127;
   }
   launcher::forward_signals_to(target->pid());
@@ -215,6 +221,8 @@ int run(const RunOptions& o) {
   std::fprintf(stderr, "ptprof: %u process%s, %u thread%s, %llu events, %llu dropped\n", t.processes,
                t.processes == 1 ? "" : "es", t.threads, t.threads == 1 ? "" : "s", (unsigned long long)t.events,
                (unsigned long long)t.dropped);
+  // The summary is the run's result, not a diagnostic: it is printed whatever
+  // the log level, losses included, so that nothing is lost in silence.
   if (t.dropped)
     std::fprintf(stderr,
                  "ptprof: warning: %llu events were dropped because a ring was full; "
@@ -222,9 +230,8 @@ int run(const RunOptions& o) {
                  (unsigned long long)t.dropped);
   if (t.lost_processes)
     std::fprintf(stderr, "ptprof: warning: %u processes could not be profiled\n", t.lost_processes);
-  if (t.corrupt_bytes)
-    std::fprintf(stderr, "ptprof: warning: %llu bytes of malformed records were skipped\n",
-                 (unsigned long long)t.corrupt_bytes);
+  for (const std::string& line : trace::loss_lines(t.losses))
+    std::fprintf(stderr, "ptprof: warning: %s\n", line.c_str());
   for (auto& f : sink.files())
     std::fprintf(stderr, "ptprof: wrote %s (%s, %llu events)\n", f.path.c_str(), human_bytes(f.bytes).c_str(),
                  (unsigned long long)f.events);
@@ -261,7 +268,7 @@ void add_run(CLI::App& app, int& exit_code) {
   sub->add_option("--on-trace-ready", opts->on_trace_ready,
                   "Shell command run after each window's file is complete; {} is replaced by its path "
                   "(PTPROF_ON_TRACE_READY)");
-  sub->add_option("--log-level", opts->log_level, "Agent log level: trace, debug, info, warn, error, off (PTPROF_LOG_LEVEL)");
+  sub->add_option("--log-level", opts->log_level, "Log level of the launcher and the agent: trace, debug, info, warn, error, off (PTPROF_LOG_LEVEL)");
   sub->add_option("--ring-kb", opts->ring_kb, "Ring size per thread in KiB, a power of two (PTPROF_RING_KB; default 2048)");
   sub->add_option("command", opts->command, "The command to profile, after --")->required();
   sub->positionals_at_end();

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <string>
 
+#include <spdlog/spdlog.h>
+
 namespace ptprof::launcher {
 namespace {
 
@@ -50,7 +52,7 @@ void Collector::attach_new_processes() {
     auto region = map_region(name, &error);
     ++slots_seen_;
     if (!region) {
-      sink_.warn("process " + std::to_string(slot.pid) + ": " + error);
+      spdlog::warn("process {}: {}", slot.pid, error);
       continue;
     }
     // An exec keeps the pid: later images get a suffix so names stay unique.
@@ -111,7 +113,7 @@ Totals Collector::totals() const {
     t.threads += p->threads();
     t.events += p->events();
     t.dropped += p->dropped();
-    t.corrupt_bytes += p->corrupt_bytes();
+    t.losses += p->losses();
   }
   t.lost_processes = session_.header()->lost_processes.load(std::memory_order_relaxed);
   return t;

@@ -1,9 +1,9 @@
 // `ptprof`: the launcher and the front end of the analysis library.
-#include <cstdio>
-
 #include "commands.hpp"
+#include "log.hpp"
 
 int main(int argc, char** argv) {
+  ptprof::launcher::init_logging();
   CLI::App app{
       "ptprof: a profiler for PyTorch programs that needs no change to the program.\n"
       "  ptprof run -- python train.py      profile a job into ./ptprof-out\n"

@@ -106,9 +106,7 @@ std::unique_ptr<RegionMapping> map_region(const char* name, std::string* error) 
   m->base = p;
   m->bytes = size_t(st.st_size);
   auto* h = m->header();
-  uint64_t need = wire::region_bytes(h->ring_bytes, h->max_threads);
-  if (h->magic != wire::kProcessMagic || h->version != wire::kWireVersion || need > m->bytes ||
-      (h->ring_bytes & (h->ring_bytes - 1)) || h->max_threads > wire::kMaxThreads) {
+  if (h->magic != wire::kProcessMagic || h->version != wire::kWireVersion || !wire::layout_matches(*h, m->bytes)) {
     *error = std::string(name) + " has an unknown layout";
     return nullptr;
   }

@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -127,7 +128,8 @@ bool Runtime::create_region() {
   char name[sizeof(wire::ProcessSlot::region) + 16];
   std::snprintf(name, sizeof name, "%.40s.%u", session_->name, slot_index);
   uint64_t ring_bytes = config_->ring_bytes ? config_->ring_bytes : session_->ring_bytes;
-  size_t bytes = wire::region_bytes(ring_bytes, wire::kMaxThreads);
+  const wire::RegionLayout layout = wire::region_layout(ring_bytes, wire::kMaxThreads);
+  size_t bytes = layout.total_bytes;
 
   int fd = ::shm_open(name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
   if (fd < 0 || ::ftruncate(fd, off_t(bytes)) != 0) {
@@ -154,9 +156,9 @@ bool Runtime::create_region() {
   h->ppid = getppid();
   h->max_threads = wire::kMaxThreads;
   h->ring_bytes = ring_bytes;
-  h->strings_offset = (sizeof(wire::ProcessHeader) + 4095) & ~uint64_t(4095);
-  h->strings_capacity = wire::kStringArenaBytes;
-  h->rings_offset = h->strings_offset + wire::kStringArenaBytes;
+  h->strings_offset = layout.strings_offset;
+  h->strings_capacity = layout.strings_capacity;
+  h->rings_offset = layout.rings_offset;
   h->start_realtime_ns = clock::realtime_ns();
   h->start_monotonic_ns = clock::monotonic_ns();
   read_cmdline(h->cmdline, sizeof h->cmdline);
@@ -164,6 +166,7 @@ bool Runtime::create_region() {
   region_ = p;
   region_bytes_ = bytes;
   header_ = h;
+  arena_.emplace(*h, wire::string_arena(p, *h));
 
   slot.pid = h->pid;
   slot.ppid = h->ppid;
@@ -190,7 +193,7 @@ ThreadState* Runtime::register_thread() {
   ThreadState* t = state.get();
   t->slot = index;
   t->tid = current_tid();
-  t->ring = wire::RingWriter(wire::ring_control(region_, header_, index), wire::ring_data(region_, header_, index),
+  t->ring = wire::RingWriter(wire::ring_control(region_, *header_, index), wire::ring_data(region_, *header_, index),
                              header_->ring_bytes);
   wire::ThreadSlot& slot = header_->threads[index];
   slot.tid = t->tid;
@@ -212,34 +215,19 @@ void Runtime::rename_thread(ThreadState* t, const char* name) {
 
 uint32_t Runtime::intern(const char* s, const char** text) {
   if (!header_ || !s) return 0;
-  size_t len = std::strlen(s);
-  if (len > 4000) len = 4000;
-  std::string key(s, len);
+  std::string_view name(s, std::min(std::strlen(s), size_t(wire::kMaxNameBytes)));
   std::lock_guard lock(intern_mu_);
-  auto* arena = static_cast<uint8_t*>(region_) + header_->strings_offset;
-  if (auto it = interned_->find(key); it != interned_->end()) {
-    // The arena copy sits right after its 4-byte length; ids map to offsets
-    // through the side table kept in `offsets_`.
-    *text = reinterpret_cast<const char*>(arena + offsets_[it->second - 1]);
-    return it->second;
+  if (auto it = interned_->find(name); it != interned_->end()) {
+    *text = it->second.text;
+    return it->second.id;
   }
-  uint64_t at = header_->strings_committed.load(std::memory_order_relaxed);
-  uint64_t need = 4 + ((len + 1 + 3) & ~size_t(3));
-  if (at + need > header_->strings_capacity) {
-    header_->strings_dropped.fetch_add(1, std::memory_order_relaxed);
-    return 0;
-  }
-  uint32_t l32 = uint32_t(len);
-  std::memcpy(arena + at, &l32, 4);
-  std::memcpy(arena + at + 4, s, len);
-  arena[at + 4 + len] = 0;
-  uint32_t id = header_->strings_count.load(std::memory_order_relaxed) + 1;
-  offsets_.push_back(at + 4);
-  header_->strings_count.store(id, std::memory_order_relaxed);
-  header_->strings_committed.store(at + need, std::memory_order_release);
-  interned_->emplace(std::move(key), id);
-  *text = reinterpret_cast<const char*>(arena + at + 4);
-  return id;
+  // A full arena refuses (and counts) the name; the caller's thread caches
+  // remember the refusal, so this runs once per thread and name.
+  const wire::StringArenaWriter::Entry e = arena_->append(name);
+  if (e.id == 0) return 0;
+  interned_->emplace(std::string(name), InternedName{e.id, e.text});
+  *text = e.text;
+  return e.id;
 }
 
 void Runtime::publish_boundary(wire::BoundaryKind kind, uint64_t ticks) {
@@ -265,7 +253,6 @@ void Runtime::apply_step(uint64_t step, uint64_t ticks, bool first) {
   }
   step_ = step;
   current_step_.store(step, std::memory_order_relaxed);
-  header_->current_step.store(step, std::memory_order_relaxed);
   if (!in_window_ && Schedule::records(next)) {
     // A window open from the start of the region takes everything in it:
     // tick 0, so that no event is lost to a clock read on another core that
@@ -273,8 +260,6 @@ void Runtime::apply_step(uint64_t step, uint64_t ticks, bool first) {
     publish_boundary(wire::BoundaryKind::WindowBegin, first ? 0 : ticks);
     in_window_ = true;
   }
-  if (!in_window_ && sched.finished_after(step) && next == StepAction::None)
-    header_->schedule_done.store(1, std::memory_order_release);
   header_->in_transition.store(0, std::memory_order_release);
 
   bool on = next != StepAction::None;
@@ -303,10 +288,12 @@ void Runtime::scope_ended(ThreadState& t, const char* name) {
 
 uint32_t Runtime::named_step_id() {
   uint32_t id = named_step_id_.load(std::memory_order_relaxed);
-  if (id) return id;
+  if (id) return id == kNoNamedStepId ? 0 : id;
   const char* text = nullptr;
   id = intern(config_->step.name.c_str(), &text);
-  named_step_id_.store(id, std::memory_order_relaxed);
+  // A name the full arena refused is remembered as such: asked again on
+  // every range's end, it would take the intern mutex each time.
+  named_step_id_.store(id ? id : kNoNamedStepId, std::memory_order_relaxed);
   return id;
 }
 
@@ -349,7 +336,7 @@ void Runtime::after_fork_child() {
   tls_unregistrable = false;
   threads_->clear();
   interned_->clear();
-  offsets_.clear();
+  arena_.reset();
   named_step_id_.store(0, std::memory_order_relaxed);
   ::munmap(region_, region_bytes_);
   region_ = nullptr;

@@ -191,6 +191,12 @@ std::string decode_footer(Cursor c, FooterData& f) {
   f.total_dropped = c.varint();
   f.window_end_ns = c.svarint();
   if (!c.ok()) return kTruncatedPayload;
+  if (c.remaining() > 0) {
+    for (uint64_t* v : {&f.losses.unnamed_events, &f.losses.names_refused, &f.losses.lost_threads,
+                        &f.losses.lost_thread_events, &f.losses.late_events, &f.losses.malformed_bytes})
+      *v = c.varint();
+    if (!c.ok()) return kTruncatedPayload;
+  }
   uint64_t events = 0, dropped = 0;
   for (uint64_t i = 0; i < n; ++i) {
     events += f.thread_events[i];

@@ -18,6 +18,7 @@ struct FooterData {
   uint64_t total_events = 0;
   uint64_t total_dropped = 0;
   int64_t window_end_ns = 0;
+  trace::Losses losses;  // absent in files written before the ledger: all zero
 };
 
 std::string decode_header(Cursor c, trace::Header& h);

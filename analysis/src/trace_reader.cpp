@@ -174,6 +174,7 @@ bool Reader::finish_counts() {
       trace_.threads[i].dropped = footer_.thread_dropped[i];
     }
     trace_.header.window_end_ns = footer_.window_end_ns;
+    trace_.losses = footer_.losses;
   } else {
     for (size_t i = 0; i < n; ++i) trace_.threads[i].events = counts_[i];
   }

@@ -65,6 +65,7 @@ struct TraceWriter::Impl {
   std::string error;  // the first error; sticky
   bool finished = false;
   int64_t window_end_ns = 0;
+  trace::Losses losses;
 
   std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> string_ids;
   uint32_t string_count = 1;  // id 0 is the implicit ""
@@ -160,6 +161,10 @@ struct TraceWriter::Impl {
     put_varint(raw, total_events);
     put_varint(raw, total_dropped);
     put_svarint(raw, window_end_ns);
+    // The losses ledger: fields appended in a fixed order (format.md).
+    for (uint64_t v : {losses.unnamed_events, losses.names_refused, losses.lost_threads, losses.lost_thread_events,
+                       losses.late_events, losses.malformed_bytes})
+      put_varint(raw, v);
     return raw;
   }
 };
@@ -231,6 +236,8 @@ void TraceWriter::set_thread_dropped(uint32_t thread, uint64_t dropped) {
 }
 
 void TraceWriter::set_window_end(int64_t end_ns) { impl_->window_end_ns = end_ns; }
+
+void TraceWriter::set_losses(const trace::Losses& losses) { impl_->losses = losses; }
 
 void TraceWriter::add_event(const trace::Event& e) { impl_->add_event(e); }
 
