@@ -10,14 +10,6 @@
 #include "ptprof/shapes.hpp"
 
 namespace ptprof::launcher {
-namespace {
-
-// How long a window waits, after its end, for spans that began inside it to
-// end (the scope around the optimizer step, say) before it is written with
-// those spans cut at the window's end.
-constexpr auto kGrace = std::chrono::seconds(2);
-
-}  // namespace
 
 ProcessCollector::ProcessCollector(std::unique_ptr<RegionMapping> region, std::string file_stem,
                                    const CollectorOptions& opts, const clock::Converter& conv, WindowSink& sink)
@@ -215,10 +207,7 @@ void ProcessCollector::close_span(ThreadDecode& t, size_t index, uint64_t end, u
     if (s.window >= 0) {
       Window& w = windows_[size_t(s.window)];
       --w.open_spans;
-      if (w.done)
-        ++seen_.late_events;
-      else
-        emit(w, t.slot, s, end, flags);
+      if (!w.done) emit(w, t.slot, s, end, flags);
     }
   }
 }
@@ -414,7 +403,7 @@ void ProcessCollector::finish_ready_windows() {
   auto now = std::chrono::steady_clock::now();
   for (auto& w : windows_) {
     if (w.done || w.end == UINT64_MAX || drained_horizon_ <= w.end) continue;
-    if (w.open_spans == 0 || now - w.end_seen > kGrace) write_window(w);
+    if (w.open_spans == 0 || now - w.end_seen >= opts_.grace) write_window(w);
   }
 }
 

@@ -24,6 +24,10 @@ struct CollectorOptions {
   std::string host;
   std::string schedule;      // for the file header
   int64_t realtime_offset_ns = 0;
+  // How long a window waits, after its end, for spans that began inside it
+  // to end (the scope around the optimizer step, say) before it is written
+  // with those spans cut at the window's end.
+  std::chrono::milliseconds grace{2000};
 };
 
 class ProcessCollector {

@@ -230,43 +230,34 @@ uint32_t Runtime::intern(const char* s, const char** text) {
   return e.id;
 }
 
-void Runtime::publish_boundary(wire::BoundaryKind kind, uint64_t ticks) {
+void Runtime::publish_boundary(wire::BoundaryKind kind, uint64_t ticks, uint32_t window) {
   uint32_t n = header_->boundary_count.load(std::memory_order_relaxed);
   wire::Boundary& b = header_->boundaries[n % wire::kMaxBoundaries];
   b.ticks = ticks;
   b.kind = uint32_t(kind);
-  b.window = window_;
+  b.window = window;
   b.step = step_;
   header_->boundary_count.store(n + 1, std::memory_order_release);
 }
 
 // Moves the schedule to `step`, which begins at `ticks`. Caller holds step_mu_.
 void Runtime::apply_step(uint64_t step, uint64_t ticks, bool first) {
-  const Schedule& sched = config_->schedule;
-  StepAction prev = first ? StepAction::None : sched.action(step_);
-  StepAction next = sched.action(step);
+  const StepTransition t = step_transition(config_->schedule, windows_, step_, step, first);
   header_->in_transition.store(1, std::memory_order_seq_cst);
-  if (in_window_ && (prev == StepAction::RecordAndSave || !Schedule::records(next))) {
-    publish_boundary(wire::BoundaryKind::WindowEnd, ticks);
-    in_window_ = false;
-    ++window_;
-  }
+  if (t.end_window) publish_boundary(wire::BoundaryKind::WindowEnd, ticks, windows_.window);
   step_ = step;
   current_step_.store(step, std::memory_order_relaxed);
-  if (!in_window_ && Schedule::records(next)) {
-    // A window open from the start of the region takes everything in it:
-    // tick 0, so that no event is lost to a clock read on another core that
-    // runs a little behind this one.
-    publish_boundary(wire::BoundaryKind::WindowBegin, first ? 0 : ticks);
-    in_window_ = true;
-  }
+  // A window open from the start of the region takes everything in it: tick
+  // 0, so that no event is lost to a clock read on another core that runs a
+  // little behind this one.
+  if (t.begin_window) publish_boundary(wire::BoundaryKind::WindowBegin, t.begin_at_zero ? 0 : ticks, t.after.window);
+  windows_ = t.after;
   header_->in_transition.store(0, std::memory_order_release);
 
-  bool on = next != StepAction::None;
-  bool was = recording_.exchange(on, std::memory_order_relaxed);
-  if (on != was) set_bridge_recording(on);
-  if (on) {
-    if (ThreadState* t = thread_state()) t->write(wire::RecordType::Step, uint32_t(step), ticks);
+  bool was = recording_.exchange(t.recording, std::memory_order_relaxed);
+  if (t.recording != was) set_bridge_recording(t.recording);
+  if (t.recording) {
+    if (ThreadState* th = thread_state()) th->write(wire::RecordType::Step, uint32_t(step), ticks);
   }
 }
 
@@ -344,11 +335,11 @@ void Runtime::after_fork_child() {
   if (!create_region()) return;
   active_.store(true, std::memory_order_release);
   std::lock_guard lock(step_mu_);
-  if (in_window_) {
+  if (windows_.in_window) {
     // Recording continues in the child: its window starts at the fork.
     uint64_t t = clock::ticks_ordered(clock_kind_);
     header_->in_transition.store(1, std::memory_order_seq_cst);
-    publish_boundary(wire::BoundaryKind::WindowBegin, 0);  // everything in the child's region
+    publish_boundary(wire::BoundaryKind::WindowBegin, 0, windows_.window);  // everything in the child's region
     header_->in_transition.store(0, std::memory_order_release);
     if (ThreadState* th = thread_state()) th->write(wire::RecordType::Step, uint32_t(step_), t);
   }

@@ -79,7 +79,7 @@ class Runtime {
  private:
   bool map_session(const char* name);
   bool create_region();
-  void publish_boundary(wire::BoundaryKind kind, uint64_t ticks);
+  void publish_boundary(wire::BoundaryKind kind, uint64_t ticks, uint32_t window);
   void apply_step(uint64_t step, uint64_t ticks, bool first);
   void set_bridge_recording(bool on);
 
@@ -116,8 +116,7 @@ class Runtime {
   std::atomic<uint64_t> current_step_{0};  // step_, readable without step_mu_
   static constexpr uint32_t kNoNamedStepId = UINT32_MAX;  // the arena refused the name
   std::atomic<uint32_t> named_step_id_{0};
-  uint32_t window_ = 0;      // index of the current or next window
-  bool in_window_ = false;   // a WindowBegin is published and not yet ended
+  WindowState windows_;
 
   std::atomic<int> bridge_state_{0};  // 0 not loaded, 1 loading, 2 loaded, 3 failed
   void (*bridge_set_recording_)(int) = nullptr;

@@ -68,7 +68,7 @@ struct Losses {
   uint64_t names_refused = 0;       // names the full string arena refused (once per thread and name)
   uint64_t lost_threads = 0;        // threads beyond the agent's thread table: nothing of theirs recorded
   uint64_t lost_thread_events = 0;  // events those threads tried to record
-  uint64_t late_events = 0;         // ends and marks that arrived after their window's file was written
+  uint64_t late_events = 0;         // events that arrived after their window's file was written
   uint64_t malformed_bytes = 0;     // ring bytes skipped as malformed records
 
   bool any() const {
