@@ -70,18 +70,18 @@ void print_trace(const std::string& path, const trace::Trace& t) {
 }
 
 int run_info(const std::vector<std::string>& paths) {
-  std::string error;
-  std::vector<std::string> files = format::expand_trace_paths(paths, &error);
-  if (files.empty()) {
-    spdlog::error("info: {}", error);
+  auto expanded = format::expand_trace_paths(paths);
+  if (!expanded) {
+    spdlog::error("info: {}", expanded.error());
     return 2;
   }
+  const std::vector<std::string>& files = *expanded;
   for (size_t i = 0; i < files.size(); ++i) {
     std::vector<std::string> warnings;
-    auto t = format::read_trace_summary(files[i], &error, &warnings);
+    auto t = format::read_trace_summary(files[i], &warnings);
     for (const auto& w : warnings) spdlog::warn("info: {}", w);
     if (!t) {
-      spdlog::error("info: {}", error);
+      spdlog::error("info: {}", t.error());
       return 2;
     }
     if (i) std::printf("\n");

@@ -54,17 +54,16 @@ int run_report(const ReportArgs& a) {
     opts.window = uint32_t(w);
   }
 
-  std::string error;
-  std::vector<std::string> files = format::expand_trace_paths(a.paths, &error);
-  if (files.empty()) return usage_error(error);
+  auto files = format::expand_trace_paths(a.paths);
+  if (!files) return usage_error(files.error());
 
   report::ReportBuilder builder(opts);
   std::vector<uint32_t> seen_windows;
-  for (const std::string& f : files) {
+  for (const std::string& f : *files) {
     std::vector<std::string> warnings;
-    auto t = format::read_trace(f, &error, &warnings);
+    auto t = format::read_trace(f, &warnings);
     for (const auto& w : warnings) spdlog::warn("report: {}", w);
-    if (!t) return usage_error(error);
+    if (!t) return usage_error(t.error());
     seen_windows.push_back(t->header.window);
     builder.add(f, *t);
   }

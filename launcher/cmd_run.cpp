@@ -151,10 +151,9 @@ int run(const RunOptions& o) {
         "run: this version records no memory events and no call stacks yet; PTPROF_PROFILE_MEMORY / "
         "PTPROF_WITH_STACK are passed on only");
 
-  std::string error;
-  auto paths = launcher::find_install_paths(&error);
+  auto paths = launcher::find_install_paths();
   if (!paths) {
-    spdlog::error("run: {}", error);
+    spdlog::error("run: {}", paths.error());
     return 1;
   }
   std::error_code ec;
@@ -167,11 +166,12 @@ int run(const RunOptions& o) {
 
   clock::Kind clock_kind = clock::tsc_usable() ? clock::Kind::Tsc : clock::Kind::Monotonic;
   uint64_t ring_bytes = config->ring_bytes ? config->ring_bytes : wire::kDefaultRingBytes;
-  auto session = launcher::Session::create(ring_bytes, clock_kind, &error);
-  if (!session) {
-    spdlog::error("run: {}", error);
+  auto created = launcher::Session::create(ring_bytes, clock_kind);
+  if (!created) {
+    spdlog::error("run: {}", created.error());
     return 1;
   }
+  std::unique_ptr<launcher::Session> session = std::move(*created);
 
   env[wire::kSessionEnv] = session->name();
   env["LD_PRELOAD"] = prepend_path(env, "LD_PRELOAD", paths->agent, ':');
@@ -189,9 +189,9 @@ int run(const RunOptions& o) {
   launcher::Collector collector(*session, copts, clock_kind, sink);
 
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
-  auto target = launcher::Target::start(o.command, envv, &error);
+  auto target = launcher::Target::start(o.command, envv);
   if (!target) {
-    spdlog::error("run: {}", error);
+    spdlog::error("run: {}", target.error());
     return 127;
   }
   launcher::forward_signals_to(target->pid());

@@ -46,20 +46,19 @@ void Collector::attach_new_processes() {
       ++slots_seen_;
       continue;
     }
-    std::string error;
     char name[sizeof slot.region + 1] = {};
     std::memcpy(name, slot.region, sizeof slot.region);
-    auto region = map_region(name, &error);
+    auto region = map_region(name);
     ++slots_seen_;
     if (!region) {
-      spdlog::warn("process {}: {}", slot.pid, error);
+      spdlog::warn("process {}: {}", slot.pid, region.error());
       continue;
     }
     // An exec keeps the pid: later images get a suffix so names stay unique.
     int uses = pid_uses_[slot.pid]++;
     std::string stem = opts_.host + "." + std::to_string(slot.pid);
     if (uses) stem += "-" + std::to_string(uses);
-    processes_.push_back(std::make_unique<ProcessCollector>(std::move(region), stem, opts_, conv_, sink_));
+    processes_.push_back(std::make_unique<ProcessCollector>(std::move(*region), stem, opts_, conv_, sink_));
   }
 }
 

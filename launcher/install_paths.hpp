@@ -1,8 +1,9 @@
 // Where the launcher finds what it injects: the agent library and the Python
 // module directory. Same relative layout in the build tree and an install.
 #pragma once
-#include <optional>
 #include <string>
+
+#include "ptprof/status.hpp"
 
 namespace ptprof::launcher {
 
@@ -11,6 +12,6 @@ struct InstallPaths {
   std::string python_dir;  // directory holding the `ptprof` package
 };
 
-std::optional<InstallPaths> find_install_paths(std::string* error);
+Result<InstallPaths> find_install_paths();
 
 }  // namespace ptprof::launcher

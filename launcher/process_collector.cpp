@@ -255,13 +255,13 @@ bool ProcessCollector::ensure_writer(Window& w) {
   h.schedule = opts_.schedule;
   h.ptprof_version = PTPROF_VERSION;
   std::string path = window_path(w);
-  std::string error;
-  w.writer = sink_.open(path, h, &error);
-  if (!w.writer) {
-    spdlog::warn("cannot write {}: {}; this window is lost", path, error);
+  auto writer = sink_.open(path, h);
+  if (!writer) {
+    spdlog::warn("cannot write {}: {}; this window is lost", path, writer.error());
     w.done = true;
     return false;
   }
+  w.writer = std::move(*writer);
   trace::Process p;
   p.pid = header_->pid;
   p.ppid = header_->ppid;
@@ -380,7 +380,6 @@ void ProcessCollector::write_window(Window& w) {
   delta -= charged_;
   charged_ = now;
   w.writer->set_losses(delta);
-  std::string error;
   WindowFile f;
   f.path = window_path(w);
   f.losses = delta;
@@ -388,12 +387,12 @@ void ProcessCollector::write_window(Window& w) {
   f.dropped = w.dropped;
   f.pid = pid();
   f.window = w.index;
-  bool ok = w.writer->finish(&error);
+  const Status finished = w.writer->finish();
   f.bytes = w.writer->bytes_written();
   w.writer.reset();
   w.done = true;
-  if (!ok) {
-    spdlog::warn("cannot write {}: {}", f.path, error);
+  if (!finished.ok()) {
+    spdlog::warn("cannot write {}: {}", f.path, finished.message());
     return;
   }
   sink_.window_written(f);

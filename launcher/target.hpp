@@ -3,18 +3,18 @@
 #pragma once
 #include <sys/types.h>
 
-#include <optional>
 #include <string>
 #include <vector>
+
+#include "ptprof/status.hpp"
 
 namespace ptprof::launcher {
 
 class Target {
  public:
-  // Starts argv[0] (PATH search) with `env`. On failure returns nullopt and
-  // sets `error` (the child exits 127 and is reaped here).
-  static std::optional<Target> start(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                                     std::string* error);
+  // Starts argv[0] (PATH search) with `env`. On failure (the child exits
+  // 127 and is reaped here) the error says why.
+  static Result<Target> start(const std::vector<std::string>& argv, const std::vector<std::string>& env);
 
   pid_t pid() const { return pid_; }
   // Non-blocking. Once it returns true, exit_status() is final.

@@ -30,9 +30,10 @@ std::string expand_trace_ready(const std::string& command, const std::string& pa
   return out;
 }
 
-std::unique_ptr<format::TraceSink> TraceReady::open(const std::string& path, const trace::Header& header,
-                                                    std::string* error) {
-  return format::TraceWriter::create(path, header, error);
+Result<std::unique_ptr<format::TraceSink>> TraceReady::open(const std::string& path, const trace::Header& header) {
+  auto writer = format::TraceWriter::create(path, header);
+  if (!writer) return writer.status();
+  return std::unique_ptr<format::TraceSink>(std::move(*writer));
 }
 
 void TraceReady::window_written(const WindowFile& f) {

@@ -14,8 +14,7 @@ class TraceReady : public WindowSink {
  public:
   explicit TraceReady(std::string command) : command_(std::move(command)) {}
   // A trace file (format::TraceWriter).
-  std::unique_ptr<format::TraceSink> open(const std::string& path, const trace::Header& header,
-                                          std::string* error) override;
+  Result<std::unique_ptr<format::TraceSink>> open(const std::string& path, const trace::Header& header) override;
   void window_written(const WindowFile& f) override;
   void reap();      // collects finished commands
   void wait_all();  // waits for every command started

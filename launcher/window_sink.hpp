@@ -24,10 +24,8 @@ struct WindowFile {
 class WindowSink {
  public:
   virtual ~WindowSink() = default;
-  // The trace of one window, to be written at `path`; null with `error` set
-  // when it cannot be opened.
-  virtual std::unique_ptr<format::TraceSink> open(const std::string& path, const trace::Header& header,
-                                                  std::string* error) = 0;
+  // The trace of one window, to be written at `path`.
+  virtual Result<std::unique_ptr<format::TraceSink>> open(const std::string& path, const trace::Header& header) = 0;
   // The trace opened for `f.path` is complete.
   virtual void window_written(const WindowFile& f) = 0;
 };

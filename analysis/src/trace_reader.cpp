@@ -39,7 +39,7 @@ class Reader {
  public:
   Reader(std::string path, Mode mode) : path_(std::move(path)), mode_(mode) {}
 
-  std::optional<trace::Trace> run(std::string* error, std::vector<std::string>* warnings);
+  Result<trace::Trace> run(std::vector<std::string>* warnings);
 
  private:
   bool fail(uint64_t offset, const std::string& what) {
@@ -143,7 +143,7 @@ bool Reader::process(const ChunkHead& h) {
   if (type == ChunkType::Events && mode_ == Mode::Summary) return true;
   if (!load_payload(h)) return false;
   Cursor c(reinterpret_cast<const uint8_t*>(raw_.data()), raw_.size());
-  std::string e;
+  Status e;
   switch (type) {
     case ChunkType::Header: e = decode_header(c, trace_.header); have_header_ = true; break;
     case ChunkType::Strings: e = decode_strings(c, trace_); break;
@@ -152,7 +152,7 @@ bool Reader::process(const ChunkHead& h) {
     case ChunkType::Events: e = decode_events(c, trace_, counts_); break;
     case ChunkType::Footer: e = decode_footer(c, footer_); have_footer_ = true; break;
   }
-  return e.empty() || fail(h.offset, e);
+  return e.ok() || fail(h.offset, e.message());
 }
 
 // Thread::events: what was decoded (full read) or what the footer says
@@ -181,11 +181,8 @@ bool Reader::finish_counts() {
   return true;
 }
 
-std::optional<trace::Trace> Reader::run(std::string* error, std::vector<std::string>* warnings) {
-  auto failed = [&]() -> std::optional<trace::Trace> {
-    if (error) *error = error_;
-    return std::nullopt;
-  };
+Result<trace::Trace> Reader::run(std::vector<std::string>* warnings) {
+  auto failed = [&]() -> Result<trace::Trace> { return Status::error(error_); };
   if (!file_.open(path_, &error_) || !read_preamble()) return failed();
   WalkEnd end = scan_heads();
 
@@ -199,7 +196,7 @@ std::optional<trace::Trace> Reader::run(std::string* error, std::vector<std::str
     if (load_payload(chunks_.back())) {
       FooterData f;
       Cursor c(reinterpret_cast<const uint8_t*>(raw_.data()), raw_.size());
-      if (decode_footer(c, f).empty()) trace_.events.reserve(size_t(std::min(f.total_events, bound)));
+      if (decode_footer(c, f).ok()) trace_.events.reserve(size_t(std::min(f.total_events, bound)));
     }
     error_.clear();  // a bad footer is reported when it is reached in order
   }
@@ -220,7 +217,7 @@ std::optional<trace::Trace> Reader::run(std::string* error, std::vector<std::str
     if (mode_ == Mode::Summary) {
       // Without a footer the counts live only in the events: decode them.
       Reader full(path_, Mode::Full);
-      auto t = full.run(error, warnings);
+      auto t = full.run(warnings);
       if (t) {
         t->events.clear();
         t->events.shrink_to_fit();
@@ -237,14 +234,12 @@ std::optional<trace::Trace> Reader::run(std::string* error, std::vector<std::str
 
 }  // namespace
 
-std::optional<trace::Trace> read_trace(const std::string& path, std::string* error,
-                                       std::vector<std::string>* warnings) {
-  return Reader(path, Mode::Full).run(error, warnings);
+Result<trace::Trace> read_trace(const std::string& path, std::vector<std::string>* warnings) {
+  return Reader(path, Mode::Full).run(warnings);
 }
 
-std::optional<trace::Trace> read_trace_summary(const std::string& path, std::string* error,
-                                               std::vector<std::string>* warnings) {
-  return Reader(path, Mode::Summary).run(error, warnings);
+Result<trace::Trace> read_trace_summary(const std::string& path, std::vector<std::string>* warnings) {
+  return Reader(path, Mode::Summary).run(warnings);
 }
 
 }  // namespace ptprof::format

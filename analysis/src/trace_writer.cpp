@@ -172,14 +172,14 @@ struct TraceWriter::Impl {
 TraceWriter::TraceWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 TraceWriter::~TraceWriter() = default;
 
-std::unique_ptr<TraceWriter> TraceWriter::create(const std::string& path, const trace::Header& h,
-                                                 std::string* error) {
+Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& path, const trace::Header& h) {
+  std::string error;
   auto impl = std::make_unique<Impl>();
   impl->path = path;
   impl->tmp_path = path + ".tmp";
   impl->window_end_ns = h.window_end_ns;
-  impl->out = ChunkWriter::open(impl->tmp_path, error);
-  if (!impl->out) return nullptr;
+  impl->out = ChunkWriter::open(impl->tmp_path, &error);
+  if (!impl->out) return Status::error(error);
   std::string raw;
   put_bytes(raw, h.host);
   put_svarint(raw, h.realtime_offset_ns);
@@ -188,7 +188,7 @@ std::unique_ptr<TraceWriter> TraceWriter::create(const std::string& path, const 
   put_svarint(raw, h.window_end_ns);
   put_bytes(raw, h.schedule);
   put_bytes(raw, h.ptprof_version);
-  if (!impl->out->write(ChunkType::Header, raw, error)) return nullptr;
+  if (!impl->out->write(ChunkType::Header, raw, &error)) return Status::error(error);
   return std::make_unique<TraceWriter>(std::move(impl));
 }
 
@@ -241,12 +241,9 @@ void TraceWriter::set_losses(const trace::Losses& losses) { impl_->losses = loss
 
 void TraceWriter::add_event(const trace::Event& e) { impl_->add_event(e); }
 
-bool TraceWriter::finish(std::string* error) {
+Status TraceWriter::finish() {
   Impl& m = *impl_;
-  if (m.finished) {
-    *error = m.path + ": finish() called twice";
-    return false;
-  }
+  if (m.finished) return Status::error(m.path + ": finish() called twice");
   m.finished = true;
   m.flush_events();
   m.flush_metadata();
@@ -258,10 +255,9 @@ bool TraceWriter::finish(std::string* error) {
   if (!m.ok()) {
     // A writer that failed must not leave something that looks like a trace.
     std::remove(m.tmp_path.c_str());
-    *error = m.error.rfind(m.path, 0) == 0 ? m.error : m.path + ": " + m.error;
-    return false;
+    return Status::error(m.error.rfind(m.path, 0) == 0 ? m.error : m.path + ": " + m.error);
   }
-  return true;
+  return {};
 }
 
 uint64_t TraceWriter::bytes_written() const { return impl_->out->bytes_written(); }

@@ -42,7 +42,7 @@ class TraceWriterForTesting final : public format::TraceSink {
   void set_losses(const trace::Losses& losses) override { out_->losses = losses; }
   void set_window_end(int64_t end_ns) override { out_->header.window_end_ns = end_ns; }
   void add_event(const trace::Event& e) override { out_->events.push_back(e); }
-  bool finish(std::string* /*error*/) override { return true; }
+  Status finish() override { return {}; }
   uint64_t bytes_written() const override { return 0; }
 
  private:
@@ -51,11 +51,10 @@ class TraceWriterForTesting final : public format::TraceSink {
 
 class MemorySink final : public launcher::WindowSink {
  public:
-  std::unique_ptr<format::TraceSink> open(const std::string& path, const trace::Header& header,
-                                          std::string* /*error*/) override {
+  Result<std::unique_ptr<format::TraceSink>> open(const std::string& path, const trace::Header& header) override {
     trace::Trace& t = traces[path];
     t.header = header;
-    return std::make_unique<TraceWriterForTesting>(&t);
+    return std::unique_ptr<format::TraceSink>(std::make_unique<TraceWriterForTesting>(&t));
   }
   void window_written(const launcher::WindowFile& f) override { written.push_back(f); }
 

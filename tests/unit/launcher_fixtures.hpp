@@ -48,15 +48,14 @@ struct TempDir {
 };
 
 inline std::vector<trace::Trace> read_all(const fs::path& dir) {
-  std::string error;
-  auto files = format::expand_trace_paths({dir.string()}, &error);
-  INFO(error);
-  REQUIRE(!files.empty());
+  auto files = format::expand_trace_paths({dir.string()});
+  INFO(files.error());
+  REQUIRE(files.ok());
   std::vector<trace::Trace> out;
-  for (auto& f : files) {
+  for (auto& f : *files) {
     std::vector<std::string> warnings;
-    auto t = format::read_trace(f, &error, &warnings);
-    INFO(f << ": " << error);
+    auto t = format::read_trace(f, &warnings);
+    INFO(f << ": " << t.error());
     REQUIRE(t);
     CHECK(warnings.empty());
     out.push_back(std::move(*t));

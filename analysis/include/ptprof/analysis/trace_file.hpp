@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ptprof/status.hpp"
 #include "ptprof/trace.hpp"
 
 namespace ptprof::format {
@@ -28,7 +29,7 @@ class TraceSink {
   virtual void set_losses(const trace::Losses& losses) = 0;
   virtual void set_window_end(int64_t end_ns) = 0;
   virtual void add_event(const trace::Event& e) = 0;  // e.name/e.shapes: ids from intern()
-  virtual bool finish(std::string* error) = 0;        // complete the trace; false with `error`
+  virtual Status finish() = 0;                         // complete the trace
   virtual uint64_t bytes_written() const = 0;
 };
 
@@ -44,8 +45,7 @@ class TraceSink {
 class TraceWriter final : public TraceSink {
  public:
   // h.version is ignored: the file gets format_version().
-  static std::unique_ptr<TraceWriter> create(const std::string& path, const trace::Header& h,
-                                             std::string* error);
+  static Result<std::unique_ptr<TraceWriter>> create(const std::string& path, const trace::Header& h);
   ~TraceWriter() override;
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
@@ -59,7 +59,7 @@ class TraceWriter final : public TraceSink {
   // Header's value (stored in the footer).
   void set_window_end(int64_t end_ns) override;
   void add_event(const trace::Event& e) override;           // e.name/e.shapes: ids from intern()
-  bool finish(std::string* error) override;                 // flush, footer, close, rename
+  Status finish() override;                                 // flush, footer, close, rename
 
   uint64_t bytes_written() const override;
   uint64_t events_written() const;
@@ -71,24 +71,21 @@ class TraceWriter final : public TraceSink {
   std::unique_ptr<Impl> impl_;
 };
 
-// Reads a whole trace. nullopt with `error` ("FILE: chunk at byte N: ...")
+// Reads a whole trace. An error ("FILE: chunk at byte N: ...")
 // when the file is not a trace or is damaged; a file cut short after good
 // chunks yields what was read plus a warning ("truncated at byte N; M events
 // read"). Thread::events counts the events actually read.
-std::optional<trace::Trace> read_trace(const std::string& path, std::string* error,
-                                       std::vector<std::string>* warnings);
+Result<trace::Trace> read_trace(const std::string& path, std::vector<std::string>* warnings);
 
 // Header, strings, processes, threads and the footer's per-thread counts,
 // without decoding events (Trace::events stays empty): what `ptprof info`
 // needs, at the cost of a few reads. A file without a footer is decoded fully
 // to count its events.
-std::optional<trace::Trace> read_trace_summary(const std::string& path, std::string* error,
-                                               std::vector<std::string>* warnings);
+Result<trace::Trace> read_trace_summary(const std::string& path, std::vector<std::string>* warnings);
 
 // Expands files and directories (the *.bin files inside, sorted by name) into
-// a list of files, in argument order. Empty result and `error` set when a path
-// does not exist or a directory holds no trace file.
-std::vector<std::string> expand_trace_paths(const std::vector<std::string>& paths,
-                                            std::string* error);
+// a list of files, in argument order. An error when a path does not exist or
+// a directory holds no trace file.
+Result<std::vector<std::string>> expand_trace_paths(const std::vector<std::string>& paths);
 
 }  // namespace ptprof::format
