@@ -31,7 +31,6 @@ Run run(const std::string& args, bool with_stderr = true) {
 }
 
 std::string sample(const TempDir& dir, const std::string& name, uint32_t window) {
-  std::string err;
   trace::Header h = testing::sample_header();
   h.window = window;
   auto w = testing::open_writer(dir.file(name), h);
