@@ -26,7 +26,7 @@ namespace {
 
 using ptprof::clock::Kind;
 
-constexpr int kBurst = 20000;   // 16 bytes each: well inside a 2 MiB ring
+constexpr int kBurst = 20000;  // 16 bytes each: well inside a 2 MiB ring
 constexpr int kBursts = 50;
 
 Kind clock_kind() { return ptprof::clock::tsc_usable() ? Kind::Tsc : Kind::Monotonic; }

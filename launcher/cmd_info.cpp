@@ -11,9 +11,9 @@
 #include <spdlog/spdlog.h>
 
 #include "commands.hpp"
-#include "ptprof/losses.hpp"
 #include "ptprof/analysis/report_format.hpp"
 #include "ptprof/analysis/trace_file.hpp"
+#include "ptprof/losses.hpp"
 
 namespace ptprof::cli {
 namespace {
@@ -44,21 +44,19 @@ void print_trace(const std::string& path, const trace::Trace& t) {
   if (events) std::printf(" (%.2f bytes/event)", double(size) / double(events));
   std::printf("\n  format     version %u\n", h.version);
   std::printf("  host       %s\n", h.host.c_str());
-  std::printf("  window     %u: %s .. %s (%s)\n", h.window,
-              wall_clock(h.window_start_ns, h.realtime_offset_ns).c_str(),
+  std::printf("  window     %u: %s .. %s (%s)\n", h.window, wall_clock(h.window_start_ns, h.realtime_offset_ns).c_str(),
               wall_clock(h.window_end_ns, h.realtime_offset_ns).c_str(),
               report::format_time_us(double(h.window_end_ns - h.window_start_ns) / 1000.0).c_str());
   std::printf("  schedule   %s\n", h.schedule.empty() ? "(none: one window)" : h.schedule.c_str());
   std::printf("  ptprof     %s\n", h.ptprof_version.c_str());
   std::printf("  processes  %zu\n", t.processes.size());
-  for (const auto& p : t.processes)
-    std::printf("    pid %d  ppid %d  %s\n", p.pid, p.ppid, p.cmdline.c_str());
+  for (const auto& p : t.processes) std::printf("    pid %d  ppid %d  %s\n", p.pid, p.ppid, p.cmdline.c_str());
   std::printf("  threads    %zu\n", t.threads.size());
   std::printf("    %10s %10s  %-20s %12s %12s\n", "pid", "tid", "name", "events", "dropped");
   for (const auto& th : t.threads) {
     int pid = th.process < t.processes.size() ? t.processes[th.process].pid : 0;
-    std::printf("    %10d %10d  %-20s %12" PRIu64 " %12" PRIu64 "\n", pid, th.tid, th.name.c_str(),
-                th.events, th.dropped);
+    std::printf("    %10d %10d  %-20s %12" PRIu64 " %12" PRIu64 "\n", pid, th.tid, th.name.c_str(), th.events,
+                th.dropped);
   }
   std::printf("  total      events %" PRIu64 "  dropped %" PRIu64 "\n", events, dropped);
   const trace::Losses& l = t.losses;
@@ -94,8 +92,8 @@ int run_info(const std::vector<std::string>& paths) {
 
 void add_info(CLI::App& app, int& exit_code) {
   auto paths = std::make_shared<std::vector<std::string>>();
-  CLI::App* cmd = app.add_subcommand(
-      "info", "What trace files hold: header, window, processes, threads, events and drops");
+  CLI::App* cmd =
+      app.add_subcommand("info", "What trace files hold: header, window, processes, threads, events and drops");
   cmd->add_option("paths", *paths, "Trace files, or directories (their *.bin files)")->required();
   cmd->callback([paths, &exit_code] { exit_code = run_info(*paths); });
 }

@@ -38,9 +38,7 @@ std::string join(const std::vector<std::string_view>& items) {
 int run_report(const ReportArgs& a) {
   report::Options opts;
   auto key = report::parse_sort_key(a.sort_by);
-  if (!key)
-    return usage_error("unknown --sort-by '" + a.sort_by + "'; accepted: " +
-                       join(report::sort_key_names()));
+  if (!key) return usage_error("unknown --sort-by '" + a.sort_by + "'; accepted: " + join(report::sort_key_names()));
   opts.sort_by = *key;
   opts.group_by_input_shape = a.group_by_input_shape;
   auto format = report::parse_format(a.format);
@@ -71,8 +69,7 @@ int run_report(const ReportArgs& a) {
   if (opts.window && r.files.empty()) {
     std::string present;
     for (uint32_t w : seen_windows) present += (present.empty() ? "" : ", ") + std::to_string(w);
-    return usage_error("no trace of window " + a.window + " in the inputs (their windows: " +
-                       present + ")");
+    return usage_error("no trace of window " + a.window + " in the inputs (their windows: " + present + ")");
   }
 
   std::string out;
@@ -99,21 +96,18 @@ int run_report(const ReportArgs& a) {
 
 void add_report(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<ReportArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "report",
-      "Operator tables with torch.profiler's key_averages().table() columns and semantics,\n"
-      "then per-step times; any mix of trace files and directories is merged.");
-  cmd->add_option("paths", args->paths, "Trace files, or directories (their *.bin files)")
-      ->required();
-  cmd->add_option("--sort-by", args->sort_by,
-                  "Sort key, as torch's sort_by: " + join(report::sort_key_names()))
+  CLI::App* cmd =
+      app.add_subcommand("report",
+                         "Operator tables with torch.profiler's key_averages().table() columns and semantics,\n"
+                         "then per-step times; any mix of trace files and directories is merged.");
+  cmd->add_option("paths", args->paths, "Trace files, or directories (their *.bin files)")->required();
+  cmd->add_option("--sort-by", args->sort_by, "Sort key, as torch's sort_by: " + join(report::sort_key_names()))
       ->capture_default_str();
   cmd->add_option("--row-limit", args->row_limit,
                   "Rows to print, 0 = all (default: 100 for table, as torch; all for csv/json)");
   cmd->add_flag("--group-by-input-shape", args->group_by_input_shape,
                 "One row per (name, input shapes), as key_averages(group_by_input_shape=True)");
-  cmd->add_option("--window", args->window,
-                  "Schedule window to report: an index, or 'all' to merge every window")
+  cmd->add_option("--window", args->window, "Schedule window to report: an index, or 'all' to merge every window")
       ->capture_default_str();
   cmd->add_option("--format", args->format, "Output: table, csv (times in us) or json (times in us)")
       ->capture_default_str();

@@ -18,8 +18,8 @@
 #include "commands.hpp"
 #include "install_paths.hpp"
 #include "log.hpp"
-#include "ptprof/losses.hpp"
 #include "ptprof/config.hpp"
+#include "ptprof/losses.hpp"
 #include "session.hpp"
 #include "target.hpp"
 #include "trace_ready.hpp"
@@ -53,9 +53,11 @@ std::map<std::string, std::string> current_environment() {
 void apply_flags(const RunOptions& o, std::map<std::string, std::string>& env) {
   if (!o.output.empty()) env[env::kOutput] = o.output;
   if (!o.schedule.empty()) env[env::kSchedule] = o.schedule;
-  std::pair<const char*, const std::optional<std::string>*> keys[] = {
-      {"skip_first", &o.skip_first}, {"wait", &o.wait}, {"warmup", &o.warmup}, {"active", &o.active},
-      {"repeat", &o.repeat}};
+  std::pair<const char*, const std::optional<std::string>*> keys[] = {{"skip_first", &o.skip_first},
+                                                                      {"wait", &o.wait},
+                                                                      {"warmup", &o.warmup},
+                                                                      {"active", &o.active},
+                                                                      {"repeat", &o.repeat}};
   std::string extra;
   for (auto& [key, value] : keys) {
     if (!*value) continue;
@@ -228,8 +230,7 @@ int run(const RunOptions& o) {
                  "ptprof: warning: %llu events were dropped because a ring was full; "
                  "raise --ring-kb or record fewer events\n",
                  (unsigned long long)t.dropped);
-  if (t.lost_processes)
-    std::fprintf(stderr, "ptprof: warning: %u processes could not be profiled\n", t.lost_processes);
+  if (t.lost_processes) std::fprintf(stderr, "ptprof: warning: %u processes could not be profiled\n", t.lost_processes);
   for (const std::string& line : trace::loss_lines(t.losses))
     std::fprintf(stderr, "ptprof: warning: %s\n", line.c_str());
   for (auto& f : sink.files())
@@ -243,11 +244,12 @@ int run(const RunOptions& o) {
 
 void add_run(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<RunOptions>();
-  auto* sub = app.add_subcommand(
-      "run",
-      "Run a command under the profiler: ptprof run [options] -- python train.py\n"
-      "Every option is also an environment variable (PTPROF_*); flags override the environment.");
-  sub->add_option("-o,--output", opts->output, "Output directory for trace files (PTPROF_OUTPUT; default ./ptprof-out)");
+  auto* sub =
+      app.add_subcommand("run",
+                         "Run a command under the profiler: ptprof run [options] -- python train.py\n"
+                         "Every option is also an environment variable (PTPROF_*); flags override the environment.");
+  sub->add_option("-o,--output", opts->output,
+                  "Output directory for trace files (PTPROF_OUTPUT; default ./ptprof-out)");
   sub->add_option("--schedule", opts->schedule,
                   "skip_first=N,wait=N,warmup=N,active=N,repeat=N as torch.profiler.schedule (PTPROF_SCHEDULE; "
                   "default: record everything as one window)");
@@ -260,16 +262,20 @@ void add_run(CLI::App& app, int& exit_code) {
                   "What ends a step: optimizer (end of Optimizer.step#*), manual (ptprof.step() only), "
                   "cudaProfilerApi (not supported yet: needs CUDA interposition), or the name of a "
                   "record_function scope or ptprof.range (PTPROF_STEP; default optimizer)");
-  sub->add_option("--activities", opts->activities, "cpu, cuda or cpu,cuda (PTPROF_ACTIVITIES; default cpu,cuda). This version collects "
+  sub->add_option("--activities", opts->activities,
+                  "cpu, cuda or cpu,cuda (PTPROF_ACTIVITIES; default cpu,cuda). This version collects "
                   "CPU-side events only; CUDA activity is not collected yet");
   sub->add_flag("--record-shapes", opts->record_shapes, "Record operator input shapes (PTPROF_RECORD_SHAPES=1)");
-  sub->add_flag("--profile-memory", opts->profile_memory, "Sets PTPROF_PROFILE_MEMORY=1; this version records no memory events yet");
+  sub->add_flag("--profile-memory", opts->profile_memory,
+                "Sets PTPROF_PROFILE_MEMORY=1; this version records no memory events yet");
   sub->add_flag("--with-stack", opts->with_stack, "Sets PTPROF_WITH_STACK=1; this version records no call stacks yet");
   sub->add_option("--on-trace-ready", opts->on_trace_ready,
                   "Shell command run after each window's file is complete; {} is replaced by its path "
                   "(PTPROF_ON_TRACE_READY)");
-  sub->add_option("--log-level", opts->log_level, "Log level of the launcher and the agent: trace, debug, info, warn, error, off (PTPROF_LOG_LEVEL)");
-  sub->add_option("--ring-kb", opts->ring_kb, "Ring size per thread in KiB, a power of two (PTPROF_RING_KB; default 2048)");
+  sub->add_option("--log-level", opts->log_level,
+                  "Log level of the launcher and the agent: trace, debug, info, warn, error, off (PTPROF_LOG_LEVEL)");
+  sub->add_option("--ring-kb", opts->ring_kb,
+                  "Ring size per thread in KiB, a power of two (PTPROF_RING_KB; default 2048)");
   sub->add_option("command", opts->command, "The command to profile, after --")->required();
   sub->positionals_at_end();
   sub->callback([opts, &exit_code]() { exit_code = run(*opts); });

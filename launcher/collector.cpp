@@ -26,8 +26,12 @@ bool pid_running(int32_t pid) {
 }  // namespace
 
 Collector::Collector(Session& session, CollectorOptions opts, clock::Kind clock, WindowSink& sink)
-    : session_(session), opts_(std::move(opts)), conv_(clock), sink_(sink),
-      last_resample_(std::chrono::steady_clock::now()), last_liveness_(last_resample_) {}
+    : session_(session),
+      opts_(std::move(opts)),
+      conv_(clock),
+      sink_(sink),
+      last_resample_(std::chrono::steady_clock::now()),
+      last_liveness_(last_resample_) {}
 
 Collector::~Collector() = default;
 

@@ -11,23 +11,23 @@ Result<InstallPaths> find_install_paths() {
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (ec) {
-        return Status::error("cannot locate the ptprof executable: " + ec.message());
+    return Status::error("cannot locate the ptprof executable: " + ec.message());
   }
   fs::path prefix = exe.parent_path().parent_path();
   InstallPaths p;
-  for (const fs::path& candidate : {prefix / PTPROF_INSTALL_LIBDIR / "libptprof_agent.so",
-                                    prefix / "lib" / "libptprof_agent.so"}) {
+  for (const fs::path& candidate :
+       {prefix / PTPROF_INSTALL_LIBDIR / "libptprof_agent.so", prefix / "lib" / "libptprof_agent.so"}) {
     if (fs::exists(candidate, ec)) {
       p.agent = candidate.string();
       break;
     }
   }
   if (p.agent.empty()) {
-        return Status::error("cannot find libptprof_agent.so in " + (prefix / PTPROF_INSTALL_LIBDIR).string() +
-             " (is ptprof installed completely?)");
+    return Status::error("cannot find libptprof_agent.so in " + (prefix / PTPROF_INSTALL_LIBDIR).string() +
+                         " (is ptprof installed completely?)");
   }
-  for (const fs::path& candidate : {prefix / PTPROF_INSTALL_DATADIR / "ptprof" / "python",
-                                    fs::path(PTPROF_SOURCE_PYTHON_DIR)}) {
+  for (const fs::path& candidate :
+       {prefix / PTPROF_INSTALL_DATADIR / "ptprof" / "python", fs::path(PTPROF_SOURCE_PYTHON_DIR)}) {
     if (fs::exists(candidate / "ptprof" / "__init__.py", ec)) {
       p.python_dir = candidate.string();
       break;

@@ -13,8 +13,13 @@ namespace ptprof::launcher {
 
 ProcessCollector::ProcessCollector(std::unique_ptr<RegionMapping> region, std::string file_stem,
                                    const CollectorOptions& opts, const clock::Converter& conv, WindowSink& sink)
-    : region_(std::move(region)), header_(region_->header()), file_stem_(std::move(file_stem)), opts_(opts),
-      conv_(conv), sink_(sink), arena_(*header_, wire::string_arena(region_->base, *header_)) {}
+    : region_(std::move(region)),
+      header_(region_->header()),
+      file_stem_(std::move(file_stem)),
+      opts_(opts),
+      conv_(conv),
+      sink_(sink),
+      arena_(*header_, wire::string_arena(region_->base, *header_)) {}
 
 ProcessCollector::~ProcessCollector() = default;
 
@@ -162,8 +167,7 @@ bool ProcessCollector::visit(ThreadDecode& t, const wire::RecordHeader& h, uint6
       s.fwd_thread_id = p.fwd_thread_id;
       s.scope = p.scope;
       if (p.flags & wire::kOpAsync) s.flags |= trace::kAsync;
-      if ((p.flags & wire::kOpHasShapes) &&
-          sizeof h + sizeof p + p.shapes_bytes <= h.size) {
+      if ((p.flags & wire::kOpHasShapes) && sizeof h + sizeof p + p.shapes_bytes <= h.size) {
         std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(&h) + sizeof h + sizeof p, p.shapes_bytes);
         if (auto text = shapes::shapes_text(bytes)) {
           auto [it, inserted] = shape_ids_.try_emplace(*text, uint32_t(shapes_.size()));

@@ -22,7 +22,7 @@ namespace ptprof::launcher {
 struct CollectorOptions {
   std::string output_dir;
   std::string host;
-  std::string schedule;      // for the file header
+  std::string schedule;  // for the file header
   int64_t realtime_offset_ns = 0;
   // How long a window waits, after its end, for spans that began inside it
   // to end (the scope around the optimizer step, say) before it is written
@@ -55,13 +55,13 @@ class ProcessCollector {
 
  private:
   struct OpenSpan {
-    uint64_t start = 0;     // ticks
+    uint64_t start = 0;  // ticks
     uint64_t handle = 0;
     int64_t seq_nr = -1;
     uint64_t fwd_thread_id = 0;
-    uint32_t name = 0;      // arena id
-    uint32_t shapes = 0;    // shapes_ id + 1, 0 when none
-    int32_t window = -1;    // index into windows_, -1: not recorded in any
+    uint32_t name = 0;    // arena id
+    uint32_t shapes = 0;  // shapes_ id + 1, 0 when none
+    int32_t window = -1;  // index into windows_, -1: not recorded in any
     trace::EventKind kind = trace::EventKind::Op;
     uint8_t scope = 0;
     uint16_t flags = 0;

@@ -36,24 +36,24 @@ Result<std::unique_ptr<Session>> Session::create(uint64_t ring_bytes, clock::Kin
   auto s = std::make_unique<Session>(Private{});
   char hex[33] = {};
   if (!random_hex(hex, 16)) {
-        return Status::error(std::string("cannot get random bytes for the session name: ") + std::strerror(errno));
+    return Status::error(std::string("cannot get random bytes for the session name: ") + std::strerror(errno));
   }
   s->name_ = std::string("/ptprof-") + hex;
   int fd = ::shm_open(s->name_.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
   if (fd < 0) {
-        return Status::error("cannot create shared memory " + s->name_ + ": " + std::strerror(errno));
+    return Status::error("cannot create shared memory " + s->name_ + ": " + std::strerror(errno));
   }
   s->linked_ = true;
   // shm_open applies the umask; make the mode exact.
   ::fchmod(fd, 0600);
   if (::ftruncate(fd, sizeof(wire::SessionHeader)) != 0) {
-        ::close(fd);
+    ::close(fd);
     return Status::error("cannot size shared memory " + s->name_ + ": " + std::strerror(errno));
   }
   void* p = ::mmap(nullptr, sizeof(wire::SessionHeader), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ::close(fd);
   if (p == MAP_FAILED) {
-        return Status::error("cannot map shared memory " + s->name_ + ": " + std::strerror(errno));
+    return Status::error("cannot map shared memory " + s->name_ + ": " + std::strerror(errno));
   }
   auto* h = std::construct_at(static_cast<wire::SessionHeader*>(p));
   h->magic = wire::kSessionMagic;
@@ -82,25 +82,25 @@ RegionMapping::~RegionMapping() {
 Result<std::unique_ptr<RegionMapping>> map_region(const char* name) {
   int fd = ::shm_open(name, O_RDWR | O_CLOEXEC, 0);
   if (fd < 0) {
-        return Status::error(std::string("cannot open ") + name + ": " + std::strerror(errno));
+    return Status::error(std::string("cannot open ") + name + ": " + std::strerror(errno));
   }
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) != 0 || size_t(st.st_size) < sizeof(wire::ProcessHeader)) {
-        ::close(fd);
+    ::close(fd);
     return Status::error(std::string(name) + " is too small to be a process region");
   }
   void* p = ::mmap(nullptr, size_t(st.st_size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ::close(fd);
   ::shm_unlink(name);
   if (p == MAP_FAILED) {
-        return Status::error(std::string("cannot map ") + name + ": " + std::strerror(errno));
+    return Status::error(std::string("cannot map ") + name + ": " + std::strerror(errno));
   }
   auto m = std::make_unique<RegionMapping>();
   m->base = p;
   m->bytes = size_t(st.st_size);
   auto* h = m->header();
   if (h->magic != wire::kProcessMagic || h->version != wire::kWireVersion || !wire::layout_matches(*h, m->bytes)) {
-        return Status::error(std::string(name) + " has an unknown layout");
+    return Status::error(std::string(name) + " has an unknown layout");
   }
   return m;
 }

@@ -25,6 +25,7 @@ class Session {
 
  private:
   struct Private {};
+
  public:
   explicit Session(Private) {}
 

@@ -37,13 +37,13 @@ std::vector<char*> c_strings(const std::vector<std::string>& v) {
 Result<Target> Target::start(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
   int pipefd[2];
   if (::pipe2(pipefd, O_CLOEXEC) != 0) {
-        return Status::error(std::string("cannot create a pipe: ") + std::strerror(errno));
+    return Status::error(std::string("cannot create a pipe: ") + std::strerror(errno));
   }
   auto args = c_strings(argv);
   auto envp = c_strings(env);
   pid_t pid = ::fork();
   if (pid < 0) {
-        ::close(pipefd[0]);
+    ::close(pipefd[0]);
     ::close(pipefd[1]);
     return Status::error(std::string("cannot fork: ") + std::strerror(errno));
   }
@@ -65,7 +65,7 @@ Result<Target> Target::start(const std::vector<std::string>& argv, const std::ve
   if (n == sizeof err) {
     int status;
     ::waitpid(pid, &status, 0);
-        return Status::error("cannot start '" + argv[0] + "': " + std::strerror(err));
+    return Status::error("cannot start '" + argv[0] + "': " + std::strerror(err));
   }
   Target t;
   t.pid_ = pid;
@@ -89,7 +89,7 @@ bool Target::poll_exit() {
 
 void forward_signals_to(pid_t pid) {
   g_forward_pid.store(pid);
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_sigaction = forward;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&sa.sa_mask);

@@ -23,8 +23,8 @@ PTPROF_EXPORT void ptprof_agent_op_begin(const ptprof_op_begin* op) {
   uint32_t id = t->intern(op->name);
   // Shapes are recorded whenever the bridge passes them, even as zero bytes
   // (an op without inputs prints []); an oversized encoding is left out.
-  bool has_shapes = op->shapes != nullptr &&
-                    op->shapes_bytes <= wire::kMaxRecordBytes - sizeof(wire::RecordHeader) - sizeof(wire::OpBeginPayload);
+  bool has_shapes = op->shapes != nullptr && op->shapes_bytes <= wire::kMaxRecordBytes - sizeof(wire::RecordHeader) -
+                                                                     sizeof(wire::OpBeginPayload);
   uint32_t shapes = has_shapes ? op->shapes_bytes : 0;
   wire::OpBeginPayload b{};
   b.handle = op->handle;

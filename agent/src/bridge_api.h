@@ -12,14 +12,14 @@ extern "C" {
 #endif
 
 struct ptprof_op_begin {
-  const char* name;         // RecordFunction name (NUL-terminated)
-  uint64_t handle;          // RecordFunction handle, echoed by op_end
-  int64_t seq_nr;           // -1 when none
-  uint64_t fwd_thread_id;   // 0 when none
-  uint8_t scope;            // wire::OpScope
-  uint8_t flags;            // wire::OpFlags (kOpHasShapes is set by the agent)
-  uint16_t shapes_bytes;    // 0 when no shapes
-  const uint8_t* shapes;    // shapes.hpp encoding; null when shapes are not recorded
+  const char* name;        // RecordFunction name (NUL-terminated)
+  uint64_t handle;         // RecordFunction handle, echoed by op_end
+  int64_t seq_nr;          // -1 when none
+  uint64_t fwd_thread_id;  // 0 when none
+  uint8_t scope;           // wire::OpScope
+  uint8_t flags;           // wire::OpFlags (kOpHasShapes is set by the agent)
+  uint16_t shapes_bytes;   // 0 when no shapes
+  const uint8_t* shapes;   // shapes.hpp encoding; null when shapes are not recorded
 };
 
 // Nonzero while this thread's operator events are recorded (warmup or active
@@ -42,8 +42,7 @@ void ptprof_agent_warn(const char* message);
 // The bridge's entry point. `set_recording(on)` is how the agent switches
 // operator callbacks off in skip/wait steps and on again (any thread may call
 // it). Returns 0 on success; on failure fills `why` (NUL-terminated).
-typedef int (*ptprof_torch_bridge_init_fn)(void (**set_recording)(int on), char* why,
-                                           uint32_t why_len);
+typedef int (*ptprof_torch_bridge_init_fn)(void (**set_recording)(int on), char* why, uint32_t why_len);
 
 #ifdef __cplusplus
 }

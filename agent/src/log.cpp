@@ -17,9 +17,8 @@ void set_log_level(const char* name) {
   struct {
     const char* n;
     Level l;
-  } table[] = {{"trace", Level::Trace}, {"debug", Level::Debug}, {"info", Level::Info},
-               {"warn", Level::Warn},   {"warning", Level::Warn}, {"error", Level::Error},
-               {"critical", Level::Error}, {"off", Level::Off}};
+  } table[] = {{"trace", Level::Trace},  {"debug", Level::Debug}, {"info", Level::Info},      {"warn", Level::Warn},
+               {"warning", Level::Warn}, {"error", Level::Error}, {"critical", Level::Error}, {"off", Level::Off}};
   for (auto& e : table)
     if (std::strcmp(e.n, name) == 0) g_level.store(int(e.l), std::memory_order_relaxed);
 }

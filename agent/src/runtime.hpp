@@ -26,9 +26,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "no_destructor.hpp"
 #include "ptprof/clock.hpp"
 #include "ptprof/config.hpp"
-#include "no_destructor.hpp"
 #include "ptprof/session.hpp"
 #include "ptprof/string_arena.hpp"
 
@@ -113,7 +113,7 @@ class Runtime {
 
   std::mutex step_mu_;
   uint64_t step_ = 0;
-  std::atomic<uint64_t> current_step_{0};  // step_, readable without step_mu_
+  std::atomic<uint64_t> current_step_{0};                 // step_, readable without step_mu_
   static constexpr uint32_t kNoNamedStepId = UINT32_MAX;  // the arena refused the name
   std::atomic<uint32_t> named_step_id_{0};
   WindowState windows_;

@@ -36,13 +36,11 @@ struct ScopeStack {
   }
   // Whether an open scope began in `step` (scopes nest, so the innermost
   // began last).
-  bool inside_scope_of(uint64_t step) const {
-    return depth && depth <= kMax && began_in_step[depth - 1] >= step;
-  }
+  bool inside_scope_of(uint64_t step) const { return depth && depth <= kMax && began_in_step[depth - 1] >= step; }
 };
 
 struct ThreadState {
-  static constexpr uint32_t kCacheSize = 256;    // power of two
+  static constexpr uint32_t kCacheSize = 256;       // power of two
   static constexpr uint32_t kTextCacheSize = 1024;  // power of two; two ways per hash
   static constexpr uint32_t kMaxDepth = 256;
 
@@ -147,7 +145,7 @@ struct ThreadState {
 namespace detail {
 // constinit: no dynamic initialization, so no TLS wrapper call on access.
 extern constinit thread_local ThreadState* tls_thread;
-}
+}  // namespace detail
 
 // The calling thread's state, registering it on first use; null when the
 // agent is inert, the thread could not be registered, or the agent itself is

@@ -23,12 +23,12 @@ Status check_first(Cursor& c, size_t have, const char* what, uint64_t& count) {
   if (!c.ok()) return Status::error(kTruncatedPayload);
   if (first != have)
     return Status::error(std::string(what) + " chunk starts at index " + std::to_string(first) + ", expected " +
-           std::to_string(have));
+                         std::to_string(have));
   // Each record takes at least one byte: a larger count is damage, and must
   // not become a huge reserve().
   if (count > c.remaining())
     return Status::error(std::string(what) + " chunk claims " + std::to_string(count) + " records in " +
-           std::to_string(c.remaining()) + " bytes");
+                         std::to_string(c.remaining()) + " bytes");
   return {};
 }
 
@@ -90,8 +90,8 @@ Status decode_threads(Cursor c, trace::Trace& t) {
     th.name = std::string(c.str());
     if (!c.ok()) return Status::error(kTruncatedPayload);
     if (process >= t.processes.size())
-      return Status::error("thread " + std::to_string(t.threads.size()) + " names process " +
-             std::to_string(process) + " of " + std::to_string(t.processes.size()));
+      return Status::error("thread " + std::to_string(t.threads.size()) + " names process " + std::to_string(process) +
+                           " of " + std::to_string(t.processes.size()));
     if (!fits_i32(tid)) return Status::error("thread tid out of range");
     th.process = uint32_t(process);
     th.tid = int32_t(tid);
@@ -106,11 +106,11 @@ Status decode_events(Cursor c, trace::Trace& t, std::vector<uint64_t>& counts) {
   if (!c.ok()) return Status::error(kTruncatedPayload);
   if (ncols < kEventColumns)
     return Status::error("event chunk has " + std::to_string(ncols) + " columns, expected " +
-           std::to_string(unsigned(kEventColumns)));
+                         std::to_string(unsigned(kEventColumns)));
   // Every event takes at least one byte in each column but kColSeqNr.
   if (n > c.remaining() / (kEventColumns - 1) || ncols > c.remaining())
-    return Status::error("event chunk claims " + std::to_string(n) + " events in " +
-           std::to_string(c.remaining()) + " bytes");
+    return Status::error("event chunk claims " + std::to_string(n) + " events in " + std::to_string(c.remaining()) +
+                         " bytes");
   std::array<uint64_t, kEventColumns> sizes{};
   for (uint64_t i = 0; i < ncols; ++i) {
     uint64_t s = c.varint();
@@ -146,10 +146,10 @@ Status decode_events(Cursor c, trace::Trace& t, std::vector<uint64_t>& counts) {
     uint64_t arg = col[kColArg].varint();
     if (thread >= nthreads)
       return Status::error("event " + std::to_string(i) + " names thread " + std::to_string(thread) + " of " +
-             std::to_string(nthreads));
+                           std::to_string(nthreads));
     if (name >= nstrings || shapes >= nstrings)
-      return Status::error("event " + std::to_string(i) + " names string " +
-             std::to_string(std::max(name, shapes)) + " of " + std::to_string(nstrings));
+      return Status::error("event " + std::to_string(i) + " names string " + std::to_string(std::max(name, shapes)) +
+                           " of " + std::to_string(nstrings));
     if (kind > (kKindMask | kKindHasSeqNr) || scope > UINT8_MAX || flags > UINT16_MAX)
       return Status::error("event " + std::to_string(i) + " has an invalid kind, scope or flags");
     e.thread = uint32_t(thread);

@@ -8,8 +8,8 @@ namespace ptprof::report::detail {
 
 struct TreeNode {
   int64_t start = 0;
-  int64_t end = 0;    // >= start
-  uint32_t key = 0;   // nodes with equal keys have the same (rewritten) name
+  int64_t end = 0;   // >= start
+  uint32_t key = 0;  // nodes with equal keys have the same (rewritten) name
 };
 
 struct Tree {

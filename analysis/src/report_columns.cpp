@@ -21,23 +21,19 @@ const Column kSelfCpu{"Self CPU", "self_cpu_us",
                       [](const Row& r, const Report&) { return time_ns(double(r.stats.self_cpu_ns)); }};
 // torch prints a literal 0 for async rows (their total is not part of the base).
 const Column kCpuTotalPct{"CPU total %", "cpu_total_pct", [](const Row& r, const Report& rep) {
-                            return r.is_async ? integer(0)
-                                              : share(r.stats.cpu_total_ns, rep.self_cpu_total_ns);
+                            return r.is_async ? integer(0) : share(r.stats.cpu_total_ns, rep.self_cpu_total_ns);
                           }};
-const Column kCpuTotal{"CPU total", "cpu_total_us", [](const Row& r, const Report&) {
-                         return time_ns(double(r.stats.cpu_total_ns));
-                       }};
+const Column kCpuTotal{"CPU total", "cpu_total_us",
+                       [](const Row& r, const Report&) { return time_ns(double(r.stats.cpu_total_ns)); }};
 const Column kCpuAvg{"CPU time avg", "cpu_time_avg_us",
                      [](const Row& r, const Report&) { return time_ns(r.stats.cpu_time_avg_ns()); }};
-const Column kSelfCuda{"Self CUDA", "self_cuda_us", [](const Row& r, const Report&) {
-                         return time_ns(double(r.stats.self_cuda_ns));
-                       }};
+const Column kSelfCuda{"Self CUDA", "self_cuda_us",
+                       [](const Row& r, const Report&) { return time_ns(double(r.stats.self_cuda_ns)); }};
 const Column kSelfCudaPct{"Self CUDA %", "self_cuda_pct", [](const Row& r, const Report& rep) {
                             return share(r.stats.self_cuda_ns, rep.self_cuda_total_ns);
                           }};
-const Column kCudaTotal{"CUDA total", "cuda_total_us", [](const Row& r, const Report&) {
-                          return time_ns(double(r.stats.cuda_total_ns));
-                        }};
+const Column kCudaTotal{"CUDA total", "cuda_total_us",
+                        [](const Row& r, const Report&) { return time_ns(double(r.stats.cuda_total_ns)); }};
 const Column kCudaAvg{"CUDA time avg", "cuda_time_avg_us",
                       [](const Row& r, const Report&) { return time_ns(r.stats.cuda_time_avg_ns()); }};
 const Column kCpuMem{"CPU Mem", "cpu_memory_bytes",
@@ -48,10 +44,8 @@ const Column kCudaMem{"CUDA Mem", "cuda_memory_bytes",
                       [](const Row& r, const Report&) { return bytes(r.stats.cuda_memory); }};
 const Column kSelfCudaMem{"Self CUDA Mem", "self_cuda_memory_bytes",
                           [](const Row& r, const Report&) { return bytes(r.stats.self_cuda_memory); }};
-const Column kCalls{"# of Calls", "calls",
-                    [](const Row& r, const Report&) { return integer(int64_t(r.stats.count)); }};
-const Column kShapes{"Input Shapes", "input_shapes",
-                     [](const Row& r, const Report&) { return text(r.input_shapes); }};
+const Column kCalls{"# of Calls", "calls", [](const Row& r, const Report&) { return integer(int64_t(r.stats.count)); }};
+const Column kShapes{"Input Shapes", "input_shapes", [](const Row& r, const Report&) { return text(r.input_shapes); }};
 
 }  // namespace
 

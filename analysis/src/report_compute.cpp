@@ -79,9 +79,9 @@ class Aggregator {
 
 struct Aggregator::Local {
   const trace::Trace& t;
-  std::vector<uint8_t> filtered;   // per string id
-  std::vector<uint32_t> name_key;  // per string id: rewritten-name id, for folding
-  uint32_t step_key = 0;           // name_key of ProfilerStep*
+  std::vector<uint8_t> filtered;                // per string id
+  std::vector<uint32_t> name_key;               // per string id: rewritten-name id, for folding
+  uint32_t step_key = 0;                        // name_key of ProfilerStep*
   std::unordered_map<uint64_t, uint32_t> rows;  // (name id, shapes id) -> row
   int64_t unnamed_step_row = -1;
 };
@@ -104,8 +104,7 @@ uint32_t Aggregator::row_for(std::string_view name, std::string_view shapes) {
   return id;
 }
 
-void Aggregator::add(uint32_t row, const FirstSeen& at, bool async, int64_t total_ns,
-                     int64_t self_ns) {
+void Aggregator::add(uint32_t row, const FirstSeen& at, bool async, int64_t total_ns, int64_t self_ns) {
   Row& r = rows_[row];
   // FunctionEventAvg takes is_async from the first event it sees.
   if (at < first_[row]) {
@@ -205,8 +204,7 @@ void Aggregator::add_thread(uint32_t input, const trace::Trace& t, const trace::
     const trace::Event& e = t.events[node_event[n]];
     if (e.kind == EventKind::Step) {
       step_of_node[uint32_t(n)] = steps_.size();
-      steps_.push_back(StepRow{e.arg, pid, thread.tid,
-                               nodes[n].end - nodes[n].start, 0});
+      steps_.push_back(StepRow{e.arg, pid, thread.tid, nodes[n].end - nodes[n].start, 0});
     }
   }
   for (size_t n = 0; n < nodes.size(); ++n) {
@@ -242,8 +240,7 @@ void ReportBuilder::add(const std::string& path, const trace::Trace& t) {
   Report& r = m.r;
   r.files.push_back(path);
   if (std::find(r.windows.begin(), r.windows.end(), t.header.window) == r.windows.end())
-    r.windows.insert(std::upper_bound(r.windows.begin(), r.windows.end(), t.header.window),
-                     t.header.window);
+    r.windows.insert(std::upper_bound(r.windows.begin(), r.windows.end(), t.header.window), t.header.window);
   r.events += t.events.size();
   r.losses += t.losses;
   m.agg.add_trace(input, t);
@@ -264,8 +261,8 @@ Report ReportBuilder::finish() && {
     r.self_cuda_total_ns += row.stats.self_cuda_ns;
     r.has_cuda_time |= row.stats.self_cuda_ns > 0;
     r.has_cuda_memory |= row.stats.self_cuda_memory > 0;
-    r.has_memory |= row.stats.cpu_memory != 0 || row.stats.self_cpu_memory != 0 ||
-                    row.stats.cuda_memory != 0 || row.stats.self_cuda_memory != 0;
+    r.has_memory |= row.stats.cpu_memory != 0 || row.stats.self_cpu_memory != 0 || row.stats.cuda_memory != 0 ||
+                    row.stats.self_cuda_memory != 0;
     r.has_input_shapes |= !row.input_shapes.empty() && row.input_shapes != kNoShapes;
   }
   r.steps = impl_->agg.take_steps();

@@ -14,11 +14,15 @@ namespace {
 // percentages without the sign, memory in bytes.
 std::string csv_cell(const Value& v) {
   switch (v.kind) {
-    case Value::Text: return csv_field(v.text);
-    case Value::TimeNs: return fixed(v.num / 1000.0, 3);
-    case Value::Percent: return std::isnan(v.num) ? "NaN" : fixed(v.num, 2);
+    case Value::Text:
+      return csv_field(v.text);
+    case Value::TimeNs:
+      return fixed(v.num / 1000.0, 3);
+    case Value::Percent:
+      return std::isnan(v.num) ? "NaN" : fixed(v.num, 2);
     case Value::Int:
-    case Value::Bytes: return std::to_string(v.i);
+    case Value::Bytes:
+      return std::to_string(v.i);
   }
   return {};
 }

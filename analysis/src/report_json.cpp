@@ -13,11 +13,15 @@ namespace {
 
 std::string json_value(const Value& v) {
   switch (v.kind) {
-    case Value::Text: return json_string(v.text);
-    case Value::TimeNs: return fixed(v.num / 1000.0, 3);
-    case Value::Percent: return std::isnan(v.num) ? "null" : fixed(v.num, 2);
+    case Value::Text:
+      return json_string(v.text);
+    case Value::TimeNs:
+      return fixed(v.num / 1000.0, 3);
+    case Value::Percent:
+      return std::isnan(v.num) ? "null" : fixed(v.num, 2);
     case Value::Int:
-    case Value::Bytes: return std::to_string(v.i);
+    case Value::Bytes:
+      return std::to_string(v.i);
   }
   return "null";
 }
@@ -26,8 +30,7 @@ template <typename T, typename F>
 std::string json_array(std::span<const T> items, F&& item, const char* indent) {
   if (items.empty()) return "[]";
   std::string out = "[\n";
-  for (size_t i = 0; i < items.size(); ++i)
-    out += indent + item(items[i]) + (i + 1 < items.size() ? ",\n" : "\n");
+  for (size_t i = 0; i < items.size(); ++i) out += indent + item(items[i]) + (i + 1 < items.size() ? ",\n" : "\n");
   return out + "  ]";
 }
 
@@ -39,19 +42,28 @@ std::string json_array(std::span<const T> items, F&& item, const char* indent) {
 std::string render_json(const Report& r, size_t row_limit) {
   const std::vector<Column> cols = columns(r);
   std::string out = "{\n";
-  out += "  \"files\": " + json_array(std::span<const std::string>(r.files), [](const std::string& f) { return json_string(f); }, "    ") + ",\n";
+  out += "  \"files\": " +
+         json_array(
+             std::span<const std::string>(r.files), [](const std::string& f) { return json_string(f); }, "    ") +
+         ",\n";
   out += "  \"windows\": " +
-         json_array(std::span<const uint32_t>(r.windows), [](uint32_t w) { return std::to_string(w); }, "    ") + ",\n";
+         json_array(
+             std::span<const uint32_t>(r.windows), [](uint32_t w) { return std::to_string(w); }, "    ") +
+         ",\n";
   out += "  \"sort_by\": " + json_string(sort_key_name(r.options.sort_by)) + ",\n";
-  out += std::string("  \"group_by_input_shape\": ") +
-         (r.options.group_by_input_shape ? "true" : "false") + ",\n";
+  out += std::string("  \"group_by_input_shape\": ") + (r.options.group_by_input_shape ? "true" : "false") + ",\n";
   out += "  \"events\": " + std::to_string(r.events) + ",\n";
   out += "  \"dropped\": " + std::to_string(r.dropped) + ",\n";
-  out += "  \"drops\": " + json_array(std::span<const ThreadDrops>(r.drops), [](const ThreadDrops& d) {
-           return "{\"file\": " + json_string(d.path) + ", \"pid\": " + std::to_string(d.pid) +
-                  ", \"tid\": " + std::to_string(d.tid) + ", \"thread\": " +
-                  json_string(d.thread_name) + ", \"dropped\": " + std::to_string(d.dropped) + "}";
-         }, "    ") + ",\n";
+  out += "  \"drops\": " +
+         json_array(
+             std::span<const ThreadDrops>(r.drops),
+             [](const ThreadDrops& d) {
+               return "{\"file\": " + json_string(d.path) + ", \"pid\": " + std::to_string(d.pid) +
+                      ", \"tid\": " + std::to_string(d.tid) + ", \"thread\": " + json_string(d.thread_name) +
+                      ", \"dropped\": " + std::to_string(d.dropped) + "}";
+             },
+             "    ") +
+         ",\n";
   const trace::Losses& l = r.losses;
   out += "  \"losses\": {\"unnamed_events\": " + std::to_string(l.unnamed_events) +
          ", \"names_refused\": " + std::to_string(l.names_refused) +
@@ -62,22 +74,36 @@ std::string render_json(const Report& r, size_t row_limit) {
   out += "  \"self_cpu_time_total_us\": " + fixed(double(r.self_cpu_total_ns) / 1000.0, 3) + ",\n";
   if (r.has_cuda_time)
     out += "  \"self_cuda_time_total_us\": " + fixed(double(r.self_cuda_total_ns) / 1000.0, 3) + ",\n";
-  out += "  \"columns\": " + json_array(std::span<const Column>(cols), [](const Column& c) {
-           return "{\"title\": " + json_string(c.title) + ", \"key\": " + json_string(c.json_key) + "}";
-         }, "    ") + ",\n";
+  out += "  \"columns\": " +
+         json_array(
+             std::span<const Column>(cols),
+             [](const Column& c) {
+               return "{\"title\": " + json_string(c.title) + ", \"key\": " + json_string(c.json_key) + "}";
+             },
+             "    ") +
+         ",\n";
   const size_t n = row_limit == 0 ? r.rows.size() : std::min(row_limit, r.rows.size());
-  out += "  \"rows\": " + json_array(std::span<const Row>(r.rows.data(), n), [&](const Row& row) {
-           std::string o = "{";
-           for (size_t c = 0; c < cols.size(); ++c)
-             o += (c ? ", " : "") + json_string(cols[c].json_key) + ": " + json_value(cols[c].get(row, r));
-           return o + "}";
-         }, "    ") + ",\n";
-  out += "  \"steps\": " + json_array(std::span<const StepRow>(r.steps), [](const StepRow& s) {
-           return "{\"step\": " + std::to_string(s.step) + ", \"pid\": " + std::to_string(s.pid) +
-                  ", \"tid\": " + std::to_string(s.tid) + ", \"wall_us\": " +
-                  fixed(double(s.wall_ns) / 1000.0, 3) + ", \"operators_us\": " +
-                  fixed(double(s.operator_ns) / 1000.0, 3) + "}";
-         }, "    ") + "\n";
+  out += "  \"rows\": " +
+         json_array(
+             std::span<const Row>(r.rows.data(), n),
+             [&](const Row& row) {
+               std::string o = "{";
+               for (size_t c = 0; c < cols.size(); ++c)
+                 o += (c ? ", " : "") + json_string(cols[c].json_key) + ": " + json_value(cols[c].get(row, r));
+               return o + "}";
+             },
+             "    ") +
+         ",\n";
+  out += "  \"steps\": " +
+         json_array(
+             std::span<const StepRow>(r.steps),
+             [](const StepRow& s) {
+               return "{\"step\": " + std::to_string(s.step) + ", \"pid\": " + std::to_string(s.pid) +
+                      ", \"tid\": " + std::to_string(s.tid) + ", \"wall_us\": " + fixed(double(s.wall_ns) / 1000.0, 3) +
+                      ", \"operators_us\": " + fixed(double(s.operator_ns) / 1000.0, 3) + "}";
+             },
+             "    ") +
+         "\n";
   return out + "}\n";
 }
 

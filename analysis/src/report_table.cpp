@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ptprof/losses.hpp"
 #include "ptprof/analysis/report_format.hpp"
+#include "ptprof/losses.hpp"
 #include "report_columns.hpp"
 #include "text_util.hpp"
 
@@ -20,11 +20,16 @@ constexpr size_t kMaxShapesWidth = 80;
 
 std::string cell(const Value& v) {
   switch (v.kind) {
-    case Value::Text: return std::string(v.text);
-    case Value::TimeNs: return format_time_us(v.num / 1000.0);
-    case Value::Percent: return std::isnan(v.num) ? "NaN" : fixed(v.num, 2) + "%";
-    case Value::Int: return std::to_string(v.i);
-    case Value::Bytes: return format_memory(v.i);
+    case Value::Text:
+      return std::string(v.text);
+    case Value::TimeNs:
+      return format_time_us(v.num / 1000.0);
+    case Value::Percent:
+      return std::isnan(v.num) ? "NaN" : fixed(v.num, 2) + "%";
+    case Value::Int:
+      return std::to_string(v.i);
+    case Value::Bytes:
+      return format_memory(v.i);
   }
   return {};
 }
@@ -81,23 +86,20 @@ std::string operator_table(const Report& r, size_t row_limit) {
     for (size_t c = 0; c < cols.size(); ++c) cells[c] = cell(cols[c].get(row, r));
     if (utf8_length(row.name) >= kMaxNameWidth - 3)
       cells[0] = std::string(utf8_prefix(row.name, kMaxNameWidth - 3)) + "...";
-    if (cols.back().title == "Input Shapes")
-      cells.back() = std::string(utf8_prefix(row.input_shapes, shapes_width));
+    if (cols.back().title == "Input Shapes") cells.back() = std::string(utf8_prefix(row.input_shapes, shapes_width));
     out += grid.line(cells);
   }
   out += grid.separator();
   out += "Self CPU time total: " + format_time_us(double(r.self_cpu_total_ns) / 1000.0) + "\n";
-  if (r.has_cuda_time)
-    out += "Self CUDA time total: " + format_time_us(double(r.self_cuda_total_ns) / 1000.0) + "\n";
+  if (r.has_cuda_time) out += "Self CUDA time total: " + format_time_us(double(r.self_cuda_total_ns) / 1000.0) + "\n";
   return out;
 }
 
 std::string step_table(const Report& r) {
   if (r.steps.empty()) return {};
   // PID and TID only matter once steps come from more than one thread.
-  bool many = std::any_of(r.steps.begin(), r.steps.end(), [&](const StepRow& s) {
-    return s.pid != r.steps[0].pid || s.tid != r.steps[0].tid;
-  });
+  bool many = std::any_of(r.steps.begin(), r.steps.end(),
+                          [&](const StepRow& s) { return s.pid != r.steps[0].pid || s.tid != r.steps[0].tid; });
   std::vector<std::string> titles{"Step"};
   if (many) titles.insert(titles.end(), {"PID", "TID"});
   titles.insert(titles.end(), {"Wall time", "Operators", "Operators %"});
@@ -124,8 +126,8 @@ std::string drops_warning(const Report& r) {
     out = "WARNING: " + std::to_string(r.dropped) +
           " events were dropped (a thread's ring was full); the tables undercount:\n";
     for (const ThreadDrops& d : r.drops)
-      out += "  " + d.path + ": pid " + std::to_string(d.pid) + " tid " + std::to_string(d.tid) + " (" +
-             d.thread_name + "): " + std::to_string(d.dropped) + " dropped\n";
+      out += "  " + d.path + ": pid " + std::to_string(d.pid) + " tid " + std::to_string(d.tid) + " (" + d.thread_name +
+             "): " + std::to_string(d.dropped) + " dropped\n";
   }
   for (const std::string& line : trace::loss_lines(r.losses)) out += "WARNING: " + line + "\n";
   return out;

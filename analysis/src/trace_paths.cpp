@@ -22,10 +22,8 @@ Result<std::vector<std::string>> expand_trace_paths(const std::vector<std::strin
     // Only finished files: a .bin.tmp is a window still being written (or
     // abandoned by a crash) and is read only when named explicitly.
     std::vector<std::string> found;
-    for (auto it = fs::directory_iterator(p, ec); !ec && it != fs::directory_iterator();
-         it.increment(ec)) {
-      if (it->path().extension() == ".bin" && it->is_regular_file(ec))
-        found.push_back(it->path().string());
+    for (auto it = fs::directory_iterator(p, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+      if (it->path().extension() == ".bin" && it->is_regular_file(ec)) found.push_back(it->path().string());
     }
     if (ec) {
       return Status::error(p + ": " + ec.message());

@@ -85,8 +85,8 @@ bool Reader::read_preamble() {
   }
   uint32_t version = get_u32(pre + 8);
   if (version != kFormatVersion) {
-    error_ = path_ + ": format version " + std::to_string(version) +
-             " is not supported (this ptprof reads version " + std::to_string(kFormatVersion) + ")";
+    error_ = path_ + ": format version " + std::to_string(version) + " is not supported (this ptprof reads version " +
+             std::to_string(kFormatVersion) + ")";
     return false;
   }
   return true;
@@ -98,8 +98,7 @@ WalkEnd Reader::scan_heads() {
   uint64_t off = kPreambleBytes;
   const uint64_t size = file_.size();
   while (off < size) {
-    if (size - off < kChunkHeaderBytes)
-      return {WalkEnd::Truncated, off, "incomplete chunk header"};
+    if (size - off < kChunkHeaderBytes) return {WalkEnd::Truncated, off, "incomplete chunk header"};
     uint8_t b[kChunkHeaderBytes];
     if (!file_.read(off, b, sizeof b)) return {WalkEnd::Damaged, off, "read error"};
     if (crc32c(b, 20) != get_u32(b + 20)) return {WalkEnd::Damaged, off, "header checksum mismatch"};
@@ -113,16 +112,14 @@ WalkEnd Reader::scan_heads() {
       return {WalkEnd::Truncated, off, "chunk runs past the end of the file"};
     chunks_.push_back(h);
     off += kChunkHeaderBytes + h.stored;
-    if (h.type == uint32_t(ChunkType::Footer) && off != size)
-      return {WalkEnd::Damaged, off, "data after the footer"};
+    if (h.type == uint32_t(ChunkType::Footer) && off != size) return {WalkEnd::Damaged, off, "data after the footer"};
   }
   return {};
 }
 
 bool Reader::load_payload(const ChunkHead& h) {
   stored_.resize(h.stored);
-  if (!file_.read(h.offset + kChunkHeaderBytes, stored_.data(), h.stored))
-    return fail(h.offset, "read error");
+  if (!file_.read(h.offset + kChunkHeaderBytes, stored_.data(), h.stored)) return fail(h.offset, "read error");
   if (crc32c(stored_.data(), stored_.size()) != h.crc) return fail(h.offset, "checksum mismatch");
   if (h.flags & kChunkZstd) {
     std::string e;
@@ -135,8 +132,7 @@ bool Reader::load_payload(const ChunkHead& h) {
 
 bool Reader::process(const ChunkHead& h) {
   auto type = ChunkType(h.type);
-  if (!have_header_ && type != ChunkType::Header)
-    return fail(h.offset, "the first chunk is not a header chunk");
+  if (!have_header_ && type != ChunkType::Header) return fail(h.offset, "the first chunk is not a header chunk");
   if (have_header_ && type == ChunkType::Header) return fail(h.offset, "a second header chunk");
   // Unknown chunk types come from later writers and are skipped unread.
   if (h.type < uint32_t(ChunkType::Header) || h.type > uint32_t(ChunkType::Footer)) return true;
@@ -145,12 +141,26 @@ bool Reader::process(const ChunkHead& h) {
   Cursor c(reinterpret_cast<const uint8_t*>(raw_.data()), raw_.size());
   Status e;
   switch (type) {
-    case ChunkType::Header: e = decode_header(c, trace_.header); have_header_ = true; break;
-    case ChunkType::Strings: e = decode_strings(c, trace_); break;
-    case ChunkType::Processes: e = decode_processes(c, trace_); break;
-    case ChunkType::Threads: e = decode_threads(c, trace_); break;
-    case ChunkType::Events: e = decode_events(c, trace_, counts_); break;
-    case ChunkType::Footer: e = decode_footer(c, footer_); have_footer_ = true; break;
+    case ChunkType::Header:
+      e = decode_header(c, trace_.header);
+      have_header_ = true;
+      break;
+    case ChunkType::Strings:
+      e = decode_strings(c, trace_);
+      break;
+    case ChunkType::Processes:
+      e = decode_processes(c, trace_);
+      break;
+    case ChunkType::Threads:
+      e = decode_threads(c, trace_);
+      break;
+    case ChunkType::Events:
+      e = decode_events(c, trace_, counts_);
+      break;
+    case ChunkType::Footer:
+      e = decode_footer(c, footer_);
+      have_footer_ = true;
+      break;
   }
   return e.ok() || fail(h.offset, e.message());
 }
@@ -163,13 +173,12 @@ bool Reader::finish_counts() {
   if (have_footer_) {
     uint64_t off = chunks_.back().offset;
     if (footer_.thread_events.size() != n)
-      return fail(off, "footer counts " + std::to_string(footer_.thread_events.size()) +
-                           " threads, the file has " + std::to_string(n));
+      return fail(off, "footer counts " + std::to_string(footer_.thread_events.size()) + " threads, the file has " +
+                           std::to_string(n));
     for (size_t i = 0; i < n; ++i) {
       if (mode_ == Mode::Full && footer_.thread_events[i] != counts_[i])
-        return fail(off, "footer counts " + std::to_string(footer_.thread_events[i]) +
-                             " events for thread " + std::to_string(i) + ", the file holds " +
-                             std::to_string(counts_[i]));
+        return fail(off, "footer counts " + std::to_string(footer_.thread_events[i]) + " events for thread " +
+                             std::to_string(i) + ", the file holds " + std::to_string(counts_[i]));
       trace_.threads[i].events = footer_.thread_events[i];
       trace_.threads[i].dropped = footer_.thread_dropped[i];
     }

@@ -117,8 +117,7 @@ struct TraceWriter::Impl {
   void add_event(const trace::Event& e) {
     if (finished) return fail("add_event after finish()");
     if (e.thread >= thread_counts.size())
-      return fail("event for thread " + std::to_string(e.thread) + " of " +
-                  std::to_string(thread_counts.size()));
+      return fail("event for thread " + std::to_string(e.thread) + " of " + std::to_string(thread_counts.size()));
     if (e.name >= string_count || e.shapes >= string_count)
       return fail("event names string " + std::to_string(std::max(e.name, e.shapes)) + " of " +
                   std::to_string(string_count));
@@ -218,8 +217,8 @@ uint32_t TraceWriter::add_thread(const trace::Thread& t) {
   Impl& m = *impl_;
   uint32_t process_count = m.processes.first + m.processes.count;
   if (t.process >= process_count)
-    m.fail("thread " + std::to_string(t.tid) + " names process " + std::to_string(t.process) +
-           " of " + std::to_string(process_count));
+    m.fail("thread " + std::to_string(t.tid) + " names process " + std::to_string(t.process) + " of " +
+           std::to_string(process_count));
   put_varint(m.threads.records, t.process);
   put_svarint(m.threads.records, t.tid);
   put_bytes(m.threads.records, t.name);
@@ -230,8 +229,7 @@ uint32_t TraceWriter::add_thread(const trace::Thread& t) {
 
 void TraceWriter::set_thread_dropped(uint32_t thread, uint64_t dropped) {
   Impl& m = *impl_;
-  if (thread >= m.thread_counts.size())
-    return m.fail("set_thread_dropped: no thread " + std::to_string(thread));
+  if (thread >= m.thread_counts.size()) return m.fail("set_thread_dropped: no thread " + std::to_string(thread));
   m.thread_counts[thread].dropped = dropped;
 }
 

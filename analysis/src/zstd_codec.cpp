@@ -29,8 +29,7 @@ struct Decompressor::Ctx {
 Decompressor::Decompressor() : ctx_(std::make_unique<Ctx>()) {}
 Decompressor::~Decompressor() = default;
 
-bool Decompressor::decompress(std::string_view in, size_t raw_size, std::string& out,
-                              std::string* error) {
+bool Decompressor::decompress(std::string_view in, size_t raw_size, std::string& out, std::string* error) {
   if (!ctx_->d) {
     *error = "cannot create a zstd context";
     return false;
@@ -43,8 +42,7 @@ bool Decompressor::decompress(std::string_view in, size_t raw_size, std::string&
     return false;
   }
   if (n != raw_size) {
-    *error = "decompressed size " + std::to_string(n) + " differs from the chunk's " +
-             std::to_string(raw_size);
+    *error = "decompressed size " + std::to_string(n) + " differs from the chunk's " + std::to_string(raw_size);
     return false;
   }
   return true;

@@ -15,8 +15,7 @@ bool tsc_usable() {
   std::string line;
   while (std::getline(cpuinfo, line)) {
     if (line.rfind("flags", 0) == 0) {
-      return line.find(" constant_tsc") != std::string::npos &&
-             line.find(" nonstop_tsc") != std::string::npos;
+      return line.find(" constant_tsc") != std::string::npos && line.find(" nonstop_tsc") != std::string::npos;
     }
   }
 #endif

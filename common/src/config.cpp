@@ -70,7 +70,8 @@ std::optional<Config> config_from_env(const GetEnv& get, std::vector<std::string
   if (const char* v = get(env::kOnTraceReady)) c.on_trace_ready = v;
   if (const char* v = get(env::kLogLevel)) {
     std::string_view s(v);
-    static constexpr std::string_view levels[] = {"trace", "debug", "info", "warn", "warning", "error", "critical", "off"};
+    static constexpr std::string_view levels[] = {"trace",   "debug", "info",     "warn",
+                                                  "warning", "error", "critical", "off"};
     bool ok = false;
     for (auto l : levels) ok |= (s == l);
     if (ok)

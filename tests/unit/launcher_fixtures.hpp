@@ -66,5 +66,4 @@ inline std::vector<trace::Trace> read_all(const fs::path& dir) {
 inline const std::string kPtprof = PTPROF_BIN;
 inline const std::string kPrograms = PTPROF_TEST_PROGRAMS_DIR;
 
-
 }  // namespace ptprof::testing

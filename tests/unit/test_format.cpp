@@ -250,8 +250,8 @@ TEST_CASE("1M realistic events: a few bytes each, read quickly", "[format][perf]
   double bytes_per_event = double(std::filesystem::file_size(path)) / double(n);
   double write_s = std::chrono::duration<double>(t1 - t0).count();
   double read_s = std::chrono::duration<double>(t2 - t1).count();
-  WARN("1M realistic events: " << bytes_per_event << " bytes/event, write " << write_s
-                               << " s, read " << read_s << " s");
+  WARN("1M realistic events: " << bytes_per_event << " bytes/event, write " << write_s << " s, read " << read_s
+                               << " s");
   CHECK(bytes_per_event < 6.0);
   // 10M events must read in a few seconds; leave room for sanitizer and
   // debug builds.
@@ -269,12 +269,12 @@ TEST_CASE("the file starts as docs/format.md says", "[format]") {
   REQUIRE(b.size() > 16 + 24);
   CHECK(b.substr(0, 8) == std::string("\x89PTPROF\n"));
   auto u32 = [&](size_t at) {
-    return uint32_t(uint8_t(b[at])) | uint32_t(uint8_t(b[at + 1])) << 8 |
-           uint32_t(uint8_t(b[at + 2])) << 16 | uint32_t(uint8_t(b[at + 3])) << 24;
+    return uint32_t(uint8_t(b[at])) | uint32_t(uint8_t(b[at + 1])) << 8 | uint32_t(uint8_t(b[at + 2])) << 16 |
+           uint32_t(uint8_t(b[at + 3])) << 24;
   };
-  CHECK(u32(8) == 1);           // version
-  CHECK(u32(12) == 0);          // reserved
-  CHECK(u32(16) == 1);          // first chunk: header
+  CHECK(u32(8) == 1);   // version
+  CHECK(u32(12) == 0);  // reserved
+  CHECK(u32(16) == 1);  // first chunk: header
   uint32_t stored = u32(24);
   CHECK(u32(36) == format::detail::crc32c(b.data() + 16, 20));
   CHECK(u32(32) == format::detail::crc32c(b.data() + 40, stored));

@@ -38,8 +38,7 @@ Outcome read_bytes(const TempDir& dir, const std::string& bytes, bool summary = 
 
 }  // namespace
 
-TEST_CASE("every truncation point gives an error or the valid part with a warning",
-          "[format][damage]") {
+TEST_CASE("every truncation point gives an error or the valid part with a warning", "[format][damage]") {
   TempDir dir;
   const std::string full = small_trace(dir);
   REQUIRE(full.size() > 1000);
@@ -56,8 +55,8 @@ TEST_CASE("every truncation point gives an error or the valid part with a warnin
       ++partial_reads;
     } else {
       REQUIRE(o.error.rfind(dir.file("damaged.bin") + ": ", 0) == 0);
-      REQUIRE((o.error.find("truncated at byte") != std::string::npos ||
-               o.error.find("bad magic") != std::string::npos));
+      REQUIRE(
+          (o.error.find("truncated at byte") != std::string::npos || o.error.find("bad magic") != std::string::npos));
     }
   }
   CHECK(partial_reads > 0);

@@ -52,8 +52,7 @@ TEST_CASE("run rejects a malformed schedule before starting the target", "[launc
   CHECK(!fs::exists(marker));
 }
 
-TEST_CASE("every range and mark of 4 threads in 3 processes is recorded once, in its pid and tid",
-          "[launcher]") {
+TEST_CASE("every range and mark of 4 threads in 3 processes is recorded once, in its pid and tid", "[launcher]") {
   TempDir out;
   const int per_thread = 200;
   auto r = sh(kPtprof + " run -o " + out.path.string() + " -- " + kPrograms + "/capi_threads_fork " +
@@ -106,8 +105,7 @@ TEST_CASE("every range and mark of 4 threads in 3 processes is recorded once, in
 TEST_CASE("recorded + dropped equals what each thread wrote, exactly", "[launcher]") {
   TempDir out;
   // Small rings so that drops certainly happen.
-  auto r = sh(kPtprof + " run --ring-kb 64 -o " + out.path.string() + " -- " + kPrograms +
-              "/mark_flood 2000000 2");
+  auto r = sh(kPtprof + " run --ring-kb 64 -o " + out.path.string() + " -- " + kPrograms + "/mark_flood 2000000 2");
   INFO(r.output);
   REQUIRE(r.status == 0);
   auto traces = read_all(out.path);

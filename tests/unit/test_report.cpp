@@ -28,8 +28,7 @@ struct Builder {
     return uint32_t(t.strings.size() - 1);
   }
   Builder& ev(const std::string& name, int64_t start_ns, int64_t end_ns, uint32_t thread = 0,
-              trace::EventKind kind = trace::EventKind::Op, const std::string& shapes = "",
-              uint64_t arg = 0) {
+              trace::EventKind kind = trace::EventKind::Op, const std::string& shapes = "", uint64_t arg = 0) {
     trace::Event e;
     e.name = str(name);
     e.shapes = shapes.empty() ? 0 : str(shapes);
@@ -43,9 +42,7 @@ struct Builder {
   }
 };
 
-report::Report run(const trace::Trace& t, report::Options o = {}) {
-  return report::compute_report({{"t.bin", &t}}, o);
-}
+report::Report run(const trace::Trace& t, report::Options o = {}) { return report::compute_report({{"t.bin", &t}}, o); }
 
 const report::Row& row(const report::Report& r, const std::string& name, const std::string& shapes = "") {
   for (const auto& x : r.rows)
@@ -66,8 +63,7 @@ TEST_CASE("tree: self time subtracts direct children only", "[report]") {
   CHECK(t.folded == std::vector<uint8_t>{0, 0, 0, 0, 0});
 }
 
-TEST_CASE("tree: equal starts put the longer event outside",
-          "[report]") {
+TEST_CASE("tree: equal starts put the longer event outside", "[report]") {
   std::vector<TreeNode> n{{0, 10, 1}, {0, 50, 2}, {5, 5, 3}, {5, 6, 4}};
   auto t = report::detail::build_tree(n);
   CHECK(t.parent == std::vector<int32_t>{1, -1, 3, 0});  // [5,5) sits in [5,6)
@@ -130,8 +126,7 @@ TEST_CASE("report: every sort key orders rows", "[report]") {
                         "self_cpu_memory_usage", "cuda_memory_usage", "self_cuda_memory_usage"})
     CHECK(order(k) == "many long child ");
   CHECK(report::sort_key_names().size() == 11);
-  for (auto name : report::sort_key_names())
-    CHECK(report::sort_key_name(*report::parse_sort_key(name)) == name);
+  for (auto name : report::sort_key_names()) CHECK(report::sort_key_name(*report::parse_sort_key(name)) == name);
   CHECK_FALSE(report::parse_sort_key("cpu_total"));
   CHECK_FALSE(report::parse_sort_key(""));
 }
@@ -178,8 +173,7 @@ TEST_CASE("report: group by input shape, CSV quoting and row limit", "[report]")
   std::string csv = report::render_csv(r, 0);
   CHECK(csv.substr(0, csv.find('\n')) ==
         "Name,Self CPU %,Self CPU,CPU total %,CPU total,CPU time avg,# of Calls,Input Shapes");
-  CHECK(csv.find("aten::add,44.44,2.000,44.44,2.000,1.000,2,\"[[4, 3], [4, 3]]\"\n") !=
-        std::string::npos);
+  CHECK(csv.find("aten::add,44.44,2.000,44.44,2.000,1.000,2,\"[[4, 3], [4, 3]]\"\n") != std::string::npos);
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 4);
   std::string limited = report::render_csv(r, 1);
   CHECK(std::count(limited.begin(), limited.end(), '\n') == 2);

@@ -67,8 +67,9 @@ TEST_CASE("ptprof report: formats, options and errors", "[report][cli]") {
 
   Run w1 = run("report --window 1 --format csv " + dir.path().string(), false);
   CHECK(w1.status == 0);
-  CHECK(w1.out == "Name,Self CPU %,Self CPU,CPU total %,CPU total,CPU time avg,# of Calls\n"
-                  "aten::add,100.00,5.000,100.00,5.000,0.500,10\n");
+  CHECK(w1.out ==
+        "Name,Self CPU %,Self CPU,CPU total %,CPU total,CPU time avg,# of Calls\n"
+        "aten::add,100.00,5.000,100.00,5.000,0.500,10\n");
 
   Run shapes = run("report --group-by-input-shape --format csv " + f0, false);
   CHECK(shapes.out.find(",Input Shapes\n") != std::string::npos);
@@ -102,8 +103,7 @@ TEST_CASE("ptprof info: exact per-thread counts", "[report][cli]") {
   CHECK(info.status == 0);
   CHECK(info.out.find("host       node-17") != std::string::npos);
   CHECK(info.out.find("pid 4242  ppid 1  python train.py") != std::string::npos);
-  CHECK(info.out.find("4242       4243  main                           10           90") !=
-        std::string::npos);
+  CHECK(info.out.find("4242       4243  main                           10           90") != std::string::npos);
   CHECK(info.out.find("total      events 10  dropped 90") != std::string::npos);
   CHECK(info.out.find("schedule   wait=1,warmup=1,active=3,repeat=0") != std::string::npos);
   CHECK(run("info " + dir.file("nope.bin")).status == 2);

@@ -66,12 +66,26 @@ class JsonParser {
       if (c == '\\') {
         char e = s_.at(i_++);
         switch (e) {
-          case 'n': out += '\n'; break;
-          case 't': out += '\t'; break;
-          case 'r': out += '\r'; break;
-          case 'u': out += char(std::stoi(s_.substr(i_, 4), nullptr, 16)); i_ += 4; break;
-          case '"': case '\\': case '/': out += e; break;
-          default: throw std::runtime_error("bad escape");
+          case 'n':
+            out += '\n';
+            break;
+          case 't':
+            out += '\t';
+            break;
+          case 'r':
+            out += '\r';
+            break;
+          case 'u':
+            out += char(std::stoi(s_.substr(i_, 4), nullptr, 16));
+            i_ += 4;
+            break;
+          case '"':
+          case '\\':
+          case '/':
+            out += e;
+            break;
+          default:
+            throw std::runtime_error("bad escape");
         }
       } else {
         out += c;
@@ -84,12 +98,18 @@ class JsonParser {
     if (c == '{') {
       v.kind = Json::Object;
       ++i_;
-      if (peek() == '}') { ++i_; return v; }
+      if (peek() == '}') {
+        ++i_;
+        return v;
+      }
       while (true) {
         std::string k = string();
         expect(':');
         v.obj[k] = value();
-        if (peek() == ',') { ++i_; continue; }
+        if (peek() == ',') {
+          ++i_;
+          continue;
+        }
         expect('}');
         return v;
       }
@@ -97,10 +117,16 @@ class JsonParser {
     if (c == '[') {
       v.kind = Json::Array;
       ++i_;
-      if (peek() == ']') { ++i_; return v; }
+      if (peek() == ']') {
+        ++i_;
+        return v;
+      }
       while (true) {
         v.arr.push_back(value());
-        if (peek() == ',') { ++i_; continue; }
+        if (peek() == ',') {
+          ++i_;
+          continue;
+        }
         expect(']');
         return v;
       }
@@ -110,16 +136,23 @@ class JsonParser {
       v.str = string();
       return v;
     }
-    if (literal("true")) { v.kind = Json::Bool; v.b = true; return v; }
-    if (literal("false")) { v.kind = Json::Bool; return v; }
+    if (literal("true")) {
+      v.kind = Json::Bool;
+      v.b = true;
+      return v;
+    }
+    if (literal("false")) {
+      v.kind = Json::Bool;
+      return v;
+    }
     if (literal("null")) return v;
     // JSON numbers: no NaN, no leading '+', no bare '.'.
     size_t start = i_;
     if (s_[i_] == '-') ++i_;
     if (i_ >= s_.size() || !std::isdigit(static_cast<unsigned char>(s_[i_])))
       throw std::runtime_error("bad value at " + std::to_string(start));
-    while (i_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[i_])) || s_[i_] == '.' ||
-                              s_[i_] == 'e' || s_[i_] == 'E' || s_[i_] == '-' || s_[i_] == '+'))
+    while (i_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[i_])) || s_[i_] == '.' || s_[i_] == 'e' ||
+                              s_[i_] == 'E' || s_[i_] == '-' || s_[i_] == '+'))
       ++i_;
     v.kind = Json::Number;
     v.num = std::strtod(s_.substr(start, i_ - start).c_str(), nullptr);

@@ -22,9 +22,8 @@ trace::Trace torch_scenario() {
     t.strings.push_back(s);
     return uint32_t(t.strings.size() - 1);
   };
-  auto ev = [&](const std::string& name, uint32_t thread, int64_t s_us, int64_t e_us,
-                const std::string& shapes = "", trace::EventKind kind = trace::EventKind::Op,
-                uint16_t flags = 0, uint64_t arg = 0) {
+  auto ev = [&](const std::string& name, uint32_t thread, int64_t s_us, int64_t e_us, const std::string& shapes = "",
+                trace::EventKind kind = trace::EventKind::Op, uint16_t flags = 0, uint64_t arg = 0) {
     trace::Event e;
     e.name = str(name);
     e.shapes = shapes.empty() ? 0 : str(shapes);
@@ -72,7 +71,8 @@ std::string table_for(bool by_shape, const char* sort_by, size_t row_limit) {
 }  // namespace
 
 TEST_CASE("table equals torch: group_by_input_shape=false sort_by=cpu_time_total row_limit=100", "[report][torch]") {
-  const std::string expected = R"TORCH(-------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------  
+  const std::string expected =
+      R"TORCH(-------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------  
                                                    Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg    # of Calls  
 -------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------  
                                               aten::mul        99.93%        2.000s        99.93%        2.000s        2.000s             1  
@@ -92,8 +92,10 @@ Self CPU time total: 2.002s
   CHECK(table_for(false, "cpu_time_total", 100) == expected);
 }
 
-TEST_CASE("table equals torch: group_by_input_shape=true sort_by=self_cpu_time_total row_limit=100", "[report][torch]") {
-  const std::string expected = R"TORCH(-------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------  --------------------------------  
+TEST_CASE("table equals torch: group_by_input_shape=true sort_by=self_cpu_time_total row_limit=100",
+          "[report][torch]") {
+  const std::string expected =
+      R"TORCH(-------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------  --------------------------------  
                                                    Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg    # of Calls                      Input Shapes  
 -------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------  --------------------------------  
                                               aten::mul        99.93%        2.000s        99.93%        2.000s        2.000s             1      [[1000, 1000], [1000, 1000]]  
@@ -116,7 +118,8 @@ Self CPU time total: 2.002s
 }
 
 TEST_CASE("table equals torch: group_by_input_shape=false sort_by=count row_limit=3", "[report][torch]") {
-  const std::string expected = R"TORCH(-------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------  
+  const std::string expected =
+      R"TORCH(-------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------  
                                                    Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg    # of Calls  
 -------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------  
                                           ProfilerStep*         0.01%     240.000us         0.07%       1.500ms     750.000us             2  
@@ -129,7 +132,8 @@ Self CPU time total: 2.002s
 }
 
 TEST_CASE("table equals torch: group_by_input_shape=false sort_by=cpu_time row_limit=100", "[report][torch]") {
-  const std::string expected = R"TORCH(-------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------  
+  const std::string expected =
+      R"TORCH(-------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------  
                                                    Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg    # of Calls  
 -------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------  
                                               aten::mul        99.93%        2.000s        99.93%        2.000s        2.000s             1  

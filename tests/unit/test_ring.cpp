@@ -107,7 +107,9 @@ TEST_CASE("ring: concurrent producer and consumer lose no committed record", "[r
   //   dropped something.
   enum Mode { free_running, backoff, consumer_pauses };
   for (Mode mode : {free_running, backoff, consumer_pauses}) {
-    DYNAMIC_SECTION("mode " << (mode == free_running ? "free running" : mode == backoff ? "backoff" : "consumer pauses")) {
+    DYNAMIC_SECTION("mode " << (mode == free_running ? "free running"
+                                : mode == backoff    ? "backoff"
+                                                     : "consumer pauses")) {
       TestRing ring(4096);
       const uint64_t kRecords = 50000;
       std::atomic<bool> producer_done{false};
@@ -122,8 +124,7 @@ TEST_CASE("ring: concurrent producer and consumer lose no committed record", "[r
             dropped_seqs.push_back(seq);
             if (mode == backoff) {
               // Until at least half the ring is free (room for any record and its pad).
-              while (ring.ctl->head.load(std::memory_order_relaxed) -
-                             ring.ctl->tail.load(std::memory_order_acquire) >
+              while (ring.ctl->head.load(std::memory_order_relaxed) - ring.ctl->tail.load(std::memory_order_acquire) >
                          ring.capacity / 2 &&
                      std::chrono::steady_clock::now() < deadline)
                 std::this_thread::yield();

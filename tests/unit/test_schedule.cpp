@@ -41,17 +41,20 @@ std::string parse_error(const std::string& text) {
 void check_names_accepted(const std::string& error) {
   INFO("message: " << error);
   CHECK_THAT(error, Catch::Contains("accepted"));
-  for (const char* key : {"skip_first", "wait", "warmup", "active", "repeat"})
-    CHECK_THAT(error, Catch::Contains(key));
+  for (const char* key : {"skip_first", "wait", "warmup", "active", "repeat"}) CHECK_THAT(error, Catch::Contains(key));
   CHECK_THAT(error, Catch::Contains("non-negative whole number"));
 }
 
 char letter(StepAction a) {
   switch (a) {
-    case StepAction::None: return 'N';
-    case StepAction::Warmup: return 'W';
-    case StepAction::Record: return 'R';
-    case StepAction::RecordAndSave: return 'S';
+    case StepAction::None:
+      return 'N';
+    case StepAction::Warmup:
+      return 'W';
+    case StepAction::Record:
+      return 'R';
+    case StepAction::RecordAndSave:
+      return 'S';
   }
   return '?';
 }
@@ -133,8 +136,7 @@ TEST_CASE("parse_schedule: good inputs", "[schedule]") {
 }
 
 TEST_CASE("parse_schedule: an unknown key is named", "[schedule]") {
-  for (const char* text : {"foo=1", "wait=1,foo=2", "WAIT=1", "skip-first=1", "skip=1", "warm_up=1",
-                           "activ=3"}) {
+  for (const char* text : {"foo=1", "wait=1,foo=2", "WAIT=1", "skip-first=1", "skip=1", "warm_up=1", "activ=3"}) {
     std::string error = parse_error(text);
     std::string input(text);
     std::string key = input.substr(input.rfind(',') == std::string::npos ? 0 : input.rfind(',') + 1);
@@ -359,8 +361,8 @@ TEST_CASE("parse_step_rule: the kinds", "[schedule][step]") {
     CHECK(r->kind == StepRule::Kind::CudaProfilerApi);
   }
   SECTION("any other text names a RecordFunction range") {
-    for (const char* text : {"model_train_step", "train step", "ProfilerStep", "aten::add",
-                             "Optimizer.step#SGD.step"}) {
+    for (const char* text :
+         {"model_train_step", "train step", "ProfilerStep", "aten::add", "Optimizer.step#SGD.step"}) {
       INFO("input: '" << text << "'");
       auto r = parse_step_rule(text, &error);
       REQUIRE(r.has_value());
@@ -384,9 +386,9 @@ TEST_CASE("StepRule::ends_step", "[schedule][step]") {
     INFO(scope);
     CHECK(optimizer.ends_step(scope));
   }
-  for (const char* scope : {"Optimizer.zero_grad#SGD.zero_grad", "Optimizer.step#", "Optimizer.step#SGD",
-                            "optimizer.step#SGD.step", "aten::add_", "", "ProfilerStep#3",
-                            "Optimizer.step#SGD.stepx"}) {
+  for (const char* scope :
+       {"Optimizer.zero_grad#SGD.zero_grad", "Optimizer.step#", "Optimizer.step#SGD", "optimizer.step#SGD.step",
+        "aten::add_", "", "ProfilerStep#3", "Optimizer.step#SGD.stepx"}) {
     INFO(scope);
     CHECK_FALSE(optimizer.ends_step(scope));
   }

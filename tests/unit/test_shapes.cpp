@@ -40,11 +40,21 @@ Built encode(const std::vector<In>& inputs, size_t capacity = 4048) {
   for (const auto& in : inputs) {
     bool ok = false;
     switch (in.kind) {
-      case In::T: ok = enc.tensor(in.dtype, in.dims); break;
-      case In::S: ok = enc.scalar(); break;
-      case In::L: ok = enc.tensor_list(in.count); break;
-      case In::U: ok = enc.undefined(); break;
-      case In::O: ok = enc.other(); break;
+      case In::T:
+        ok = enc.tensor(in.dtype, in.dims);
+        break;
+      case In::S:
+        ok = enc.scalar();
+        break;
+      case In::L:
+        ok = enc.tensor_list(in.count);
+        break;
+      case In::U:
+        ok = enc.undefined();
+        break;
+      case In::O:
+        ok = enc.other();
+        break;
     }
     if (!ok) break;
   }

@@ -14,7 +14,8 @@ namespace ptprof::dcheck {
 [[noreturn]] inline void failed(const char* condition, const char* file, int line) {
   char digits[16] = {};
   char* d = digits + sizeof digits - 1;
-  for (unsigned n = line > 0 ? unsigned(line) : 0u; d == digits + sizeof digits - 1 || n; n /= 10) *--d = char('0' + n % 10);
+  for (unsigned n = line > 0 ? unsigned(line) : 0u; d == digits + sizeof digits - 1 || n; n /= 10)
+    *--d = char('0' + n % 10);
   const char* parts[] = {"ptprof: check failed: ", condition, " at ", file, ":", d, "\n"};
   for (const char* part : parts) {
     if (::write(STDERR_FILENO, part, std::strlen(part)) < 0) break;

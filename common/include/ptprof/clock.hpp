@@ -27,7 +27,8 @@ inline uint64_t realtime_ns() {
 
 inline uint64_t ticks(Kind k) {
 #if defined(__x86_64__)
-  if (k == Kind::Tsc) [[likely]] return __rdtsc();
+  if (k == Kind::Tsc) [[likely]]
+    return __rdtsc();
 #endif
   (void)k;
   return monotonic_ns();

@@ -22,7 +22,7 @@ inline constexpr const char* kWithStack = "PTPROF_WITH_STACK";
 inline constexpr const char* kOutput = "PTPROF_OUTPUT";
 inline constexpr const char* kOnTraceReady = "PTPROF_ON_TRACE_READY";
 inline constexpr const char* kLogLevel = "PTPROF_LOG_LEVEL";
-inline constexpr const char* kRingKb = "PTPROF_RING_KB";          // per-thread ring size
+inline constexpr const char* kRingKb = "PTPROF_RING_KB";            // per-thread ring size
 inline constexpr const char* kTorchBridge = "PTPROF_TORCH_BRIDGE";  // override bridge path
 }  // namespace env
 

@@ -27,10 +27,10 @@ enum class RecordType : uint16_t {
 constexpr uint16_t kRecordTypeCount = 8;
 
 struct RecordHeader {
-  uint16_t type;   // RecordType
-  uint16_t size;   // whole record in bytes, header included, multiple of 8
-  uint32_t arg;    // type-specific (usually an interned name id)
-  uint64_t ts;     // raw clock ticks
+  uint16_t type;  // RecordType
+  uint16_t size;  // whole record in bytes, header included, multiple of 8
+  uint32_t arg;   // type-specific (usually an interned name id)
+  uint64_t ts;    // raw clock ticks
 };
 static_assert(sizeof(RecordHeader) == 16);
 
@@ -52,17 +52,17 @@ enum class OpScope : uint8_t {
 };
 
 enum OpFlags : uint8_t {
-  kOpHasShapes = 1u << 0,   // shapes were recorded: shapes_bytes of shapes.hpp encoding follow (0 bytes: no inputs)
+  kOpHasShapes = 1u << 0,  // shapes were recorded: shapes_bytes of shapes.hpp encoding follow (0 bytes: no inputs)
   kOpAsync = 1u << 1,
 };
 
 struct OpBeginPayload {
-  uint64_t handle;          // RecordFunction handle; matches OpEnd
-  int64_t seq_nr;           // autograd sequence number, -1 if none
-  uint64_t fwd_thread_id;   // forward thread id for backward ops, 0 if none
-  uint8_t scope;            // OpScope
-  uint8_t flags;            // OpFlags
-  uint16_t shapes_bytes;    // length of encoded shapes that follow (unpadded)
+  uint64_t handle;         // RecordFunction handle; matches OpEnd
+  int64_t seq_nr;          // autograd sequence number, -1 if none
+  uint64_t fwd_thread_id;  // forward thread id for backward ops, 0 if none
+  uint8_t scope;           // OpScope
+  uint8_t flags;           // OpFlags
+  uint16_t shapes_bytes;   // length of encoded shapes that follow (unpadded)
   uint32_t reserved;
 };
 static_assert(sizeof(OpBeginPayload) == 32);

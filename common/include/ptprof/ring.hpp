@@ -23,7 +23,7 @@ struct alignas(64) RingControl {
   std::atomic<uint64_t> dropped{0};  // events dropped because the ring was full
   char producer_pad[64 - 16];
   // Written by the consumer only.
-  std::atomic<uint64_t> tail{0};     // bytes consumed
+  std::atomic<uint64_t> tail{0};  // bytes consumed
   char consumer_pad[64 - 8];
 };
 static_assert(sizeof(RingControl) == 128);
@@ -40,7 +40,10 @@ class RingWriter {
  public:
   RingWriter() = default;
   RingWriter(RingControl* ctl, uint8_t* data, uint64_t capacity)
-      : ctl_(ctl), data_(data), mask_(capacity - 1), capacity_(capacity),
+      : ctl_(ctl),
+        data_(data),
+        mask_(capacity - 1),
+        capacity_(capacity),
         head_(ctl->head.load(std::memory_order_relaxed)),
         tail_cache_(ctl->tail.load(std::memory_order_acquire)),
         dropped_(ctl->dropped.load(std::memory_order_relaxed)) {

@@ -35,9 +35,7 @@ struct Schedule {
     return m < n - 1 ? StepAction::Record : StepAction::RecordAndSave;
   }
 
-  static bool records(StepAction a) {
-    return a == StepAction::Record || a == StepAction::RecordAndSave;
-  }
+  static bool records(StepAction a) { return a == StepAction::Record || a == StepAction::RecordAndSave; }
   // True when no step after `step` can ever record again.
   bool finished_after(uint64_t step) const {
     if (!enabled || repeat == 0) return false;
@@ -57,10 +55,10 @@ struct WindowState {
 // Runtime::apply_step): which boundaries to publish, in this order, and
 // whether the new step records. Pure, so it is table-tested.
 struct StepTransition {
-  bool end_window = false;    // publish WindowEnd of `before.window`
-  bool begin_window = false;  // publish WindowBegin of `after.window`
-  bool begin_at_zero = false; // ... at tick 0: the window is open from the region's start
-  bool recording = false;     // events of the new step are recorded (warmup included)
+  bool end_window = false;     // publish WindowEnd of `before.window`
+  bool begin_window = false;   // publish WindowBegin of `after.window`
+  bool begin_at_zero = false;  // ... at tick 0: the window is open from the region's start
+  bool recording = false;      // events of the new step are recorded (warmup included)
   WindowState after;
 };
 

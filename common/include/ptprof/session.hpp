@@ -11,7 +11,6 @@
 #pragma once
 #include <atomic>
 #include <cstddef>
-#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -25,8 +24,8 @@ constexpr uint64_t kProcessMagic = 0x31524650'52505450ull;  // "PTPRPFR1"
 constexpr uint32_t kWireVersion = 2;
 
 constexpr uint32_t kMaxProcesses = 4096;
-constexpr uint32_t kMaxThreads = 1024;          // per process
-constexpr uint32_t kMaxBoundaries = 1024;       // schedule boundaries kept per process (ring)
+constexpr uint32_t kMaxThreads = 1024;            // per process
+constexpr uint32_t kMaxBoundaries = 1024;         // schedule boundaries kept per process (ring)
 constexpr uint64_t kDefaultRingBytes = 2u << 20;  // per thread, power of two
 constexpr uint64_t kStringArenaBytes = 16u << 20;
 
@@ -37,16 +36,16 @@ struct ProcessSlot {
   int32_t pid = 0;
   int32_t ppid = 0;
   uint32_t reserved = 0;
-  char region[64] = {};            // shm name of the process region
+  char region[64] = {};  // shm name of the process region
 };
 
 struct SessionHeader {
   uint64_t magic;
   uint32_t version;
-  uint32_t clock_kind;             // clock::Kind the agents must use
-  uint64_t ring_bytes;             // per-thread ring capacity (power of two)
-  char name[64];                   // the session's own shm name
-  std::atomic<uint32_t> next_slot; // processes that claimed a slot so far
+  uint32_t clock_kind;                   // clock::Kind the agents must use
+  uint64_t ring_bytes;                   // per-thread ring capacity (power of two)
+  char name[64];                         // the session's own shm name
+  std::atomic<uint32_t> next_slot;       // processes that claimed a slot so far
   std::atomic<uint32_t> lost_processes;  // could not register (table full, shm failure)
   char pad[64];
   ProcessSlot slots[kMaxProcesses];
@@ -64,9 +63,9 @@ struct ThreadSlot {
 enum class BoundaryKind : uint32_t { WindowBegin = 1, WindowEnd = 2 };
 struct Boundary {
   uint64_t ticks;
-  uint32_t kind;     // BoundaryKind
-  uint32_t window;   // window index, 0-based
-  uint64_t step;     // step number at which it happens
+  uint32_t kind;    // BoundaryKind
+  uint32_t window;  // window index, 0-based
+  uint64_t step;    // step number at which it happens
 };
 
 // Fixed-size part of a process region; the string arena and the rings follow
@@ -78,14 +77,14 @@ struct ProcessHeader {
   int32_t ppid;
   uint32_t max_threads;
   uint64_t ring_bytes;
-  uint64_t strings_offset;         // byte offset of the string arena
+  uint64_t strings_offset;  // byte offset of the string arena
   uint64_t strings_capacity;
-  uint64_t rings_offset;           // byte offset of ring 0
-  uint64_t start_realtime_ns;      // wall clock at registration
+  uint64_t rings_offset;       // byte offset of ring 0
+  uint64_t start_realtime_ns;  // wall clock at registration
   uint64_t start_monotonic_ns;
-  char cmdline[512];               // argv joined by spaces, truncated
-  std::atomic<uint32_t> thread_count{0};   // slots claimed
-  std::atomic<uint32_t> lost_threads{0};   // threads beyond max_threads
+  char cmdline[512];                            // argv joined by spaces, truncated
+  std::atomic<uint32_t> thread_count{0};        // slots claimed
+  std::atomic<uint32_t> lost_threads{0};        // threads beyond max_threads
   std::atomic<uint64_t> lost_thread_events{0};  // events those threads tried to record
   // String arena (string_arena.hpp): ids count from 1 in order of
   // appearance. `strings_committed` is the byte length published.
@@ -124,10 +123,10 @@ static_assert(sizeof(ProcessHeader) == 632 + sizeof(Boundary) * kMaxBoundaries +
 // into the header; the launcher accepts a region only if they are what this
 // function computes from the header's ring size and thread count.
 struct RegionLayout {
-  uint64_t strings_offset = 0;    // the string arena, page-aligned after the header
+  uint64_t strings_offset = 0;  // the string arena, page-aligned after the header
   uint64_t strings_capacity = 0;
-  uint64_t rings_offset = 0;      // ring 0's RingControl; its data follows it
-  uint64_t ring_stride = 0;       // from one ring's RingControl to the next
+  uint64_t rings_offset = 0;  // ring 0's RingControl; its data follows it
+  uint64_t ring_stride = 0;   // from one ring's RingControl to the next
   uint64_t total_bytes = 0;
 };
 
@@ -159,7 +158,8 @@ inline uint8_t* string_arena(void* region, const ProcessHeader& h) {
 }
 inline RingControl* ring_control(void* region, const ProcessHeader& h, uint32_t thread) {
   const RegionLayout l = region_layout(h.ring_bytes, h.max_threads);
-  return reinterpret_cast<RingControl*>(static_cast<uint8_t*>(region) + l.rings_offset + uint64_t(thread) * l.ring_stride);
+  return reinterpret_cast<RingControl*>(static_cast<uint8_t*>(region) + l.rings_offset +
+                                        uint64_t(thread) * l.ring_stride);
 }
 inline uint8_t* ring_data(void* region, const ProcessHeader& h, uint32_t thread) {
   return reinterpret_cast<uint8_t*>(ring_control(region, h, thread)) + sizeof(RingControl);

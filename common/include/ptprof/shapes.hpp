@@ -89,7 +89,10 @@ class Encoder {
 
   static size_t varint_size(uint64_t v) noexcept {
     size_t n = 1;
-    while (v >= 0x80) { v >>= 7; ++n; }
+    while (v >= 0x80) {
+      v >>= 7;
+      ++n;
+    }
     return n;
   }
 
@@ -111,7 +114,10 @@ class Encoder {
     return n;
   }
   void put_varint(uint64_t v) noexcept {
-    while (v >= 0x80) { *pos_++ = uint8_t(v | 0x80); v >>= 7; }
+    while (v >= 0x80) {
+      *pos_++ = uint8_t(v | 0x80);
+      v >>= 7;
+    }
     *pos_++ = uint8_t(v);
   }
 

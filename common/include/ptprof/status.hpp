@@ -33,7 +33,8 @@ template <class T>
 class [[nodiscard]] Result {
  public:
   Result(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor): `return value;`
-  Result(Status status) : status_(std::move(status)) {  // NOLINT(google-explicit-constructor): `return Status::error(...)`
+  Result(Status status)
+      : status_(std::move(status)) {  // NOLINT(google-explicit-constructor): `return Status::error(...)`
     PTPROF_DCHECK(!status_.ok());
   }
 

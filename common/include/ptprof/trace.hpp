@@ -8,10 +8,10 @@
 namespace ptprof::trace {
 
 enum class EventKind : uint8_t {
-  Op = 1,        // a RecordFunction scope (aten op, backward fn, user scope...)
-  Range = 2,     // ptprof_range_push/pop (C API, Python ptprof.range)
-  Mark = 3,      // ptprof_mark: an instant, end == start
-  Step = 4,      // ProfilerStep#N span (arg = N)
+  Op = 1,     // a RecordFunction scope (aten op, backward fn, user scope...)
+  Range = 2,  // ptprof_range_push/pop (C API, Python ptprof.range)
+  Mark = 3,   // ptprof_mark: an instant, end == start
+  Step = 4,   // ProfilerStep#N span (arg = N)
 };
 
 enum EventFlags : uint16_t {
@@ -22,31 +22,31 @@ enum EventFlags : uint16_t {
 struct Event {
   int64_t start_ns = 0;
   int64_t end_ns = 0;
-  uint32_t name = 0;       // index into Trace::strings
-  uint32_t thread = 0;     // index into Trace::threads
+  uint32_t name = 0;    // index into Trace::strings
+  uint32_t thread = 0;  // index into Trace::threads
   EventKind kind = EventKind::Op;
-  uint8_t scope = 0;       // wire::OpScope for ops
-  uint16_t flags = 0;      // EventFlags
-  uint32_t shapes = 0;     // index into Trace::strings of the torch-style input
-                           // shapes text, e.g. "[[4, 3], [3]]"; 0 = not recorded
-  int64_t seq_nr = -1;     // autograd sequence number
+  uint8_t scope = 0;    // wire::OpScope for ops
+  uint16_t flags = 0;   // EventFlags
+  uint32_t shapes = 0;  // index into Trace::strings of the torch-style input
+                        // shapes text, e.g. "[[4, 3], [3]]"; 0 = not recorded
+  int64_t seq_nr = -1;  // autograd sequence number
   uint64_t fwd_thread_id = 0;
-  uint64_t arg = 0;        // Step: the step number
+  uint64_t arg = 0;  // Step: the step number
 };
 
 struct Process {
   int32_t pid = 0;
   int32_t ppid = 0;
   std::string cmdline;
-  int64_t start_ns = 0;    // monotonic
+  int64_t start_ns = 0;  // monotonic
 };
 
 struct Thread {
-  uint32_t process = 0;    // index into Trace::processes
+  uint32_t process = 0;  // index into Trace::processes
   int32_t tid = 0;
   std::string name;
-  uint64_t events = 0;     // events recorded in this file for the thread
-  uint64_t dropped = 0;    // events the agent dropped (ring full) in this window
+  uint64_t events = 0;   // events recorded in this file for the thread
+  uint64_t dropped = 0;  // events the agent dropped (ring full) in this window
 };
 
 struct Header {
@@ -56,7 +56,7 @@ struct Header {
   uint32_t window = 0;             // schedule window index, 0-based
   int64_t window_start_ns = 0;
   int64_t window_end_ns = 0;
-  std::string schedule;            // e.g. "wait=1,warmup=1,active=3,repeat=0" or ""
+  std::string schedule;  // e.g. "wait=1,warmup=1,active=3,repeat=0" or ""
   std::string ptprof_version;
 };
 
@@ -101,7 +101,7 @@ struct Trace {
   std::vector<std::string> strings{std::string()};  // strings[0] is ""
   std::vector<Process> processes;
   std::vector<Thread> threads;
-  std::vector<Event> events;       // any order; readers sort as they need
+  std::vector<Event> events;  // any order; readers sort as they need
 };
 
 }  // namespace ptprof::trace

@@ -29,7 +29,7 @@ class TraceSink {
   virtual void set_losses(const trace::Losses& losses) = 0;
   virtual void set_window_end(int64_t end_ns) = 0;
   virtual void add_event(const trace::Event& e) = 0;  // e.name/e.shapes: ids from intern()
-  virtual Status finish() = 0;                         // complete the trace
+  virtual Status finish() = 0;                        // complete the trace
   virtual uint64_t bytes_written() const = 0;
 };
 
@@ -50,16 +50,16 @@ class TraceWriter final : public TraceSink {
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
 
-  uint32_t intern(std::string_view s) override;             // file-level string id (0 = "")
-  uint32_t add_process(const trace::Process& p) override;   // returns its index
-  uint32_t add_thread(const trace::Thread& t) override;     // returns its index; t.events ignored
+  uint32_t intern(std::string_view s) override;            // file-level string id (0 = "")
+  uint32_t add_process(const trace::Process& p) override;  // returns its index
+  uint32_t add_thread(const trace::Thread& t) override;    // returns its index; t.events ignored
   void set_thread_dropped(uint32_t thread, uint64_t dropped) override;
-  void set_losses(const trace::Losses& losses) override;    // stored in the footer
+  void set_losses(const trace::Losses& losses) override;  // stored in the footer
   // The window's end is often known only when it closes; this overrides the
   // Header's value (stored in the footer).
   void set_window_end(int64_t end_ns) override;
-  void add_event(const trace::Event& e) override;           // e.name/e.shapes: ids from intern()
-  Status finish() override;                                 // flush, footer, close, rename
+  void add_event(const trace::Event& e) override;  // e.name/e.shapes: ids from intern()
+  Status finish() override;                        // flush, footer, close, rename
 
   uint64_t bytes_written() const override;
   uint64_t events_written() const;
