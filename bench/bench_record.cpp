@@ -89,6 +89,7 @@ int latency(int threads, const char* name) {
   std::vector<std::vector<uint64_t>> samples(static_cast<size_t>(threads));
   std::vector<double> means(static_cast<size_t>(threads));
   std::vector<std::thread> pool;
+  pool.reserve(static_cast<size_t>(threads));
   for (int t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
       measure(k, overhead, name, &samples[size_t(t)]);

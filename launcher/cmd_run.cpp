@@ -180,7 +180,8 @@ int run(const RunOptions& o) {
   if (!paths->python_dir.empty()) env["PYTHONPATH"] = prepend_path(env, "PYTHONPATH", paths->python_dir, ':');
   env[env::kOutput] = config->output;
   std::vector<std::string> envv;
-  for (auto& [k, v] : env) envv.push_back(k + "=" + v);
+  envv.reserve(env.size());
+  for (auto& [k, v] : env) envv.push_back(std::string(k).append("=").append(v));
 
   launcher::CollectorOptions copts;
   copts.output_dir = config->output;
@@ -198,16 +199,16 @@ int run(const RunOptions& o) {
   }
   launcher::forward_signals_to(target->pid());
 
-  using clk = std::chrono::steady_clock;
-  std::optional<clk::time_point> exited_at;
+  using Clock = std::chrono::steady_clock;
+  std::optional<Clock::time_point> exited_at;
   for (;;) {
     uint64_t n = collector.poll();
     launcher::reap_orphans(target->pid());
-    if (!exited_at && target->poll_exit()) exited_at = clk::now();
+    if (!exited_at && target->poll_exit()) exited_at = Clock::now();
     if (exited_at) {
       // Descendants may outlive the target briefly (workers shutting down);
       // give them a moment, not forever.
-      if (collector.all_finished() || clk::now() - *exited_at > std::chrono::seconds(2)) break;
+      if (collector.all_finished() || Clock::now() - *exited_at > std::chrono::seconds(2)) break;
     }
     sink.reap();
     // Drain in batches: a short sleep between rounds leaves the target's

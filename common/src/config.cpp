@@ -70,10 +70,10 @@ std::optional<Config> config_from_env(const GetEnv& get, std::vector<std::string
   if (const char* v = get(env::kOnTraceReady)) c.on_trace_ready = v;
   if (const char* v = get(env::kLogLevel)) {
     std::string_view s(v);
-    static constexpr std::string_view levels[] = {"trace",   "debug", "info",     "warn",
+    static constexpr std::string_view kLevels[] = {"trace",   "debug", "info",     "warn",
                                                   "warning", "error", "critical", "off"};
     bool ok = false;
-    for (auto l : levels) ok |= (s == l);
+    for (auto l : kLevels) ok |= (s == l);
     if (ok)
       c.log_level = std::string(s);
     else

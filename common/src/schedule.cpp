@@ -47,11 +47,11 @@ std::optional<Schedule> parse_schedule(std::string_view text, std::string* error
     }
     std::string_view key = trim(item.substr(0, eq));
     std::string_view value = trim(item.substr(eq + 1));
-    static constexpr std::string_view keys[5] = {"skip_first", "wait", "warmup", "active", "repeat"};
+    static constexpr std::string_view kKeys[5] = {"skip_first", "wait", "warmup", "active", "repeat"};
     uint64_t* fields[5] = {&s.skip_first, &s.wait, &s.warmup, &s.active, &s.repeat};
     int index = -1;
     for (int i = 0; i < 5; ++i)
-      if (key == keys[i]) index = i;
+      if (key == kKeys[i]) index = i;
     if (index < 0) {
       if (error) *error = "unknown key '" + std::string(key) + "'; " + kAccepted;
       return std::nullopt;

@@ -77,6 +77,7 @@ inline Status write_realistic(const std::string& path, uint64_t n, int nthreads,
     shapes.push_back(w->intern("[[" + std::to_string(8 << i) + ", 3, 16, 16], [8, 3, 3, 3], [8], [], []]"));
   uint32_t proc = w->add_process({4242, 1, "python train.py --epochs 3", 1000});
   std::vector<uint32_t> threads;
+  threads.reserve(size_t(nthreads));
   std::vector<int64_t> now(size_t(nthreads), 10'000'000'000);
   std::vector<int64_t> seq(size_t(nthreads), 0);
   for (int t = 0; t < nthreads; ++t)
