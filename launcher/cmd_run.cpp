@@ -1,5 +1,4 @@
 // `ptprof run [options] -- cmd args...`
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -131,15 +130,12 @@ int run(const RunOptions& o) {
   apply_flags(o, env);
 
   // Validate the whole PTPROF_* environment before anything starts.
-  std::vector<std::string> errors;
-  auto config = config_from_env(
-      [&env](const char* name) -> const char* {
-        auto it = env.find(name);
-        return it == env.end() ? nullptr : it->second.c_str();
-      },
-      &errors);
+  auto config = config_from_env([&env](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  });
   if (!config) {
-    for (auto& e : errors) spdlog::error("run: {}", e);
+    for_each_line(config.error(), [](std::string_view line) { spdlog::error("run: {}", line); });
     return 2;
   }
   if (!config->log_level.empty()) launcher::set_log_level(config->log_level);
@@ -191,7 +187,7 @@ int run(const RunOptions& o) {
   launcher::TraceReady sink(config->on_trace_ready);
   launcher::Collector collector(*session, copts, clock_kind, sink);
 
-  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  launcher::become_subreaper();
   auto target = launcher::Target::start(o.command, envv);
   if (!target) {
     spdlog::error("run: {}", target.error());

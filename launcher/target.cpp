@@ -96,6 +96,8 @@ void forward_signals_to(pid_t pid) {
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
 }
 
+void become_subreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 1); }
+
 void reap_orphans(pid_t target) {
   // Only reap processes that are not the target; waitid with WNOWAIT peeks.
   for (;;) {

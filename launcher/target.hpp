@@ -30,9 +30,12 @@ class Target {
 
 // Makes the launcher forward SIGINT, SIGTERM and SIGHUP to `pid`, except
 // those the terminal sent (the target, in the same process group, got them
-// already). Also makes the launcher a subreaper so that orphaned processes
-// of the target's tree are reaped here.
+// already).
 void forward_signals_to(pid_t pid);
+// Makes the launcher a subreaper (before the target starts), so that the
+// orphaned processes of the target's tree become its children: their exit is
+// seen (a process that is gone) and they are reaped here.
+void become_subreaper();
 // Reaps exited descendants other than the target.
 void reap_orphans(pid_t target);
 

@@ -68,10 +68,11 @@ void Runtime::start() {
   if (!session || !*session) return;  // not profiled: stay inert
   set_log_level(std::getenv(env::kLogLevel));
 
-  std::vector<std::string> errors;
-  auto cfg = config_from_env([](const char* n) -> const char* { return std::getenv(n); }, &errors);
+  auto cfg = config_from_env([](const char* n) -> const char* { return std::getenv(n); });
   if (!cfg) {
-    for (auto& e : errors) log(Level::Error, "%s; profiling is off in this process", e.c_str());
+    for_each_line(cfg.error(), [](std::string_view line) {
+      log(Level::Error, "%.*s; profiling is off in this process", int(line.size()), line.data());
+    });
     return;
   }
   *config_ = *cfg;

@@ -122,8 +122,7 @@ bool Reader::load_payload(const ChunkHead& h) {
   if (!file_.read(h.offset + kChunkHeaderBytes, stored_.data(), h.stored)) return fail(h.offset, "read error");
   if (crc32c(stored_.data(), stored_.size()) != h.crc) return fail(h.offset, "checksum mismatch");
   if (h.flags & kChunkZstd) {
-    std::string e;
-    if (!zstd_.decompress(stored_, h.raw, raw_, &e)) return fail(h.offset, e);
+    if (Status s = zstd_.decompress(stored_, h.raw, raw_); !s.ok()) return fail(h.offset, s.message());
   } else {
     raw_.swap(stored_);
   }
@@ -192,7 +191,8 @@ bool Reader::finish_counts() {
 
 Result<trace::Trace> Reader::run(std::vector<std::string>* warnings) {
   auto failed = [&]() -> Result<trace::Trace> { return Status::error(error_); };
-  if (!file_.open(path_, &error_) || !read_preamble()) return failed();
+  if (Status opened = file_.open(path_); !opened.ok()) return opened;
+  if (!read_preamble()) return failed();
   WalkEnd end = scan_heads();
 
   // Reserve from the footer, bounded by what the chunks could hold, so a

@@ -62,7 +62,7 @@ struct ThreadCounts {
 struct TraceWriter::Impl {
   std::string path, tmp_path;
   std::unique_ptr<ChunkWriter> out;
-  std::string error;  // the first error; sticky
+  Status status;  // the first error; sticky
   bool finished = false;
   int64_t window_end_ns = 0;
   trace::Losses losses;
@@ -79,13 +79,15 @@ struct TraceWriter::Impl {
   uint64_t events_written = 0;
 
   void fail(std::string msg) {
-    if (error.empty()) error = std::move(msg);
+    if (status.ok()) status = Status::error(std::move(msg));
   }
-  bool ok() const { return error.empty(); }
+  void fail(const Status& s) {
+    if (status.ok()) status = s;
+  }
+  bool ok() const { return status.ok(); }
 
   void write_chunk(ChunkType type, std::string_view raw) {
-    std::string e;
-    if (ok() && !out->write(type, raw, &e)) fail(std::move(e));
+    if (ok()) fail(out->write(type, raw));
   }
 
   void flush_metadata() {
@@ -172,13 +174,13 @@ TraceWriter::TraceWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 TraceWriter::~TraceWriter() = default;
 
 Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& path, const trace::Header& h) {
-  std::string error;
   auto impl = std::make_unique<Impl>();
   impl->path = path;
   impl->tmp_path = path + ".tmp";
   impl->window_end_ns = h.window_end_ns;
-  impl->out = ChunkWriter::open(impl->tmp_path, &error);
-  if (!impl->out) return Status::error(error);
+  auto out = ChunkWriter::open(impl->tmp_path);
+  if (!out) return out.status();
+  impl->out = std::move(*out);
   std::string raw;
   put_bytes(raw, h.host);
   put_svarint(raw, h.realtime_offset_ns);
@@ -187,7 +189,7 @@ Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& path
   put_svarint(raw, h.window_end_ns);
   put_bytes(raw, h.schedule);
   put_bytes(raw, h.ptprof_version);
-  if (!impl->out->write(ChunkType::Header, raw, &error)) return Status::error(error);
+  if (Status s = impl->out->write(ChunkType::Header, raw); !s.ok()) return s;
   return std::make_unique<TraceWriter>(std::move(impl));
 }
 
@@ -246,14 +248,14 @@ Status TraceWriter::finish() {
   m.flush_events();
   m.flush_metadata();
   m.write_chunk(ChunkType::Footer, m.footer());
-  std::string e;
-  if (!m.out->close(&e)) m.fail(std::move(e));
+  m.fail(m.out->close());
   if (m.ok() && std::rename(m.tmp_path.c_str(), m.path.c_str()) != 0)
     m.fail(m.path + ": rename from .tmp failed: " + std::strerror(errno));
   if (!m.ok()) {
     // A writer that failed must not leave something that looks like a trace.
     std::remove(m.tmp_path.c_str());
-    return Status::error(m.error.rfind(m.path, 0) == 0 ? m.error : m.path + ": " + m.error);
+    const std::string& e = m.status.message();
+    return Status::error(e.rfind(m.path, 0) == 0 ? e : m.path + ": " + e);
   }
   return {};
 }

@@ -11,9 +11,10 @@
 // With no schedule every step is Record (one window for the whole run).
 #pragma once
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
+
+#include "ptprof/status.hpp"
 
 namespace ptprof {
 
@@ -85,9 +86,8 @@ inline StepTransition step_transition(const Schedule& schedule, WindowState befo
 
 // Parses "skip_first=N,wait=N,warmup=N,active=N,repeat=N" (any subset, any
 // order, spaces allowed around items). Empty text means "no schedule".
-// On error returns nullopt and sets `error` to a message that names the key,
-// the value and what is accepted.
-std::optional<Schedule> parse_schedule(std::string_view text, std::string* error);
+// An error names the key, the value and what is accepted.
+Result<Schedule> parse_schedule(std::string_view text);
 
 // What ends a step (PTPROF_STEP).
 struct StepRule {
@@ -109,6 +109,6 @@ struct StepRule {
   }
 };
 
-std::optional<StepRule> parse_step_rule(std::string_view text, std::string* error);
+Result<StepRule> parse_step_rule(std::string_view text);
 
 }  // namespace ptprof

@@ -4,6 +4,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "ptprof/check.hpp"
@@ -65,5 +66,17 @@ class [[nodiscard]] Result {
   std::optional<T> value_;
   Status status_;
 };
+
+// Calls `each(std::string_view)` for every line of a message that reports
+// several problems at once (the configuration: one line per bad variable).
+template <class Each>
+void for_each_line(std::string_view message, Each&& each) {
+  while (!message.empty()) {
+    const size_t end = message.find('\n');
+    each(message.substr(0, end));
+    if (end == std::string_view::npos) break;
+    message.remove_prefix(end + 1);
+  }
+}
 
 }  // namespace ptprof
