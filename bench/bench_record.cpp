@@ -5,6 +5,9 @@
 // not the drop path.
 //
 //   bench_record latency THREADS      p50/p99 ns per event, per thread
+//   bench_record latency-full THREADS the same after the string arena is
+//                                     full, for a name it refused: the cost
+//                                     of a lost name (no lock, no allocation)
 //   bench_record flood SECONDS        one thread writes as fast as it can;
 //                                     run under ptprof, the launcher's summary
 //                                     gives recorded vs dropped (drain rate)
@@ -41,12 +44,12 @@ uint64_t empty_bracket(Kind k) {
 
 // Mean per event over batches of 1000 calls timed as a whole: not limited by
 // the clock's granularity (a virtualized TSC may tick in steps of ~10 ns).
-double batch_mean_ticks(Kind k) {
+double batch_mean_ticks(Kind k, const char* name) {
   uint64_t total = 0, n = 0;
   for (int b = 0; b < kBursts; ++b) {
     for (int r = 0; r < 10; ++r) {
       uint64_t a = ptprof::clock::ticks(k);
-      for (int i = 0; i < 1000; ++i) ptprof_mark("bench.event");
+      for (int i = 0; i < 1000; ++i) ptprof_mark(name);
       total += ptprof::clock::ticks(k) - a;
       n += 1000;
     }
@@ -55,12 +58,12 @@ double batch_mean_ticks(Kind k) {
   return double(total) / double(n);
 }
 
-void measure(Kind k, uint64_t overhead, std::vector<uint64_t>* out) {
+void measure(Kind k, uint64_t overhead, const char* name, std::vector<uint64_t>* out) {
   out->reserve(size_t(kBurst) * kBursts);
   for (int b = 0; b < kBursts; ++b) {
     for (int i = 0; i < kBurst; ++i) {
       uint64_t a = ptprof::clock::ticks(k);
-      ptprof_mark("bench.event");
+      ptprof_mark(name);
       uint64_t c = ptprof::clock::ticks(k);
       out->push_back(c - a > overhead ? c - a - overhead : 0);
     }
@@ -68,17 +71,29 @@ void measure(Kind k, uint64_t overhead, std::vector<uint64_t>* out) {
   }
 }
 
-int latency(int threads) {
+// More distinct names than the 16 MiB string arena holds, in bursts the
+// launcher drains.
+void fill_string_arena() {
+  char name[96];
+  for (int i = 0; i < 400000; ++i) {
+    std::snprintf(name, sizeof name, "bench.fill.%08d.padding-padding-padding-padding-padding", i);
+    ptprof_mark(name);
+    if (i % kBurst == kBurst - 1) std::this_thread::sleep_for(std::chrono::milliseconds(8));
+  }
+}
+
+int latency(int threads, const char* name) {
   Kind k = clock_kind();
   ptprof::clock::Converter conv(k);
   uint64_t overhead = empty_bracket(k);
   std::vector<std::vector<uint64_t>> samples(static_cast<size_t>(threads));
   std::vector<double> means(static_cast<size_t>(threads));
   std::vector<std::thread> pool;
+  pool.reserve(static_cast<size_t>(threads));
   for (int t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
-      measure(k, overhead, &samples[size_t(t)]);
-      means[size_t(t)] = batch_mean_ticks(k);
+      measure(k, overhead, name, &samples[size_t(t)]);
+      means[size_t(t)] = batch_mean_ticks(k, name);
     });
   for (auto& t : pool) t.join();
   double mean = 0;
@@ -107,8 +122,12 @@ int flood(double seconds) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc >= 3 && std::strcmp(argv[1], "latency") == 0) return latency(std::atoi(argv[2]));
+  if (argc >= 3 && std::strcmp(argv[1], "latency") == 0) return latency(std::atoi(argv[2]), "bench.event");
+  if (argc >= 3 && std::strcmp(argv[1], "latency-full") == 0) {
+    fill_string_arena();
+    return latency(std::atoi(argv[2]), "bench.name-refused-by-the-full-arena");
+  }
   if (argc >= 3 && std::strcmp(argv[1], "flood") == 0) return flood(std::atof(argv[2]));
-  std::fprintf(stderr, "usage: bench_record latency THREADS | flood SECONDS\n");
+  std::fprintf(stderr, "usage: bench_record latency THREADS | latency-full THREADS | flood SECONDS\n");
   return 2;
 }

@@ -13,6 +13,8 @@ set(PTPROF_BRIDGE_KIT_FILES
   agent/src/bridge_api.h
   common/include/ptprof/record.hpp
   common/include/ptprof/shapes.hpp
+  common/include/ptprof/status.hpp
+  common/include/ptprof/check.hpp
   common/include/ptprof/torch_version.hpp
   common/src/shapes.cpp
   common/src/torch_version.cpp)

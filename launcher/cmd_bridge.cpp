@@ -12,6 +12,8 @@
 #include <sstream>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include "bridge_builder.hpp"
 #include "commands.hpp"
 #include "install_paths.hpp"
@@ -76,7 +78,7 @@ std::string how_to_build_elsewhere(const bridge::TorchInstall& torch) {
 
 int build(const BuildOptions& o) {
   if (o.python.empty() == o.libtorch.empty()) {
-    std::fprintf(stderr, "ptprof bridge build: give exactly one of --python PY or --libtorch PATH\n");
+    spdlog::error("bridge build: give exactly one of --python PY or --libtorch PATH");
     return 2;
   }
   std::string error;
@@ -84,21 +86,20 @@ int build(const BuildOptions& o) {
   if (!o.python.empty()) {
     library = libtorch_of_python(o.python, &error);
     if (library.empty()) {
-      std::fprintf(stderr, "ptprof bridge build: %s\n", error.c_str());
+      spdlog::error("bridge build: {}", error);
       return 2;
     }
   }
   launcher::BridgeBuildRequest req;
   req.torch = bridge::describe_torch(library);
   if (req.torch.library.empty()) {
-    std::fprintf(stderr, "ptprof bridge build: --libtorch %s: no such file (expected a libtorch_cpu.so)\n",
-                 library.c_str());
+    spdlog::error("bridge build: --libtorch {}: no such file (expected a libtorch_cpu.so)", library);
     return 2;
   }
-  auto paths = launcher::find_install_paths(&error);
+  auto paths = launcher::find_install_paths();
   if (!paths || paths->bridge_kit.empty()) {
-    std::fprintf(stderr, "ptprof bridge build: %s\n",
-                 paths ? "cannot find the bridge sources (share/ptprof/bridge) beside ptprof" : error.c_str());
+    spdlog::error("bridge build: {}", paths ? "cannot find the bridge sources (share/ptprof/bridge) beside ptprof"
+                                            : paths.error());
     return 1;
   }
   req.kit_dir = paths->bridge_kit;

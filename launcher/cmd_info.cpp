@@ -6,12 +6,14 @@
 #include <cinttypes>
 #include <cstdio>
 #include <ctime>
-#include <iostream>
 #include <memory>
+
+#include <spdlog/spdlog.h>
 
 #include "commands.hpp"
 #include "ptprof/analysis/report_format.hpp"
 #include "ptprof/analysis/trace_file.hpp"
+#include "ptprof/losses.hpp"
 
 namespace ptprof::cli {
 namespace {
@@ -57,21 +59,27 @@ void print_trace(const std::string& path, const trace::Trace& t) {
                 th.dropped);
   }
   std::printf("  total      events %" PRIu64 "  dropped %" PRIu64 "\n", events, dropped);
+  const trace::Losses& l = t.losses;
+  std::printf("  losses     unnamed_events %" PRIu64 "  names_refused %" PRIu64 "  lost_threads %" PRIu64
+              "  lost_thread_events %" PRIu64 "  late_events %" PRIu64 "  malformed_bytes %" PRIu64 "\n",
+              l.unnamed_events, l.names_refused, l.lost_threads, l.lost_thread_events, l.late_events,
+              l.malformed_bytes);
+  for (const std::string& line : trace::loss_lines(l)) std::printf("  warning    %s\n", line.c_str());
 }
 
 int run_info(const std::vector<std::string>& paths) {
-  std::string error;
-  std::vector<std::string> files = format::expand_trace_paths(paths, &error);
-  if (files.empty()) {
-    std::cerr << "ptprof info: " << error << "\n";
+  auto expanded = format::expand_trace_paths(paths);
+  if (!expanded) {
+    spdlog::error("info: {}", expanded.error());
     return 2;
   }
+  const std::vector<std::string>& files = *expanded;
   for (size_t i = 0; i < files.size(); ++i) {
     std::vector<std::string> warnings;
-    auto t = format::read_trace_summary(files[i], &error, &warnings);
-    for (const auto& w : warnings) std::cerr << "ptprof info: warning: " << w << "\n";
+    auto t = format::read_trace_summary(files[i], &warnings);
+    for (const auto& w : warnings) spdlog::warn("info: {}", w);
     if (!t) {
-      std::cerr << "ptprof info: " << error << "\n";
+      spdlog::error("info: {}", t.error());
       return 2;
     }
     if (i) std::printf("\n");

@@ -3,8 +3,9 @@
 // render.
 #include <cstdio>
 #include <cstdlib>
-#include <iostream>
 #include <memory>
+
+#include <spdlog/spdlog.h>
 
 #include "commands.hpp"
 #include "ptprof/analysis/report.hpp"
@@ -24,7 +25,7 @@ struct ReportArgs {
 };
 
 int usage_error(const std::string& msg) {
-  std::cerr << "ptprof report: " << msg << "\n";
+  spdlog::error("report: {}", msg);
   return 2;
 }
 
@@ -51,17 +52,16 @@ int run_report(const ReportArgs& a) {
     opts.window = uint32_t(w);
   }
 
-  std::string error;
-  std::vector<std::string> files = format::expand_trace_paths(a.paths, &error);
-  if (files.empty()) return usage_error(error);
+  auto files = format::expand_trace_paths(a.paths);
+  if (!files) return usage_error(files.error());
 
   report::ReportBuilder builder(opts);
   std::vector<uint32_t> seen_windows;
-  for (const std::string& f : files) {
+  for (const std::string& f : *files) {
     std::vector<std::string> warnings;
-    auto t = format::read_trace(f, &error, &warnings);
-    for (const auto& w : warnings) std::cerr << "ptprof report: warning: " << w << "\n";
-    if (!t) return usage_error(error);
+    auto t = format::read_trace(f, &warnings);
+    for (const auto& w : warnings) spdlog::warn("report: {}", w);
+    if (!t) return usage_error(t.error());
     seen_windows.push_back(t->header.window);
     builder.add(f, *t);
   }
@@ -76,7 +76,7 @@ int run_report(const ReportArgs& a) {
   switch (*format) {
     case report::Format::Table:
       out = report::render_table(r, a.row_limit < 0 ? 100 : size_t(a.row_limit));
-      if (r.rows.empty()) std::cerr << "ptprof report: no operator events in the inputs\n";
+      if (r.rows.empty()) spdlog::warn("report: no operator events in the inputs");
       break;
     case report::Format::Csv:
       out = report::render_csv(r, a.row_limit < 0 ? 0 : size_t(a.row_limit));
@@ -87,7 +87,7 @@ int run_report(const ReportArgs& a) {
   }
   // Drops are never hidden: the table carries them, machine formats keep
   // stdout parseable and say it on stderr (JSON also has them in "drops").
-  if (*format != report::Format::Table) std::cerr << report::drops_warning(r);
+  if (*format != report::Format::Table) std::fputs(report::drops_warning(r).c_str(), stderr);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return std::fflush(stdout) == 0 ? 0 : 1;
 }

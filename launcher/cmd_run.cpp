@@ -1,5 +1,4 @@
 // `ptprof run [options] -- cmd args...`
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,10 +11,14 @@
 #include <thread>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include "collector.hpp"
 #include "commands.hpp"
 #include "install_paths.hpp"
+#include "log.hpp"
 #include "ptprof/config.hpp"
+#include "ptprof/losses.hpp"
 #include "session.hpp"
 #include "target.hpp"
 #include "trace_ready.hpp"
@@ -120,55 +123,53 @@ constexpr uint64_t kBusyRound = 32 * 1024;
 
 int run(const RunOptions& o) {
   if (o.command.empty()) {
-    std::fprintf(stderr, "ptprof run: no command given; usage: ptprof run [options] -- cmd args...\n");
+    spdlog::error("run: no command given; usage: ptprof run [options] -- cmd args...");
     return 2;
   }
   auto env = current_environment();
   apply_flags(o, env);
 
   // Validate the whole PTPROF_* environment before anything starts.
-  std::vector<std::string> errors;
-  auto config = config_from_env(
-      [&env](const char* name) -> const char* {
-        auto it = env.find(name);
-        return it == env.end() ? nullptr : it->second.c_str();
-      },
-      &errors);
+  auto config = config_from_env([&env](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  });
   if (!config) {
-    for (auto& e : errors) std::fprintf(stderr, "ptprof run: %s\n", e.c_str());
+    for_each_line(config.error(), [](std::string_view line) { spdlog::error("run: {}", line); });
     return 2;
   }
+  if (!config->log_level.empty()) launcher::set_log_level(config->log_level);
 
   if (config->step.kind == StepRule::Kind::CudaProfilerApi)
-    std::fprintf(stderr,
-                 "ptprof run: warning: PTPROF_STEP=cudaProfilerApi needs CUDA interposition, which this version "
-                 "does not have: no step will end (use optimizer, manual or a scope name)\n");
+    spdlog::warn(
+        "run: PTPROF_STEP=cudaProfilerApi needs CUDA interposition, which this version does not have: no step will "
+        "end (use optimizer, manual or a scope name)");
   if (config->profile_memory || config->with_stack)
-    std::fprintf(stderr,
-                 "ptprof run: warning: this version records no memory events and no call stacks yet; "
-                 "PTPROF_PROFILE_MEMORY / PTPROF_WITH_STACK are passed on only\n");
+    spdlog::warn(
+        "run: this version records no memory events and no call stacks yet; PTPROF_PROFILE_MEMORY / "
+        "PTPROF_WITH_STACK are passed on only");
 
-  std::string error;
-  auto paths = launcher::find_install_paths(&error);
+  auto paths = launcher::find_install_paths();
   if (!paths) {
-    std::fprintf(stderr, "ptprof run: %s\n", error.c_str());
+    spdlog::error("run: {}", paths.error());
     return 1;
   }
   std::error_code ec;
   std::filesystem::create_directories(config->output, ec);
   if (ec || !std::filesystem::is_directory(config->output)) {
-    std::fprintf(stderr, "ptprof run: cannot create output directory '%s': %s\n", config->output.c_str(),
-                 ec ? ec.message().c_str() : "not a directory");
+    spdlog::error("run: cannot create output directory '{}': {}", config->output,
+                  ec ? ec.message() : "not a directory");
     return 2;
   }
 
   clock::Kind clock_kind = clock::tsc_usable() ? clock::Kind::Tsc : clock::Kind::Monotonic;
   uint64_t ring_bytes = config->ring_bytes ? config->ring_bytes : wire::kDefaultRingBytes;
-  auto session = launcher::Session::create(ring_bytes, clock_kind, &error);
-  if (!session) {
-    std::fprintf(stderr, "ptprof run: %s\n", error.c_str());
+  auto created = launcher::Session::create(ring_bytes, clock_kind);
+  if (!created) {
+    spdlog::error("run: {}", created.error());
     return 1;
   }
+  std::unique_ptr<launcher::Session> session = std::move(*created);
 
   env[wire::kSessionEnv] = session->name();
   // The agent runs `ptprof bridge build` through this when a process imports
@@ -178,7 +179,8 @@ int run(const RunOptions& o) {
   if (!paths->python_dir.empty()) env["PYTHONPATH"] = prepend_path(env, "PYTHONPATH", paths->python_dir, ':');
   env[env::kOutput] = config->output;
   std::vector<std::string> envv;
-  for (auto& [k, v] : env) envv.push_back(k + "=" + v);
+  envv.reserve(env.size());
+  for (auto& [k, v] : env) envv.push_back(std::string(k).append("=").append(v));
 
   launcher::CollectorOptions copts;
   copts.output_dir = config->output;
@@ -188,24 +190,24 @@ int run(const RunOptions& o) {
   launcher::TraceReady sink(config->on_trace_ready);
   launcher::Collector collector(*session, copts, clock_kind, sink);
 
-  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
-  auto target = launcher::Target::start(o.command, envv, &error);
+  launcher::become_subreaper();
+  auto target = launcher::Target::start(o.command, envv);
   if (!target) {
-    std::fprintf(stderr, "ptprof run: %s\n", error.c_str());
+    spdlog::error("run: {}", target.error());
     return 127;
   }
   launcher::forward_signals_to(target->pid());
 
-  using clk = std::chrono::steady_clock;
-  std::optional<clk::time_point> exited_at;
+  using Clock = std::chrono::steady_clock;
+  std::optional<Clock::time_point> exited_at;
   for (;;) {
     uint64_t n = collector.poll();
     launcher::reap_orphans(target->pid());
-    if (!exited_at && target->poll_exit()) exited_at = clk::now();
+    if (!exited_at && target->poll_exit()) exited_at = Clock::now();
     if (exited_at) {
       // Descendants may outlive the target briefly (workers shutting down);
       // give them a moment, not forever.
-      if (collector.all_finished() || clk::now() - *exited_at > std::chrono::seconds(2)) break;
+      if (collector.all_finished() || Clock::now() - *exited_at > std::chrono::seconds(2)) break;
     }
     sink.reap();
     // Drain in batches: a short sleep between rounds leaves the target's
@@ -221,15 +223,16 @@ int run(const RunOptions& o) {
   std::fprintf(stderr, "ptprof: %u process%s, %u thread%s, %llu events, %llu dropped\n", t.processes,
                t.processes == 1 ? "" : "es", t.threads, t.threads == 1 ? "" : "s", (unsigned long long)t.events,
                (unsigned long long)t.dropped);
+  // The summary is the run's result, not a diagnostic: it is printed whatever
+  // the log level, losses included, so that nothing is lost in silence.
   if (t.dropped)
     std::fprintf(stderr,
                  "ptprof: warning: %llu events were dropped because a ring was full; "
                  "raise --ring-kb or record fewer events\n",
                  (unsigned long long)t.dropped);
   if (t.lost_processes) std::fprintf(stderr, "ptprof: warning: %u processes could not be profiled\n", t.lost_processes);
-  if (t.corrupt_bytes)
-    std::fprintf(stderr, "ptprof: warning: %llu bytes of malformed records were skipped\n",
-                 (unsigned long long)t.corrupt_bytes);
+  for (const std::string& line : trace::loss_lines(t.losses))
+    std::fprintf(stderr, "ptprof: warning: %s\n", line.c_str());
   for (auto& f : sink.files())
     std::fprintf(stderr, "ptprof: wrote %s (%s, %llu events)\n", f.path.c_str(), human_bytes(f.bytes).c_str(),
                  (unsigned long long)f.events);
@@ -270,7 +273,7 @@ void add_run(CLI::App& app, int& exit_code) {
                   "Shell command run after each window's file is complete; {} is replaced by its path "
                   "(PTPROF_ON_TRACE_READY)");
   sub->add_option("--log-level", opts->log_level,
-                  "Agent log level: trace, debug, info, warn, error, off (PTPROF_LOG_LEVEL)");
+                  "Log level of the launcher and the agent: trace, debug, info, warn, error, off (PTPROF_LOG_LEVEL)");
   sub->add_option("--ring-kb", opts->ring_kb,
                   "Ring size per thread in KiB, a power of two (PTPROF_RING_KB; default 2048)");
   sub->add_option("command", opts->command, "The command to profile, after --")->required();

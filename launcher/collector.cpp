@@ -10,6 +10,8 @@
 #include <fstream>
 #include <string>
 
+#include <spdlog/spdlog.h>
+
 namespace ptprof::launcher {
 namespace {
 
@@ -55,12 +57,11 @@ void Collector::attach_new_processes() {
 }
 
 void Collector::attach(wire::ProcessSlot& slot) {
-  std::string error;
   char name[sizeof slot.region + 1] = {};
   std::memcpy(name, slot.region, sizeof slot.region);
-  auto region = map_region(name, &error);
+  auto region = map_region(name);
   if (!region) {
-    sink_.warn("process " + std::to_string(slot.pid) + ": " + error);
+    spdlog::warn("process {}: {}", slot.pid, region.error());
     ++unattached_;
     return;
   }
@@ -68,7 +69,7 @@ void Collector::attach(wire::ProcessSlot& slot) {
   int uses = pid_uses_[slot.pid]++;
   std::string stem = opts_.host + "." + std::to_string(slot.pid);
   if (uses) stem += "-" + std::to_string(uses);
-  processes_.push_back(std::make_unique<ProcessCollector>(std::move(region), stem, opts_, conv_, sink_));
+  processes_.push_back(std::make_unique<ProcessCollector>(std::move(*region), stem, opts_, conv_, sink_));
 }
 
 // Slots still pending when the run ends belong to processes that died while
@@ -77,7 +78,7 @@ void Collector::abandon_pending() {
   for (uint32_t index : pending_) {
     ++unattached_;
     char name[sizeof(wire::ProcessSlot::region) + 16];
-    std::snprintf(name, sizeof name, "%.40s.%u", session_.header()->name, index);
+    wire::region_name(name, sizeof name, session_.header()->name, index);
     ::shm_unlink(name);
   }
   pending_.clear();
@@ -135,7 +136,7 @@ Totals Collector::totals() const {
     t.threads += p->threads();
     t.events += p->events();
     t.dropped += p->dropped();
-    t.corrupt_bytes += p->corrupt_bytes();
+    t.losses += p->losses();
   }
   t.lost_processes = session_.header()->lost_processes.load(std::memory_order_relaxed) + unattached_;
   return t;

@@ -20,7 +20,7 @@ struct Totals {
   uint64_t events = 0;
   uint64_t dropped = 0;
   uint32_t lost_processes = 0;
-  uint64_t corrupt_bytes = 0;
+  trace::Losses losses;
 };
 
 class Collector {

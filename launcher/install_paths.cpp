@@ -6,13 +6,12 @@
 
 namespace ptprof::launcher {
 
-std::optional<InstallPaths> find_install_paths(std::string* error) {
+Result<InstallPaths> find_install_paths() {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (ec) {
-    *error = "cannot locate the ptprof executable: " + ec.message();
-    return std::nullopt;
+    return Status::error("cannot locate the ptprof executable: " + ec.message());
   }
   fs::path prefix = exe.parent_path().parent_path();
   InstallPaths p;
@@ -25,9 +24,8 @@ std::optional<InstallPaths> find_install_paths(std::string* error) {
     }
   }
   if (p.agent.empty()) {
-    *error = "cannot find libptprof_agent.so in " + (prefix / PTPROF_INSTALL_LIBDIR).string() +
-             " (is ptprof installed completely?)";
-    return std::nullopt;
+    return Status::error("cannot find libptprof_agent.so in " + (prefix / PTPROF_INSTALL_LIBDIR).string() +
+                         " (is ptprof installed completely?)");
   }
   for (const fs::path& candidate :
        {prefix / PTPROF_INSTALL_DATADIR / "ptprof" / "python", fs::path(PTPROF_SOURCE_PYTHON_DIR)}) {

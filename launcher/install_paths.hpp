@@ -1,8 +1,9 @@
 // Where the launcher finds what it injects: the agent library, the Python
 // module directory and the torch bridge's sources. Same relative layout in the build tree and an install.
 #pragma once
-#include <optional>
 #include <string>
+
+#include "ptprof/status.hpp"
 
 namespace ptprof::launcher {
 
@@ -13,6 +14,6 @@ struct InstallPaths {
   std::string bridge_kit;  // the torch bridge's sources (cmake/BridgeKit.cmake)
 };
 
-std::optional<InstallPaths> find_install_paths(std::string* error);
+Result<InstallPaths> find_install_paths();
 
 }  // namespace ptprof::launcher

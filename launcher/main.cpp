@@ -1,9 +1,14 @@
 // `ptprof`: the launcher and the front end of the analysis library.
 #include <cstdio>
+#include <exception>
 
 #include "commands.hpp"
+#include "log.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_cli(int argc, char** argv) {
+  ptprof::launcher::init_logging();
   CLI::App app{
       "ptprof: a profiler for PyTorch programs that needs no change to the program.\n"
       "  ptprof run -- python train.py      profile a job into ./ptprof-out\n"
@@ -26,4 +31,18 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
   return exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Out of memory, say: a message and status 1 rather than std::terminate.
+  try {
+    return run_cli(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ptprof: error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "ptprof: error: unknown exception\n");
+  }
+  return 1;
 }

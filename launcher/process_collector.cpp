@@ -4,18 +4,12 @@
 #include <cstring>
 #include <span>
 
+#include <spdlog/spdlog.h>
+
 #include "ptprof/record.hpp"
 #include "ptprof/shapes.hpp"
 
 namespace ptprof::launcher {
-namespace {
-
-// How long a window waits, after its end, for spans that began inside it to
-// end (the scope around the optimizer step, say) before it is written with
-// those spans cut at the window's end.
-constexpr auto kGrace = std::chrono::seconds(2);
-
-}  // namespace
 
 ProcessCollector::ProcessCollector(std::unique_ptr<RegionMapping> region, std::string file_stem,
                                    const CollectorOptions& opts, const clock::Converter& conv, WindowSink& sink)
@@ -24,39 +18,34 @@ ProcessCollector::ProcessCollector(std::unique_ptr<RegionMapping> region, std::s
       file_stem_(std::move(file_stem)),
       opts_(opts),
       conv_(conv),
-      sink_(sink) {}
+      sink_(sink),
+      arena_(*header_, wire::string_arena(region_->base, *header_)) {}
 
 ProcessCollector::~ProcessCollector() = default;
 
 uint64_t ProcessCollector::dropped() const {
-  uint64_t d = header_->lost_thread_events.load(std::memory_order_relaxed);
+  uint64_t d = 0;
   for (const auto& t : threads_) d += t.reader.dropped();
   return d;
 }
 
-uint64_t ProcessCollector::corrupt_bytes() const {
-  uint64_t c = 0;
-  for (const auto& t : threads_) c += t.reader.corrupt_bytes;
-  return c;
+trace::Losses ProcessCollector::losses() const {
+  trace::Losses l = seen_;
+  l.names_refused = header_->strings_dropped.load(std::memory_order_relaxed);
+  l.lost_threads = header_->lost_threads.load(std::memory_order_relaxed);
+  l.lost_thread_events = header_->lost_thread_events.load(std::memory_order_relaxed);
+  for (const auto& t : threads_) l.malformed_bytes += t.reader.corrupt_bytes;
+  return l;
 }
 
 void ProcessCollector::read_strings() {
-  uint64_t committed = std::min(header_->strings_committed.load(std::memory_order_acquire), header_->strings_capacity);
-  const auto* arena = static_cast<const uint8_t*>(region_->base) + header_->strings_offset;
-  while (strings_read_ + 4 <= committed) {
-    uint32_t len;
-    std::memcpy(&len, arena + strings_read_, 4);
-    uint64_t next = strings_read_ + 4 + ((uint64_t(len) + 1 + 3) & ~uint64_t(3));
-    if (next > committed) break;
-    strings_.emplace_back(reinterpret_cast<const char*>(arena + strings_read_ + 4), len);
-    strings_read_ = next;
-  }
+  arena_.read_new([this](std::string_view s) { strings_.emplace_back(s); });
 }
 
 void ProcessCollector::read_boundaries() {
   uint32_t count = header_->boundary_count.load(std::memory_order_acquire);
   if (count - boundaries_read_ > wire::kMaxBoundaries) {
-    sink_.warn("process " + std::to_string(pid()) + ": schedule boundaries were overwritten before they were read");
+    spdlog::warn("process {}: schedule boundaries were overwritten before they were read", pid());
     boundaries_read_ = count - wire::kMaxBoundaries;
   }
   for (; boundaries_read_ < count; ++boundaries_read_) {
@@ -85,18 +74,25 @@ void ProcessCollector::attach_new_threads() {
     if (header_->threads[slot].state.load(std::memory_order_acquire) != uint32_t(wire::SlotState::Ready)) break;
     ThreadDecode t;
     t.slot = slot;
-    t.reader = wire::RingReader(wire::ring_control(region_->base, header_, slot),
-                                wire::ring_data(region_->base, header_, slot), header_->ring_bytes);
+    t.reader = wire::RingReader(wire::ring_control(region_->base, *header_, slot),
+                                wire::ring_data(region_->base, *header_, slot), header_->ring_bytes);
     threads_.push_back(std::move(t));
   }
 }
 
-int32_t ProcessCollector::window_for(uint64_t ticks) const {
+int32_t ProcessCollector::window_index(uint64_t ticks) const {
   for (size_t i = windows_.size(); i-- > 0;) {
     const Window& w = windows_[i];
-    if (ticks >= w.begin && ticks < w.end) return w.done ? -1 : int32_t(i);
+    if (ticks >= w.begin && ticks < w.end) return int32_t(i);
     if (ticks >= w.end) return -1;  // after this window, before the next began
   }
+  return -1;
+}
+
+int32_t ProcessCollector::window_for(uint64_t ticks) {
+  int32_t i = window_index(ticks);
+  if (i < 0 || !windows_[size_t(i)].done) return i;
+  ++seen_.late_events;
   return -1;
 }
 
@@ -120,9 +116,13 @@ bool ProcessCollector::visit(ThreadDecode& t, const wire::RecordHeader& h, uint6
   using wire::RecordType;
   if (h.ts > horizon) return false;  // not yet classifiable: leave it in the ring
   t.last_ticks = std::max(t.last_ticks, h.ts);
-  if (h.arg >= strings_.size() && (h.type == uint16_t(RecordType::RangePush) || h.type == uint16_t(RecordType::Mark) ||
-                                   h.type == uint16_t(RecordType::OpBegin)))
-    read_strings();
+  const wire::RecordTypeInfo* info = wire::record_type_info(h.type);
+  if (info == nullptr) return true;  // a type of a later version
+  if (!wire::record_size_ok(h)) {
+    seen_.malformed_bytes += h.size;
+    return true;
+  }
+  if (info->arg_is_name && h.arg >= strings_.size()) read_strings();
   switch (RecordType(h.type)) {
     case RecordType::RangePush: {
       OpenSpan s;
@@ -156,7 +156,6 @@ bool ProcessCollector::visit(ThreadDecode& t, const wire::RecordHeader& h, uint6
       step_record(t, h.ts, h.arg);
       break;
     case RecordType::OpBegin: {
-      if (h.size < sizeof(wire::RecordHeader) + sizeof(wire::OpBeginPayload)) break;
       wire::OpBeginPayload p;
       std::memcpy(&p, reinterpret_cast<const uint8_t*>(&h) + sizeof h, sizeof p);
       OpenSpan s;
@@ -180,7 +179,6 @@ bool ProcessCollector::visit(ThreadDecode& t, const wire::RecordHeader& h, uint6
       break;
     }
     case RecordType::OpEnd: {
-      if (h.size < sizeof(wire::RecordHeader) + sizeof(wire::OpEndPayload)) break;
       wire::OpEndPayload p;
       std::memcpy(&p, reinterpret_cast<const uint8_t*>(&h) + sizeof h, sizeof p);
       for (size_t i = t.stack.size(); i-- > 0;) {
@@ -219,7 +217,8 @@ void ProcessCollector::close_span(ThreadDecode& t, size_t index, uint64_t end, u
 }
 
 void ProcessCollector::step_record(ThreadDecode& t, uint64_t ts, uint64_t number) {
-  int32_t wi = window_for(ts);
+  int32_t wi = window_index(ts);
+  if (wi >= 0 && windows_[size_t(wi)].done) wi = -1;  // a step is not an event: never late
   // The same step again: it restarts (the agent moves step 0 past the
   // import of torch).
   if (wi >= 0) {
@@ -259,16 +258,14 @@ bool ProcessCollector::ensure_writer(Window& w) {
   h.window_end_ns = w.end == UINT64_MAX ? 0 : conv_.to_ns(w.end);
   h.schedule = opts_.schedule;
   h.ptprof_version = PTPROF_VERSION;
-  char suffix[32];
-  std::snprintf(suffix, sizeof suffix, ".w%03u.bin", w.index);
-  std::string path = opts_.output_dir + "/" + file_stem_ + suffix;
-  std::string error;
-  w.writer = format::TraceWriter::create(path, h, &error);
-  if (!w.writer) {
-    sink_.warn("cannot write " + path + ": " + error + "; this window is lost");
+  std::string path = window_path(w);
+  auto writer = sink_.open(path, h);
+  if (!writer) {
+    spdlog::warn("cannot write {}: {}; this window is lost", path, writer.error());
     w.done = true;
     return false;
   }
+  w.writer = std::move(*writer);
   trace::Process p;
   p.pid = header_->pid;
   p.ppid = header_->ppid;
@@ -320,8 +317,15 @@ void ProcessCollector::emit(Window& w, uint32_t slot, const OpenSpan& s, uint64_
   e.seq_nr = s.seq_nr;
   e.fwd_thread_id = s.fwd_thread_id;
   w.writer->add_event(e);
+  if (s.name == 0) ++seen_.unnamed_events;  // every named record type: its name was lost
   ++w.events;
   ++events_total_;
+}
+
+std::string ProcessCollector::window_path(const Window& w) const {
+  char suffix[32];
+  std::snprintf(suffix, sizeof suffix, ".w%03u.bin", w.index);
+  return opts_.output_dir + "/" + file_stem_ + suffix;
 }
 
 uint64_t ProcessCollector::last_ticks() const {
@@ -347,7 +351,8 @@ void ProcessCollector::write_window(Window& w) {
   close_step(w, end);
   bool any_drops = false;
   for (auto& t : threads_) any_drops |= t.reader.dropped() > t.dropped_accounted;
-  if (w.events == 0 && !any_drops) {
+  const trace::Losses now = losses();
+  if (w.events == 0 && !any_drops && now == charged_) {
     w.done = true;
     return;
   }
@@ -374,22 +379,24 @@ void ProcessCollector::write_window(Window& w) {
     }
   }
   w.writer->set_window_end(conv_.to_ns(end));
-  std::string error;
+  // Losses, like drops, are charged to the window written when they are seen.
+  trace::Losses delta = now;
+  delta -= charged_;
+  charged_ = now;
+  w.writer->set_losses(delta);
   WindowFile f;
-  f.path = opts_.output_dir + "/" + file_stem_;
-  char suffix[32];
-  std::snprintf(suffix, sizeof suffix, ".w%03u.bin", w.index);
-  f.path += suffix;
+  f.path = window_path(w);
+  f.losses = delta;
   f.events = w.events;
   f.dropped = w.dropped;
   f.pid = pid();
   f.window = w.index;
-  bool ok = w.writer->finish(&error);
+  const Status finished = w.writer->finish();
   f.bytes = w.writer->bytes_written();
   w.writer.reset();
   w.done = true;
-  if (!ok) {
-    sink_.warn("cannot write " + f.path + ": " + error);
+  if (!finished.ok()) {
+    spdlog::warn("cannot write {}: {}", f.path, finished.message());
     return;
   }
   sink_.window_written(f);
@@ -399,7 +406,7 @@ void ProcessCollector::finish_ready_windows() {
   auto now = std::chrono::steady_clock::now();
   for (auto& w : windows_) {
     if (w.done || w.end == UINT64_MAX || drained_horizon_ <= w.end) continue;
-    if (w.open_spans == 0 || now - w.end_seen > kGrace) write_window(w);
+    if (w.open_spans == 0 || now - w.end_seen >= opts_.grace) write_window(w);
   }
 }
 

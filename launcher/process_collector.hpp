@@ -12,6 +12,7 @@
 #include "ptprof/analysis/trace_file.hpp"
 #include "ptprof/clock.hpp"
 #include "ptprof/ring.hpp"
+#include "ptprof/string_arena.hpp"
 #include "ptprof/trace.hpp"
 #include "session.hpp"
 #include "window_sink.hpp"
@@ -23,6 +24,10 @@ struct CollectorOptions {
   std::string host;
   std::string schedule;  // for the file header
   int64_t realtime_offset_ns = 0;
+  // How long a window waits, after its end, for spans that began inside it
+  // to end (the scope around the optimizer step, say) before it is written
+  // with those spans cut at the window's end.
+  std::chrono::milliseconds grace{2000};
 };
 
 class ProcessCollector {
@@ -45,7 +50,8 @@ class ProcessCollector {
   uint64_t events() const { return events_total_; }
   uint64_t dropped() const;
   uint32_t threads() const { return uint32_t(threads_.size()); }
-  uint64_t corrupt_bytes() const;
+  // Everything this process lost so far besides ring drops (the ledger).
+  trace::Losses losses() const;
 
  private:
   struct OpenSpan {
@@ -71,7 +77,7 @@ class ProcessCollector {
     uint32_t index = 0;
     uint64_t begin = 0;
     uint64_t end = UINT64_MAX;  // ticks; max while open
-    std::unique_ptr<format::TraceWriter> writer;
+    std::unique_ptr<format::TraceSink> writer;
     std::vector<uint32_t> name_map;    // arena id -> file string id
     std::vector<uint32_t> shape_map;   // shapes id -> file string id
     std::vector<uint32_t> thread_map;  // slot -> file thread index + 1
@@ -95,7 +101,11 @@ class ProcessCollector {
   void read_boundaries();
   void attach_new_threads();
   bool visit(ThreadDecode& t, const wire::RecordHeader& h, uint64_t horizon);
-  int32_t window_for(uint64_t ticks) const;
+  // The window whose span of ticks holds `ticks`, -1 when none; a window
+  // already written counts the event as late and gives -1 too.
+  int32_t window_for(uint64_t ticks);
+  int32_t window_index(uint64_t ticks) const;
+  std::string window_path(const Window& w) const;
   void open_span(ThreadDecode& t, OpenSpan s);
   void close_span(ThreadDecode& t, size_t index, uint64_t end, uint16_t extra_flags);
   void emit(Window& w, uint32_t slot, const OpenSpan& s, uint64_t end, uint16_t flags);
@@ -116,7 +126,7 @@ class ProcessCollector {
   WindowSink& sink_;
 
   std::vector<std::string> strings_{std::string()};  // arena id -> text
-  uint64_t strings_read_ = 0;
+  wire::StringArenaReader arena_;
   std::vector<std::string> shapes_;
   std::unordered_map<std::string, uint32_t> shape_ids_;
   uint32_t boundaries_read_ = 0;
@@ -124,6 +134,8 @@ class ProcessCollector {
   std::vector<ThreadDecode> threads_;
   uint64_t drained_horizon_ = 0;
   uint64_t events_total_ = 0;
+  trace::Losses seen_;     // counted here; the header's counters are added by losses()
+  trace::Losses charged_;  // already written into window files
   bool finished_ = false;
 };
 

@@ -32,32 +32,28 @@ bool random_hex(char* out, size_t bytes) {
 
 }  // namespace
 
-std::unique_ptr<Session> Session::create(uint64_t ring_bytes, clock::Kind clock, std::string* error) {
+Result<std::unique_ptr<Session>> Session::create(uint64_t ring_bytes, clock::Kind clock) {
   auto s = std::make_unique<Session>(Private{});
   char hex[33] = {};
   if (!random_hex(hex, 16)) {
-    *error = std::string("cannot get random bytes for the session name: ") + std::strerror(errno);
-    return nullptr;
+    return Status::error(std::string("cannot get random bytes for the session name: ") + std::strerror(errno));
   }
   s->name_ = std::string("/ptprof-") + hex;
   int fd = ::shm_open(s->name_.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
   if (fd < 0) {
-    *error = "cannot create shared memory " + s->name_ + ": " + std::strerror(errno);
-    return nullptr;
+    return Status::error("cannot create shared memory " + s->name_ + ": " + std::strerror(errno));
   }
   s->linked_ = true;
   // shm_open applies the umask; make the mode exact.
   ::fchmod(fd, 0600);
   if (::ftruncate(fd, sizeof(wire::SessionHeader)) != 0) {
-    *error = "cannot size shared memory " + s->name_ + ": " + std::strerror(errno);
     ::close(fd);
-    return nullptr;
+    return Status::error("cannot size shared memory " + s->name_ + ": " + std::strerror(errno));
   }
   void* p = ::mmap(nullptr, sizeof(wire::SessionHeader), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ::close(fd);
   if (p == MAP_FAILED) {
-    *error = "cannot map shared memory " + s->name_ + ": " + std::strerror(errno);
-    return nullptr;
+    return Status::error("cannot map shared memory " + s->name_ + ": " + std::strerror(errno));
   }
   auto* h = std::construct_at(static_cast<wire::SessionHeader*>(p));
   h->magic = wire::kSessionMagic;
@@ -83,34 +79,28 @@ RegionMapping::~RegionMapping() {
   if (base) ::munmap(base, bytes);
 }
 
-std::unique_ptr<RegionMapping> map_region(const char* name, std::string* error) {
+Result<std::unique_ptr<RegionMapping>> map_region(const char* name) {
   int fd = ::shm_open(name, O_RDWR | O_CLOEXEC, 0);
   if (fd < 0) {
-    *error = std::string("cannot open ") + name + ": " + std::strerror(errno);
-    return nullptr;
+    return Status::error(std::string("cannot open ") + name + ": " + std::strerror(errno));
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0 || size_t(st.st_size) < sizeof(wire::ProcessHeader)) {
-    *error = std::string(name) + " is too small to be a process region";
     ::close(fd);
-    return nullptr;
+    return Status::error(std::string(name) + " is too small to be a process region");
   }
   void* p = ::mmap(nullptr, size_t(st.st_size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ::close(fd);
   ::shm_unlink(name);
   if (p == MAP_FAILED) {
-    *error = std::string("cannot map ") + name + ": " + std::strerror(errno);
-    return nullptr;
+    return Status::error(std::string("cannot map ") + name + ": " + std::strerror(errno));
   }
   auto m = std::make_unique<RegionMapping>();
   m->base = p;
   m->bytes = size_t(st.st_size);
   auto* h = m->header();
-  uint64_t need = wire::region_bytes(h->ring_bytes, h->max_threads);
-  if (h->magic != wire::kProcessMagic || h->version != wire::kWireVersion || need > m->bytes ||
-      (h->ring_bytes & (h->ring_bytes - 1)) || h->max_threads > wire::kMaxThreads) {
-    *error = std::string(name) + " has an unknown layout";
-    return nullptr;
+  if (h->magic != wire::kProcessMagic || h->version != wire::kWireVersion || !wire::layout_matches(*h, m->bytes)) {
+    return Status::error(std::string(name) + " has an unknown layout");
   }
   return m;
 }

@@ -7,13 +7,13 @@
 
 #include "ptprof/clock.hpp"
 #include "ptprof/session.hpp"
+#include "ptprof/status.hpp"
 
 namespace ptprof::launcher {
 
 class Session {
  public:
-  // Null with `error` set when the object cannot be created.
-  static std::unique_ptr<Session> create(uint64_t ring_bytes, clock::Kind clock, std::string* error);
+  static Result<std::unique_ptr<Session>> create(uint64_t ring_bytes, clock::Kind clock);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -47,6 +47,6 @@ struct RegionMapping {
   RegionMapping& operator=(const RegionMapping&) = delete;
   wire::ProcessHeader* header() const { return static_cast<wire::ProcessHeader*>(base); }
 };
-std::unique_ptr<RegionMapping> map_region(const char* name, std::string* error);
+Result<std::unique_ptr<RegionMapping>> map_region(const char* name);
 
 }  // namespace ptprof::launcher

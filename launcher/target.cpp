@@ -34,21 +34,18 @@ std::vector<char*> c_strings(const std::vector<std::string>& v) {
 
 }  // namespace
 
-std::optional<Target> Target::start(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                                    std::string* error) {
+Result<Target> Target::start(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
   int pipefd[2];
   if (::pipe2(pipefd, O_CLOEXEC) != 0) {
-    *error = std::string("cannot create a pipe: ") + std::strerror(errno);
-    return std::nullopt;
+    return Status::error(std::string("cannot create a pipe: ") + std::strerror(errno));
   }
   auto args = c_strings(argv);
   auto envp = c_strings(env);
   pid_t pid = ::fork();
   if (pid < 0) {
-    *error = std::string("cannot fork: ") + std::strerror(errno);
     ::close(pipefd[0]);
     ::close(pipefd[1]);
-    return std::nullopt;
+    return Status::error(std::string("cannot fork: ") + std::strerror(errno));
   }
   if (pid == 0) {
     ::close(pipefd[0]);
@@ -68,8 +65,7 @@ std::optional<Target> Target::start(const std::vector<std::string>& argv, const 
   if (n == sizeof err) {
     int status;
     ::waitpid(pid, &status, 0);
-    *error = "cannot start '" + argv[0] + "': " + std::strerror(err);
-    return std::nullopt;
+    return Status::error("cannot start '" + argv[0] + "': " + std::strerror(err));
   }
   Target t;
   t.pid_ = pid;
@@ -99,6 +95,8 @@ void forward_signals_to(pid_t pid) {
   sigemptyset(&sa.sa_mask);
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
 }
+
+void become_subreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 1); }
 
 void reap_orphans(pid_t target) {
   // Only reap processes that are not the target; waitid with WNOWAIT peeks.

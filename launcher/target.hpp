@@ -3,18 +3,18 @@
 #pragma once
 #include <sys/types.h>
 
-#include <optional>
 #include <string>
 #include <vector>
+
+#include "ptprof/status.hpp"
 
 namespace ptprof::launcher {
 
 class Target {
  public:
-  // Starts argv[0] (PATH search) with `env`. On failure returns nullopt and
-  // sets `error` (the child exits 127 and is reaped here).
-  static std::optional<Target> start(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                                     std::string* error);
+  // Starts argv[0] (PATH search) with `env`. On failure (the child exits
+  // 127 and is reaped here) the error says why.
+  static Result<Target> start(const std::vector<std::string>& argv, const std::vector<std::string>& env);
 
   pid_t pid() const { return pid_; }
   // Non-blocking. Once it returns true, exit_status() is final.
@@ -30,9 +30,12 @@ class Target {
 
 // Makes the launcher forward SIGINT, SIGTERM and SIGHUP to `pid`, except
 // those the terminal sent (the target, in the same process group, got them
-// already). Also makes the launcher a subreaper so that orphaned processes
-// of the target's tree are reaped here.
+// already).
 void forward_signals_to(pid_t pid);
+// Makes the launcher a subreaper (before the target starts), so that the
+// orphaned processes of the target's tree become its children: their exit is
+// seen (a process that is gone) and they are reaped here.
+void become_subreaper();
 // Reaps exited descendants other than the target.
 void reap_orphans(pid_t target);
 

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include <spdlog/spdlog.h>
+
 extern char** environ;
 
 namespace ptprof::launcher {
@@ -28,6 +30,12 @@ std::string expand_trace_ready(const std::string& command, const std::string& pa
   return out;
 }
 
+Result<std::unique_ptr<format::TraceSink>> TraceReady::open(const std::string& path, const trace::Header& header) {
+  auto writer = format::TraceWriter::create(path, header);
+  if (!writer) return writer.status();
+  return std::unique_ptr<format::TraceSink>(std::move(*writer));
+}
+
 void TraceReady::window_written(const WindowFile& f) {
   files_.push_back(f);
   if (command_.empty()) return;
@@ -36,13 +44,11 @@ void TraceReady::window_written(const WindowFile& f) {
   pid_t pid;
   int rc = posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ);
   if (rc != 0) {
-    warn("cannot run on-trace-ready command: " + std::string(std::strerror(rc)));
+    spdlog::warn("cannot run on-trace-ready command: {}", std::strerror(rc));
     return;
   }
   running_.push_back(pid);
 }
-
-void TraceReady::warn(const std::string& message) { std::fprintf(stderr, "ptprof: warning: %s\n", message.c_str()); }
 
 void TraceReady::reap() {
   running_.erase(std::remove_if(running_.begin(), running_.end(),

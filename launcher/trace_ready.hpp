@@ -1,4 +1,4 @@
-// Receives finished window files: remembers them for the summary and runs
+// Writes window files, remembers them for the summary and runs
 // PTPROF_ON_TRACE_READY for each, without holding up the draining.
 #pragma once
 #include <sys/types.h>
@@ -13,8 +13,9 @@ namespace ptprof::launcher {
 class TraceReady : public WindowSink {
  public:
   explicit TraceReady(std::string command) : command_(std::move(command)) {}
+  // A trace file (format::TraceWriter).
+  Result<std::unique_ptr<format::TraceSink>> open(const std::string& path, const trace::Header& header) override;
   void window_written(const WindowFile& f) override;
-  void warn(const std::string& message) override;
   void reap();      // collects finished commands
   void wait_all();  // waits for every command started
   const std::vector<WindowFile>& files() const { return files_; }

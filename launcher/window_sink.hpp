@@ -1,9 +1,13 @@
-// Where a finished window goes: the collector tells the sink when a window
-// file is complete, and the sink runs PTPROF_ON_TRACE_READY and keeps the
-// list for the summary.
+// Where the collector's windows go: it opens each window's trace through the
+// sink, and tells the sink when the trace is complete. The launcher's sink
+// writes files and runs PTPROF_ON_TRACE_READY; tests keep traces in memory.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
+
+#include "ptprof/analysis/trace_file.hpp"
+#include "ptprof/trace.hpp"
 
 namespace ptprof::launcher {
 
@@ -12,6 +16,7 @@ struct WindowFile {
   uint64_t bytes = 0;
   uint64_t events = 0;
   uint64_t dropped = 0;
+  trace::Losses losses;
   int32_t pid = 0;
   uint32_t window = 0;
 };
@@ -19,8 +24,10 @@ struct WindowFile {
 class WindowSink {
  public:
   virtual ~WindowSink() = default;
+  // The trace of one window, to be written at `path`.
+  virtual Result<std::unique_ptr<format::TraceSink>> open(const std::string& path, const trace::Header& header) = 0;
+  // The trace opened for `f.path` is complete.
   virtual void window_written(const WindowFile& f) = 0;
-  virtual void warn(const std::string& message) = 0;
 };
 
 }  // namespace ptprof::launcher

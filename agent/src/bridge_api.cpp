@@ -3,6 +3,7 @@
 #include "bridge_api.h"
 
 #include <cstring>
+#include <span>
 
 #include "export.hpp"
 #include "log.hpp"
@@ -25,25 +26,15 @@ PTPROF_EXPORT void ptprof_agent_op_begin(const ptprof_op_begin* op) {
   bool has_shapes = op->shapes != nullptr && op->shapes_bytes <= wire::kMaxRecordBytes - sizeof(wire::RecordHeader) -
                                                                      sizeof(wire::OpBeginPayload);
   uint32_t shapes = has_shapes ? op->shapes_bytes : 0;
-  uint32_t size = wire::align8(uint32_t(sizeof(wire::RecordHeader) + sizeof(wire::OpBeginPayload) + shapes));
-  uint8_t* p = t->ring.reserve(size);
-  if (!p) [[unlikely]]
+  wire::OpBeginPayload b{};
+  b.handle = op->handle;
+  b.seq_nr = op->seq_nr;
+  b.fwd_thread_id = op->fwd_thread_id;
+  b.scope = op->scope;
+  b.flags = uint8_t((op->flags & ~wire::kOpHasShapes) | (has_shapes ? wire::kOpHasShapes : 0));
+  b.shapes_bytes = uint16_t(shapes);
+  if (!t->emit(wire::RecordType::OpBegin, id, ts, b, std::span<const uint8_t>(op->shapes, shapes))) [[unlikely]]
     return;
-  auto* h = reinterpret_cast<wire::RecordHeader*>(p);
-  h->type = uint16_t(wire::RecordType::OpBegin);
-  h->size = uint16_t(size);
-  h->arg = id;
-  h->ts = ts;
-  auto* b = reinterpret_cast<wire::OpBeginPayload*>(p + sizeof(wire::RecordHeader));
-  b->handle = op->handle;
-  b->seq_nr = op->seq_nr;
-  b->fwd_thread_id = op->fwd_thread_id;
-  b->scope = op->scope;
-  b->flags = uint8_t((op->flags & ~wire::kOpHasShapes) | (has_shapes ? wire::kOpHasShapes : 0));
-  b->shapes_bytes = uint16_t(shapes);
-  b->reserved = 0;
-  if (shapes) std::memcpy(p + sizeof(wire::RecordHeader) + sizeof(wire::OpBeginPayload), op->shapes, shapes);
-  t->ring.commit(size);
   if (t->op_depth < ThreadState::kMaxDepth) t->ops[t->op_depth] = op->handle;
   ++t->op_depth;
 }
@@ -58,16 +49,7 @@ PTPROF_EXPORT void ptprof_agent_op_end(uint64_t handle) {
     if (t->ops[i - 1] != handle) continue;
     if (i != depth) std::memmove(&t->ops[i - 1], &t->ops[i], (depth - i) * sizeof(uint64_t));
     --t->op_depth;
-    uint8_t* p = t->ring.reserve(sizeof(wire::RecordHeader) + sizeof(wire::OpEndPayload));
-    if (!p) [[unlikely]]
-      return;
-    auto* h = reinterpret_cast<wire::RecordHeader*>(p);
-    h->type = uint16_t(wire::RecordType::OpEnd);
-    h->size = uint16_t(sizeof(wire::RecordHeader) + sizeof(wire::OpEndPayload));
-    h->arg = 0;
-    h->ts = t->now();
-    reinterpret_cast<wire::OpEndPayload*>(p + sizeof(wire::RecordHeader))->handle = handle;
-    t->ring.commit(sizeof(wire::RecordHeader) + sizeof(wire::OpEndPayload));
+    (void)t->emit(wire::RecordType::OpEnd, 0, t->now(), wire::OpEndPayload{handle});
     return;
   }
   if (t->op_depth > ThreadState::kMaxDepth) --t->op_depth;  // an op beyond the tracked depth

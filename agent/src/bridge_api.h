@@ -11,7 +11,7 @@
 extern "C" {
 #endif
 
-struct ptprof_op_begin {
+struct ptprof_op_begin {   // NOLINT(readability-identifier-naming): a C API
   const char* name;        // RecordFunction name (NUL-terminated)
   uint64_t handle;         // RecordFunction handle, echoed by op_end
   int64_t seq_nr;          // -1 when none

@@ -28,7 +28,7 @@ PTPROF_EXPORT void ptprof_range_push(const char* name) {
     entry = t->intern(name);
     // A pop is written only for a push that was: an unrecorded push (skipped
     // step, full ring) must not close some other range.
-    if (g_runtime.recording() && t->try_write(wire::RecordType::RangePush, entry, t->now())) entry |= kRecordedBit;
+    if (g_runtime.recording() && t->emit(wire::RecordType::RangePush, entry, t->now())) entry |= kRecordedBit;
   }
   if (t->range_depth < ThreadState::kMaxDepth) t->ranges[t->range_depth] = entry;
   ++t->range_depth;

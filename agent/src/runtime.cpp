@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -67,10 +68,11 @@ void Runtime::start() {
   if (!session || !*session) return;  // not profiled: stay inert
   set_log_level(std::getenv(env::kLogLevel));
 
-  std::vector<std::string> errors;
-  auto cfg = config_from_env([](const char* n) -> const char* { return std::getenv(n); }, &errors);
+  auto cfg = config_from_env([](const char* n) -> const char* { return std::getenv(n); });
   if (!cfg) {
-    for (auto& e : errors) log(Level::Error, "%s; profiling is off in this process", e.c_str());
+    for_each_line(cfg.error(), [](std::string_view line) {
+      log(Level::Error, "%.*s; profiling is off in this process", int(line.size()), line.data());
+    });
     return;
   }
   *config_ = *cfg;
@@ -125,9 +127,10 @@ bool Runtime::create_region() {
   }
   wire::ProcessSlot& slot = session_->slots[slot_index];
   char name[sizeof(wire::ProcessSlot::region) + 16];
-  std::snprintf(name, sizeof name, "%.40s.%u", session_->name, slot_index);
+  wire::region_name(name, sizeof name, session_->name, slot_index);
   uint64_t ring_bytes = config_->ring_bytes ? config_->ring_bytes : session_->ring_bytes;
-  size_t bytes = wire::region_bytes(ring_bytes, wire::kMaxThreads);
+  const wire::RegionLayout layout = wire::region_layout(ring_bytes, wire::kMaxThreads);
+  size_t bytes = layout.total_bytes;
 
   int fd = ::shm_open(name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
   if (fd < 0 || ::ftruncate(fd, off_t(bytes)) != 0) {
@@ -155,9 +158,9 @@ bool Runtime::create_region() {
   h->ppid = getppid();
   h->max_threads = wire::kMaxThreads;
   h->ring_bytes = ring_bytes;
-  h->strings_offset = (sizeof(wire::ProcessHeader) + 4095) & ~uint64_t(4095);
-  h->strings_capacity = wire::kStringArenaBytes;
-  h->rings_offset = h->strings_offset + wire::kStringArenaBytes;
+  h->strings_offset = layout.strings_offset;
+  h->strings_capacity = layout.strings_capacity;
+  h->rings_offset = layout.rings_offset;
   h->start_realtime_ns = clock::realtime_ns();
   h->start_monotonic_ns = clock::monotonic_ns();
   read_cmdline(h->cmdline, sizeof h->cmdline);
@@ -165,6 +168,7 @@ bool Runtime::create_region() {
   region_ = p;
   region_bytes_ = bytes;
   header_ = h;
+  arena_.emplace(*h, wire::string_arena(p, *h));
 
   slot.pid = h->pid;
   slot.ppid = h->ppid;
@@ -191,7 +195,7 @@ ThreadState* Runtime::register_thread() {
   ThreadState* t = state.get();
   t->slot = index;
   t->tid = current_tid();
-  t->ring = wire::RingWriter(wire::ring_control(region_, header_, index), wire::ring_data(region_, header_, index),
+  t->ring = wire::RingWriter(wire::ring_control(region_, *header_, index), wire::ring_data(region_, *header_, index),
                              header_->ring_bytes);
   wire::ThreadSlot& slot = header_->threads[index];
   slot.tid = t->tid;
@@ -213,76 +217,49 @@ void Runtime::rename_thread(ThreadState* t, const char* name) {
 
 uint32_t Runtime::intern(const char* s, const char** text) {
   if (!header_ || !s) return 0;
-  size_t len = std::strlen(s);
-  if (len > 4000) len = 4000;
-  std::string key(s, len);
+  std::string_view name(s, std::min(std::strlen(s), size_t(wire::kMaxNameBytes)));
   std::lock_guard lock(intern_mu_);
-  auto* arena = static_cast<uint8_t*>(region_) + header_->strings_offset;
-  if (auto it = interned_->find(key); it != interned_->end()) {
-    // The arena copy sits right after its 4-byte length; ids map to offsets
-    // through the side table kept in `offsets_`.
-    *text = reinterpret_cast<const char*>(arena + offsets_[it->second - 1]);
-    return it->second;
+  if (auto it = interned_->find(name); it != interned_->end()) {
+    *text = it->second.text;
+    return it->second.id;
   }
-  uint64_t at = header_->strings_committed.load(std::memory_order_relaxed);
-  uint64_t need = 4 + ((len + 1 + 3) & ~size_t(3));
-  if (at + need > header_->strings_capacity) {
-    header_->strings_dropped.fetch_add(1, std::memory_order_relaxed);
-    return 0;
-  }
-  uint32_t l32 = uint32_t(len);
-  std::memcpy(arena + at, &l32, 4);
-  std::memcpy(arena + at + 4, s, len);
-  arena[at + 4 + len] = 0;
-  uint32_t id = header_->strings_count.load(std::memory_order_relaxed) + 1;
-  offsets_.push_back(at + 4);
-  header_->strings_count.store(id, std::memory_order_relaxed);
-  header_->strings_committed.store(at + need, std::memory_order_release);
-  interned_->emplace(std::move(key), id);
-  *text = reinterpret_cast<const char*>(arena + at + 4);
-  return id;
+  // A full arena refuses (and counts) the name; the caller's thread caches
+  // remember the refusal, so this runs once per thread and name.
+  const wire::StringArenaWriter::Entry e = arena_->append(name);
+  if (e.id == 0) return 0;
+  interned_->emplace(std::string(name), InternedName{e.id, e.text});
+  *text = e.text;
+  return e.id;
 }
 
-void Runtime::publish_boundary(wire::BoundaryKind kind, uint64_t ticks) {
+void Runtime::publish_boundary(wire::BoundaryKind kind, uint64_t ticks, uint32_t window) {
   uint32_t n = header_->boundary_count.load(std::memory_order_relaxed);
   wire::Boundary& b = header_->boundaries[n % wire::kMaxBoundaries];
   b.ticks = ticks;
   b.kind = uint32_t(kind);
-  b.window = window_;
+  b.window = window;
   b.step = step_;
   header_->boundary_count.store(n + 1, std::memory_order_release);
 }
 
 // Moves the schedule to `step`, which begins at `ticks`. Caller holds step_mu_.
 void Runtime::apply_step(uint64_t step, uint64_t ticks, bool first) {
-  const Schedule& sched = config_->schedule;
-  StepAction prev = first ? StepAction::None : sched.action(step_);
-  StepAction next = sched.action(step);
+  const StepTransition t = step_transition(config_->schedule, windows_, step_, step, first);
   header_->in_transition.store(1, std::memory_order_seq_cst);
-  if (in_window_ && (prev == StepAction::RecordAndSave || !Schedule::records(next))) {
-    publish_boundary(wire::BoundaryKind::WindowEnd, ticks);
-    in_window_ = false;
-    ++window_;
-  }
+  if (t.end_window) publish_boundary(wire::BoundaryKind::WindowEnd, ticks, windows_.window);
   step_ = step;
   current_step_.store(step, std::memory_order_relaxed);
-  header_->current_step.store(step, std::memory_order_relaxed);
-  if (!in_window_ && Schedule::records(next)) {
-    // A window open from the start of the region takes everything in it:
-    // tick 0, so that no event is lost to a clock read on another core that
-    // runs a little behind this one.
-    publish_boundary(wire::BoundaryKind::WindowBegin, first ? 0 : ticks);
-    in_window_ = true;
-  }
-  if (!in_window_ && sched.finished_after(step) && next == StepAction::None)
-    header_->schedule_done.store(1, std::memory_order_release);
+  // A window open from the start of the region takes everything in it: tick
+  // 0, so that no event is lost to a clock read on another core that runs a
+  // little behind this one.
+  if (t.begin_window) publish_boundary(wire::BoundaryKind::WindowBegin, t.begin_at_zero ? 0 : ticks, t.after.window);
+  windows_ = t.after;
   header_->in_transition.store(0, std::memory_order_release);
 
-  bool on = next != StepAction::None;
-  bool was = recording_.exchange(on, std::memory_order_relaxed);
-  if (on != was) set_bridge_recording(on);
-  if (on) {
-    if (ThreadState* t = thread_state()) t->write(wire::RecordType::Step, uint32_t(step), ticks);
+  bool was = recording_.exchange(t.recording, std::memory_order_relaxed);
+  if (t.recording != was) set_bridge_recording(t.recording);
+  if (t.recording) {
+    if (ThreadState* th = thread_state()) th->write(wire::RecordType::Step, uint32_t(step), ticks);
   }
 }
 
@@ -304,10 +281,12 @@ void Runtime::scope_ended(ThreadState& t, const char* name) {
 
 uint32_t Runtime::named_step_id() {
   uint32_t id = named_step_id_.load(std::memory_order_relaxed);
-  if (id) return id;
+  if (id) return id == kNoNamedStepId ? 0 : id;
   const char* text = nullptr;
   id = intern(config_->step.name.c_str(), &text);
-  named_step_id_.store(id, std::memory_order_relaxed);
+  // A name the full arena refused is remembered as such: asked again on
+  // every range's end, it would take the intern mutex each time.
+  named_step_id_.store(id ? id : kNoNamedStepId, std::memory_order_relaxed);
   return id;
 }
 
@@ -350,7 +329,7 @@ void Runtime::after_fork_child() {
   tls_unregistrable = false;
   threads_->clear();
   interned_->clear();
-  offsets_.clear();
+  arena_.reset();
   named_step_id_.store(0, std::memory_order_relaxed);
   ::munmap(region_, region_bytes_);
   region_ = nullptr;
@@ -358,11 +337,11 @@ void Runtime::after_fork_child() {
   if (!create_region()) return;
   active_.store(true, std::memory_order_release);
   std::lock_guard lock(step_mu_);
-  if (in_window_) {
+  if (windows_.in_window) {
     // Recording continues in the child: its window starts at the fork.
     uint64_t t = clock::ticks_ordered(clock_kind_);
     header_->in_transition.store(1, std::memory_order_seq_cst);
-    publish_boundary(wire::BoundaryKind::WindowBegin, 0);  // everything in the child's region
+    publish_boundary(wire::BoundaryKind::WindowBegin, 0, windows_.window);  // everything in the child's region
     header_->in_transition.store(0, std::memory_order_release);
     if (ThreadState* th = thread_state()) th->write(wire::RecordType::Step, uint32_t(step_), t);
   }

@@ -20,7 +20,9 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -28,6 +30,7 @@
 #include "ptprof/clock.hpp"
 #include "ptprof/config.hpp"
 #include "ptprof/session.hpp"
+#include "ptprof/string_arena.hpp"
 
 namespace ptprof::agent {
 
@@ -76,7 +79,7 @@ class Runtime {
  private:
   bool map_session(const char* name);
   bool create_region();
-  void publish_boundary(wire::BoundaryKind kind, uint64_t ticks);
+  void publish_boundary(wire::BoundaryKind kind, uint64_t ticks, uint32_t window);
   void apply_step(uint64_t step, uint64_t ticks, bool first);
   void set_bridge_recording(bool on);
 
@@ -92,20 +95,28 @@ class Runtime {
   size_t region_bytes_ = 0;
   wire::ProcessHeader* header_ = nullptr;
 
+  struct InternedName {
+    uint32_t id;
+    const char* text;  // the arena's copy
+  };
+  // Heterogeneous lookup: finding a name allocates nothing.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
   std::mutex intern_mu_;
-  NoDestructor<std::unordered_map<std::string, uint32_t>> interned_;
-  NoDestructor<std::vector<uint64_t>> offsets_storage_;
-  std::vector<uint64_t>& offsets_ = *offsets_storage_;  // id - 1 -> arena offset of the text
+  NoDestructor<std::unordered_map<std::string, InternedName, NameHash, std::equal_to<>>> interned_;
+  std::optional<wire::StringArenaWriter> arena_;  // set with the region
 
   std::mutex threads_mu_;
   NoDestructor<std::vector<std::unique_ptr<ThreadState>>> threads_;
 
   std::mutex step_mu_;
   uint64_t step_ = 0;
-  std::atomic<uint64_t> current_step_{0};  // step_, readable without step_mu_
+  std::atomic<uint64_t> current_step_{0};                 // step_, readable without step_mu_
+  static constexpr uint32_t kNoNamedStepId = UINT32_MAX;  // the arena refused the name
   std::atomic<uint32_t> named_step_id_{0};
-  uint32_t window_ = 0;     // index of the current or next window
-  bool in_window_ = false;  // a WindowBegin is published and not yet ended
+  WindowState windows_;
 
   std::atomic<int> bridge_state_{0};  // 0 not loaded, 1 loading, 2 loaded, 3 failed
   void (*bridge_set_recording_)(int) = nullptr;

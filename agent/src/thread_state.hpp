@@ -8,9 +8,11 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <span>
 
 #include "ptprof/clock.hpp"
 #include "ptprof/record.hpp"
+#include "ptprof/record_emit.hpp"
 #include "ptprof/ring.hpp"
 #include "runtime.hpp"
 
@@ -50,12 +52,18 @@ struct ThreadState {
   // Names that arrive in a new buffer every time (autograd node names and
   // user scopes are std::strings inside each RecordFunction) miss the pointer
   // cache; this one is keyed by the text's hash, so they still skip the
-  // process-wide table and its mutex.
+  // process-wide table and its mutex. It also remembers the names that the
+  // full arena refused (id 0, no text: hash and length identify them), so a
+  // lost name costs a hash per event, never the mutex.
   struct TextEntry {
     uint64_t hash = 0;
-    const char* text = nullptr;
+    const char* text = nullptr;  // null: a refused name
     uint32_t id = 0;
     uint32_t length = 0;
+
+    bool matches(uint64_t h, const char* s, size_t n) const {
+      return hash == h && length == n && (text == nullptr || std::memcmp(s, text, n) == 0);
+    }
   };
 
   wire::RingWriter ring;
@@ -104,37 +112,34 @@ struct ThreadState {
     uint64_t h = hash_text(s, n);
     TextEntry* way = &by_text[h & (kTextCacheSize - 2)];
     for (int i = 0; i < 2; ++i) {
-      if (way[i].hash == h && way[i].length == n && std::memcmp(s, way[i].text, n) == 0) {
-        by_pointer = CacheEntry{s, way[i].text, way[i].id};
+      if (way[i].matches(h, s, n)) {
+        if (way[i].text) by_pointer = CacheEntry{s, way[i].text, way[i].id};
         return way[i].id;
       }
     }
     const char* text = nullptr;
     uint32_t id = g_runtime.intern(s, &text);
+    way[1] = way[0];  // the newer name takes way 0
     if (id) {
       by_pointer = CacheEntry{s, text, id};
-      way[1] = way[0];                                               // the newer name takes way 0
       way[0] = TextEntry{h, text, id, uint32_t(std::strlen(text))};  // the arena copy may be cut short
+    } else {
+      way[0] = TextEntry{h, nullptr, 0, uint32_t(n)};
     }
     return id;
   }
 
   uint64_t now() const { return clock::ticks(g_runtime.clock_kind()); }
 
-  // A header-only record (16 bytes); false when the ring was full.
-  void write(wire::RecordType type, uint32_t arg, uint64_t ts) { (void)try_write(type, arg, ts); }
-  bool try_write(wire::RecordType type, uint32_t arg, uint64_t ts) {
-    uint8_t* p = ring.reserve(sizeof(wire::RecordHeader));
-    if (!p) [[unlikely]]
-      return false;
-    auto* h = reinterpret_cast<wire::RecordHeader*>(p);
-    h->type = static_cast<uint16_t>(type);
-    h->size = sizeof(wire::RecordHeader);
-    h->arg = arg;
-    h->ts = ts;
-    ring.commit(sizeof(wire::RecordHeader));
-    return true;
+  // Writes one record into this thread's ring (wire::emit); false when the
+  // ring was full.
+  template <class Payload = wire::NoPayload>
+  bool emit(wire::RecordType type, uint32_t arg, uint64_t ts, const Payload& payload = {},
+            std::span<const uint8_t> tail = {}) {
+    return wire::emit(ring, type, arg, ts, payload, tail);
   }
+  // A header-only record whose loss needs no handling.
+  void write(wire::RecordType type, uint32_t arg, uint64_t ts) { (void)emit(type, arg, ts); }
 };
 
 namespace detail {

@@ -17,23 +17,24 @@ bool fits_i32(int64_t v) {
 
 // Metadata chunks continue a list; anything but the next index means a chunk
 // was lost or reordered.
-std::string check_first(Cursor& c, size_t have, const char* what, uint64_t& count) {
+Status check_first(Cursor& c, size_t have, const char* what, uint64_t& count) {
   uint64_t first = c.varint();
   count = c.varint();
-  if (!c.ok()) return kTruncatedPayload;
+  if (!c.ok()) return Status::error(kTruncatedPayload);
   if (first != have)
-    return std::string(what) + " chunk starts at index " + std::to_string(first) + ", expected " + std::to_string(have);
+    return Status::error(std::string(what) + " chunk starts at index " + std::to_string(first) + ", expected " +
+                         std::to_string(have));
   // Each record takes at least one byte: a larger count is damage, and must
   // not become a huge reserve().
   if (count > c.remaining())
-    return std::string(what) + " chunk claims " + std::to_string(count) + " records in " +
-           std::to_string(c.remaining()) + " bytes";
+    return Status::error(std::string(what) + " chunk claims " + std::to_string(count) + " records in " +
+                         std::to_string(c.remaining()) + " bytes");
   return {};
 }
 
 }  // namespace
 
-std::string decode_header(Cursor c, trace::Header& h) {
+Status decode_header(Cursor c, trace::Header& h) {
   h.version = kFormatVersion;
   h.host = std::string(c.str());
   h.realtime_offset_ns = c.svarint();
@@ -42,36 +43,36 @@ std::string decode_header(Cursor c, trace::Header& h) {
   h.window_end_ns = c.svarint();
   h.schedule = std::string(c.str());
   h.ptprof_version = std::string(c.str());
-  if (!c.ok()) return kTruncatedPayload;
-  if (window > UINT32_MAX) return "window index " + std::to_string(window) + " out of range";
+  if (!c.ok()) return Status::error(kTruncatedPayload);
+  if (window > UINT32_MAX) return Status::error("window index " + std::to_string(window) + " out of range");
   h.window = uint32_t(window);
   // Trailing bytes are fields added by a later writer: ignored by design.
   return {};
 }
 
-std::string decode_strings(Cursor c, trace::Trace& t) {
+Status decode_strings(Cursor c, trace::Trace& t) {
   uint64_t count = 0;
-  if (auto e = check_first(c, t.strings.size(), "strings", count); !e.empty()) return e;
-  if (t.strings.size() + count > UINT32_MAX) return "too many strings";
+  if (auto e = check_first(c, t.strings.size(), "strings", count); !e.ok()) return e;
+  if (t.strings.size() + count > UINT32_MAX) return Status::error("too many strings");
   t.strings.reserve(t.strings.size() + count);
   for (uint64_t i = 0; i < count; ++i) {
     std::string_view s = c.str();
-    if (!c.ok()) return kTruncatedPayload;
+    if (!c.ok()) return Status::error(kTruncatedPayload);
     t.strings.emplace_back(s);
   }
   return {};
 }
 
-std::string decode_processes(Cursor c, trace::Trace& t) {
+Status decode_processes(Cursor c, trace::Trace& t) {
   uint64_t count = 0;
-  if (auto e = check_first(c, t.processes.size(), "processes", count); !e.empty()) return e;
+  if (auto e = check_first(c, t.processes.size(), "processes", count); !e.ok()) return e;
   for (uint64_t i = 0; i < count; ++i) {
     trace::Process p;
     int64_t pid = c.svarint(), ppid = c.svarint();
     p.start_ns = c.svarint();
     p.cmdline = std::string(c.str());
-    if (!c.ok()) return kTruncatedPayload;
-    if (!fits_i32(pid) || !fits_i32(ppid)) return "process pid out of range";
+    if (!c.ok()) return Status::error(kTruncatedPayload);
+    if (!fits_i32(pid) || !fits_i32(ppid)) return Status::error("process pid out of range");
     p.pid = int32_t(pid);
     p.ppid = int32_t(ppid);
     t.processes.push_back(std::move(p));
@@ -79,19 +80,19 @@ std::string decode_processes(Cursor c, trace::Trace& t) {
   return {};
 }
 
-std::string decode_threads(Cursor c, trace::Trace& t) {
+Status decode_threads(Cursor c, trace::Trace& t) {
   uint64_t count = 0;
-  if (auto e = check_first(c, t.threads.size(), "threads", count); !e.empty()) return e;
+  if (auto e = check_first(c, t.threads.size(), "threads", count); !e.ok()) return e;
   for (uint64_t i = 0; i < count; ++i) {
     trace::Thread th;
     uint64_t process = c.varint();
     int64_t tid = c.svarint();
     th.name = std::string(c.str());
-    if (!c.ok()) return kTruncatedPayload;
+    if (!c.ok()) return Status::error(kTruncatedPayload);
     if (process >= t.processes.size())
-      return "thread " + std::to_string(t.threads.size()) + " names process " + std::to_string(process) + " of " +
-             std::to_string(t.processes.size());
-    if (!fits_i32(tid)) return "thread tid out of range";
+      return Status::error("thread " + std::to_string(t.threads.size()) + " names process " + std::to_string(process) +
+                           " of " + std::to_string(t.processes.size()));
+    if (!fits_i32(tid)) return Status::error("thread tid out of range");
     th.process = uint32_t(process);
     th.tid = int32_t(tid);
     t.threads.push_back(std::move(th));
@@ -99,24 +100,26 @@ std::string decode_threads(Cursor c, trace::Trace& t) {
   return {};
 }
 
-std::string decode_events(Cursor c, trace::Trace& t, std::vector<uint64_t>& counts) {
+Status decode_events(Cursor c, trace::Trace& t, std::vector<uint64_t>& counts) {
   uint64_t n = c.varint();
   uint64_t ncols = c.varint();
-  if (!c.ok()) return kTruncatedPayload;
+  if (!c.ok()) return Status::error(kTruncatedPayload);
   if (ncols < kEventColumns)
-    return "event chunk has " + std::to_string(ncols) + " columns, expected " + std::to_string(unsigned(kEventColumns));
+    return Status::error("event chunk has " + std::to_string(ncols) + " columns, expected " +
+                         std::to_string(unsigned(kEventColumns)));
   // Every event takes at least one byte in each column but kColSeqNr.
   if (n > c.remaining() / (kEventColumns - 1) || ncols > c.remaining())
-    return "event chunk claims " + std::to_string(n) + " events in " + std::to_string(c.remaining()) + " bytes";
+    return Status::error("event chunk claims " + std::to_string(n) + " events in " + std::to_string(c.remaining()) +
+                         " bytes");
   std::array<uint64_t, kEventColumns> sizes{};
   for (uint64_t i = 0; i < ncols; ++i) {
     uint64_t s = c.varint();
     if (i < kEventColumns) sizes[i] = s;
   }
-  if (!c.ok()) return kTruncatedPayload;
+  if (!c.ok()) return Status::error(kTruncatedPayload);
   std::array<Cursor, kEventColumns> col;
   for (size_t i = 0; i < kEventColumns; ++i) {
-    if (sizes[i] > c.remaining()) return "event column " + std::to_string(i) + " overruns the chunk";
+    if (sizes[i] > c.remaining()) return Status::error("event column " + std::to_string(i) + " overruns the chunk");
     col[i] = c.sub(size_t(sizes[i]));
   }
   // Extra columns (appended by a later writer) are skipped: nothing to do.
@@ -142,13 +145,13 @@ std::string decode_events(Cursor c, trace::Trace& t, std::vector<uint64_t>& coun
     uint64_t fwd = col[kColFwdThread].varint();
     uint64_t arg = col[kColArg].varint();
     if (thread >= nthreads)
-      return "event " + std::to_string(i) + " names thread " + std::to_string(thread) + " of " +
-             std::to_string(nthreads);
+      return Status::error("event " + std::to_string(i) + " names thread " + std::to_string(thread) + " of " +
+                           std::to_string(nthreads));
     if (name >= nstrings || shapes >= nstrings)
-      return "event " + std::to_string(i) + " names string " + std::to_string(std::max(name, shapes)) + " of " +
-             std::to_string(nstrings);
+      return Status::error("event " + std::to_string(i) + " names string " + std::to_string(std::max(name, shapes)) +
+                           " of " + std::to_string(nstrings));
     if (kind > (kKindMask | kKindHasSeqNr) || scope > UINT8_MAX || flags > UINT16_MAX)
-      return "event " + std::to_string(i) + " has an invalid kind, scope or flags";
+      return Status::error("event " + std::to_string(i) + " has an invalid kind, scope or flags");
     e.thread = uint32_t(thread);
     e.kind = trace::EventKind(kind & kKindMask);
     e.name = uint32_t(name);
@@ -168,16 +171,16 @@ std::string decode_events(Cursor c, trace::Trace& t, std::vector<uint64_t>& coun
     t.events.push_back(e);
   }
   for (size_t i = 0; i < kEventColumns; ++i) {
-    if (!col[i].ok()) return "event column " + std::to_string(i) + " ends early or is malformed";
-    if (!col[i].at_end()) return "event column " + std::to_string(i) + " has trailing bytes";
+    if (!col[i].ok()) return Status::error("event column " + std::to_string(i) + " ends early or is malformed");
+    if (!col[i].at_end()) return Status::error("event column " + std::to_string(i) + " has trailing bytes");
   }
   return {};
 }
 
-std::string decode_footer(Cursor c, FooterData& f) {
+Status decode_footer(Cursor c, FooterData& f) {
   uint64_t n = c.varint();
-  if (!c.ok()) return kTruncatedPayload;
-  if (n > c.remaining() / 2) return "footer claims " + std::to_string(n) + " threads";
+  if (!c.ok()) return Status::error(kTruncatedPayload);
+  if (n > c.remaining() / 2) return Status::error("footer claims " + std::to_string(n) + " threads");
   f.thread_events.resize(n);
   f.thread_dropped.resize(n);
   for (uint64_t i = 0; i < n; ++i) {
@@ -187,14 +190,20 @@ std::string decode_footer(Cursor c, FooterData& f) {
   f.total_events = c.varint();
   f.total_dropped = c.varint();
   f.window_end_ns = c.svarint();
-  if (!c.ok()) return kTruncatedPayload;
+  if (!c.ok()) return Status::error(kTruncatedPayload);
+  if (c.remaining() > 0) {
+    for (uint64_t* v : {&f.losses.unnamed_events, &f.losses.names_refused, &f.losses.lost_threads,
+                        &f.losses.lost_thread_events, &f.losses.late_events, &f.losses.malformed_bytes})
+      *v = c.varint();
+    if (!c.ok()) return Status::error(kTruncatedPayload);
+  }
   uint64_t events = 0, dropped = 0;
   for (uint64_t i = 0; i < n; ++i) {
     events += f.thread_events[i];
     dropped += f.thread_dropped[i];
   }
   if (events != f.total_events || dropped != f.total_dropped)
-    return "footer totals disagree with its per-thread counts";
+    return Status::error("footer totals disagree with its per-thread counts");
   return {};
 }
 

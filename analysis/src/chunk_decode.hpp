@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "byte_io.hpp"
+#include "ptprof/status.hpp"
 #include "ptprof/trace.hpp"
 
 namespace ptprof::format::detail {
@@ -18,14 +19,15 @@ struct FooterData {
   uint64_t total_events = 0;
   uint64_t total_dropped = 0;
   int64_t window_end_ns = 0;
+  trace::Losses losses;  // absent in files written before the ledger: all zero
 };
 
-std::string decode_header(Cursor c, trace::Header& h);
-std::string decode_strings(Cursor c, trace::Trace& t);
-std::string decode_processes(Cursor c, trace::Trace& t);
-std::string decode_threads(Cursor c, trace::Trace& t);
+Status decode_header(Cursor c, trace::Header& h);
+Status decode_strings(Cursor c, trace::Trace& t);
+Status decode_processes(Cursor c, trace::Trace& t);
+Status decode_threads(Cursor c, trace::Trace& t);
 // Appends to t.events and counts per thread into `counts` (grown as needed).
-std::string decode_events(Cursor c, trace::Trace& t, std::vector<uint64_t>& counts);
-std::string decode_footer(Cursor c, FooterData& f);
+Status decode_events(Cursor c, trace::Trace& t, std::vector<uint64_t>& counts);
+Status decode_footer(Cursor c, FooterData& f);
 
 }  // namespace ptprof::format::detail

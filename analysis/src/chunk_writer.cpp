@@ -10,11 +10,10 @@ namespace ptprof::format::detail {
 
 ChunkWriter::ChunkWriter(std::FILE* f, std::string path) : file_(f), path_(std::move(path)) {}
 
-std::unique_ptr<ChunkWriter> ChunkWriter::open(const std::string& path, std::string* error) {
+Result<std::unique_ptr<ChunkWriter>> ChunkWriter::open(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) {
-    *error = path + ": " + std::strerror(errno);
-    return nullptr;
+    return Status::error(path + ": " + std::strerror(errno));
   }
   // Chunks are written whole; a large buffer turns them into few syscalls.
   std::setvbuf(f, nullptr, _IOFBF, 1u << 20);
@@ -22,23 +21,21 @@ std::unique_ptr<ChunkWriter> ChunkWriter::open(const std::string& path, std::str
   std::string pre(reinterpret_cast<const char*>(kMagic), sizeof kMagic);
   put_u32(pre, kFormatVersion);
   put_u32(pre, 0);
-  if (!w->put(pre.data(), pre.size(), error)) return nullptr;
+  if (Status s = w->put(pre.data(), pre.size()); !s.ok()) return s;
   return w;
 }
 
-bool ChunkWriter::put(const void* data, size_t size, std::string* error) {
+Status ChunkWriter::put(const void* data, size_t size) {
   if (std::fwrite(data, 1, size, file_.get()) != size) {
-    *error = path_ + ": write failed: " + std::strerror(errno);
-    return false;
+    return Status::error(path_ + ": write failed: " + std::strerror(errno));
   }
   bytes_ += size;
-  return true;
+  return {};
 }
 
-bool ChunkWriter::write(ChunkType type, std::string_view raw, std::string* error) {
+Status ChunkWriter::write(ChunkType type, std::string_view raw) {
   if (raw.size() > kMaxChunkRawBytes) {
-    *error = path_ + ": internal error: chunk of " + std::to_string(raw.size()) + " bytes";
-    return false;
+    return Status::error(path_ + ": internal error: chunk of " + std::to_string(raw.size()) + " bytes");
   }
   std::string_view stored = raw;
   uint32_t flags = 0;
@@ -47,8 +44,7 @@ bool ChunkWriter::write(ChunkType type, std::string_view raw, std::string* error
   bool compressible = type != ChunkType::Header && type != ChunkType::Footer;
   if (compressible && raw.size() >= 64) {
     if (!compressor_.compress(raw, compressed_)) {
-      *error = path_ + ": zstd compression failed";
-      return false;
+      return Status::error(path_ + ": zstd compression failed");
     }
     if (compressed_.size() < raw.size()) {
       stored = compressed_;
@@ -63,20 +59,21 @@ bool ChunkWriter::write(ChunkType type, std::string_view raw, std::string* error
   put_u32(head, uint32_t(raw.size()));
   put_u32(head, crc32c(stored.data(), stored.size()));
   put_u32(head, crc32c(head.data(), head.size()));
-  return put(head.data(), head.size(), error) && put(stored.data(), stored.size(), error);
+  if (Status s = put(head.data(), head.size()); !s.ok()) return s;
+  return put(stored.data(), stored.size());
 }
 
-bool ChunkWriter::close(std::string* error) {
+Status ChunkWriter::close() {
   std::FILE* f = file_.release();
-  if (!f) return true;
+  if (!f) return {};
   bool ok = std::fflush(f) == 0 && !std::ferror(f);
   int saved = errno;
   if (std::fclose(f) != 0 && ok) {
     ok = false;
     saved = errno;
   }
-  if (!ok) *error = path_ + ": write failed: " + std::strerror(saved);
-  return ok;
+  if (!ok) return Status::error(path_ + ": write failed: " + std::strerror(saved));
+  return {};
 }
 
 }  // namespace ptprof::format::detail

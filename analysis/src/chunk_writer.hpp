@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "format_layout.hpp"
+#include "ptprof/status.hpp"
 #include "zstd_codec.hpp"
 
 namespace ptprof::format::detail {
@@ -15,13 +16,13 @@ namespace ptprof::format::detail {
 class ChunkWriter {
  public:
   // Opens `path` for writing (truncating) and writes the file preamble.
-  static std::unique_ptr<ChunkWriter> open(const std::string& path, std::string* error);
+  static Result<std::unique_ptr<ChunkWriter>> open(const std::string& path);
   ChunkWriter(std::FILE* f, std::string path);  // takes ownership of f; use open()
 
-  // Appends one chunk; false (and `error` set) on an I/O or zstd failure.
-  bool write(ChunkType type, std::string_view raw, std::string* error);
-  // Flushes and closes the file; false if any write failed.
-  bool close(std::string* error);
+  // Appends one chunk; an error on an I/O or zstd failure.
+  Status write(ChunkType type, std::string_view raw);
+  // Flushes and closes the file; an error if any write failed.
+  Status close();
 
   uint64_t bytes_written() const { return bytes_; }
 
@@ -29,7 +30,7 @@ class ChunkWriter {
   struct FileCloser {
     void operator()(std::FILE* f) const { std::fclose(f); }
   };
-  bool put(const void* data, size_t size, std::string* error);
+  Status put(const void* data, size_t size);
 
   std::unique_ptr<std::FILE, FileCloser> file_;
   std::string path_;

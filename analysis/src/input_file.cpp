@@ -13,23 +13,20 @@ InputFile::~InputFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-bool InputFile::open(const std::string& path, std::string* error) {
+Status InputFile::open(const std::string& path) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) {
-    *error = path + ": " + std::strerror(errno);
-    return false;
+    return Status::error(path + ": " + std::strerror(errno));
   }
   struct stat st {};
   if (::fstat(fd_, &st) != 0) {
-    *error = path + ": " + std::strerror(errno);
-    return false;
+    return Status::error(path + ": " + std::strerror(errno));
   }
   if (!S_ISREG(st.st_mode)) {
-    *error = path + ": not a regular file";
-    return false;
+    return Status::error(path + ": not a regular file");
   }
   size_ = uint64_t(st.st_size);
-  return true;
+  return {};
 }
 
 bool InputFile::read(uint64_t offset, void* out, size_t n) const {

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "ptprof/status.hpp"
+
 namespace ptprof::format::detail {
 
 class InputFile {
@@ -15,7 +17,7 @@ class InputFile {
 
   // False with `error` ("PATH: reason") if it cannot be opened or is not a
   // regular file.
-  bool open(const std::string& path, std::string* error);
+  Status open(const std::string& path);
   uint64_t size() const { return size_; }
   // Reads exactly `n` bytes at `offset`; false on a short read or I/O error.
   bool read(uint64_t offset, void* out, size_t n) const;

@@ -242,6 +242,7 @@ void ReportBuilder::add(const std::string& path, const trace::Trace& t) {
   if (std::find(r.windows.begin(), r.windows.end(), t.header.window) == r.windows.end())
     r.windows.insert(std::upper_bound(r.windows.begin(), r.windows.end(), t.header.window), t.header.window);
   r.events += t.events.size();
+  r.losses += t.losses;
   m.agg.add_trace(input, t);
   for (const auto& th : t.threads) {
     if (th.dropped == 0) continue;

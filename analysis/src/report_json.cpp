@@ -64,6 +64,13 @@ std::string render_json(const Report& r, size_t row_limit) {
              },
              "    ") +
          ",\n";
+  const trace::Losses& l = r.losses;
+  out += "  \"losses\": {\"unnamed_events\": " + std::to_string(l.unnamed_events) +
+         ", \"names_refused\": " + std::to_string(l.names_refused) +
+         ", \"lost_threads\": " + std::to_string(l.lost_threads) +
+         ", \"lost_thread_events\": " + std::to_string(l.lost_thread_events) +
+         ", \"late_events\": " + std::to_string(l.late_events) +
+         ", \"malformed_bytes\": " + std::to_string(l.malformed_bytes) + "},\n";
   out += "  \"self_cpu_time_total_us\": " + fixed(double(r.self_cpu_total_ns) / 1000.0, 3) + ",\n";
   if (r.has_cuda_time)
     out += "  \"self_cuda_time_total_us\": " + fixed(double(r.self_cuda_total_ns) / 1000.0, 3) + ",\n";

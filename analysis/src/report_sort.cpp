@@ -59,8 +59,8 @@ std::optional<SortKey> parse_sort_key(std::string_view name) {
 std::string_view sort_key_name(SortKey key) { return kNames[size_t(key)]; }
 
 const std::vector<std::string_view>& sort_key_names() {
-  static const std::vector<std::string_view> names(kNames.begin(), kNames.end());
-  return names;
+  static const std::vector<std::string_view> kAllNames(kNames.begin(), kNames.end());
+  return kAllNames;
 }
 
 // Python's sorted(..., reverse=True) keeps equal rows in their first-seen

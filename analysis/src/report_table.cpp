@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "ptprof/analysis/report_format.hpp"
+#include "ptprof/losses.hpp"
 #include "report_columns.hpp"
 #include "text_util.hpp"
 
@@ -120,12 +121,15 @@ std::string step_table(const Report& r) {
 }  // namespace
 
 std::string drops_warning(const Report& r) {
-  if (r.drops.empty()) return {};
-  std::string out = "WARNING: " + std::to_string(r.dropped) +
-                    " events were dropped (a thread's ring was full); the tables undercount:\n";
-  for (const ThreadDrops& d : r.drops)
-    out += "  " + d.path + ": pid " + std::to_string(d.pid) + " tid " + std::to_string(d.tid) + " (" + d.thread_name +
-           "): " + std::to_string(d.dropped) + " dropped\n";
+  std::string out;
+  if (!r.drops.empty()) {
+    out = "WARNING: " + std::to_string(r.dropped) +
+          " events were dropped (a thread's ring was full); the tables undercount:\n";
+    for (const ThreadDrops& d : r.drops)
+      out += "  " + d.path + ": pid " + std::to_string(d.pid) + " tid " + std::to_string(d.tid) + " (" + d.thread_name +
+             "): " + std::to_string(d.dropped) + " dropped\n";
+  }
+  for (const std::string& line : trace::loss_lines(r.losses)) out += "WARNING: " + line + "\n";
   return out;
 }
 

@@ -7,14 +7,13 @@ namespace ptprof::format {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> expand_trace_paths(const std::vector<std::string>& paths, std::string* error) {
+Result<std::vector<std::string>> expand_trace_paths(const std::vector<std::string>& paths) {
   std::vector<std::string> out;
   for (const auto& p : paths) {
     std::error_code ec;
     auto st = fs::status(p, ec);
     if (ec || !fs::exists(st)) {
-      *error = p + ": no such file or directory";
-      return {};
+      return Status::error(p + ": no such file or directory");
     }
     if (!fs::is_directory(st)) {
       out.push_back(p);
@@ -27,12 +26,10 @@ std::vector<std::string> expand_trace_paths(const std::vector<std::string>& path
       if (it->path().extension() == ".bin" && it->is_regular_file(ec)) found.push_back(it->path().string());
     }
     if (ec) {
-      *error = p + ": " + ec.message();
-      return {};
+      return Status::error(p + ": " + ec.message());
     }
     if (found.empty()) {
-      *error = p + ": no trace files (*.bin) in this directory";
-      return {};
+      return Status::error(p + ": no trace files (*.bin) in this directory");
     }
     std::sort(found.begin(), found.end());
     out.insert(out.end(), found.begin(), found.end());

@@ -39,7 +39,7 @@ class Reader {
  public:
   Reader(std::string path, Mode mode) : path_(std::move(path)), mode_(mode) {}
 
-  std::optional<trace::Trace> run(std::string* error, std::vector<std::string>* warnings);
+  Result<trace::Trace> run(std::vector<std::string>* warnings);
 
  private:
   bool fail(uint64_t offset, const std::string& what) {
@@ -122,8 +122,7 @@ bool Reader::load_payload(const ChunkHead& h) {
   if (!file_.read(h.offset + kChunkHeaderBytes, stored_.data(), h.stored)) return fail(h.offset, "read error");
   if (crc32c(stored_.data(), stored_.size()) != h.crc) return fail(h.offset, "checksum mismatch");
   if (h.flags & kChunkZstd) {
-    std::string e;
-    if (!zstd_.decompress(stored_, h.raw, raw_, &e)) return fail(h.offset, e);
+    if (Status s = zstd_.decompress(stored_, h.raw, raw_); !s.ok()) return fail(h.offset, s.message());
   } else {
     raw_.swap(stored_);
   }
@@ -139,7 +138,7 @@ bool Reader::process(const ChunkHead& h) {
   if (type == ChunkType::Events && mode_ == Mode::Summary) return true;
   if (!load_payload(h)) return false;
   Cursor c(reinterpret_cast<const uint8_t*>(raw_.data()), raw_.size());
-  std::string e;
+  Status e;
   switch (type) {
     case ChunkType::Header:
       e = decode_header(c, trace_.header);
@@ -162,7 +161,7 @@ bool Reader::process(const ChunkHead& h) {
       have_footer_ = true;
       break;
   }
-  return e.empty() || fail(h.offset, e);
+  return e.ok() || fail(h.offset, e.message());
 }
 
 // Thread::events: what was decoded (full read) or what the footer says
@@ -183,18 +182,17 @@ bool Reader::finish_counts() {
       trace_.threads[i].dropped = footer_.thread_dropped[i];
     }
     trace_.header.window_end_ns = footer_.window_end_ns;
+    trace_.losses = footer_.losses;
   } else {
     for (size_t i = 0; i < n; ++i) trace_.threads[i].events = counts_[i];
   }
   return true;
 }
 
-std::optional<trace::Trace> Reader::run(std::string* error, std::vector<std::string>* warnings) {
-  auto failed = [&]() -> std::optional<trace::Trace> {
-    if (error) *error = error_;
-    return std::nullopt;
-  };
-  if (!file_.open(path_, &error_) || !read_preamble()) return failed();
+Result<trace::Trace> Reader::run(std::vector<std::string>* warnings) {
+  auto failed = [&]() -> Result<trace::Trace> { return Status::error(error_); };
+  if (Status opened = file_.open(path_); !opened.ok()) return opened;
+  if (!read_preamble()) return failed();
   WalkEnd end = scan_heads();
 
   // Reserve from the footer, bounded by what the chunks could hold, so a
@@ -207,7 +205,7 @@ std::optional<trace::Trace> Reader::run(std::string* error, std::vector<std::str
     if (load_payload(chunks_.back())) {
       FooterData f;
       Cursor c(reinterpret_cast<const uint8_t*>(raw_.data()), raw_.size());
-      if (decode_footer(c, f).empty()) trace_.events.reserve(size_t(std::min(f.total_events, bound)));
+      if (decode_footer(c, f).ok()) trace_.events.reserve(size_t(std::min(f.total_events, bound)));
     }
     error_.clear();  // a bad footer is reported when it is reached in order
   }
@@ -228,7 +226,7 @@ std::optional<trace::Trace> Reader::run(std::string* error, std::vector<std::str
     if (mode_ == Mode::Summary) {
       // Without a footer the counts live only in the events: decode them.
       Reader full(path_, Mode::Full);
-      auto t = full.run(error, warnings);
+      auto t = full.run(warnings);
       if (t) {
         t->events.clear();
         t->events.shrink_to_fit();
@@ -245,14 +243,12 @@ std::optional<trace::Trace> Reader::run(std::string* error, std::vector<std::str
 
 }  // namespace
 
-std::optional<trace::Trace> read_trace(const std::string& path, std::string* error,
-                                       std::vector<std::string>* warnings) {
-  return Reader(path, Mode::Full).run(error, warnings);
+Result<trace::Trace> read_trace(const std::string& path, std::vector<std::string>* warnings) {
+  return Reader(path, Mode::Full).run(warnings);
 }
 
-std::optional<trace::Trace> read_trace_summary(const std::string& path, std::string* error,
-                                               std::vector<std::string>* warnings) {
-  return Reader(path, Mode::Summary).run(error, warnings);
+Result<trace::Trace> read_trace_summary(const std::string& path, std::vector<std::string>* warnings) {
+  return Reader(path, Mode::Summary).run(warnings);
 }
 
 }  // namespace ptprof::format

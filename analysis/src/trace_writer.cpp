@@ -62,9 +62,10 @@ struct ThreadCounts {
 struct TraceWriter::Impl {
   std::string path, tmp_path;
   std::unique_ptr<ChunkWriter> out;
-  std::string error;  // the first error; sticky
+  Status status;  // the first error; sticky
   bool finished = false;
   int64_t window_end_ns = 0;
+  trace::Losses losses;
 
   std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> string_ids;
   uint32_t string_count = 1;  // id 0 is the implicit ""
@@ -78,13 +79,15 @@ struct TraceWriter::Impl {
   uint64_t events_written = 0;
 
   void fail(std::string msg) {
-    if (error.empty()) error = std::move(msg);
+    if (status.ok()) status = Status::error(std::move(msg));
   }
-  bool ok() const { return error.empty(); }
+  void fail(const Status& s) {
+    if (status.ok()) status = s;
+  }
+  bool ok() const { return status.ok(); }
 
   void write_chunk(ChunkType type, std::string_view raw) {
-    std::string e;
-    if (ok() && !out->write(type, raw, &e)) fail(std::move(e));
+    if (ok()) fail(out->write(type, raw));
   }
 
   void flush_metadata() {
@@ -159,6 +162,10 @@ struct TraceWriter::Impl {
     put_varint(raw, total_events);
     put_varint(raw, total_dropped);
     put_svarint(raw, window_end_ns);
+    // The losses ledger: fields appended in a fixed order (format.md).
+    for (uint64_t v : {losses.unnamed_events, losses.names_refused, losses.lost_threads, losses.lost_thread_events,
+                       losses.late_events, losses.malformed_bytes})
+      put_varint(raw, v);
     return raw;
   }
 };
@@ -166,13 +173,14 @@ struct TraceWriter::Impl {
 TraceWriter::TraceWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 TraceWriter::~TraceWriter() = default;
 
-std::unique_ptr<TraceWriter> TraceWriter::create(const std::string& path, const trace::Header& h, std::string* error) {
+Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& path, const trace::Header& h) {
   auto impl = std::make_unique<Impl>();
   impl->path = path;
   impl->tmp_path = path + ".tmp";
   impl->window_end_ns = h.window_end_ns;
-  impl->out = ChunkWriter::open(impl->tmp_path, error);
-  if (!impl->out) return nullptr;
+  auto out = ChunkWriter::open(impl->tmp_path);
+  if (!out) return out.status();
+  impl->out = std::move(*out);
   std::string raw;
   put_bytes(raw, h.host);
   put_svarint(raw, h.realtime_offset_ns);
@@ -181,7 +189,7 @@ std::unique_ptr<TraceWriter> TraceWriter::create(const std::string& path, const 
   put_svarint(raw, h.window_end_ns);
   put_bytes(raw, h.schedule);
   put_bytes(raw, h.ptprof_version);
-  if (!impl->out->write(ChunkType::Header, raw, error)) return nullptr;
+  if (Status s = impl->out->write(ChunkType::Header, raw); !s.ok()) return s;
   return std::make_unique<TraceWriter>(std::move(impl));
 }
 
@@ -229,29 +237,27 @@ void TraceWriter::set_thread_dropped(uint32_t thread, uint64_t dropped) {
 
 void TraceWriter::set_window_end(int64_t end_ns) { impl_->window_end_ns = end_ns; }
 
+void TraceWriter::set_losses(const trace::Losses& losses) { impl_->losses = losses; }
+
 void TraceWriter::add_event(const trace::Event& e) { impl_->add_event(e); }
 
-bool TraceWriter::finish(std::string* error) {
+Status TraceWriter::finish() {
   Impl& m = *impl_;
-  if (m.finished) {
-    *error = m.path + ": finish() called twice";
-    return false;
-  }
+  if (m.finished) return Status::error(m.path + ": finish() called twice");
   m.finished = true;
   m.flush_events();
   m.flush_metadata();
   m.write_chunk(ChunkType::Footer, m.footer());
-  std::string e;
-  if (!m.out->close(&e)) m.fail(std::move(e));
+  m.fail(m.out->close());
   if (m.ok() && std::rename(m.tmp_path.c_str(), m.path.c_str()) != 0)
     m.fail(m.path + ": rename from .tmp failed: " + std::strerror(errno));
   if (!m.ok()) {
     // A writer that failed must not leave something that looks like a trace.
     std::remove(m.tmp_path.c_str());
-    *error = m.error.rfind(m.path, 0) == 0 ? m.error : m.path + ": " + m.error;
-    return false;
+    const std::string& e = m.status.message();
+    return Status::error(e.rfind(m.path, 0) == 0 ? e : m.path + ": " + e);
   }
-  return true;
+  return {};
 }
 
 uint64_t TraceWriter::bytes_written() const { return impl_->out->bytes_written(); }

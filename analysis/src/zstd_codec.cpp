@@ -29,23 +29,21 @@ struct Decompressor::Ctx {
 Decompressor::Decompressor() : ctx_(std::make_unique<Ctx>()) {}
 Decompressor::~Decompressor() = default;
 
-bool Decompressor::decompress(std::string_view in, size_t raw_size, std::string& out, std::string* error) {
+Status Decompressor::decompress(std::string_view in, size_t raw_size, std::string& out) {
   if (!ctx_->d) {
-    *error = "cannot create a zstd context";
-    return false;
+    return Status::error("cannot create a zstd context");
   }
   // resize() would zero-fill; the bytes are overwritten anyway.
   out.resize(raw_size);
   size_t n = ZSTD_decompressDCtx(ctx_->d, out.data(), out.size(), in.data(), in.size());
   if (ZSTD_isError(n)) {
-    *error = std::string("zstd: ") + ZSTD_getErrorName(n);
-    return false;
+    return Status::error(std::string("zstd: ") + ZSTD_getErrorName(n));
   }
   if (n != raw_size) {
-    *error = "decompressed size " + std::to_string(n) + " differs from the chunk's " + std::to_string(raw_size);
-    return false;
+    return Status::error("decompressed size " + std::to_string(n) + " differs from the chunk's " +
+                         std::to_string(raw_size));
   }
-  return true;
+  return {};
 }
 
 }  // namespace ptprof::format::detail

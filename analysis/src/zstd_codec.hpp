@@ -3,7 +3,9 @@
 #pragma once
 #include <memory>
 #include <string>
+
 #include <string_view>
+#include "ptprof/status.hpp"
 
 namespace ptprof::format::detail {
 
@@ -30,7 +32,7 @@ class Decompressor {
   Decompressor& operator=(const Decompressor&) = delete;
   // Decompresses exactly `raw_size` bytes into `out`; false (with `error` set)
   // if the frame is malformed or its size differs.
-  bool decompress(std::string_view in, size_t raw_size, std::string& out, std::string* error);
+  Status decompress(std::string_view in, size_t raw_size, std::string& out);
 
  private:
   struct Ctx;

@@ -21,22 +21,21 @@ bool parse_bool(const char* var, const char* v, bool* out, std::vector<std::stri
 
 }  // namespace
 
-std::optional<Config> config_from_env(const GetEnv& get, std::vector<std::string>* errors) {
+Result<Config> config_from_env(const GetEnv& get) {
   Config c;
-  size_t before = errors->size();
+  std::vector<std::string> messages;
+  std::vector<std::string>* errors = &messages;
   if (const char* v = get(env::kSchedule)) {
-    std::string why;
-    if (auto s = parse_schedule(v, &why))
+    if (auto s = parse_schedule(v))
       c.schedule = *s;
     else
-      errors->push_back(std::string(env::kSchedule) + "='" + v + "': " + why);
+      errors->push_back(std::string(env::kSchedule) + "='" + v + "': " + s.error());
   }
   if (const char* v = get(env::kStep)) {
-    std::string why;
-    if (auto r = parse_step_rule(v, &why))
+    if (auto r = parse_step_rule(v))
       c.step = *r;
     else
-      errors->push_back(std::string(env::kStep) + "='" + v + "': " + why);
+      errors->push_back(std::string(env::kStep) + "='" + v + "': " + r.error());
   }
   if (const char* v = get(env::kActivities)) {
     Activities a{false, false};
@@ -71,10 +70,10 @@ std::optional<Config> config_from_env(const GetEnv& get, std::vector<std::string
   if (const char* v = get(env::kOnTraceReady)) c.on_trace_ready = v;
   if (const char* v = get(env::kLogLevel)) {
     std::string_view s(v);
-    static constexpr std::string_view levels[] = {"trace",   "debug", "info",     "warn",
-                                                  "warning", "error", "critical", "off"};
+    static constexpr std::string_view kLevels[] = {"trace",   "debug", "info",     "warn",
+                                                   "warning", "error", "critical", "off"};
     bool ok = false;
-    for (auto l : levels) ok |= (s == l);
+    for (auto l : kLevels) ok |= (s == l);
     if (ok)
       c.log_level = std::string(s);
     else
@@ -91,8 +90,10 @@ std::optional<Config> config_from_env(const GetEnv& get, std::vector<std::string
     else
       c.ring_bytes = kb * 1024;
   }
-  if (errors->size() != before) return std::nullopt;
-  return c;
+  if (messages.empty()) return c;
+  std::string joined;
+  for (const std::string& m : messages) joined += (joined.empty() ? "" : "\n") + m;
+  return Status::error(std::move(joined));
 }
 
 }  // namespace ptprof

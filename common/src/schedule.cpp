@@ -25,7 +25,7 @@ std::string Schedule::to_string() const {
          ",repeat=" + std::to_string(repeat);
 }
 
-std::optional<Schedule> parse_schedule(std::string_view text, std::string* error) {
+Result<Schedule> parse_schedule(std::string_view text) {
   Schedule s;
   text = trim(text);
   if (text.empty()) return s;
@@ -37,48 +37,41 @@ std::optional<Schedule> parse_schedule(std::string_view text, std::string* error
     more = comma != std::string_view::npos;
     text = more ? text.substr(comma + 1) : std::string_view();
     if (item.empty()) {
-      if (error) *error = "empty item in schedule; " + std::string(kAccepted);
-      return std::nullopt;
+      return Status::error("empty item in schedule; " + std::string(kAccepted));
     }
     size_t eq = item.find('=');
     if (eq == std::string_view::npos) {
-      if (error) *error = "'" + std::string(item) + "' has no '='; " + kAccepted;
-      return std::nullopt;
+      return Status::error("'" + std::string(item) + "' has no '='; " + kAccepted);
     }
     std::string_view key = trim(item.substr(0, eq));
     std::string_view value = trim(item.substr(eq + 1));
-    static constexpr std::string_view keys[5] = {"skip_first", "wait", "warmup", "active", "repeat"};
+    static constexpr std::string_view kKeys[5] = {"skip_first", "wait", "warmup", "active", "repeat"};
     uint64_t* fields[5] = {&s.skip_first, &s.wait, &s.warmup, &s.active, &s.repeat};
     int index = -1;
     for (int i = 0; i < 5; ++i)
-      if (key == keys[i]) index = i;
+      if (key == kKeys[i]) index = i;
     if (index < 0) {
-      if (error) *error = "unknown key '" + std::string(key) + "'; " + kAccepted;
-      return std::nullopt;
+      return Status::error("unknown key '" + std::string(key) + "'; " + kAccepted);
     }
     if (seen[index]) {
-      if (error) *error = "'" + std::string(key) + "' given twice; " + kAccepted;
-      return std::nullopt;
+      return Status::error("'" + std::string(key) + "' given twice; " + kAccepted);
     }
     seen[index] = true;
     uint64_t v = 0;
     auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
     if (value.empty() || ec != std::errc() || end != value.data() + value.size() || v > (1ull << 40)) {
-      if (error)
-        *error = "'" + std::string(key) + "' has value '" + std::string(value) +
-                 "', which is not a non-negative whole number; " + kAccepted;
-      return std::nullopt;
+      return Status::error("'" + std::string(key) + "' has value '" + std::string(value) +
+                           "', which is not a non-negative whole number; " + kAccepted);
     }
     *fields[index] = v;
   }
   if (s.active == 0) {
-    if (error) *error = "'active' has value '0', but at least 1 step must be active; " + std::string(kAccepted);
-    return std::nullopt;
+    return Status::error("'active' has value '0', but at least 1 step must be active; " + std::string(kAccepted));
   }
   return s;
 }
 
-std::optional<StepRule> parse_step_rule(std::string_view text, std::string* error) {
+Result<StepRule> parse_step_rule(std::string_view text) {
   StepRule r;
   text = trim(text);
   if (text.empty() || text == "optimizer") return r;
@@ -90,7 +83,6 @@ std::optional<StepRule> parse_step_rule(std::string_view text, std::string* erro
     r.kind = StepRule::Kind::Named;
     r.name = std::string(text);
   }
-  (void)error;
   return r;
 }
 

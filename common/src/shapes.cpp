@@ -70,15 +70,15 @@ class Reader {
   size_t pos_ = 0;
 };
 
-void fail(std::string* error, size_t offset, std::string_view what) {
-  if (error) *error = "malformed input shapes at byte " + std::to_string(offset) + ": " + std::string(what);
+Status malformed(size_t offset, std::string_view what) {
+  return Status::error("malformed input shapes at byte " + std::to_string(offset) + ": " + std::string(what));
 }
 
 // Renders every item through `render` between "[" and "]", separated by ", ".
 // The renderer reads a tensor's dims itself, straight into the text, so
 // decoding needs no vector per tensor.
 template <typename Render>
-std::optional<std::string> walk(std::span<const uint8_t> bytes, std::string* error, Render render) {
+Result<std::string> walk(std::span<const uint8_t> bytes, Render render) {
   Reader r(bytes);
   std::string out = "[";
   bool first = true;
@@ -92,13 +92,13 @@ std::optional<std::string> walk(std::span<const uint8_t> bytes, std::string* err
       case Tag::Tensor: {
         uint8_t dtype;
         uint64_t ndim;
-        if (!r.byte(dtype) || !r.varint(ndim)) return fail(error, at, "tensor cut short"), std::nullopt;
-        if (!render.tensor(out, dtype, ndim, r)) return fail(error, at, "tensor dims cut short"), std::nullopt;
+        if (!r.byte(dtype) || !r.varint(ndim)) return malformed(at, "tensor cut short");
+        if (!render.tensor(out, dtype, ndim, r)) return malformed(at, "tensor dims cut short");
         break;
       }
       case Tag::TensorList: {
         uint64_t count;
-        if (!r.varint(count)) return fail(error, at, "tensor list cut short"), std::nullopt;
+        if (!r.varint(count)) return malformed(at, "tensor list cut short");
         render.simple(out, Tag::TensorList);
         break;
       }
@@ -109,10 +109,10 @@ std::optional<std::string> walk(std::span<const uint8_t> bytes, std::string* err
         break;
       case Tag::Truncated:
         out += render.truncated();
-        if (!r.at_end()) return fail(error, r.offset(), "data after the truncation mark"), std::nullopt;
+        if (!r.at_end()) return malformed(r.offset(), "data after the truncation mark");
         break;
       default:
-        return fail(error, at, "unknown tag " + std::to_string(t)), std::nullopt;
+        return malformed(at, "unknown tag " + std::to_string(t));
     }
   }
   out += ']';
@@ -161,12 +161,8 @@ std::string_view dtype_name(uint8_t scalar_type) {
   return scalar_type < kDtypeNames.size() ? kDtypeNames[scalar_type] : std::string_view();
 }
 
-std::optional<std::string> shapes_text(std::span<const uint8_t> bytes, std::string* error) {
-  return walk(bytes, error, ShapesRender{});
-}
+Result<std::string> shapes_text(std::span<const uint8_t> bytes) { return walk(bytes, ShapesRender{}); }
 
-std::optional<std::string> dtypes_text(std::span<const uint8_t> bytes, std::string* error) {
-  return walk(bytes, error, DtypesRender{});
-}
+Result<std::string> dtypes_text(std::span<const uint8_t> bytes) { return walk(bytes, DtypesRender{}); }
 
 }  // namespace ptprof::shapes

@@ -32,6 +32,7 @@ void work(const std::string& role, int thread) {
 
 void run_threads(const std::string& role) {
   std::vector<std::thread> threads;
+  threads.reserve(4);
   for (int t = 0; t < 4; ++t) threads.emplace_back(work, role, t);
   for (auto& t : threads) t.join();
   std::printf("%s pid=%d done\n", role.c_str(), int(getpid()));

@@ -46,8 +46,7 @@ TEST_CASE("crc32c matches the documented check value", "[format]") {
 TEST_CASE("round trip keeps every field", "[format]") {
   TempDir dir;
   const std::string path = dir.file("t.bin");
-  std::string err;
-  auto w = format::TraceWriter::create(path, testing::sample_header(), &err);
+  auto w = testing::open_writer(path, testing::sample_header());
   REQUIRE(w);
   REQUIRE(w->intern("") == 0);
   uint32_t add = w->intern("aten::add");
@@ -93,14 +92,13 @@ TEST_CASE("round trip keeps every field", "[format]") {
   w->set_thread_dropped(t1, 12345);
   w->set_window_end(9'500'000'000);
   REQUIRE(w->events_written() == events.size());
-  REQUIRE(w->finish(&err));
-  REQUIRE(err.empty());
+  REQUIRE(w->finish().ok());
   REQUIRE_FALSE(std::filesystem::exists(path + ".tmp"));
   REQUIRE(w->bytes_written() == std::filesystem::file_size(path));
 
   std::vector<std::string> warnings;
-  auto t = format::read_trace(path, &err, &warnings);
-  INFO(err);
+  auto t = format::read_trace(path, &warnings);
+  INFO(t.error());
   REQUIRE(t);
   REQUIRE(warnings.empty());
   auto h = testing::sample_header();
@@ -133,7 +131,7 @@ TEST_CASE("round trip keeps every field", "[format]") {
   REQUIRE(t->events.size() == events.size());
   for (size_t i = 0; i < events.size(); ++i) require_same_event(t->events[i], events[i]);
 
-  auto s = format::read_trace_summary(path, &err, &warnings);
+  auto s = format::read_trace_summary(path, &warnings);
   REQUIRE(s);
   CHECK(s->events.empty());
   CHECK(s->threads[1].events == 3);
@@ -143,12 +141,11 @@ TEST_CASE("round trip keeps every field", "[format]") {
 
 TEST_CASE("an empty trace round-trips", "[format]") {
   TempDir dir;
-  std::string err;
-  auto w = format::TraceWriter::create(dir.file("e.bin"), {}, &err);
+  auto w = testing::open_writer(dir.file("e.bin"), {});
   REQUIRE(w);
-  REQUIRE(w->finish(&err));
+  REQUIRE(w->finish().ok());
   std::vector<std::string> warnings;
-  auto t = format::read_trace(dir.file("e.bin"), &err, &warnings);
+  auto t = format::read_trace(dir.file("e.bin"), &warnings);
   REQUIRE(t);
   CHECK(t->events.empty());
   CHECK(t->threads.empty());
@@ -159,8 +156,7 @@ TEST_CASE("an empty trace round-trips", "[format]") {
 TEST_CASE("many processes and threads across many chunks", "[format]") {
   TempDir dir;
   const std::string path = dir.file("m.bin");
-  std::string err;
-  auto w = format::TraceWriter::create(path, {}, &err);
+  auto w = testing::open_writer(path, {});
   REQUIRE(w);
   std::vector<trace::Event> expect;
   std::vector<uint32_t> threads;
@@ -179,9 +175,9 @@ TEST_CASE("many processes and threads across many chunks", "[format]") {
     w->add_event(e);
   }
   for (uint32_t t : threads) w->set_thread_dropped(t, t);
-  REQUIRE(w->finish(&err));
-  auto t = format::read_trace(path, &err, nullptr);
-  INFO(err);
+  REQUIRE(w->finish().ok());
+  auto t = format::read_trace(path, nullptr);
+  INFO(t.error());
   REQUIRE(t);
   REQUIRE(t->processes.size() == 300);
   REQUIRE(t->threads.size() == 600);
@@ -198,39 +194,40 @@ TEST_CASE("many processes and threads across many chunks", "[format]") {
 
 TEST_CASE("writer misuse is reported by finish and leaves no file", "[format]") {
   TempDir dir;
-  std::string err;
-  auto w = format::TraceWriter::create(dir.file("bad.bin"), {}, &err);
+  auto w = testing::open_writer(dir.file("bad.bin"), {});
   REQUIRE(w);
   w->add_event(make_event(0, 0, 0, 1));  // no thread 0
-  CHECK_FALSE(w->finish(&err));
-  CHECK(err.find("thread") != std::string::npos);
+  const ptprof::Status finished = w->finish();
+  CHECK_FALSE(finished.ok());
+  CHECK(finished.message().find("thread") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir.file("bad.bin")));
   CHECK_FALSE(std::filesystem::exists(dir.file("bad.bin.tmp")));
 
-  auto w2 = format::TraceWriter::create(dir.file("bad2.bin"), {}, &err);
+  auto w2 = testing::open_writer(dir.file("bad2.bin"), {});
   uint32_t p = w2->add_process({1, 0, "", 0});
   uint32_t th = w2->add_thread({p, 1, "", 0, 0});
   w2->add_event(make_event(th, 99, 0, 1));  // no string 99
-  CHECK_FALSE(w2->finish(&err));
-  CHECK(err.find("string") != std::string::npos);
+  const ptprof::Status finished2 = w2->finish();
+  CHECK_FALSE(finished2.ok());
+  CHECK(finished2.message().find("string") != std::string::npos);
 
-  CHECK_FALSE(format::TraceWriter::create("/nonexistent-dir/x.bin", {}, &err));
-  CHECK(err.find("/nonexistent-dir/x.bin.tmp") != std::string::npos);
+  auto none = format::TraceWriter::create("/nonexistent-dir/x.bin", {});
+  CHECK_FALSE(none.ok());
+  CHECK(none.error().find("/nonexistent-dir/x.bin.tmp") != std::string::npos);
 }
 
 TEST_CASE("a writer never finished leaves a readable .tmp", "[format]") {
   TempDir dir;
-  std::string err;
   {
-    auto w = format::TraceWriter::create(dir.file("c.bin"), {}, &err);
+    auto w = testing::open_writer(dir.file("c.bin"), {});
     uint32_t p = w->add_process({1, 0, "", 0});
     uint32_t th = w->add_thread({p, 1, "", 0, 0});
     for (int i = 0; i < 70'000; ++i) w->add_event(make_event(th, 0, i, i + 1));
   }  // dropped without finish(): a launcher crash
   CHECK_FALSE(std::filesystem::exists(dir.file("c.bin")));
   std::vector<std::string> warnings;
-  auto t = format::read_trace(dir.file("c.bin.tmp"), &err, &warnings);
-  INFO(err);
+  auto t = format::read_trace(dir.file("c.bin.tmp"), &warnings);
+  INFO(t.error());
   REQUIRE(t);
   CHECK(t->events.size() == 64 * 1024);  // the one full chunk that was flushed
   REQUIRE(warnings.size() == 1);
@@ -241,14 +238,13 @@ TEST_CASE("a writer never finished leaves a readable .tmp", "[format]") {
 TEST_CASE("1M realistic events: a few bytes each, read quickly", "[format][perf]") {
   TempDir dir;
   const std::string path = dir.file("big.bin");
-  std::string err;
   const uint64_t n = 1'000'000;
   auto t0 = std::chrono::steady_clock::now();
-  REQUIRE(testing::write_realistic(path, n, 4, &err));
+  REQUIRE(testing::write_realistic(path, n, 4).ok());
   auto t1 = std::chrono::steady_clock::now();
-  auto t = format::read_trace(path, &err, nullptr);
+  auto t = format::read_trace(path, nullptr);
   auto t2 = std::chrono::steady_clock::now();
-  INFO(err);
+  INFO(t.error());
   REQUIRE(t);
   REQUIRE(t->events.size() == n);
   double bytes_per_event = double(std::filesystem::file_size(path)) / double(n);
@@ -267,9 +263,8 @@ TEST_CASE("1M realistic events: a few bytes each, read quickly", "[format][perf]
 
 TEST_CASE("the file starts as docs/format.md says", "[format]") {
   TempDir dir;
-  std::string err;
-  auto w = format::TraceWriter::create(dir.file("d.bin"), testing::sample_header(), &err);
-  REQUIRE(w->finish(&err));
+  auto w = testing::open_writer(dir.file("d.bin"), testing::sample_header());
+  REQUIRE(w->finish().ok());
   std::string b = testing::slurp(dir.file("d.bin"));
   REQUIRE(b.size() > 16 + 24);
   CHECK(b.substr(0, 8) == std::string("\x89PTPROF\n"));

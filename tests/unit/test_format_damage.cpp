@@ -13,9 +13,8 @@ namespace {
 // A small trace with several chunks of each kind: header, strings, processes,
 // threads, two event chunks, footer.
 std::string small_trace(const TempDir& dir) {
-  std::string err;
   const std::string path = dir.file("small.bin");
-  REQUIRE(testing::write_realistic(path, 70'000, 3, &err));
+  REQUIRE(testing::write_realistic(path, 70'000, 3).ok());
   return testing::slurp(path);
 }
 
@@ -30,9 +29,9 @@ Outcome read_bytes(const TempDir& dir, const std::string& bytes, bool summary = 
   const std::string path = dir.file("damaged.bin");
   testing::spit(path, bytes);
   Outcome o;
-  auto t = summary ? format::read_trace_summary(path, &o.error, &o.warnings)
-                   : format::read_trace(path, &o.error, &o.warnings);
-  o.ok = t.has_value();
+  auto t = summary ? format::read_trace_summary(path, &o.warnings) : format::read_trace(path, &o.warnings);
+  o.ok = t.ok();
+  o.error = t.error();
   if (t) o.events = t->events.size();
   return o;
 }
@@ -69,9 +68,8 @@ TEST_CASE("every truncation point gives an error or the valid part with a warnin
 
 TEST_CASE("every flipped byte gives an error or a valid read", "[format][damage]") {
   TempDir dir;
-  std::string err;
   // Small enough to flip every byte: one event chunk of a few hundred events.
-  REQUIRE(testing::write_realistic(dir.file("tiny.bin"), 300, 2, &err));
+  REQUIRE(testing::write_realistic(dir.file("tiny.bin"), 300, 2).ok());
   const std::string full = testing::slurp(dir.file("tiny.bin"));
   size_t errors = 0;
   for (size_t i = 0; i < full.size(); ++i) {
@@ -130,11 +128,12 @@ TEST_CASE("bad magic, version and non-trace inputs are clear errors", "[format][
   CHECK_FALSE(o.ok);
   CHECK(o.error.find("bad magic") != std::string::npos);
 
-  std::string err;
-  CHECK_FALSE(format::read_trace(dir.file("missing.bin"), &err, nullptr));
-  CHECK(err.find("missing.bin: No such file or directory") != std::string::npos);
-  CHECK_FALSE(format::read_trace(dir.path().string(), &err, nullptr));
-  CHECK(err.find("not a regular file") != std::string::npos);
+  auto missing = format::read_trace(dir.file("missing.bin"), nullptr);
+  CHECK_FALSE(missing.ok());
+  CHECK(missing.error().find("missing.bin: No such file or directory") != std::string::npos);
+  auto directory = format::read_trace(dir.path().string(), nullptr);
+  CHECK_FALSE(directory.ok());
+  CHECK(directory.error().find("not a regular file") != std::string::npos);
 }
 
 TEST_CASE("a summary of a file without footer counts the events", "[format][damage]") {
@@ -162,7 +161,6 @@ TEST_CASE("a summary of a file without footer counts the events", "[format][dama
 
 TEST_CASE("expand_trace_paths", "[format]") {
   TempDir dir;
-  std::string err;
   std::filesystem::create_directories(dir.path() / "out");
   std::filesystem::create_directories(dir.path() / "empty");
   testing::spit(dir.file("out/h.1.w001.bin"), "x");
@@ -170,14 +168,15 @@ TEST_CASE("expand_trace_paths", "[format]") {
   testing::spit(dir.file("out/h.1.w002.bin.tmp"), "x");
   testing::spit(dir.file("out/notes.txt"), "x");
   testing::spit(dir.file("single.dat"), "x");
-  auto files = format::expand_trace_paths({dir.file("single.dat"), dir.file("out")}, &err);
+  auto expanded = format::expand_trace_paths({dir.file("single.dat"), dir.file("out")});
+  REQUIRE(expanded.ok());
+  const std::vector<std::string>& files = *expanded;
   REQUIRE(files.size() == 3);
   CHECK(files[0] == dir.file("single.dat"));
   CHECK(files[1] == dir.file("out/h.1.w000.bin"));
   CHECK(files[2] == dir.file("out/h.1.w001.bin"));
 
-  CHECK(format::expand_trace_paths({dir.file("nope")}, &err).empty());
-  CHECK(err.find("nope: no such file or directory") != std::string::npos);
-  CHECK(format::expand_trace_paths({dir.file("empty")}, &err).empty());
-  CHECK(err.find("no trace files") != std::string::npos);
+  CHECK(format::expand_trace_paths({dir.file("nope")}).error().find("nope: no such file or directory") !=
+        std::string::npos);
+  CHECK(format::expand_trace_paths({dir.file("empty")}).error().find("no trace files") != std::string::npos);
 }

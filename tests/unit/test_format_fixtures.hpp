@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -54,20 +55,29 @@ inline trace::Header sample_header() {
   return h;
 }
 
+// A writer for `path`, or the test fails.
+inline std::unique_ptr<format::TraceWriter> open_writer(const std::string& path, const trace::Header& header) {
+  auto created = format::TraceWriter::create(path, header);
+  INFO(created.error());
+  REQUIRE(created.ok());
+  return std::move(*created);
+}
+
 // Writes `n` events shaped like a training loop's CPU ops: each top-level op
 // (a few us) holds 1-3 children of ~1-3 us, gaps of a few hundred ns, names
 // from a set of a few dozen, autograd sequence numbers on top-level ops, shapes
-// on some. Returns false with `error` on failure.
-inline bool write_realistic(const std::string& path, uint64_t n, int nthreads, std::string* error,
-                            trace::Trace* expect = nullptr) {
-  auto w = format::TraceWriter::create(path, sample_header(), error);
-  if (!w) return false;
+// on some.
+inline Status write_realistic(const std::string& path, uint64_t n, int nthreads, trace::Trace* expect = nullptr) {
+  auto created = format::TraceWriter::create(path, sample_header());
+  if (!created) return created.status();
+  std::unique_ptr<format::TraceWriter> w = std::move(*created);
   std::vector<uint32_t> names, shapes;
   for (int i = 0; i < 40; ++i) names.push_back(w->intern("aten::op_" + std::to_string(i)));
   for (int i = 0; i < 8; ++i)
     shapes.push_back(w->intern("[[" + std::to_string(8 << i) + ", 3, 16, 16], [8, 3, 3, 3], [8], [], []]"));
   uint32_t proc = w->add_process({4242, 1, "python train.py --epochs 3", 1000});
   std::vector<uint32_t> threads;
+  threads.reserve(size_t(nthreads));
   std::vector<int64_t> now(size_t(nthreads), 10'000'000'000);
   std::vector<int64_t> seq(size_t(nthreads), 0);
   for (int t = 0; t < nthreads; ++t)
@@ -108,7 +118,7 @@ inline bool write_realistic(const std::string& path, uint64_t n, int nthreads, s
     emit(top);
   }
   for (int t = 0; t < nthreads; ++t) w->set_thread_dropped(threads[size_t(t)], uint64_t(t) * 7);
-  return w->finish(error);
+  return w->finish();
 }
 
 }  // namespace ptprof::testing

@@ -13,64 +13,16 @@
 #include <sstream>
 #include <string>
 
+#include "launcher_fixtures.hpp"
 #include "ptprof/analysis/trace_file.hpp"
 
 namespace fs = std::filesystem;
 
-namespace {
-
-struct Result {
-  int status = -1;
-  std::string output;  // stdout and stderr together
-};
-
-// Runs a shell command line; returns its exit status (128+N on signal N) and output.
-Result sh(const std::string& cmd) {
-  Result r;
-  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-  int st = ::pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  return r;
-}
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "ptprof-test-XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-std::vector<ptprof::trace::Trace> read_all(const fs::path& dir) {
-  std::string error;
-  auto files = ptprof::format::expand_trace_paths({dir.string()}, &error);
-  INFO(error);
-  REQUIRE(!files.empty());
-  std::vector<ptprof::trace::Trace> out;
-  for (auto& f : files) {
-    std::vector<std::string> warnings;
-    auto t = ptprof::format::read_trace(f, &error, &warnings);
-    INFO(f << ": " << error);
-    REQUIRE(t);
-    CHECK(warnings.empty());
-    out.push_back(std::move(*t));
-  }
-  return out;
-}
-
-const std::string kPtprof = PTPROF_BIN;
-const std::string kPrograms = PTPROF_TEST_PROGRAMS_DIR;
-
-}  // namespace
+using ptprof::testing::kPrograms;
+using ptprof::testing::kPtprof;
+using ptprof::testing::read_all;
+using ptprof::testing::sh;
+using ptprof::testing::TempDir;
 
 TEST_CASE("run exits with the target's status", "[launcher]") {
   TempDir out;

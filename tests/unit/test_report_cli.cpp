@@ -31,10 +31,9 @@ Run run(const std::string& args, bool with_stderr = true) {
 }
 
 std::string sample(const TempDir& dir, const std::string& name, uint32_t window) {
-  std::string err;
   trace::Header h = testing::sample_header();
   h.window = window;
-  auto w = format::TraceWriter::create(dir.file(name), h, &err);
+  auto w = testing::open_writer(dir.file(name), h);
   REQUIRE(w);
   uint32_t p = w->add_process({4242, 1, "python train.py", 0});
   uint32_t t = w->add_thread({p, 4243, "main", 0, 0});
@@ -48,7 +47,7 @@ std::string sample(const TempDir& dir, const std::string& name, uint32_t window)
     w->add_event(e);
   }
   w->set_thread_dropped(t, 90);
-  REQUIRE(w->finish(&err));
+  REQUIRE(w->finish().ok());
   return dir.file(name);
 }
 

@@ -98,18 +98,18 @@ bool record_ok(const RecordHeader& h, uint32_t expected_size) {
 }  // namespace
 
 TEST_CASE("ring: concurrent producer and consumer lose no committed record", "[ring]") {
-  // free_running: the producer writes as fast as it can (mostly drops, as a
+  // FreeRunning: the producer writes as fast as it can (mostly drops, as a
   //   hot thread would against a slow launcher);
-  // backoff: after a drop the producer waits for the consumer to make room,
+  // Backoff: after a drop the producer waits for the consumer to make room,
   //   so most records pass through and the ring wraps many times while both
   //   threads run;
-  // consumer_pauses: the consumer stops now and then until the producer has
+  // ConsumerPauses: the consumer stops now and then until the producer has
   //   dropped something.
-  enum Mode { free_running, backoff, consumer_pauses };
-  for (Mode mode : {free_running, backoff, consumer_pauses}) {
-    DYNAMIC_SECTION("mode " << (mode == free_running ? "free running"
-                                : mode == backoff    ? "backoff"
-                                                     : "consumer pauses")) {
+  enum Mode { FreeRunning, Backoff, ConsumerPauses };
+  for (Mode mode : {FreeRunning, Backoff, ConsumerPauses}) {
+    DYNAMIC_SECTION("mode " << (mode == FreeRunning ? "free running"
+                                : mode == Backoff   ? "backoff"
+                                                    : "consumer pauses")) {
       TestRing ring(4096);
       const uint64_t kRecords = 50000;
       std::atomic<bool> producer_done{false};
@@ -122,7 +122,7 @@ TEST_CASE("ring: concurrent producer and consumer lose no committed record", "[r
         for (uint64_t seq = 0; seq < kRecords; ++seq) {
           if (!write_record(w, seq, size_for(seq))) {
             dropped_seqs.push_back(seq);
-            if (mode == backoff) {
+            if (mode == Backoff) {
               // Until at least half the ring is free (room for any record and its pad).
               while (ring.ctl->head.load(std::memory_order_relaxed) - ring.ctl->tail.load(std::memory_order_acquire) >
                          ring.capacity / 2 &&
@@ -167,7 +167,7 @@ TEST_CASE("ring: concurrent producer and consumer lose no committed record", "[r
         bool done = producer_done.load(std::memory_order_acquire);
         if (r.drain(visit) == 0) std::this_thread::yield();
         if (done && r.empty()) break;
-        if (mode == consumer_pauses && consumed / 1000 > pauses) {
+        if (mode == ConsumerPauses && consumed / 1000 > pauses) {
           ++pauses;
           uint64_t before = r.dropped();
           while (r.dropped() == before && !producer_done.load(std::memory_order_acquire) &&
@@ -195,8 +195,8 @@ TEST_CASE("ring: concurrent producer and consumer lose no committed record", "[r
         if (!seen[seq]) missing.push_back(seq);
       CHECK(missing == dropped_seqs);
       CHECK(consumed > 0);
-      if (mode == consumer_pauses) CHECK(r.dropped() > 0);
-      if (mode == backoff) {
+      if (mode == ConsumerPauses) CHECK(r.dropped() > 0);
+      if (mode == Backoff) {
         CHECK(consumed > kRecords / 2);
         CHECK(ring.ctl->head.load() > 500 * ring.capacity);  // wrapped many times
       }

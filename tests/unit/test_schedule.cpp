@@ -20,21 +20,19 @@ using ptprof::StepRule;
 namespace {
 
 Schedule parse_ok(const std::string& text) {
-  std::string error;
-  auto s = parse_schedule(text, &error);
-  INFO("input: '" << text << "', error: " << error);
-  REQUIRE(s.has_value());
-  CHECK(error.empty());
+  auto s = parse_schedule(text);
+  INFO("input: '" << text << "', error: " << s.error());
+  REQUIRE(s.ok());
+  CHECK(s.error().empty());
   return *s;
 }
 
 std::string parse_error(const std::string& text) {
-  std::string error;
-  auto s = parse_schedule(text, &error);
+  auto s = parse_schedule(text);
   INFO("input: '" << text << "'");
-  CHECK_FALSE(s.has_value());
-  CHECK_FALSE(error.empty());
-  return error;
+  CHECK_FALSE(s.ok());
+  CHECK_FALSE(s.error().empty());
+  return s.error();
 }
 
 // Every error message says what is accepted: the keys and the kind of value.
@@ -127,11 +125,11 @@ TEST_CASE("parse_schedule: good inputs", "[schedule]") {
     Schedule t = parse_ok(s.to_string());
     CHECK(t.to_string() == s.to_string());
   }
-  SECTION("a null error pointer is allowed") {
-    CHECK(parse_schedule("wait=1,active=2", nullptr).has_value());
-    CHECK_FALSE(parse_schedule("wait=x", nullptr).has_value());
-    CHECK_FALSE(parse_schedule("bogus=1", nullptr).has_value());
-    CHECK_FALSE(parse_schedule("active=0", nullptr).has_value());
+  SECTION("the result alone tells success from failure") {
+    CHECK(parse_schedule("wait=1,active=2").ok());
+    CHECK_FALSE(parse_schedule("wait=x").ok());
+    CHECK_FALSE(parse_schedule("bogus=1").ok());
+    CHECK_FALSE(parse_schedule("active=0").ok());
   }
 }
 
@@ -341,45 +339,42 @@ TEST_CASE("Schedule: large step numbers do not overflow", "[schedule]") {
 }
 
 TEST_CASE("parse_step_rule: the kinds", "[schedule][step]") {
-  std::string error;
   SECTION("default and optimizer") {
     for (const char* text : {"", " ", "optimizer", " optimizer\t"}) {
       INFO("input: '" << text << "'");
-      auto r = parse_step_rule(text, &error);
-      REQUIRE(r.has_value());
+      auto r = parse_step_rule(text);
+      REQUIRE(r.ok());
       CHECK(r->kind == StepRule::Kind::Optimizer);
     }
   }
   SECTION("manual") {
-    auto r = parse_step_rule("manual", &error);
-    REQUIRE(r.has_value());
+    auto r = parse_step_rule("manual");
+    REQUIRE(r.ok());
     CHECK(r->kind == StepRule::Kind::Manual);
   }
   SECTION("cudaProfilerApi") {
-    auto r = parse_step_rule("cudaProfilerApi", &error);
-    REQUIRE(r.has_value());
+    auto r = parse_step_rule("cudaProfilerApi");
+    REQUIRE(r.ok());
     CHECK(r->kind == StepRule::Kind::CudaProfilerApi);
   }
   SECTION("any other text names a RecordFunction range") {
     for (const char* text :
          {"model_train_step", "train step", "ProfilerStep", "aten::add", "Optimizer.step#SGD.step"}) {
       INFO("input: '" << text << "'");
-      auto r = parse_step_rule(text, &error);
-      REQUIRE(r.has_value());
+      auto r = parse_step_rule(text);
+      REQUIRE(r.ok());
       CHECK(r->kind == StepRule::Kind::Named);
       CHECK(r->name == text);
     }
-    auto r = parse_step_rule("  spaced name  ", &error);
-    REQUIRE(r.has_value());
+    auto r = parse_step_rule("  spaced name  ");
+    REQUIRE(r.ok());
     CHECK(r->kind == StepRule::Kind::Named);
     CHECK(r->name == "spaced name");
   }
-  CHECK(error.empty());
 }
 
 TEST_CASE("StepRule::ends_step", "[schedule][step]") {
-  std::string error;
-  StepRule optimizer = *parse_step_rule("optimizer", &error);
+  StepRule optimizer = *parse_step_rule("optimizer");
   // Optimizer.step#<Class>.step is what torch names the step of each optimizer.
   for (const char* scope : {"Optimizer.step#SGD.step", "Optimizer.step#Adam.step", "Optimizer.step#AdamW.step",
                             "Optimizer.step#MyCustomOptimizer.step"}) {
@@ -393,14 +388,14 @@ TEST_CASE("StepRule::ends_step", "[schedule][step]") {
     CHECK_FALSE(optimizer.ends_step(scope));
   }
 
-  StepRule named = *parse_step_rule("model_train_step", &error);
+  StepRule named = *parse_step_rule("model_train_step");
   CHECK(named.ends_step("model_train_step"));
   CHECK_FALSE(named.ends_step("model_train_step2"));
   CHECK_FALSE(named.ends_step("model_train"));
   CHECK_FALSE(named.ends_step("Optimizer.step#SGD.step"));
 
-  StepRule manual = *parse_step_rule("manual", &error);
-  StepRule cuda = *parse_step_rule("cudaProfilerApi", &error);
+  StepRule manual = *parse_step_rule("manual");
+  StepRule cuda = *parse_step_rule("cudaProfilerApi");
   for (const char* scope : {"Optimizer.step#SGD.step", "manual", "cudaProfilerApi", "model_train_step"}) {
     INFO(scope);
     CHECK_FALSE(manual.ends_step(scope));
@@ -419,33 +414,42 @@ const char* fake_getenv(const char* name) {
 }  // namespace
 
 TEST_CASE("config_from_env: PTPROF_SCHEDULE and PTPROF_STEP", "[schedule][config]") {
-  std::vector<std::string> errors;
   SECTION("good values") {
     g_env = {{"PTPROF_SCHEDULE", "wait=1,warmup=1,active=3,repeat=2"}, {"PTPROF_STEP", "manual"}};
-    auto c = ptprof::config_from_env(fake_getenv, &errors);
-    REQUIRE(c.has_value());
-    CHECK(errors.empty());
+    auto c = ptprof::config_from_env(fake_getenv);
+    REQUIRE(c.ok());
     CHECK(c->schedule.enabled);
     CHECK(c->schedule.to_string() == "skip_first=0,wait=1,warmup=1,active=3,repeat=2");
     CHECK(c->step.kind == StepRule::Kind::Manual);
   }
   SECTION("unset: one window, steps end at the optimizer") {
     g_env = {};
-    auto c = ptprof::config_from_env(fake_getenv, &errors);
-    REQUIRE(c.has_value());
+    auto c = ptprof::config_from_env(fake_getenv);
+    REQUIRE(c.ok());
     CHECK_FALSE(c->schedule.enabled);
     CHECK(c->step.kind == StepRule::Kind::Optimizer);
   }
   SECTION("a bad schedule") {
     g_env = {{"PTPROF_SCHEDULE", "wait=1,active=x"}};
-    auto c = ptprof::config_from_env(fake_getenv, &errors);
-    CHECK_FALSE(c.has_value());
-    REQUIRE(errors.size() == 1);
-    INFO("message: " << errors[0]);
-    CHECK_THAT(errors[0], Catch::Contains("PTPROF_SCHEDULE"));
-    CHECK_THAT(errors[0], Catch::Contains("wait=1,active=x"));
-    CHECK_THAT(errors[0], Catch::Contains("'active'"));
-    check_names_accepted(errors[0]);
+    auto c = ptprof::config_from_env(fake_getenv);
+    REQUIRE_FALSE(c.ok());
+    const std::string& error = c.error();
+    INFO("message: " << error);
+    CHECK(error.find('\n') == std::string::npos);  // one bad variable, one line
+    CHECK_THAT(error, Catch::Contains("PTPROF_SCHEDULE"));
+    CHECK_THAT(error, Catch::Contains("wait=1,active=x"));
+    CHECK_THAT(error, Catch::Contains("'active'"));
+    check_names_accepted(error);
+  }
+  SECTION("two bad variables: one line each") {
+    g_env = {{"PTPROF_SCHEDULE", "bogus=1"}, {"PTPROF_RECORD_SHAPES", "maybe"}};
+    auto c = ptprof::config_from_env(fake_getenv);
+    REQUIRE_FALSE(c.ok());
+    std::vector<std::string> lines;
+    ptprof::for_each_line(c.error(), [&](std::string_view l) { lines.emplace_back(l); });
+    REQUIRE(lines.size() == 2);
+    CHECK_THAT(lines[0], Catch::Contains("PTPROF_SCHEDULE"));
+    CHECK_THAT(lines[1], Catch::Contains("PTPROF_RECORD_SHAPES"));
   }
   g_env.clear();
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ptprof/schedule.hpp"
+#include "ptprof/status.hpp"
 
 namespace ptprof {
 
@@ -49,9 +50,8 @@ struct Config {
 };
 
 // Reads the PTPROF_* variables through `getenv_fn` (getenv in production).
-// Returns nullopt and fills `errors` (one message per bad variable) when any
-// value is malformed.
+// An error when any value is malformed: one line per bad variable.
 using GetEnv = std::function<const char*(const char*)>;
-std::optional<Config> config_from_env(const GetEnv& getenv_fn, std::vector<std::string>* errors);
+Result<Config> config_from_env(const GetEnv& getenv_fn);
 
 }  // namespace ptprof

@@ -6,6 +6,7 @@
 // raw clock ticks of the session's clock (see clock.hpp); the launcher converts
 // them to nanoseconds.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
@@ -22,6 +23,8 @@ enum class RecordType : uint16_t {
   ThreadName = 7,  // arg = name id; the thread renamed itself
   // 32.. reserved for CUDA activity, 64.. for memory events.
 };
+// Types this version knows; a reader skips records of any other type.
+constexpr uint16_t kRecordTypeCount = 8;
 
 struct RecordHeader {
   uint16_t type;  // RecordType
@@ -71,5 +74,45 @@ struct OpEndPayload {
 constexpr size_t kMaxRecordBytes = 4096;  // larger shape payloads are truncated
 
 constexpr uint32_t align8(uint32_t n) { return (n + 7u) & ~7u; }
+
+// What each record type is, in one place: the writer checks against it and
+// the reader validates with it.
+struct RecordTypeInfo {
+  RecordType type;
+  uint16_t min_size;  // header and fixed payload, bytes
+  bool arg_is_name;   // RecordHeader::arg holds a string-arena id (0: the name was lost)
+};
+
+inline constexpr std::array<RecordTypeInfo, kRecordTypeCount> kRecordTypes = {{
+    {RecordType::Pad, sizeof(RecordHeader), false},
+    {RecordType::RangePush, sizeof(RecordHeader), true},
+    {RecordType::RangePop, sizeof(RecordHeader), false},
+    {RecordType::Mark, sizeof(RecordHeader), true},
+    {RecordType::Step, sizeof(RecordHeader), false},
+    {RecordType::OpBegin, sizeof(RecordHeader) + sizeof(OpBeginPayload), true},
+    {RecordType::OpEnd, sizeof(RecordHeader) + sizeof(OpEndPayload), false},
+    {RecordType::ThreadName, sizeof(RecordHeader), true},
+}};
+
+constexpr bool record_table_is_complete() {
+  for (size_t i = 0; i < kRecordTypes.size(); ++i) {
+    const RecordTypeInfo& info = kRecordTypes[i];
+    if (static_cast<size_t>(info.type) != i || info.min_size % 8 != 0 || info.min_size > kMaxRecordBytes) return false;
+  }
+  return true;
+}
+static_assert(record_table_is_complete(), "kRecordTypes: one entry per RecordType, in order, sizes multiple of 8");
+
+// The table's entry for a raw type, or null for a type this version does not know.
+constexpr const RecordTypeInfo* record_type_info(uint16_t type) {
+  return type < kRecordTypes.size() ? &kRecordTypes[type] : nullptr;
+}
+
+// Whether a record of a known type is long enough for its fixed payload.
+// Unknown types are not malformed: they are later versions' records.
+constexpr bool record_size_ok(const RecordHeader& h) {
+  const RecordTypeInfo* info = record_type_info(h.type);
+  return info == nullptr || h.size >= info->min_size;
+}
 
 }  // namespace ptprof::wire

@@ -8,9 +8,11 @@
 // and counted; the producer never waits.
 #pragma once
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
+#include "ptprof/check.hpp"
 #include "ptprof/record.hpp"
 
 namespace ptprof::wire {
@@ -25,6 +27,11 @@ struct alignas(64) RingControl {
   char consumer_pad[64 - 8];
 };
 static_assert(sizeof(RingControl) == 128);
+static_assert(offsetof(RingControl, head) == 0 && offsetof(RingControl, dropped) == 8 &&
+              offsetof(RingControl, tail) == 64);
+static_assert(std::atomic<uint64_t>::is_always_lock_free, "ring positions are shared between processes");
+
+constexpr bool is_power_of_two(uint64_t n) { return n != 0 && (n & (n - 1)) == 0; }
 
 // Producer side. Lives in the writer thread's private memory; only `ctl` and
 // `data` point into shared memory. Cached positions keep the fast path free of
@@ -39,7 +46,9 @@ class RingWriter {
         capacity_(capacity),
         head_(ctl->head.load(std::memory_order_relaxed)),
         tail_cache_(ctl->tail.load(std::memory_order_acquire)),
-        dropped_(ctl->dropped.load(std::memory_order_relaxed)) {}
+        dropped_(ctl->dropped.load(std::memory_order_relaxed)) {
+    PTPROF_DCHECK(is_power_of_two(capacity));
+  }
 
   bool valid() const { return ctl_ != nullptr; }
 
@@ -47,6 +56,7 @@ class RingWriter {
   // nullptr when the ring is full (the event is then counted as dropped).
   // A non-null reservation must be followed by commit(bytes).
   inline uint8_t* reserve(uint32_t bytes) {
+    PTPROF_DCHECK(bytes % 8 == 0 && bytes >= sizeof(RecordHeader) && bytes <= kMaxRecordBytes);
     uint64_t pos = head_ & mask_;
     uint64_t contiguous = capacity_ - pos;
     uint64_t need = bytes <= contiguous ? bytes : contiguous + bytes;
@@ -97,7 +107,9 @@ class RingReader {
  public:
   RingReader() = default;
   RingReader(RingControl* ctl, const uint8_t* data, uint64_t capacity)
-      : ctl_(ctl), data_(data), mask_(capacity - 1), capacity_(capacity) {}
+      : ctl_(ctl), data_(data), mask_(capacity - 1), capacity_(capacity) {
+    PTPROF_DCHECK(is_power_of_two(capacity));
+  }
 
   bool valid() const { return ctl_ != nullptr; }
 

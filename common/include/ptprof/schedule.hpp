@@ -11,9 +11,10 @@
 // With no schedule every step is Record (one window for the whole run).
 #pragma once
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
+
+#include "ptprof/status.hpp"
 
 namespace ptprof {
 
@@ -45,11 +46,48 @@ struct Schedule {
   std::string to_string() const;
 };
 
+// The agent's window state between steps.
+struct WindowState {
+  uint32_t window = 0;     // index of the current or next window
+  bool in_window = false;  // a WindowBegin is published and not yet ended
+};
+
+// What happens when the schedule moves to `step` (the agent's step boundary,
+// Runtime::apply_step): which boundaries to publish, in this order, and
+// whether the new step records. Pure, so it is table-tested.
+struct StepTransition {
+  bool end_window = false;     // publish WindowEnd of `before.window`
+  bool begin_window = false;   // publish WindowBegin of `after.window`
+  bool begin_at_zero = false;  // ... at tick 0: the window is open from the region's start
+  bool recording = false;      // events of the new step are recorded (warmup included)
+  WindowState after;
+};
+
+// `first`: the region's first step (no previous step: its action is None).
+inline StepTransition step_transition(const Schedule& schedule, WindowState before, uint64_t previous_step,
+                                      uint64_t step, bool first) {
+  const StepAction prev = first ? StepAction::None : schedule.action(previous_step);
+  const StepAction next = schedule.action(step);
+  StepTransition t;
+  t.after = before;
+  if (before.in_window && (prev == StepAction::RecordAndSave || !Schedule::records(next))) {
+    t.end_window = true;
+    t.after.in_window = false;
+    ++t.after.window;
+  }
+  if (!t.after.in_window && Schedule::records(next)) {
+    t.begin_window = true;
+    t.begin_at_zero = first;
+    t.after.in_window = true;
+  }
+  t.recording = next != StepAction::None;
+  return t;
+}
+
 // Parses "skip_first=N,wait=N,warmup=N,active=N,repeat=N" (any subset, any
 // order, spaces allowed around items). Empty text means "no schedule".
-// On error returns nullopt and sets `error` to a message that names the key,
-// the value and what is accepted.
-std::optional<Schedule> parse_schedule(std::string_view text, std::string* error);
+// An error names the key, the value and what is accepted.
+Result<Schedule> parse_schedule(std::string_view text);
 
 // What ends a step (PTPROF_STEP).
 struct StepRule {
@@ -71,6 +109,6 @@ struct StepRule {
   }
 };
 
-std::optional<StepRule> parse_step_rule(std::string_view text, std::string* error);
+Result<StepRule> parse_step_rule(std::string_view text);
 
 }  // namespace ptprof

@@ -1,4 +1,7 @@
-// Shared-memory layout of a profiling session.
+// The shared-memory ABI of a profiling session: every structure agent and
+// launcher share, the one function that lays out a process region, and
+// static checks on sizes, offsets and lock-free atomics, so that a change to
+// either side that would break the other does not compile.
 //
 // The launcher creates one session object (POSIX shm, mode 0600, random name)
 // and passes its name to the target in PTPROF_SESSION. Every process of the
@@ -9,6 +12,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "ptprof/clock.hpp"
@@ -18,7 +22,7 @@ namespace ptprof::wire {
 
 constexpr uint64_t kSessionMagic = 0x31534650'52505450ull;  // "PTPRPFS1"
 constexpr uint64_t kProcessMagic = 0x31524650'52505450ull;  // "PTPRPFR1"
-constexpr uint32_t kWireVersion = 1;
+constexpr uint32_t kWireVersion = 2;
 
 constexpr uint32_t kMaxProcesses = 4096;
 constexpr uint32_t kMaxThreads = 1024;            // per process
@@ -82,41 +86,93 @@ struct ProcessHeader {
   uint64_t rings_offset;       // byte offset of ring 0
   uint64_t start_realtime_ns;  // wall clock at registration
   uint64_t start_monotonic_ns;
-  char cmdline[512];                      // argv joined by spaces, truncated
-  std::atomic<uint32_t> thread_count{0};  // slots claimed
-  std::atomic<uint32_t> lost_threads{0};  // threads beyond max_threads
-  std::atomic<uint64_t> lost_thread_events{0};
-  // String arena: entries are [u32 length][bytes][pad to 4]; ids count from 1
-  // in order of appearance. `strings_committed` is the byte length published.
+  char cmdline[512];                            // argv joined by spaces, truncated
+  std::atomic<uint32_t> thread_count{0};        // slots claimed
+  std::atomic<uint32_t> lost_threads{0};        // threads beyond max_threads
+  std::atomic<uint64_t> lost_thread_events{0};  // events those threads tried to record
+  // String arena (string_arena.hpp): ids count from 1 in order of
+  // appearance. `strings_committed` is the byte length published.
   std::atomic<uint64_t> strings_committed{0};
   std::atomic<uint32_t> strings_count{0};
-  std::atomic<uint32_t> strings_dropped{0};
+  std::atomic<uint32_t> strings_dropped{0};  // names refused because the arena was full
   // Window boundaries of the schedule. `in_transition` is raised while one is
   // being published so that the launcher never classifies an event against
   // an incomplete list.
   std::atomic<uint32_t> in_transition{0};
   std::atomic<uint32_t> boundary_count{0};
-  std::atomic<uint32_t> schedule_done{0};  // no window will ever begin again
-  std::atomic<uint32_t> closed{0};         // process exited cleanly
-  std::atomic<uint64_t> current_step{0};
+  std::atomic<uint32_t> closed{0};  // process exited cleanly
+  uint32_t reserved = 0;
   Boundary boundaries[kMaxBoundaries];
   ThreadSlot threads[kMaxThreads];
 };
 
-inline uint64_t ring_stride(uint64_t ring_bytes) { return sizeof(RingControl) + ring_bytes; }
+// The ABI is fixed: these fail to compile when a field moves.
+static_assert(std::atomic<uint32_t>::is_always_lock_free && std::atomic<uint64_t>::is_always_lock_free,
+              "shared atomics must be lock-free to work across processes");
+static_assert(sizeof(ProcessSlot) == 80 && offsetof(ProcessSlot, region) == 16);
+static_assert(offsetof(SessionHeader, ring_bytes) == 16 && offsetof(SessionHeader, name) == 24 &&
+              offsetof(SessionHeader, next_slot) == 88 && offsetof(SessionHeader, lost_processes) == 92 &&
+              offsetof(SessionHeader, slots) == 160);
+static_assert(sizeof(SessionHeader) == 160 + sizeof(ProcessSlot) * kMaxProcesses);
+static_assert(sizeof(ThreadSlot) == 64 && offsetof(ThreadSlot, name) == 8);
+static_assert(sizeof(Boundary) == 24);
+static_assert(offsetof(ProcessHeader, strings_offset) == 32 && offsetof(ProcessHeader, rings_offset) == 48 &&
+              offsetof(ProcessHeader, cmdline) == 72 && offsetof(ProcessHeader, thread_count) == 584 &&
+              offsetof(ProcessHeader, lost_thread_events) == 592 && offsetof(ProcessHeader, strings_committed) == 600 &&
+              offsetof(ProcessHeader, in_transition) == 616 && offsetof(ProcessHeader, closed) == 624 &&
+              offsetof(ProcessHeader, boundaries) == 632);
+static_assert(sizeof(ProcessHeader) == 632 + sizeof(Boundary) * kMaxBoundaries + sizeof(ThreadSlot) * kMaxThreads);
 
-inline uint64_t region_bytes(uint64_t ring_bytes, uint32_t max_threads) {
-  uint64_t strings_offset = (sizeof(ProcessHeader) + 4095) & ~uint64_t(4095);
-  uint64_t rings_offset = strings_offset + kStringArenaBytes;
-  return rings_offset + uint64_t(max_threads) * ring_stride(ring_bytes);
+// Where everything is in a process region. The agent writes these offsets
+// into the header; the launcher accepts a region only if they are what this
+// function computes from the header's ring size and thread count.
+struct RegionLayout {
+  uint64_t strings_offset = 0;  // the string arena, page-aligned after the header
+  uint64_t strings_capacity = 0;
+  uint64_t rings_offset = 0;  // ring 0's RingControl; its data follows it
+  uint64_t ring_stride = 0;   // from one ring's RingControl to the next
+  uint64_t total_bytes = 0;
+};
+
+constexpr uint64_t kPageBytes = 4096;
+
+constexpr RegionLayout region_layout(uint64_t ring_bytes, uint32_t max_threads) {
+  RegionLayout l;
+  l.strings_offset = (sizeof(ProcessHeader) + kPageBytes - 1) & ~(kPageBytes - 1);
+  l.strings_capacity = kStringArenaBytes;
+  l.rings_offset = l.strings_offset + l.strings_capacity;
+  l.ring_stride = sizeof(RingControl) + ring_bytes;
+  l.total_bytes = l.rings_offset + uint64_t(max_threads) * l.ring_stride;
+  return l;
+}
+static_assert(region_layout(kDefaultRingBytes, kMaxThreads).rings_offset % alignof(RingControl) == 0);
+
+// Whether a header describes a region of `mapped_bytes` laid out as
+// region_layout() says (the launcher's check on what a target wrote).
+inline bool layout_matches(const ProcessHeader& h, uint64_t mapped_bytes) {
+  if (h.max_threads > kMaxThreads || !is_power_of_two(h.ring_bytes) || h.ring_bytes % 8 != 0) return false;
+  const RegionLayout l = region_layout(h.ring_bytes, h.max_threads);
+  return h.strings_offset == l.strings_offset && h.strings_capacity == l.strings_capacity &&
+         h.rings_offset == l.rings_offset && l.total_bytes <= mapped_bytes;
 }
 
-inline RingControl* ring_control(void* region, const ProcessHeader* h, uint32_t thread) {
-  return reinterpret_cast<RingControl*>(static_cast<uint8_t*>(region) + h->rings_offset +
-                                        uint64_t(thread) * ring_stride(h->ring_bytes));
+// A region's parts, located from its header.
+inline uint8_t* string_arena(void* region, const ProcessHeader& h) {
+  return static_cast<uint8_t*>(region) + h.strings_offset;
 }
-inline uint8_t* ring_data(void* region, const ProcessHeader* h, uint32_t thread) {
+inline RingControl* ring_control(void* region, const ProcessHeader& h, uint32_t thread) {
+  const RegionLayout l = region_layout(h.ring_bytes, h.max_threads);
+  return reinterpret_cast<RingControl*>(static_cast<uint8_t*>(region) + l.rings_offset +
+                                        uint64_t(thread) * l.ring_stride);
+}
+inline uint8_t* ring_data(void* region, const ProcessHeader& h, uint32_t thread) {
   return reinterpret_cast<uint8_t*>(ring_control(region, h, thread)) + sizeof(RingControl);
+}
+
+// The shm name of the region of process slot `slot`: the agent creates it,
+// the launcher maps it, or removes it when its process died registering.
+inline void region_name(char* out, size_t size, const char* session, uint32_t slot) {
+  std::snprintf(out, size, "%.40s.%u", session, slot);
 }
 
 // Environment variable through which the launcher hands the session over.

@@ -33,10 +33,11 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+
+#include "ptprof/status.hpp"
 
 namespace ptprof::shapes {
 
@@ -133,8 +134,8 @@ std::string_view dtype_name(uint8_t scalar_type);
 
 // Renderings of an encoding. nullopt when the bytes are malformed (an unknown
 // tag, a varint running past the end, a dim count larger than the bytes left);
-// `error`, when given, names the byte offset.
-std::optional<std::string> shapes_text(std::span<const uint8_t> bytes, std::string* error = nullptr);
-std::optional<std::string> dtypes_text(std::span<const uint8_t> bytes, std::string* error = nullptr);
+// An error names the byte offset.
+Result<std::string> shapes_text(std::span<const uint8_t> bytes);
+Result<std::string> dtypes_text(std::span<const uint8_t> bytes);
 
 }  // namespace ptprof::shapes

@@ -60,8 +60,44 @@ struct Header {
   std::string ptprof_version;
 };
 
+// The ledger of what a window lost besides ring drops (Thread::dropped):
+// nothing is lost in silence. Counts are charged to the window whose file is
+// written when the launcher sees them.
+struct Losses {
+  uint64_t unnamed_events = 0;      // recorded with an empty name: the string arena was full
+  uint64_t names_refused = 0;       // names the full string arena refused (once per thread and name)
+  uint64_t lost_threads = 0;        // threads beyond the agent's thread table: nothing of theirs recorded
+  uint64_t lost_thread_events = 0;  // events those threads tried to record
+  uint64_t late_events = 0;         // events that arrived after their window's file was written
+  uint64_t malformed_bytes = 0;     // ring bytes skipped as malformed records
+
+  bool any() const {
+    return unnamed_events || names_refused || lost_threads || lost_thread_events || late_events || malformed_bytes;
+  }
+  Losses& operator+=(const Losses& o) {
+    unnamed_events += o.unnamed_events;
+    names_refused += o.names_refused;
+    lost_threads += o.lost_threads;
+    lost_thread_events += o.lost_thread_events;
+    late_events += o.late_events;
+    malformed_bytes += o.malformed_bytes;
+    return *this;
+  }
+  Losses& operator-=(const Losses& o) {
+    unnamed_events -= o.unnamed_events;
+    names_refused -= o.names_refused;
+    lost_threads -= o.lost_threads;
+    lost_thread_events -= o.lost_thread_events;
+    late_events -= o.late_events;
+    malformed_bytes -= o.malformed_bytes;
+    return *this;
+  }
+  bool operator==(const Losses&) const = default;
+};
+
 struct Trace {
   Header header;
+  Losses losses;
   std::vector<std::string> strings{std::string()};  // strings[0] is ""
   std::vector<Process> processes;
   std::vector<Thread> threads;

@@ -105,6 +105,7 @@ struct Report {
   std::vector<ThreadDrops> drops;  // threads with dropped > 0
   uint64_t events = 0;             // events in the inputs that matched
   uint64_t dropped = 0;
+  trace::Losses losses;  // the inputs' ledgers, summed
 };
 
 // Builds a report one trace at a time, so a caller can read, add and free

@@ -8,12 +8,30 @@
 #include <string_view>
 #include <vector>
 
+#include "ptprof/status.hpp"
 #include "ptprof/trace.hpp"
 
 namespace ptprof::format {
 
 // The format version this build writes and reads (trace::Header::version).
 uint32_t format_version();
+
+// Where one window's trace goes. TraceWriter writes it to a file; tests
+// substitute one that keeps it in memory (TraceWriterForTesting), so the
+// launcher's collector is tested without files.
+class TraceSink {
+ public:
+  virtual ~TraceSink() = default;
+  virtual uint32_t intern(std::string_view s) = 0;            // string id (0 = "")
+  virtual uint32_t add_process(const trace::Process& p) = 0;  // returns its index
+  virtual uint32_t add_thread(const trace::Thread& t) = 0;    // returns its index; t.events ignored
+  virtual void set_thread_dropped(uint32_t thread, uint64_t dropped) = 0;
+  virtual void set_losses(const trace::Losses& losses) = 0;
+  virtual void set_window_end(int64_t end_ns) = 0;
+  virtual void add_event(const trace::Event& e) = 0;  // e.name/e.shapes: ids from intern()
+  virtual Status finish() = 0;                        // complete the trace
+  virtual uint64_t bytes_written() const = 0;
+};
 
 // Writes a trace file incrementally. Events are encoded as they arrive and
 // flushed every ~64K; metadata (strings, processes, threads) is written ahead
@@ -24,25 +42,26 @@ uint32_t format_version();
 //
 // Misuse (an index out of range, an I/O error) does not throw: the first such
 // error is kept and finish() reports it and returns false.
-class TraceWriter {
+class TraceWriter final : public TraceSink {
  public:
   // h.version is ignored: the file gets format_version().
-  static std::unique_ptr<TraceWriter> create(const std::string& path, const trace::Header& h, std::string* error);
-  ~TraceWriter();
+  static Result<std::unique_ptr<TraceWriter>> create(const std::string& path, const trace::Header& h);
+  ~TraceWriter() override;
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
 
-  uint32_t intern(std::string_view s);            // file-level string id (0 = "")
-  uint32_t add_process(const trace::Process& p);  // returns its index
-  uint32_t add_thread(const trace::Thread& t);    // returns its index; t.events ignored
-  void set_thread_dropped(uint32_t thread, uint64_t dropped);
+  uint32_t intern(std::string_view s) override;            // file-level string id (0 = "")
+  uint32_t add_process(const trace::Process& p) override;  // returns its index
+  uint32_t add_thread(const trace::Thread& t) override;    // returns its index; t.events ignored
+  void set_thread_dropped(uint32_t thread, uint64_t dropped) override;
+  void set_losses(const trace::Losses& losses) override;  // stored in the footer
   // The window's end is often known only when it closes; this overrides the
   // Header's value (stored in the footer).
-  void set_window_end(int64_t end_ns);
-  void add_event(const trace::Event& e);  // e.name/e.shapes: ids from intern()
-  bool finish(std::string* error);        // flush, footer, close, rename
+  void set_window_end(int64_t end_ns) override;
+  void add_event(const trace::Event& e) override;  // e.name/e.shapes: ids from intern()
+  Status finish() override;                        // flush, footer, close, rename
 
-  uint64_t bytes_written() const;
+  uint64_t bytes_written() const override;
   uint64_t events_written() const;
 
   struct Impl;  // only create() can make one
@@ -52,22 +71,21 @@ class TraceWriter {
   std::unique_ptr<Impl> impl_;
 };
 
-// Reads a whole trace. nullopt with `error` ("FILE: chunk at byte N: ...")
+// Reads a whole trace. An error ("FILE: chunk at byte N: ...")
 // when the file is not a trace or is damaged; a file cut short after good
 // chunks yields what was read plus a warning ("truncated at byte N; M events
 // read"). Thread::events counts the events actually read.
-std::optional<trace::Trace> read_trace(const std::string& path, std::string* error, std::vector<std::string>* warnings);
+Result<trace::Trace> read_trace(const std::string& path, std::vector<std::string>* warnings);
 
 // Header, strings, processes, threads and the footer's per-thread counts,
 // without decoding events (Trace::events stays empty): what `ptprof info`
 // needs, at the cost of a few reads. A file without a footer is decoded fully
 // to count its events.
-std::optional<trace::Trace> read_trace_summary(const std::string& path, std::string* error,
-                                               std::vector<std::string>* warnings);
+Result<trace::Trace> read_trace_summary(const std::string& path, std::vector<std::string>* warnings);
 
 // Expands files and directories (the *.bin files inside, sorted by name) into
-// a list of files, in argument order. Empty result and `error` set when a path
-// does not exist or a directory holds no trace file.
-std::vector<std::string> expand_trace_paths(const std::vector<std::string>& paths, std::string* error);
+// a list of files, in argument order. An error when a path does not exist or
+// a directory holds no trace file.
+Result<std::vector<std::string>> expand_trace_paths(const std::vector<std::string>& paths);
 
 }  // namespace ptprof::format

@@ -1,0 +1,82 @@
+// The one way a fallible call reports failure (as Perfetto's Status and
+// StatusOr): a Status is ok or carries a message for the user; a Result<T>
+// holds a T or a failed Status. No exceptions, so the agent can use them.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "ptprof/check.hpp"
+
+namespace ptprof {
+
+class [[nodiscard]] Status {
+ public:
+  Status() = default;  // ok
+
+  static Status ok_status() { return {}; }
+  static Status error(std::string message) { return Status(std::move(message)); }
+
+  bool ok() const { return !failed_; }
+  explicit operator bool() const { return ok(); }
+  // Empty when ok.
+  const std::string& message() const { return message_; }
+
+ private:
+  explicit Status(std::string message) : message_(std::move(message)), failed_(true) {}
+
+  std::string message_;
+  bool failed_ = false;
+};
+
+template <class T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor): `return value;`
+  Result(Status status)
+      : status_(std::move(status)) {  // NOLINT(google-explicit-constructor): `return Status::error(...)`
+    PTPROF_DCHECK(!status_.ok());
+  }
+
+  bool ok() const { return value_.has_value(); }
+  explicit operator bool() const { return ok(); }
+  const Status& status() const { return status_; }
+  const std::string& error() const { return status_.message(); }
+
+  T& value() & {
+    PTPROF_DCHECK(ok());
+    return *value_;
+  }
+  const T& value() const& {
+    PTPROF_DCHECK(ok());
+    return *value_;
+  }
+  T&& value() && {
+    PTPROF_DCHECK(ok());
+    return std::move(*value_);
+  }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T&& operator*() && { return std::move(*this).value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+
+ private:
+  std::optional<T> value_;
+  Status status_;
+};
+
+// Calls `each(std::string_view)` for every line of a message that reports
+// several problems at once (the configuration: one line per bad variable).
+template <class Each>
+void for_each_line(std::string_view message, Each&& each) {
+  while (!message.empty()) {
+    const size_t end = message.find('\n');
+    each(message.substr(0, end));
+    if (end == std::string_view::npos) break;
+    message.remove_prefix(end + 1);
+  }
+}
+
+}  // namespace ptprof

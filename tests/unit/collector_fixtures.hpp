@@ -1,0 +1,114 @@
+// What the collector tests drive a ProcessCollector with: a process region
+// in anonymous memory laid out by the same ABI as the agent's (session.hpp),
+// rings written through the agent's own wire::emit, and a WindowSink that
+// keeps each window's trace in memory (TraceWriterForTesting).
+#pragma once
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "process_collector.hpp"
+#include "ptprof/record_emit.hpp"
+#include "ptprof/session.hpp"
+#include "ptprof/string_arena.hpp"
+#include "session.hpp"
+#include "window_sink.hpp"
+
+namespace ptprof::testing {
+
+// A trace kept in memory, as TraceWriter would write it.
+class TraceWriterForTesting final : public format::TraceSink {
+ public:
+  explicit TraceWriterForTesting(trace::Trace* out) : out_(out) {}
+  uint32_t intern(std::string_view s) override {
+    for (size_t i = 0; i < out_->strings.size(); ++i)
+      if (out_->strings[i] == s) return uint32_t(i);
+    out_->strings.emplace_back(s);
+    return uint32_t(out_->strings.size() - 1);
+  }
+  uint32_t add_process(const trace::Process& p) override {
+    out_->processes.push_back(p);
+    return uint32_t(out_->processes.size() - 1);
+  }
+  uint32_t add_thread(const trace::Thread& t) override {
+    out_->threads.push_back(t);
+    return uint32_t(out_->threads.size() - 1);
+  }
+  void set_thread_dropped(uint32_t thread, uint64_t dropped) override { out_->threads.at(thread).dropped = dropped; }
+  void set_losses(const trace::Losses& losses) override { out_->losses = losses; }
+  void set_window_end(int64_t end_ns) override { out_->header.window_end_ns = end_ns; }
+  void add_event(const trace::Event& e) override { out_->events.push_back(e); }
+  Status finish() override { return {}; }
+  uint64_t bytes_written() const override { return 0; }
+
+ private:
+  trace::Trace* out_;
+};
+
+class MemorySink final : public launcher::WindowSink {
+ public:
+  Result<std::unique_ptr<format::TraceSink>> open(const std::string& path, const trace::Header& header) override {
+    trace::Trace& t = traces[path];
+    t.header = header;
+    return std::unique_ptr<format::TraceSink>(std::make_unique<TraceWriterForTesting>(&t));
+  }
+  void window_written(const launcher::WindowFile& f) override { written.push_back(f); }
+
+  std::map<std::string, trace::Trace> traces;  // by path
+  std::vector<launcher::WindowFile> written;
+};
+
+// A process region as an agent creates it, with `threads` registered
+// threads, each with a small ring.
+class SyntheticRegion {
+ public:
+  static constexpr uint64_t kRingBytes = 4096;
+
+  explicit SyntheticRegion(uint32_t threads) {
+    const wire::RegionLayout layout = wire::region_layout(kRingBytes, wire::kMaxThreads);
+    void* p = ::mmap(nullptr, layout.total_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    mapping_ = std::make_unique<launcher::RegionMapping>();
+    mapping_->base = p;
+    mapping_->bytes = layout.total_bytes;
+    header_ = std::construct_at(static_cast<wire::ProcessHeader*>(p));
+    header_->magic = wire::kProcessMagic;
+    header_->version = wire::kWireVersion;
+    header_->pid = 4242;
+    header_->ppid = 1;
+    header_->max_threads = wire::kMaxThreads;
+    header_->ring_bytes = kRingBytes;
+    header_->strings_offset = layout.strings_offset;
+    header_->strings_capacity = layout.strings_capacity;
+    header_->rings_offset = layout.rings_offset;
+    arena_.emplace(*header_, wire::string_arena(p, *header_));
+    for (uint32_t i = 0; i < threads; ++i) {
+      header_->threads[i].tid = int32_t(100 + i);
+      header_->threads[i].state.store(uint32_t(wire::SlotState::Ready));
+      rings_.emplace_back(wire::ring_control(p, *header_, i), wire::ring_data(p, *header_, i), kRingBytes);
+    }
+    header_->thread_count.store(threads);
+  }
+
+  wire::ProcessHeader& header() { return *header_; }
+  wire::RingWriter& ring(uint32_t thread) { return rings_.at(thread); }
+  uint32_t name(std::string_view s) { return arena_->append(s).id; }
+  void boundary(wire::BoundaryKind kind, uint64_t ticks, uint32_t window) {
+    const uint32_t n = header_->boundary_count.load();
+    header_->boundaries[n] = wire::Boundary{ticks, uint32_t(kind), window, 0};
+    header_->boundary_count.store(n + 1);
+  }
+  // The mapping, for the collector to own; call once.
+  std::unique_ptr<launcher::RegionMapping> take() { return std::move(mapping_); }
+
+ private:
+  std::unique_ptr<launcher::RegionMapping> mapping_;
+  wire::ProcessHeader* header_ = nullptr;
+  std::optional<wire::StringArenaWriter> arena_;
+  std::vector<wire::RingWriter> rings_;
+};
+
+}  // namespace ptprof::testing

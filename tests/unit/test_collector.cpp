@@ -1,0 +1,192 @@
+// ProcessCollector (launcher/process_collector.hpp) on synthetic rings: window
+// assignment, step records, span closing and the losses ledger, with windows
+// kept in memory (collector_fixtures.hpp).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+
+#include "collector_fixtures.hpp"
+
+using ptprof::launcher::CollectorOptions;
+using ptprof::launcher::ProcessCollector;
+using ptprof::testing::MemorySink;
+using ptprof::testing::SyntheticRegion;
+using ptprof::trace::EventKind;
+using ptprof::wire::BoundaryKind;
+using ptprof::wire::RecordType;
+namespace wire = ptprof::wire;
+namespace trace = ptprof::trace;
+
+namespace {
+
+struct Fixture {
+  SyntheticRegion region{2};
+  CollectorOptions opts;
+  ptprof::clock::Converter conv{ptprof::clock::Kind::Monotonic};  // ticks are ns
+  MemorySink sink;
+  std::unique_ptr<ProcessCollector> collector;
+
+  Fixture() {
+    opts.output_dir = "out";
+    opts.host = "host";
+    opts.grace = std::chrono::milliseconds(0);
+  }
+  ProcessCollector& start() {
+    collector = std::make_unique<ProcessCollector>(region.take(), "host.4242", opts, conv, sink);
+    return *collector;
+  }
+  void mark(uint32_t thread, const char* name, uint64_t ts) {
+    REQUIRE(wire::emit(region.ring(thread), RecordType::Mark, region.name(name), ts));
+  }
+  const trace::Trace& window(uint32_t index) {
+    const std::string path = "out/host.4242.w00" + std::to_string(index) + ".bin";
+    INFO("window file " << path);
+    REQUIRE(sink.traces.count(path) == 1);
+    return sink.traces.at(path);
+  }
+  static std::vector<std::string> names(const trace::Trace& t, EventKind kind) {
+    std::vector<std::string> out;
+    for (const auto& e : t.events)
+      if (e.kind == kind) out.push_back(t.strings.at(e.name));
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+};
+
+const trace::Event& only(const trace::Trace& t, EventKind kind) {
+  const trace::Event* found = nullptr;
+  for (const auto& e : t.events) {
+    if (e.kind != kind) continue;
+    REQUIRE(found == nullptr);
+    found = &e;
+  }
+  REQUIRE(found != nullptr);
+  return *found;
+}
+
+}  // namespace
+
+TEST_CASE("collector: events go to the window that holds their time, none outside", "[collector]") {
+  Fixture f;
+  f.region.boundary(BoundaryKind::WindowBegin, 100, 0);
+  f.region.boundary(BoundaryKind::WindowEnd, 200, 0);
+  f.region.boundary(BoundaryKind::WindowBegin, 300, 1);
+  f.mark(0, "before", 50);
+  f.mark(0, "first", 150);
+  f.mark(1, "between", 250);
+  f.mark(1, "second", 350);
+  auto& c = f.start();
+  c.drain(1000);
+  c.finish();
+  CHECK(Fixture::names(f.window(0), EventKind::Mark) == std::vector<std::string>{"first"});
+  CHECK(Fixture::names(f.window(1), EventKind::Mark) == std::vector<std::string>{"second"});
+  CHECK(f.sink.written.size() == 2);
+  CHECK(c.events() == 2);
+}
+
+TEST_CASE("collector: a span belongs to the window of its begin; ends close it later", "[collector]") {
+  Fixture f;
+  f.region.boundary(BoundaryKind::WindowBegin, 0, 0);
+  f.region.boundary(BoundaryKind::WindowEnd, 200, 0);
+  auto& ring = f.region.ring(0);
+  REQUIRE(wire::emit(ring, RecordType::RangePush, f.region.name("outer"), 150));
+  REQUIRE(wire::emit(ring, RecordType::RangePop, 0, 260));
+  auto& c = f.start();
+  c.drain(1000);
+  c.finish();
+  const trace::Event& e = only(f.window(0), EventKind::Range);
+  CHECK(e.start_ns == 150);
+  CHECK(e.end_ns == 260);
+  CHECK((e.flags & trace::kTruncated) == 0);
+}
+
+TEST_CASE("collector: an end closes its span and cuts the spans left open above it", "[collector]") {
+  Fixture f;
+  f.region.boundary(BoundaryKind::WindowBegin, 0, 0);
+  auto& ring = f.region.ring(0);
+  const uint32_t outer = f.region.name("outer");
+  REQUIRE(wire::emit(ring, RecordType::RangePush, outer, 10));
+  wire::OpBeginPayload op{};
+  op.handle = 7;
+  op.seq_nr = -1;
+  REQUIRE(wire::emit(ring, RecordType::OpBegin, f.region.name("aten::add"), 20, op));
+  // The op's end was dropped: the range's pop closes both, the op truncated.
+  REQUIRE(wire::emit(ring, RecordType::RangePop, 0, 30));
+  REQUIRE(wire::emit(ring, RecordType::OpEnd, 0, 40, wire::OpEndPayload{7}));  // matches nothing now
+  auto& c = f.start();
+  c.drain(1000);
+  c.finish();
+  const trace::Trace& t = f.window(0);
+  const trace::Event& range = only(t, EventKind::Range);
+  const trace::Event& add = only(t, EventKind::Op);
+  CHECK(range.end_ns == 30);
+  CHECK((range.flags & trace::kTruncated) == 0);
+  CHECK(add.end_ns == 30);
+  CHECK((add.flags & trace::kTruncated) != 0);
+}
+
+TEST_CASE("collector: step records become ProfilerStep spans, cut at the window's end", "[collector]") {
+  Fixture f;
+  f.region.boundary(BoundaryKind::WindowBegin, 100, 0);
+  f.region.boundary(BoundaryKind::WindowEnd, 200, 0);
+  auto& ring = f.region.ring(0);
+  REQUIRE(wire::emit(ring, RecordType::Step, 1, 100));
+  f.mark(0, "work", 120);
+  REQUIRE(wire::emit(ring, RecordType::Step, 2, 160));
+  REQUIRE(wire::emit(ring, RecordType::Step, 2, 170));  // the same step again restarts it
+  auto& c = f.start();
+  c.drain(1000);
+  c.finish();
+  std::vector<std::pair<int64_t, int64_t>> steps;
+  for (const auto& e : f.window(0).events)
+    if (e.kind == EventKind::Step) steps.emplace_back(e.start_ns, e.end_ns);
+  std::sort(steps.begin(), steps.end());
+  CHECK(steps == std::vector<std::pair<int64_t, int64_t>>{{100, 160}, {170, 200}});
+}
+
+TEST_CASE("collector: the losses ledger counts unnamed, late and malformed records and the agent's losses",
+          "[collector]") {
+  Fixture f;
+  f.region.boundary(BoundaryKind::WindowBegin, 100, 0);
+  f.region.boundary(BoundaryKind::WindowEnd, 200, 0);
+  auto& ring = f.region.ring(0);
+  REQUIRE(wire::emit(ring, RecordType::Mark, 0, 110));  // name lost: the arena was full
+  REQUIRE(wire::emit(ring, RecordType::RangePush, f.region.name("long"), 120));
+  // An OpBegin too short for its payload.
+  uint8_t* p = ring.reserve(sizeof(wire::RecordHeader));
+  REQUIRE(p != nullptr);
+  const wire::RecordHeader bad{uint16_t(RecordType::OpBegin), sizeof(wire::RecordHeader), 0, 130};
+  std::memcpy(p, &bad, sizeof bad);
+  ring.commit(sizeof bad);
+  f.region.header().strings_dropped.store(3);
+  f.region.header().lost_threads.store(2);
+  f.region.header().lost_thread_events.store(5);
+
+  auto& c = f.start();
+  c.drain(250);
+  c.finish_ready_windows();  // grace 0: written with the range cut at 200
+  REQUIRE(f.sink.written.size() == 1);
+  // The range's end arrives after its window was written: the range was cut
+  // there and is not lost. A mark stamped inside the written window is late.
+  REQUIRE(wire::emit(ring, RecordType::RangePop, 0, 260));
+  REQUIRE(wire::emit(f.region.ring(1), RecordType::Mark, f.region.name("late"), 150));
+  c.drain(1000);
+  c.finish();
+
+  const trace::Trace& t = f.window(0);
+  CHECK(t.losses.unnamed_events == 1);
+  CHECK(t.losses.names_refused == 3);
+  CHECK(t.losses.lost_threads == 2);
+  CHECK(t.losses.lost_thread_events == 5);
+  CHECK(t.losses.malformed_bytes == sizeof(wire::RecordHeader));
+  CHECK(t.losses.late_events == 0);  // seen after the only window was written
+  CHECK(f.sink.written[0].losses == t.losses);
+  const trace::Event& range = only(t, EventKind::Range);
+  CHECK(range.end_ns == 200);
+  CHECK((range.flags & trace::kTruncated) != 0);
+  // The collector's own ledger has it all.
+  trace::Losses all = c.losses();
+  CHECK(all.late_events == 1);
+  CHECK(all.unnamed_events == 1);
+}

@@ -1,0 +1,58 @@
+// Nothing lost in silence: a run that fills the 16 MiB string arena
+// completes, every event is still recorded (those past the full arena with an
+// empty name), and the loss is counted in the trace and shown by the run's
+// summary, `info` and `report`.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "launcher_fixtures.hpp"
+#include "ptprof/losses.hpp"
+
+using ptprof::testing::kPrograms;
+using ptprof::testing::kPtprof;
+using ptprof::testing::read_all;
+using ptprof::testing::sh;
+using ptprof::testing::TempDir;
+
+TEST_CASE("a full string arena is a counted loss, shown by run, info and report", "[launcher][losses]") {
+  TempDir out;
+  const std::string dir = out.path.string();
+  // 400,000 names of 60 bytes need ~27 MiB of arena; then 100,000 marks under
+  // one more name that cannot be stored.
+  auto run = sh(kPtprof + " run -o " + dir + " -- " + kPrograms + "/name_flood 400000 100000");
+  INFO(run.output);
+  REQUIRE(run.status == 0);
+  CHECK(run.output.find("marks=500000") != std::string::npos);
+
+  uint64_t marks = 0, unnamed = 0, dropped = 0;
+  ptprof::trace::Losses losses;
+  for (const auto& t : read_all(out.path)) {
+    for (const auto& e : t.events) {
+      if (e.kind != ptprof::trace::EventKind::Mark) continue;
+      ++marks;
+      if (t.strings.at(e.name).empty()) ++unnamed;
+    }
+    for (const auto& th : t.threads) dropped += th.dropped;
+    losses += t.losses;
+  }
+  // Every event is recorded or counted; the unnamed ones are exactly the ledger's.
+  CHECK(marks + dropped == 500000);
+  CHECK(unnamed > 100000);  // the repeated name and the flood's tail
+  CHECK(losses.unnamed_events == unnamed);
+  // Stored names are the marks with a name; each refused name is refused
+  // once (the repeated one too: the thread's cache remembers the refusal).
+  const uint64_t stored = marks - unnamed;
+  CHECK(losses.names_refused == (400000 - stored) + 1);
+  CHECK(losses.lost_threads == 0);
+
+  const std::string line = ptprof::trace::loss_lines(losses).at(0);
+  CHECK(run.output.find("ptprof: warning: " + line) != std::string::npos);
+  auto info = sh(kPtprof + " info " + dir);
+  CHECK(info.status == 0);
+  CHECK(info.output.find("unnamed_events " + std::to_string(unnamed)) != std::string::npos);
+  CHECK(info.output.find(line) != std::string::npos);
+  auto report = sh(kPtprof + " report " + dir);
+  CHECK(report.status == 0);
+  CHECK(report.output.find("WARNING: " + line) != std::string::npos);
+}
