@@ -18,7 +18,12 @@ the time a step that ends a window takes beyond a normal step (ptprof:
 publishing a boundary; torch.profiler: building its results).
 
     python bench/torch_overhead.py --ptprof build/bin/ptprof \
-        --floor-lib build/lib/libptprof_bench_floor.so [--rounds 5] [--steps 300]
+        [--floor-lib build/lib/libptprof_bench_floor.so] [--rounds 5] [--steps 300]
+
+Without --floor-lib, bench/floor/rf_floor.cpp is built for the torch of the
+interpreter running the benchmark (tests/integration/torch_cxx.py), cached in
+$PTPROF_BUILD_DIR/torch-cxx-cache, else in a directory under the system's
+temporary directory; so the floor always matches the torch being measured.
 """
 
 import argparse
@@ -28,7 +33,12 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE_DIR = os.path.dirname(HERE)
+FLOOR_SOURCE = os.path.join(HERE, "floor", "rf_floor.cpp")
 
 MODES = ["none", "floor", "ptprof", "ptprof+shapes", "torch", "torch+shapes"]
 
@@ -128,6 +138,22 @@ def run_mode(args, mode, window=False):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def build_floor():
+    """bench/floor/rf_floor.cpp built for this interpreter's torch."""
+    sys.path.insert(0, os.path.join(SOURCE_DIR, "tests", "integration"))
+    try:
+        import torch_cxx
+    finally:
+        sys.path.pop(0)
+    build_dir = os.environ.get("PTPROF_BUILD_DIR")
+    cache = (os.path.join(build_dir, "torch-cxx-cache") if build_dir else
+             os.path.join(tempfile.gettempdir(), "ptprof-torch-cxx-cache-%d" % os.getuid()))
+    try:
+        return torch_cxx.build(FLOOR_SOURCE, cache)
+    except torch_cxx.BuildError as e:
+        sys.exit("cannot build the floor library (or pass --floor-lib):\n%s" % e)
+
+
 def window_cost(times, window_steps):
     """Median time of the steps that end a window minus the median of the others."""
     ends = [t for i, t in enumerate(times) if i % window_steps == window_steps - 1]
@@ -138,7 +164,8 @@ def window_cost(times, window_steps):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ptprof", default="build/bin/ptprof")
-    ap.add_argument("--floor-lib", default="build/lib/libptprof_bench_floor.so")
+    ap.add_argument("--floor-lib", default=None,
+                    help="the floor library; default: build bench/floor/rf_floor.cpp for this torch")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--window-steps", type=int, default=10)
@@ -161,6 +188,8 @@ def main():
         return
 
     modes = [m for m in MODES if m in args.modes.split(",")]
+    if "floor" in modes and not args.floor_lib:
+        args.floor_lib = build_floor()
     ops = run_mode(args, "ops")["ops"]
     medians = {m: [] for m in modes}
     window = {"ptprof": [], "torch": []}

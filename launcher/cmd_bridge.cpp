@@ -98,8 +98,8 @@ int build(const BuildOptions& o) {
   }
   auto paths = launcher::find_install_paths();
   if (!paths || paths->bridge_kit.empty()) {
-    spdlog::error("bridge build: {}", paths ? "cannot find the bridge sources (share/ptprof/bridge) beside ptprof"
-                                            : paths.error());
+    spdlog::error("bridge build: {}",
+                  paths ? "cannot find the bridge sources (share/ptprof/bridge) beside ptprof" : paths.error());
     return 1;
   }
   req.kit_dir = paths->bridge_kit;

@@ -16,17 +16,18 @@ if [ ! -f "$build/compile_commands.json" ]; then
 fi
 
 # The project's sources: tracked or new, never build trees or virtual
-# environments (git ignores those). The torch bridge (agent/torch/ and its
-# loader) is being reworked on main and is left out until that lands;
-# bench/floor/ is a torch-linked measuring aid of that work.
-mapfile -t files < <(git ls-files --cached --others --exclude-standard -- '*.cpp' '*.hpp' '*.h' |
-  grep -v -E '^(agent/torch/|agent/src/torch_bridge_loader\.cpp|bench/floor/)' | sort -u)
+# environments (git ignores those). Sources compiled against torch (the
+# bridge, the test's reference counter, the benchmark's floor) have no entry
+# in compile_commands.json, so clang-tidy cannot check them: they are
+# formatted, not tidied.
+mapfile -t files < <(git ls-files --cached --others --exclude-standard -- '*.cpp' '*.hpp' '*.h' | sort -u)
+torch_only='^(agent/torch/|bench/floor/|tests/integration/rf_counter\.cpp)' 
 
 status=0
 "$format" --dry-run --Werror "${files[@]}" || status=1
 
 # clang-tidy on every translation unit (headers are checked through them).
-printf '%s\n' "${files[@]}" | grep '\.cpp$' |
+printf '%s\n' "${files[@]}" | grep '\.cpp$' | grep -v -E "$torch_only" |
   xargs -P 2 -n 4 "$tidy" -p "$build" --quiet 2> >(grep -v -E '^[0-9]+ warnings? (and [0-9]+ errors? )?generated\.$' >&2) ||
   status=1
 exit $status

@@ -71,8 +71,15 @@ bool build_bridge(const bridge::TorchInstall& torch, bool allowed) {
   const char* launcher_env = std::getenv(env::kLauncher);
   std::string launcher = launcher_env && *launcher_env ? launcher_env : agent_dir() + "/../bin/ptprof";
   const char* session = std::getenv(wire::kSessionEnv);
-  const char* argv[] = {launcher.c_str(), "bridge", "build", "--libtorch", torch.library.c_str(),
-                        "--for-run", session ? session : "", allowed ? nullptr : "--no-build", nullptr};
+  const char* argv[] = {launcher.c_str(),
+                        "bridge",
+                        "build",
+                        "--libtorch",
+                        torch.library.c_str(),
+                        "--for-run",
+                        session ? session : "",
+                        allowed ? nullptr : "--no-build",
+                        nullptr};
   // The builder must not load the agent (it would join this session).
   std::vector<char*> envp;
   const size_t session_len = std::strlen(wire::kSessionEnv);

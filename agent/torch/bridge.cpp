@@ -18,9 +18,9 @@
 
 #include "bridge_api.h"
 #include "encode_inputs.hpp"
-#include "torch_compat.hpp"
 #include "ptprof/record.hpp"
 #include "ptprof/torch_version.hpp"
+#include "torch_compat.hpp"
 
 namespace ptprof::torch_bridge {
 namespace {
@@ -70,18 +70,14 @@ std::unique_ptr<at::ObserverContext> op_start(const at::RecordFunction& fn) {
   return nullptr;
 }
 
-void op_end(const at::RecordFunction& fn, at::ObserverContext*) {
-  ptprof_agent_op_end(fn.handle());
-}
+void op_end(const at::RecordFunction& fn, at::ObserverContext*) { ptprof_agent_op_end(fn.handle()); }
 
 std::unique_ptr<at::ObserverContext> watch_start(const at::RecordFunction&) {
   ptprof_agent_scope_begin();
   return nullptr;
 }
 
-void watch_end(const at::RecordFunction& fn, at::ObserverContext*) {
-  ptprof_agent_scope_end(op_name(fn));
-}
+void watch_end(const at::RecordFunction& fn, at::ObserverContext*) { ptprof_agent_scope_end(op_name(fn)); }
 
 // Safe from inside a RecordFunction end callback (the agent calls it from
 // watch_end): torch 1.13 holds no lock while running callbacks, a RecordFunction
@@ -107,7 +103,8 @@ void fill(char* why, uint32_t why_len, const std::string& text) {
 std::string version_mismatch() {
   const auto loaded = loaded_torch_libraries();
   const std::string built = std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR);
-  if (loaded.empty()) return "torch bridge built for torch " + built + " found no libtorch_cpu in the process; operator events are off";
+  if (loaded.empty())
+    return "torch bridge built for torch " + built + " found no libtorch_cpu in the process; operator events are off";
   if (loaded.size() > 1) {
     std::string paths;
     for (const auto& t : loaded) paths += (paths.empty() ? "" : ", ") + t.path;
@@ -138,20 +135,20 @@ int init(void (**set_recording_out)(int), char* why, uint32_t why_len) {
   // RecordFunction is on by default in every thread; a thread where it is off
   // was switched off on purpose (DisableRecordFunctionGuard), so we leave it.
   if (!at::isRecordFunctionEnabled())
-    ptprof_agent_warn("ptprof: RecordFunction is disabled on the thread that loaded torch; its operators are not recorded");
+    ptprof_agent_warn(
+        "ptprof: RecordFunction is disabled on the thread that loaded torch; its operators are not recorded");
 
   // Handles pair begins with ends in the agent; without needsIds torch leaves
   // them 0. needsInputs only when shapes are wanted: boxing inputs is the most
   // expensive thing a callback can ask of torch.
-  g_op_callback = at::addGlobalCallback(
-      at::RecordFunctionCallback(&op_start, &op_end).needsInputs(g_record_shapes).needsIds(true));
+  g_op_callback =
+      at::addGlobalCallback(at::RecordFunctionCallback(&op_start, &op_end).needsInputs(g_record_shapes).needsIds(true));
   {
     std::lock_guard lock(g_toggle_mutex);
     g_enabled = true;
   }
   if (!recording) set_recording(0);
-  at::addGlobalCallback(
-      at::RecordFunctionCallback(&watch_start, &watch_end).scopes({at::RecordScope::USER_SCOPE}));
+  at::addGlobalCallback(at::RecordFunctionCallback(&watch_start, &watch_end).scopes({at::RecordScope::USER_SCOPE}));
   if (set_recording_out) *set_recording_out = &set_recording;
   return 0;
 }

@@ -26,8 +26,7 @@ inline bool encode_input(shapes::Encoder& enc, const c10::IValue& v) noexcept {
 }
 
 // Returns the bytes written into `buf` (at most `capacity`, which must be >= 1).
-inline uint16_t encode_inputs(c10::ArrayRef<const c10::IValue> inputs, uint8_t* buf,
-                              size_t capacity) noexcept {
+inline uint16_t encode_inputs(c10::ArrayRef<const c10::IValue> inputs, uint8_t* buf, size_t capacity) noexcept {
   shapes::Encoder enc(buf, capacity);
   for (const auto& v : inputs)
     if (!encode_input(enc, v)) break;

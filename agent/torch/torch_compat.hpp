@@ -48,17 +48,39 @@ inline uint8_t wire_scope(at::RecordScope s) noexcept {
   using W = wire::OpScope;
   W w;
   switch (s) {
-    case at::RecordScope::FUNCTION: w = W::Function; break;
-    case at::RecordScope::BACKWARD_FUNCTION: w = W::BackwardFunction; break;
-    case at::RecordScope::TORCHSCRIPT_FUNCTION: w = W::TorchScriptFunction; break;
-    case at::RecordScope::KERNEL_FUNCTION_DTYPE: w = W::KernelFunctionDtype; break;
-    case at::RecordScope::CUSTOM_CLASS: w = W::CustomClass; break;
-    case at::RecordScope::BUILD_FEATURE: w = W::BuildFeature; break;
-    case at::RecordScope::LITE_INTERPRETER: w = W::LiteInterpreter; break;
-    case at::RecordScope::USER_SCOPE: w = W::UserScope; break;
-    case at::RecordScope::STATIC_RUNTIME_OP: w = W::StaticRuntimeOp; break;
-    case at::RecordScope::STATIC_RUNTIME_MODEL: w = W::StaticRuntimeModel; break;
-    default: w = W::Unknown; break;
+    case at::RecordScope::FUNCTION:
+      w = W::Function;
+      break;
+    case at::RecordScope::BACKWARD_FUNCTION:
+      w = W::BackwardFunction;
+      break;
+    case at::RecordScope::TORCHSCRIPT_FUNCTION:
+      w = W::TorchScriptFunction;
+      break;
+    case at::RecordScope::KERNEL_FUNCTION_DTYPE:
+      w = W::KernelFunctionDtype;
+      break;
+    case at::RecordScope::CUSTOM_CLASS:
+      w = W::CustomClass;
+      break;
+    case at::RecordScope::BUILD_FEATURE:
+      w = W::BuildFeature;
+      break;
+    case at::RecordScope::LITE_INTERPRETER:
+      w = W::LiteInterpreter;
+      break;
+    case at::RecordScope::USER_SCOPE:
+      w = W::UserScope;
+      break;
+    case at::RecordScope::STATIC_RUNTIME_OP:
+      w = W::StaticRuntimeOp;
+      break;
+    case at::RecordScope::STATIC_RUNTIME_MODEL:
+      w = W::StaticRuntimeModel;
+      break;
+    default:
+      w = W::Unknown;
+      break;
   }
   return static_cast<uint8_t>(w);
 }

@@ -29,9 +29,11 @@ int main(int argc, char** argv) {
   dlopen(nullptr, RTLD_NOW);
   int callbacks = std::strcmp(mode, "floor") == 0 ? 1 : std::strcmp(mode, "floor2") == 0 ? 2 : 0;
   for (int i = 0; i < callbacks; ++i)
-    at::addGlobalCallback(at::RecordFunctionCallback(&noop_start, &noop_end).needsIds(true).scopes(
-        i == 0 ? std::unordered_set<at::RecordScope, std::hash<at::RecordScope>>{}
-               : std::unordered_set<at::RecordScope, std::hash<at::RecordScope>>{at::RecordScope::USER_SCOPE}));
+    at::addGlobalCallback(at::RecordFunctionCallback(&noop_start, &noop_end)
+                              .needsIds(true)
+                              .scopes(i == 0 ? std::unordered_set<at::RecordScope, std::hash<at::RecordScope>>{}
+                                             : std::unordered_set<at::RecordScope, std::hash<at::RecordScope>>{
+                                                   at::RecordScope::USER_SCOPE}));
   at::Tensor a = at::ones({1}), b = at::ones({1}), c = at::empty({1});
   const int n = 200000;
   double best = 1e30;

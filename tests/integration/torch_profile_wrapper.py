@@ -39,11 +39,12 @@ import os
 import runpy
 import sys
 
+from schedule_args import add_schedule_args, schedule_from_args
+
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    for name in ("wait", "warmup", "active", "repeat", "skip-first"):
-        p.add_argument("--" + name, type=int, default=None)
+    add_schedule_args(p)
     p.add_argument("--out", required=True, help="where to write the JSON")
     p.add_argument("--quiet", action="store_true", help="print no tables")
     p.add_argument("--row-limit", type=int, default=20)
@@ -58,17 +59,8 @@ def main(argv=None):
     import torch
     from torch.profiler import ProfilerActivity, profile, schedule
 
-    sched = None
-    sched_desc = None
-    if any(v is not None for v in (args.wait, args.warmup, args.active, args.repeat, args.skip_first)):
-        sched_desc = {
-            "skip_first": args.skip_first or 0,
-            "wait": args.wait or 0,
-            "warmup": args.warmup or 0,
-            "active": args.active if args.active is not None else 1,
-            "repeat": args.repeat or 0,
-        }
-        sched = schedule(**sched_desc)
+    sched_desc = schedule_from_args(args)
+    sched = schedule(**sched_desc) if sched_desc else None
 
     windows = []
 
