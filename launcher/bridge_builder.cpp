@@ -47,7 +47,9 @@ void remove_tree(const std::string& path) {
     while (dirent* e = ::readdir(d)) {
       std::string name = e->d_name;
       if (name == "." || name == "..") continue;
-      std::string child = path + "/" + name;
+      std::string child = path;
+      child += '/';
+      child += name;
       struct stat st {};
       if (::lstat(child.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
         remove_tree(child);

@@ -153,7 +153,9 @@ int list() {
     while (dirent* e = ::readdir(d)) {
       std::string name = e->d_name;
       if (name.empty() || name[0] == '.') continue;
-      auto info = bridge::read_info(root + "/" + name + "/" + bridge::kInfoName);
+      std::string info_path = root;
+      info_path.append("/").append(name).append("/").append(bridge::kInfoName);
+      auto info = bridge::read_info(info_path);
       if (!info.empty()) entries.push_back({name, std::move(info)});
     }
     ::closedir(d);

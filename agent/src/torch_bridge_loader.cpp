@@ -131,7 +131,7 @@ std::string find_bridge(const Config& config) {
                      : "cannot read the process's libtorch_cpu");
     return {};
   }
-  const std::string path = root + "/" + bridge::cache_key(torch, bridge::kSourceHash) + "/" + bridge::kLibraryName;
+  std::string path = root + "/" + bridge::cache_key(torch, bridge::kSourceHash) + "/" + bridge::kLibraryName;
   if (file_exists(path)) return path;
   // With PTPROF_BRIDGE_BUILD=0 the builder only says that there is none, once
   // per run however many processes import torch.
