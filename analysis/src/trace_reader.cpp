@@ -37,7 +37,8 @@ struct WalkEnd {
 
 class Reader {
  public:
-  Reader(std::string path, Mode mode) : path_(std::move(path)), mode_(mode) {}
+  Reader(std::string path, Mode mode, const EventChunkSink* sink = nullptr)
+      : path_(std::move(path)), mode_(mode), sink_(sink) {}
 
   std::optional<trace::Trace> run(std::string* error, std::vector<std::string>* warnings);
 
@@ -54,6 +55,7 @@ class Reader {
 
   std::string path_;
   Mode mode_;
+  const EventChunkSink* sink_;  // set: events go to it chunk by chunk, none are kept
   InputFile file_;
   std::string error_;
   std::vector<ChunkHead> chunks_;
@@ -149,7 +151,13 @@ bool Reader::process(const ChunkHead& h) {
     case ChunkType::Strings: e = decode_strings(c, trace_); break;
     case ChunkType::Processes: e = decode_processes(c, trace_); break;
     case ChunkType::Threads: e = decode_threads(c, trace_); break;
-    case ChunkType::Events: e = decode_events(c, trace_, counts_); break;
+    case ChunkType::Events:
+      e = decode_events(c, trace_, counts_);
+      if (e.empty() && sink_) {
+        (*sink_)(trace_, trace_.events);
+        trace_.events.clear();
+      }
+      break;
     case ChunkType::Footer: e = decode_footer(c, footer_); have_footer_ = true; break;
   }
   return e.empty() || fail(h.offset, e);
@@ -190,7 +198,7 @@ std::optional<trace::Trace> Reader::run(std::string* error, std::vector<std::str
 
   // Reserve from the footer, bounded by what the chunks could hold, so a
   // corrupted count cannot make us allocate more than the file justifies.
-  if (mode_ == Mode::Full && end.kind == WalkEnd::Clean && !chunks_.empty() &&
+  if (mode_ == Mode::Full && !sink_ && end.kind == WalkEnd::Clean && !chunks_.empty() &&
       chunks_.back().type == uint32_t(ChunkType::Footer)) {
     uint64_t bound = 0;
     for (const auto& h : chunks_)
@@ -239,6 +247,13 @@ std::optional<trace::Trace> Reader::run(std::string* error, std::vector<std::str
 std::optional<trace::Trace> read_trace(const std::string& path, std::string* error,
                                        std::vector<std::string>* warnings) {
   return Reader(path, Mode::Full).run(error, warnings);
+}
+
+std::optional<trace::Trace> read_trace_streaming(const std::string& path,
+                                                 const EventChunkSink& on_events,
+                                                 std::string* error,
+                                                 std::vector<std::string>* warnings) {
+  return Reader(path, Mode::Full, &on_events).run(error, warnings);
 }
 
 std::optional<trace::Trace> read_trace_summary(const std::string& path, std::string* error,
