@@ -5,7 +5,7 @@
 // each file's events are sorted per thread and ends are emitted in stack
 // order; files are read one at a time.
 #include <algorithm>
-#include <numeric>
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -30,10 +30,25 @@ constexpr uint32_t kSequenceId = 1;
 enum CategoryIid : uint64_t { kCpuOp = 1, kUserAnnotation = 2 };
 enum AnnotationIid : uint64_t { kInputDims = 1, kSequenceNumber = 2, kFwdThreadId = 3, kTruncated = 4 };
 
-uint64_t process_uuid(int32_t pid) { return 0x5054000000000000ull | uint32_t(pid); }
-uint64_t thread_uuid(int32_t pid, int32_t tid) {
-  return (uint64_t(uint32_t(pid)) << 32 | uint32_t(tid)) & 0x003FFFFFFFFFFFFFull;
-}
+// Interns strings into one of InternedData's tables: iids from 1, in order of
+// first use; intern() says whether the string is new (and must be emitted).
+class InternTable {
+ public:
+  uint64_t intern(const std::string& s, bool* added) {
+    auto [it, inserted] = ids_.try_emplace(s, ids_.size() + 1);
+    *added = inserted;
+    return it->second;
+  }
+
+ private:
+  std::unordered_map<std::string, uint64_t> ids_;
+};
+
+// Per input file: its string ids to iids, filled on first use (0 = not yet).
+struct FileIids {
+  std::vector<uint64_t> names, shapes;
+  std::vector<uint64_t> thread_tracks;
+};
 
 class PerfettoWriter {
  public:
@@ -59,15 +74,21 @@ class PerfettoWriter {
   }
   void write_begin(const trace::Trace& t, const trace::Event& e, uint64_t track, bool instant);
   void write_end(int64_t ts, uint64_t track);
-  uint64_t name_iid(const trace::Trace& t, const trace::Event& e, std::string* new_name);
+  uint64_t name_iid(const trace::Trace& t, const trace::Event& e);
+  uint64_t shapes_iid(const trace::Trace& t, uint32_t shapes);
+  void intern_new(uint32_t table, uint64_t iid, std::string_view text);
   void add_annotation(uint64_t name_iid, int64_t value);
-  void add_annotation(uint64_t name_iid, std::string_view value);
+  void add_interned_annotation(uint64_t name_iid, uint64_t value_iid);
+  uint64_t thread_track(const trace::Trace& t, uint32_t thread);
 
   std::unique_ptr<OutputFile> out_;
   std::string packet_, frame_, event_, nested_, interned_;
-  std::unordered_map<std::string, uint64_t> names_;  // event name -> iid, whole trace
-  std::vector<uint64_t> file_name_iids_;              // string id of the current file -> iid
-  int64_t offset_ns_ = 0;                             // the current file's realtime offset
+  InternTable names_, shapes_;           // whole trace
+  FileIids file_;                        // the current file's
+  // Track uuids, small so that every event's track_uuid takes a byte or two.
+  std::map<int32_t, uint64_t> process_tracks_;
+  std::map<std::pair<int32_t, int32_t>, uint64_t> thread_tracks_;
+  int64_t offset_ns_ = 0;                // the current file's realtime offset
   uint64_t overlaps_cut_ = 0;
 };
 
@@ -103,33 +124,62 @@ void PerfettoWriter::write_preamble(const InputSummary& in) {
     emit_packet();
   };
   for (const ProcessInfo& p : in.processes) {
+    uint64_t uuid = process_tracks_[p.pid] = process_tracks_.size() + thread_tracks_.size() + 1;
     std::string body;
     pb::put_varint(body, pf::process_descriptor::kPid, uint64_t(int64_t(p.pid)));
     pb::put_bytes(body, pf::process_descriptor::kCmdline, valid_utf8(p.cmdline));
     pb::put_bytes(body, pf::process_descriptor::kProcessName, valid_utf8(p.name));
-    descriptor(process_uuid(p.pid), 0, pf::track_descriptor::kProcess, body);
+    descriptor(uuid, 0, pf::track_descriptor::kProcess, body);
   }
   for (const ThreadInfo& th : in.threads) {
+    uint64_t uuid = thread_tracks_[{th.pid, th.tid}] = process_tracks_.size() + thread_tracks_.size() + 1;
     std::string body;
     pb::put_varint(body, pf::thread_descriptor::kPid, uint64_t(int64_t(th.pid)));
     pb::put_varint(body, pf::thread_descriptor::kTid, uint64_t(int64_t(th.tid)));
     pb::put_bytes(body, pf::thread_descriptor::kThreadName, valid_utf8(th.name));
-    descriptor(thread_uuid(th.pid, th.tid), process_uuid(th.pid), pf::track_descriptor::kThread,
-               body);
+    descriptor(uuid, process_tracks_[th.pid], pf::track_descriptor::kThread, body);
   }
 }
 
-uint64_t PerfettoWriter::name_iid(const trace::Trace& t, const trace::Event& e,
-                                  std::string* new_name) {
+// Interned data travels in the packet of the first event that uses it.
+void PerfettoWriter::intern_new(uint32_t table, uint64_t iid, std::string_view text) {
+  nested_.clear();
+  pb::put_varint(nested_, pf::interned_data::kIid, iid);
+  pb::put_bytes(nested_, pf::interned_data::kName, text);
+  pb::put_bytes(interned_, table, nested_);
+}
+
+uint64_t PerfettoWriter::name_iid(const trace::Trace& t, const trace::Event& e) {
   bool unnamed_step = e.kind == trace::EventKind::Step && (e.name == 0 || e.name >= t.strings.size());
-  if (!unnamed_step && e.name < file_name_iids_.size() && file_name_iids_[e.name])
-    return file_name_iids_[e.name];
+  if (!unnamed_step && e.name < file_.names.size() && file_.names[e.name]) return file_.names[e.name];
   std::string name = unnamed_step ? "ProfilerStep#" + std::to_string(e.arg)
                                   : valid_utf8(e.name < t.strings.size() ? t.strings[e.name] : "");
-  auto [it, inserted] = names_.try_emplace(name, names_.size() + 1);
-  if (inserted) *new_name = name;
-  if (!unnamed_step && e.name < file_name_iids_.size()) file_name_iids_[e.name] = it->second;
-  return it->second;
+  bool added = false;
+  uint64_t iid = names_.intern(name, &added);
+  if (added) intern_new(pf::interned_data::kEventNames, iid, name);
+  if (!unnamed_step && e.name < file_.names.size()) file_.names[e.name] = iid;
+  return iid;
+}
+
+uint64_t PerfettoWriter::shapes_iid(const trace::Trace& t, uint32_t shapes) {
+  if (file_.shapes[shapes]) return file_.shapes[shapes];
+  std::string text = valid_utf8(t.strings[shapes]);
+  bool added = false;
+  uint64_t iid = shapes_.intern(text, &added);
+  if (added) intern_new(pf::interned_data::kDebugAnnotationStringValues, iid, text);
+  return file_.shapes[shapes] = iid;
+}
+
+uint64_t PerfettoWriter::thread_track(const trace::Trace& t, uint32_t thread) {
+  if (thread >= t.threads.size()) return 0;  // the trace-global track
+  uint64_t& uuid = file_.thread_tracks[thread];
+  if (!uuid) {
+    const trace::Thread& th = t.threads[thread];
+    int32_t pid = th.process < t.processes.size() ? t.processes[th.process].pid : 0;
+    auto it = thread_tracks_.find({pid, th.tid});
+    uuid = it == thread_tracks_.end() ? 0 : it->second;
+  }
+  return uuid;
 }
 
 void PerfettoWriter::add_annotation(uint64_t name, int64_t value) {
@@ -139,17 +189,17 @@ void PerfettoWriter::add_annotation(uint64_t name, int64_t value) {
   pb::put_bytes(event_, pf::track_event::kDebugAnnotations, nested_);
 }
 
-void PerfettoWriter::add_annotation(uint64_t name, std::string_view value) {
+void PerfettoWriter::add_interned_annotation(uint64_t name, uint64_t value_iid) {
   nested_.clear();
   pb::put_varint(nested_, pf::debug_annotation::kNameIid, name);
-  pb::put_bytes(nested_, pf::debug_annotation::kStringValue, value);
+  pb::put_varint(nested_, pf::debug_annotation::kStringValueIid, value_iid);
   pb::put_bytes(event_, pf::track_event::kDebugAnnotations, nested_);
 }
 
 void PerfettoWriter::write_begin(const trace::Trace& t, const trace::Event& e, uint64_t track,
                                  bool instant) {
-  std::string new_name;
-  uint64_t iid = name_iid(t, e, &new_name);
+  interned_.clear();
+  uint64_t iid = name_iid(t, e);
   event_.clear();
   pb::put_varint(event_, pf::track_event::kType,
                  instant ? pf::track_event::kTypeInstant : pf::track_event::kTypeSliceBegin);
@@ -161,18 +211,12 @@ void PerfettoWriter::write_begin(const trace::Trace& t, const trace::Event& e, u
     add_annotation(kSequenceNumber, e.seq_nr);
     add_annotation(kFwdThreadId, int64_t(e.fwd_thread_id));
   }
-  if (e.shapes != 0 && e.shapes < t.strings.size()) add_annotation(kInputDims, valid_utf8(t.strings[e.shapes]));
+  if (e.shapes != 0 && e.shapes < t.strings.size())
+    add_interned_annotation(kInputDims, shapes_iid(t, e.shapes));
   if (e.flags & trace::kTruncated) add_annotation(kTruncated, 1);
   start_event_packet(e.start_ns + offset_ns_);
   pb::put_bytes(packet_, pf::packet::kTrackEvent, event_);
-  if (!new_name.empty()) {
-    nested_.clear();
-    pb::put_varint(nested_, pf::interned_data::kIid, iid);
-    pb::put_bytes(nested_, pf::interned_data::kName, new_name);
-    interned_.clear();
-    pb::put_bytes(interned_, pf::interned_data::kEventNames, nested_);
-    pb::put_bytes(packet_, pf::packet::kInternedData, interned_);
-  }
+  if (!interned_.empty()) pb::put_bytes(packet_, pf::packet::kInternedData, interned_);
   emit_packet();
 }
 
@@ -187,17 +231,28 @@ void PerfettoWriter::write_end(int64_t ts, uint64_t track) {
 
 uint64_t PerfettoWriter::write_file(const trace::Trace& t) {
   offset_ns_ = t.header.realtime_offset_ns;
-  file_name_iids_.assign(t.strings.size(), 0);
+  file_.names.assign(t.strings.size(), 0);
+  file_.shapes.assign(t.strings.size(), 0);
+  file_.thread_tracks.assign(t.threads.size(), 0);
   // Per thread, by start and longer first: the order in which slices open.
-  std::vector<uint32_t> order(t.events.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    const trace::Event& x = t.events[a];
-    const trace::Event& y = t.events[b];
-    if (x.thread != y.thread) return x.thread < y.thread;
-    if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
-    return x.end_ns > y.end_ns;
-  });
+  // Plain keys sort much faster than comparisons reaching into the events.
+  struct Key {
+    uint32_t thread;
+    uint32_t index;
+    int64_t start;
+    int64_t end;
+    bool operator<(const Key& o) const {
+      if (thread != o.thread) return thread < o.thread;
+      if (start != o.start) return start < o.start;
+      if (end != o.end) return end > o.end;
+      return index < o.index;
+    }
+  };
+  std::vector<Key> order;
+  order.reserve(t.events.size());
+  for (uint32_t i = 0; i < t.events.size(); ++i)
+    order.push_back({t.events[i].thread, i, t.events[i].start_ns, t.events[i].end_ns});
+  std::sort(order.begin(), order.end());
   struct Open {
     int64_t end;
     uint64_t track;
@@ -209,11 +264,9 @@ uint64_t PerfettoWriter::write_file(const trace::Trace& t) {
       open.pop_back();
     }
   };
-  for (uint32_t i : order) {
-    const trace::Event& e = t.events[i];
-    const trace::Thread* th = e.thread < t.threads.size() ? &t.threads[e.thread] : nullptr;
-    int32_t pid = th && th->process < t.processes.size() ? t.processes[th->process].pid : 0;
-    uint64_t track = thread_uuid(pid, th ? th->tid : 0);
+  for (const Key& k : order) {
+    const trace::Event& e = t.events[k.index];
+    uint64_t track = thread_track(t, e.thread);
     bool instant = e.kind == trace::EventKind::Mark;
     close_until(e.start_ns, track);
     write_begin(t, e, track, instant);
@@ -226,7 +279,7 @@ uint64_t PerfettoWriter::write_file(const trace::Trace& t) {
     }
     open.push_back({end, track});
   }
-  close_until(INT64_MAX, 0);
+  close_until(INT64_MAX, UINT64_MAX);
   return t.events.size();
 }
 

@@ -1,7 +1,7 @@
 // Field numbers of the Perfetto trace messages the export writes, from
 // perfetto/protos/perfetto/trace/ (trace.proto, trace_packet.proto,
 // track_event/*.proto, interned_data/interned_data.proto). The subset the
-// tests decode with is tests/unit/perfetto/perfetto_subset.proto.
+// tests decode with is tests/integration/perfetto_subset.proto.
 #pragma once
 #include <cstdint>
 
@@ -35,13 +35,16 @@ namespace debug_annotation {
 constexpr uint32_t kNameIid = 1;
 constexpr uint32_t kIntValue = 4;
 constexpr uint32_t kStringValue = 6;
+constexpr uint32_t kStringValueIid = 17;
 }  // namespace debug_annotation
 
 namespace interned_data {
 constexpr uint32_t kEventCategories = 1;
 constexpr uint32_t kEventNames = 2;
 constexpr uint32_t kDebugAnnotationNames = 3;
-// EventCategory, EventName and DebugAnnotationName alike.
+constexpr uint32_t kDebugAnnotationStringValues = 29;
+// EventCategory, EventName, DebugAnnotationName and InternedString alike
+// (InternedString calls field 2 `str`).
 constexpr uint32_t kIid = 1;
 constexpr uint32_t kName = 2;
 }  // namespace interned_data
