@@ -1,7 +1,8 @@
-// `export --chrome`: trace files to Chrome trace JSON, streamed. Without a
-// size limit it is one pass over the inputs. With one, three: the step
-// boundaries, then the size each step's events take as JSON, then the write,
-// each event to the part its step was planned into; no pass holds events.
+// `export --chrome`: trace files to Chrome trace JSON, streamed; no pass holds
+// events. Two passes find the ProfilerStep spans and widen them to enclose
+// their ops (step_spans.hpp); with a size limit, a third sizes each step's
+// events as JSON; the last writes each event to the part its step was
+// planned into.
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -11,6 +12,7 @@
 #include "export_inputs.hpp"
 #include "ptprof/analysis/export.hpp"
 #include "ptprof/analysis/trace_file.hpp"
+#include "step_spans.hpp"
 
 namespace ptprof::exporting {
 
@@ -18,43 +20,54 @@ using namespace detail;
 
 namespace {
 
-using EventVisitor = std::function<void(const trace::Trace&, const trace::Event&)>;
+// Called with the index of the event's file in the inputs.
+using EventVisitor = std::function<void(size_t, const trace::Trace&, const trace::Event&)>;
 
 // Streams every event of every file through `visit`, telling `formatter`
 // (when given) where each file begins.
 bool for_each_event(const std::vector<std::string>& files, ChromeEventFormatter* formatter,
                     const EventVisitor& visit, std::string* error,
                     std::vector<std::string>* warnings) {
-  for (const std::string& f : files) {
+  for (size_t i = 0; i < files.size(); ++i) {
     bool started = false;
     format::EventChunkSink sink = [&](const trace::Trace& meta, const std::vector<trace::Event>& events) {
       if (!started && formatter) formatter->begin_file(meta.header.realtime_offset_ns);
       started = true;
-      for (const trace::Event& e : events) visit(meta, e);
+      for (const trace::Event& e : events) visit(i, meta, e);
     };
-    if (!format::read_trace_streaming(f, sink, error, warnings)) return false;
+    if (!format::read_trace_streaming(files[i], sink, error, warnings)) return false;
   }
   return true;
 }
 
-// The wall-clock starts of the ProfilerStep spans of the thread with the most
-// of them (the training loop's), sorted: where parts may begin.
-std::optional<std::vector<int64_t>> step_boundaries(const std::vector<std::string>& files,
-                                                    std::string* error) {
+struct Steps {
+  StepSpans spans;
+  std::vector<int64_t> boundaries;  // where parts may begin
+};
+
+// The steps of the inputs, widened; the boundaries are the wall-clock starts
+// of the ProfilerStep spans of the thread with the most of them (the training
+// loop's), sorted.
+std::optional<Steps> find_steps(const std::vector<std::string>& files, std::string* error) {
+  Steps steps;
   std::map<std::pair<int32_t, int32_t>, std::vector<int64_t>> by_thread;
-  auto visit = [&](const trace::Trace& t, const trace::Event& e) {
+  auto visit = [&](size_t file, const trace::Trace& t, const trace::Event& e) {
     if (e.kind != trace::EventKind::Step || e.thread >= t.threads.size()) return;
+    steps.spans.add_step(file, e);
     const trace::Thread& th = t.threads[e.thread];
     int32_t pid = th.process < t.processes.size() ? t.processes[th.process].pid : 0;
     by_thread[{pid, th.tid}].push_back(e.start_ns + t.header.realtime_offset_ns);
   };
   if (!for_each_event(files, nullptr, visit, error, nullptr)) return std::nullopt;
-  std::vector<int64_t> best;
+  steps.spans.sort();
+  auto cover = [&](size_t file, const trace::Trace&, const trace::Event& e) { steps.spans.cover(file, e); };
+  if (!for_each_event(files, nullptr, cover, error, nullptr)) return std::nullopt;
+  std::vector<int64_t>& best = steps.boundaries;
   for (auto& [key, starts] : by_thread)
     if (starts.size() > best.size()) best = std::move(starts);
   std::sort(best.begin(), best.end());
   best.erase(std::unique(best.begin(), best.end()), best.end());
-  return best;
+  return steps;
 }
 
 // Bucket 0 holds what starts before the first step; bucket k the events from
@@ -105,20 +118,26 @@ std::optional<ExportResult> export_chrome(const std::vector<std::string>& files,
   if (!inputs) return std::nullopt;
   ChromeEventFormatter formatter(inputs->base_wall_ns);
   std::string line;
+  auto steps = find_steps(files, error);
+  if (!steps) return std::nullopt;
+  const std::vector<int64_t>& boundaries = steps->boundaries;
+  // Formats one event, a step with its widened end.
+  auto format_event = [&](size_t file, const trace::Trace& t, const trace::Event& e, uint64_t id) {
+    line.clear();
+    if (e.kind != trace::EventKind::Step) return formatter.append(line, t, e, id);
+    trace::Event step = e;
+    step.end_ns = steps->spans.end_of(file, e);
+    formatter.append(line, t, step, id);
+  };
 
-  std::vector<int64_t> boundaries;
   std::vector<size_t> part_of{0};
   std::vector<uint64_t> part_bytes;
   size_t parts = 1;
   if (options.max_file_size) {
-    auto b = step_boundaries(files, error);
-    if (!b) return std::nullopt;
-    boundaries = std::move(*b);
     std::vector<uint64_t> bucket_bytes(boundaries.size() + 1, 0);
     uint64_t id = 0;
-    auto size_event = [&](const trace::Trace& t, const trace::Event& e) {
-      line.clear();
-      formatter.append(line, t, e, ++id);
+    auto size_event = [&](size_t file, const trace::Trace& t, const trace::Event& e) {
+      format_event(file, t, e, ++id);
       bucket_bytes[bucket_of(boundaries, formatter.wall_ns(e.start_ns))] += line.size() + 2;
     };
     if (!for_each_event(files, &formatter, size_event, error, nullptr)) return std::nullopt;
@@ -138,9 +157,8 @@ std::optional<ExportResult> export_chrome(const std::vector<std::string>& files,
     result.files.push_back(path);
   }
   uint64_t id = 0;
-  auto write_event = [&](const trace::Trace& t, const trace::Event& e) {
-    line.clear();
-    formatter.append(line, t, e, ++id);
+  auto write_event = [&](size_t file, const trace::Trace& t, const trace::Event& e) {
+    format_event(file, t, e, ++id);
     size_t part = parts == 1 ? 0 : part_of[bucket_of(boundaries, formatter.wall_ns(e.start_ns))];
     docs[part]->add_event(line);
   };

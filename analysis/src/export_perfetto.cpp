@@ -3,7 +3,9 @@
 // interned names and categories, and per event a SLICE_BEGIN and a SLICE_END
 // packet (TrackEvent has no complete events). Slices on a track must nest, so
 // each file's events are sorted per thread and ends are emitted in stack
-// order; files are read one at a time.
+// order (steps widened as in the Chrome export, step_spans.hpp; any other
+// partial overlap is cut at the enclosing slice's end, with a warning); files
+// are read one at a time.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -14,6 +16,7 @@
 #include "output_file.hpp"
 #include "perfetto_fields.hpp"
 #include "protobuf_encode.hpp"
+#include "step_spans.hpp"
 #include "ptprof/analysis/export.hpp"
 #include "ptprof/analysis/trace_file.hpp"
 #include "utf8_sanitize.hpp"
@@ -248,10 +251,17 @@ uint64_t PerfettoWriter::write_file(const trace::Trace& t) {
       return index < o.index;
     }
   };
+  StepSpans steps;  // as in the Chrome export: steps enclose their ops
+  for (const trace::Event& e : t.events) steps.add_step(0, e);
+  steps.sort();
+  for (const trace::Event& e : t.events) steps.cover(0, e);
   std::vector<Key> order;
   order.reserve(t.events.size());
-  for (uint32_t i = 0; i < t.events.size(); ++i)
-    order.push_back({t.events[i].thread, i, t.events[i].start_ns, t.events[i].end_ns});
+  for (uint32_t i = 0; i < t.events.size(); ++i) {
+    const trace::Event& e = t.events[i];
+    int64_t end = e.kind == trace::EventKind::Step ? steps.end_of(0, e) : e.end_ns;
+    order.push_back({e.thread, i, e.start_ns, end});
+  }
   std::sort(order.begin(), order.end());
   struct Open {
     int64_t end;
@@ -271,7 +281,7 @@ uint64_t PerfettoWriter::write_file(const trace::Trace& t) {
     close_until(e.start_ns, track);
     write_begin(t, e, track, instant);
     if (instant) continue;
-    int64_t end = std::max(e.end_ns, e.start_ns);
+    int64_t end = std::max(k.end, e.start_ns);
     // A slice must end within its parent: a partial overlap is cut there.
     if (!open.empty() && end > open.back().end) {
       end = open.back().end;
