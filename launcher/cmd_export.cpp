@@ -85,10 +85,11 @@ void add_export(CLI::App& app, int& exit_code) {
   cmd->add_option("--chrome", args->chrome,
                   "Write Chrome trace JSON here; gzip-compressed when the name ends in .gz "
                   "(e.g. trace.json.gz, what HTA reads)");
-  cmd->add_option("--perfetto", args->perfetto, "Write Perfetto protobuf (TrackEvent) here, e.g. trace.pftrace");
+  cmd->add_option("--perfetto", args->perfetto, "Write Perfetto protobuf (TrackEvent) here, e.g. trace.pftrace (gzip-compressed when the "
+                  "name ends in .gz)");
   cmd->add_option("--max-file-size", args->max_file_size,
                   "Split the Chrome export into parts of at most this much JSON text (bytes, or K, M, "
-                  "G), cut between ProfilerStep spans; each part opens on its own, named "
+                  "G; at least 64K), cut between ProfilerStep spans; each part opens on its own, named "
                   "OUT.part001.json, ... A step larger than the limit gets a part to itself. "
                   "Default: PTPROF_EXPORT_MAX_FILE_SIZE, else no limit");
   cmd->callback([args, &exit_code] { exit_code = run_export(*args); });

@@ -91,6 +91,7 @@ class PerfettoWriter {
   // Track uuids, small so that every event's track_uuid takes a byte or two.
   std::map<int32_t, uint64_t> process_tracks_;
   std::map<std::pair<int32_t, int32_t>, uint64_t> thread_tracks_;
+  uint64_t next_uuid_ = 1;               // 0 is Perfetto's trace-global track
   int64_t offset_ns_ = 0;                // the current file's realtime offset
   uint64_t overlaps_cut_ = 0;
 };
@@ -127,7 +128,7 @@ void PerfettoWriter::write_preamble(const InputSummary& in) {
     emit_packet();
   };
   for (const ProcessInfo& p : in.processes) {
-    uint64_t uuid = process_tracks_[p.pid] = process_tracks_.size() + thread_tracks_.size() + 1;
+    uint64_t uuid = process_tracks_[p.pid] = next_uuid_++;
     std::string body;
     pb::put_varint(body, pf::process_descriptor::kPid, uint64_t(int64_t(p.pid)));
     pb::put_bytes(body, pf::process_descriptor::kCmdline, valid_utf8(p.cmdline));
@@ -135,7 +136,7 @@ void PerfettoWriter::write_preamble(const InputSummary& in) {
     descriptor(uuid, 0, pf::track_descriptor::kProcess, body);
   }
   for (const ThreadInfo& th : in.threads) {
-    uint64_t uuid = thread_tracks_[{th.pid, th.tid}] = process_tracks_.size() + thread_tracks_.size() + 1;
+    uint64_t uuid = thread_tracks_[{th.pid, th.tid}] = next_uuid_++;
     std::string body;
     pb::put_varint(body, pf::thread_descriptor::kPid, uint64_t(int64_t(th.pid)));
     pb::put_varint(body, pf::thread_descriptor::kTid, uint64_t(int64_t(th.tid)));
