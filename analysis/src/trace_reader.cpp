@@ -234,9 +234,11 @@ std::optional<trace::Trace> Reader::run(std::string* error, std::vector<std::str
       }
       return t;
     }
+    uint64_t read = 0;  // counted per thread: a streaming read keeps no events
+    for (uint64_t n : counts_) read += n;
     if (warnings)
       warnings->push_back(path_ + ": truncated at byte " + std::to_string(at) + "; " +
-                          std::to_string(trace_.events.size()) + " events read");
+                          std::to_string(read) + " events read");
   }
   if (!finish_counts()) return failed();
   return std::move(trace_);
