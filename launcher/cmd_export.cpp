@@ -34,6 +34,8 @@ void report(const exporting::ExportResult& r, const char* what) {
 int run_export(const ExportArgs& a) {
   if (a.chrome.empty() && a.perfetto.empty())
     return usage_error("nothing to write: give --chrome OUT.json[.gz] and/or --perfetto OUT.pftrace");
+  if (!a.max_file_size.empty() && a.chrome.empty())
+    return usage_error("--max-file-size splits the Chrome export: give --chrome OUT.json[.gz] with it");
   exporting::ChromeOptions chrome;
   std::string size_text = a.max_file_size;
   std::string size_source = "--max-file-size";

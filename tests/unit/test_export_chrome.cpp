@@ -172,6 +172,10 @@ TEST_CASE("Chrome export: sizes and errors on the command line", "[export][cli]"
                            " --chrome " + dir.file("y.json"));
   CHECK(env_bad.status == 2);
   CHECK(env_bad.out.find("PTPROF_EXPORT_MAX_FILE_SIZE 'lots'") != std::string::npos);
+  Run perfetto_only = run_ptprof("export " + lt.path + " --perfetto " + dir.file("p.pftrace") +
+                                 " --max-file-size 1M");
+  CHECK(perfetto_only.status == 2);
+  CHECK(perfetto_only.out.find("--chrome") != std::string::npos);
   Run missing = run_ptprof("export " + dir.file("nope.bin") + " --chrome " + dir.file("z.json"));
   CHECK(missing.status == 2);
   Run unwritable = run_ptprof("export " + lt.path + " --chrome " + dir.file("no/such/dir/z.json"));
