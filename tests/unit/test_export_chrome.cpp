@@ -67,6 +67,8 @@ TEST_CASE("Chrome export: Kineto's schema and every event", "[export][chrome]") 
         CHECK(dims.arr[0].arr[0].num == 4);
         CHECK(dims.arr[2].arr.empty());
       }
+    } else if (e["name"].str == "cut_short") {
+      CHECK(args["Truncated"].num == 1);
     } else if (e["name"].str == "forward") {
       ++scopes;
       CHECK(e["cat"].str == "user_annotation");

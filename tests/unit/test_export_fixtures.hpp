@@ -25,7 +25,7 @@ constexpr const char* kInvalidUtf8Name = "latin1 \xe9t\xe9";
 // `steps` ProfilerStep spans on the main thread, each holding a user scope
 // with `ops_per_step` ops (shapes on every op; one truncated), plus a worker
 // thread with ops outside any step, one op with control characters in its
-// name, one with invalid UTF-8 and a mark.
+// name, one with invalid UTF-8, one whose end was never seen and a mark.
 inline LoopTrace write_loop(const TempDir& dir, const std::string& name, int steps, int ops_per_step) {
   LoopTrace lt;
   lt.path = dir.file(name);
@@ -80,6 +80,10 @@ inline LoopTrace write_loop(const TempDir& dir, const std::string& name, int ste
   odd.start_ns = 6'000'001'000;
   odd.end_ns = 6'000'002'000;
   add(odd, kInvalidUtf8Name);
+  odd.start_ns = 6'000'002'500;
+  odd.end_ns = 6'000'002'800;
+  odd.flags = trace::kTruncated;  // its end was never seen
+  add(odd, "cut_short");
   trace::Event mark;
   mark.kind = trace::EventKind::Mark;
   mark.thread = worker;
