@@ -1,7 +1,9 @@
 // `ptprof report`: torch's key_averages() tables from trace files. A thin
 // front end: parse options, read each file into the library's ReportBuilder,
 // render.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <memory>
 
@@ -10,6 +12,7 @@
 #include "commands.hpp"
 #include "ptprof/analysis/report.hpp"
 #include "ptprof/analysis/report_format.hpp"
+#include "ptprof/analysis/report_html.hpp"
 #include "ptprof/analysis/trace_file.hpp"
 
 namespace ptprof::cli {
@@ -22,6 +25,7 @@ struct ReportArgs {
   bool group_by_input_shape = false;
   std::string window = "all";
   std::string format = "table";
+  std::string html;
 };
 
 int usage_error(const std::string& msg) {
@@ -33,6 +37,17 @@ std::string join(const std::vector<std::string_view>& items) {
   std::string s;
   for (auto i : items) s += (s.empty() ? "" : ", ") + std::string(i);
   return s;
+}
+
+int write_html(const report::Report& r, const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) return usage_error("cannot write " + path + ": " + std::strerror(errno));
+  std::string page = report::render_html(r);
+  bool ok = std::fwrite(page.data(), 1, page.size(), f) == page.size();
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok) return usage_error("cannot write " + path + ": " + std::strerror(errno));
+  std::cerr << "ptprof report: wrote " << path << "\n" << report::drops_warning(r);
+  return 0;
 }
 
 int run_report(const ReportArgs& a) {
@@ -72,6 +87,7 @@ int run_report(const ReportArgs& a) {
     return usage_error("no trace of window " + a.window + " in the inputs (their windows: " + present + ")");
   }
 
+  if (!a.html.empty()) return write_html(r, a.html);
   std::string out;
   switch (*format) {
     case report::Format::Table:
@@ -111,6 +127,9 @@ void add_report(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--format", args->format, "Output: table, csv (times in us) or json (times in us)")
       ->capture_default_str();
+  cmd->add_option("--html", args->html,
+                  "Write the report as one self-contained HTML page here instead of printing it: "
+                  "run metadata, drops, per-step and top-operator plots, the sortable table");
   cmd->callback([args, &exit_code] { exit_code = run_report(*args); });
 }
 

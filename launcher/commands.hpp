@@ -10,5 +10,7 @@ void add_run(CLI::App& app, int& exit_code);
 void add_report(CLI::App& app, int& exit_code);
 void add_info(CLI::App& app, int& exit_code);
 void add_bridge(CLI::App& app, int& exit_code);
+void add_export(CLI::App& app, int& exit_code);
+void add_diff(CLI::App& app, int& exit_code);
 
 }  // namespace ptprof::cli

@@ -14,6 +14,8 @@ int run_cli(int argc, char** argv) {
       "  ptprof run -- python train.py      profile a job into ./ptprof-out\n"
       "  ptprof report ptprof-out/          operator tables (torch's key_averages)\n"
       "  ptprof info ptprof-out/            what the trace files hold\n"
+      "  ptprof export ptprof-out/ --chrome trace.json.gz   for Perfetto UI, chrome://tracing, HTA\n"
+      "  ptprof diff before/ after/         the operators that changed most between two runs\n"
       "  ptprof bridge list                 the per-torch bridges built so far",
       "ptprof"};
   app.set_version_flag("--version", std::string("ptprof ") + PTPROF_VERSION);
@@ -23,6 +25,8 @@ int run_cli(int argc, char** argv) {
   ptprof::cli::add_report(app, exit_code);
   ptprof::cli::add_info(app, exit_code);
   ptprof::cli::add_bridge(app, exit_code);
+  ptprof::cli::add_export(app, exit_code);
+  ptprof::cli::add_diff(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

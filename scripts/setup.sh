@@ -26,7 +26,12 @@ die() {
 }
 
 PACKAGES=(build-essential cmake pkg-config libspdlog-dev libcli11-dev catch2
-          libunwind-dev libzstd-dev python3-torch libtorch-dev python3-venv)
+          libzstd-dev zlib1g-dev python3-torch libtorch-dev python3-venv)
+# What only the tests use (scripts/test.sh sets PTPROF_SETUP_TESTS=1): protoc
+# decodes the Perfetto export, headless Chromium opens the HTML report.
+if [[ "${PTPROF_SETUP_TESTS:-0}" == 1 ]]; then
+  PACKAGES+=(protobuf-compiler chromium)
+fi
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
@@ -59,12 +64,19 @@ command -v cmake >/dev/null 2>&1 || die "cmake not found after installing packag
 # so it does not depend on whichever python3 comes first on PATH.
 VENV_PY=.venv/bin/python
 if [[ "${PTPROF_NO_VENV:-0}" != 1 ]]; then
-  if ! "$VENV_PY" -c 'import torch, numpy' >/dev/null 2>&1; then
+  # Holistic Trace Analysis reads the Chrome export in the tests.
+  VENV_PACKAGES=('torch>=2,<3' numpy)
+  VENV_IMPORTS='import torch, numpy'
+  if [[ "${PTPROF_SETUP_TESTS:-0}" == 1 ]]; then
+    VENV_PACKAGES+=(HolisticTraceAnalysis)
+    VENV_IMPORTS+=', hta'
+  fi
+  if ! "$VENV_PY" -c "$VENV_IMPORTS" >/dev/null 2>&1; then
     if [[ ! -x "$VENV_PY" ]]; then
       /usr/bin/python3 -m venv .venv || die "cannot create .venv (python3 -m venv failed)"
     fi
     echo "setup.sh: installing pip's torch into .venv (first time: a large download; later runs reuse it)"
-    "$VENV_PY" -m pip install --disable-pip-version-check --progress-bar off -q 'torch>=2,<3' numpy ||
+    "$VENV_PY" -m pip install --disable-pip-version-check --progress-bar off -q "${VENV_PACKAGES[@]}" ||
       die "pip install torch into .venv failed (see pip's messages above); PTPROF_NO_VENV=1 skips it"
   fi
   echo "setup.sh: .venv has torch $("$VENV_PY" -c 'import torch; print(torch.__version__)' 2>/dev/null)"

@@ -8,7 +8,7 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-bash scripts/setup.sh
+PTPROF_SETUP_TESTS=1 bash scripts/setup.sh
 
 # Which torches the PyTorch tests run on (written by tests/CMakeLists.txt).
 echo "test.sh: PyTorch tests run on:"

@@ -2,6 +2,9 @@
 
 #include <cmath>
 
+#include "ptprof/analysis/report_format.hpp"
+#include "text_util.hpp"
+
 namespace ptprof::report::detail {
 namespace {
 
@@ -59,6 +62,17 @@ std::vector<Column> columns(const Report& r) {
   c.push_back(kCalls);
   if (r.has_input_shapes) c.push_back(kShapes);
   return c;
+}
+
+std::string format_value(const Value& v) {
+  switch (v.kind) {
+    case Value::Text: return std::string(v.text);
+    case Value::TimeNs: return format_time_us(v.num / 1000.0);
+    case Value::Percent: return std::isnan(v.num) ? "NaN" : fixed(v.num, 2) + "%";
+    case Value::Int: return std::to_string(v.i);
+    case Value::Bytes: return format_memory(v.i);
+  }
+  return {};
 }
 
 }  // namespace ptprof::report::detail

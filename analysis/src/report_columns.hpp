@@ -2,6 +2,7 @@
 // adding a column (CUDA, memory, stacks) here adds it to table, CSV and JSON.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -26,5 +27,9 @@ struct Column {
 // CUDA time, memory ones once any has memory, Input Shapes when grouped by
 // shape and some row has shapes.
 std::vector<Column> columns(const Report& r);
+
+// A value as the table prints it: times as torch's _format_time, percents
+// with two decimals ("NaN" without a base), memory as torch's _format_memory.
+std::string format_value(const Value& v);
 
 }  // namespace ptprof::report::detail

@@ -18,21 +18,7 @@ constexpr size_t kDefaultWidth = 12;
 constexpr size_t kMaxNameWidth = 55;
 constexpr size_t kMaxShapesWidth = 80;
 
-std::string cell(const Value& v) {
-  switch (v.kind) {
-    case Value::Text:
-      return std::string(v.text);
-    case Value::TimeNs:
-      return format_time_us(v.num / 1000.0);
-    case Value::Percent:
-      return std::isnan(v.num) ? "NaN" : fixed(v.num, 2) + "%";
-    case Value::Int:
-      return std::to_string(v.i);
-    case Value::Bytes:
-      return format_memory(v.i);
-  }
-  return {};
-}
+std::string cell(const Value& v) { return format_value(v); }
 
 // A torch-style grid: every column right-aligned and followed by two spaces,
 // separators of dashes under the same widths.

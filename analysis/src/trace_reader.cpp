@@ -37,7 +37,8 @@ struct WalkEnd {
 
 class Reader {
  public:
-  Reader(std::string path, Mode mode) : path_(std::move(path)), mode_(mode) {}
+  Reader(std::string path, Mode mode, const EventChunkSink* sink = nullptr)
+      : path_(std::move(path)), mode_(mode), sink_(sink) {}
 
   Result<trace::Trace> run(std::vector<std::string>* warnings);
 
@@ -54,6 +55,7 @@ class Reader {
 
   std::string path_;
   Mode mode_;
+  const EventChunkSink* sink_;  // set: events go to it chunk by chunk, none are kept
   InputFile file_;
   std::string error_;
   std::vector<ChunkHead> chunks_;
@@ -155,6 +157,10 @@ bool Reader::process(const ChunkHead& h) {
       break;
     case ChunkType::Events:
       e = decode_events(c, trace_, counts_);
+      if (e.ok() && sink_) {
+        (*sink_)(trace_, trace_.events);
+        trace_.events.clear();
+      }
       break;
     case ChunkType::Footer:
       e = decode_footer(c, footer_);
@@ -197,7 +203,7 @@ Result<trace::Trace> Reader::run(std::vector<std::string>* warnings) {
 
   // Reserve from the footer, bounded by what the chunks could hold, so a
   // corrupted count cannot make us allocate more than the file justifies.
-  if (mode_ == Mode::Full && end.kind == WalkEnd::Clean && !chunks_.empty() &&
+  if (mode_ == Mode::Full && !sink_ && end.kind == WalkEnd::Clean && !chunks_.empty() &&
       chunks_.back().type == uint32_t(ChunkType::Footer)) {
     uint64_t bound = 0;
     for (const auto& h : chunks_)
@@ -233,9 +239,11 @@ Result<trace::Trace> Reader::run(std::vector<std::string>* warnings) {
       }
       return t;
     }
+    uint64_t read = 0;  // counted per thread: a streaming read keeps no events
+    for (uint64_t n : counts_) read += n;
     if (warnings)
       warnings->push_back(path_ + ": truncated at byte " + std::to_string(at) + "; " +
-                          std::to_string(trace_.events.size()) + " events read");
+                          std::to_string(read) + " events read");
   }
   if (!finish_counts()) return failed();
   return std::move(trace_);
@@ -245,6 +253,11 @@ Result<trace::Trace> Reader::run(std::vector<std::string>* warnings) {
 
 Result<trace::Trace> read_trace(const std::string& path, std::vector<std::string>* warnings) {
   return Reader(path, Mode::Full).run(warnings);
+}
+
+Result<trace::Trace> read_trace_streaming(const std::string& path, const EventChunkSink& on_events,
+                                           std::vector<std::string>* warnings) {
+  return Reader(path, Mode::Full, &on_events).run(warnings);
 }
 
 Result<trace::Trace> read_trace_summary(const std::string& path, std::vector<std::string>* warnings) {

@@ -4,30 +4,18 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 
+#include "test_cli_run.hpp"
 #include "test_format_fixtures.hpp"
 #include "test_report_json.hpp"
 
 using namespace ptprof;
+using ptprof::testing::Run;
 using ptprof::testing::TempDir;
 
 namespace {
 
-struct Run {
-  int status = -1;
-  std::string out;
-};
-
 Run run(const std::string& args, bool with_stderr = true) {
-  Run r;
-  std::string cmd = std::string(PTPROF_BIN) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  std::FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p);
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int st = ::pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  return testing::run_ptprof(args, with_stderr);
 }
 
 std::string sample(const TempDir& dir, const std::string& name, uint32_t window) {

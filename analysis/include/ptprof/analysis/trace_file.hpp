@@ -2,6 +2,7 @@
 // and reading (never trusting the bytes). The layout is docs/format.md.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -76,6 +77,16 @@ class TraceWriter final : public TraceSink {
 // chunks yields what was read plus a warning ("truncated at byte N; M events
 // read"). Thread::events counts the events actually read.
 Result<trace::Trace> read_trace(const std::string& path, std::vector<std::string>* warnings);
+
+// Reads a trace chunk by chunk, for consumers that must not hold every event
+// (exports of traces of any size): `on_events` gets each event chunk's events
+// with the metadata read so far (writers put metadata ahead of the events that
+// use it). Returns the trace without events; errors, warnings and counts as
+// read_trace. Events already delivered stay delivered when a later chunk fails.
+using EventChunkSink =
+    std::function<void(const trace::Trace& metadata, const std::vector<trace::Event>& events)>;
+Result<trace::Trace> read_trace_streaming(const std::string& path, const EventChunkSink& on_events,
+                                           std::vector<std::string>* warnings);
 
 // Header, strings, processes, threads and the footer's per-thread counts,
 // without decoding events (Trace::events stays empty): what `ptprof info`

@@ -1,0 +1,54 @@
+// One trace event as a line of Chrome trace JSON in Kineto's schema: the
+// phase, category, pid/tid, microsecond ts/dur and args that torch.profiler's
+// export_chrome_trace writes for the same kind of event, so viewers and HTA
+// treat both alike.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ptprof/trace.hpp"
+
+namespace ptprof::exporting::detail {
+
+// Kineto's category of an event: cpu_op for operators, user_annotation for
+// record_function scopes, ptprof ranges, marks and ProfilerStep spans.
+std::string_view chrome_category(const trace::Event& e);
+
+// torch's shapes text ("[[4, 3], [], ...]") as a JSON list of lists of ints
+// ("[[4,3],[]]"); `truncated` is set when the text ended in "...". "" when the
+// text is not of that form.
+std::string input_dims_json(std::string_view shapes_text, bool* truncated);
+
+// "123.456": ns as microseconds with three decimals (exact, sign kept).
+void append_us(std::string& out, int64_t ns);
+
+class ChromeEventFormatter {
+ public:
+  // Timestamps are written relative to `base_wall_ns` (baseTimeNanoseconds).
+  explicit ChromeEventFormatter(int64_t base_wall_ns) : base_wall_ns_(base_wall_ns) {}
+
+  // Before the events of each input file: name and thread ids are per file.
+  void begin_file(int64_t realtime_offset_ns);
+  // Appends `e` as one JSON object (no separator). `id` becomes its
+  // "External id" (ids are unique in the export) and `id - 1` its "Ev Idx".
+  void append(std::string& out, const trace::Trace& metadata, const trace::Event& e, uint64_t id);
+
+  // Wall-clock ns of an event time, as the export places it.
+  int64_t wall_ns(int64_t monotonic_ns) const { return monotonic_ns + realtime_offset_ns_; }
+
+ private:
+  const std::string& name_json(const trace::Trace& t, uint32_t id);
+  const std::string& dims_json(const trace::Trace& t, uint32_t id);
+  const std::string& pid_tid_json(const trace::Trace& t, uint32_t thread);
+
+  int64_t base_wall_ns_;
+  int64_t realtime_offset_ns_ = 0;
+  // Per-file caches, indexed by string or thread id: formatting a name once
+  // per file instead of once per event is most of the export's speed.
+  std::vector<std::string> names_, dims_, pid_tids_;
+  std::vector<uint8_t> dims_truncated_;
+};
+
+}  // namespace ptprof::exporting::detail

@@ -1,0 +1,51 @@
+#include "export_inputs.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+#include <utility>
+
+#include "ptprof/analysis/trace_file.hpp"
+
+namespace ptprof::exporting::detail {
+
+namespace {
+
+std::string program_name(const std::string& cmdline) {
+  std::string first = cmdline.substr(0, cmdline.find(' '));
+  size_t slash = first.rfind('/');
+  return slash == std::string::npos ? first : first.substr(slash + 1);
+}
+
+}  // namespace
+
+std::optional<InputSummary> summarize_inputs(const std::vector<std::string>& files,
+                                             std::string* error,
+                                             std::vector<std::string>* warnings) {
+  InputSummary s;
+  std::set<int32_t> pids;
+  std::set<std::pair<int32_t, int32_t>> tids;
+  int64_t earliest = std::numeric_limits<int64_t>::max();
+  for (const std::string& f : files) {
+    auto t = format::read_trace_summary(f, warnings);
+    if (!t) {
+      *error = t.error();
+      return std::nullopt;
+    }
+    if (s.host.empty()) s.host = t->header.host;
+    earliest = std::min(earliest, t->header.window_start_ns + t->header.realtime_offset_ns);
+    for (const auto& p : t->processes)
+      if (pids.insert(p.pid).second) s.processes.push_back({p.pid, program_name(p.cmdline), p.cmdline});
+    for (const auto& th : t->threads) {
+      int32_t pid = th.process < t->processes.size() ? t->processes[th.process].pid : 0;
+      s.dropped += th.dropped;
+      if (!tids.insert({pid, th.tid}).second) continue;
+      s.threads.push_back({pid, th.tid, th.name.empty() ? "thread " + std::to_string(th.tid) : th.name});
+    }
+  }
+  if (files.empty() || earliest < 0) earliest = 0;
+  s.base_wall_ns = earliest - earliest % 1'000'000'000;
+  return s;
+}
+
+}  // namespace ptprof::exporting::detail

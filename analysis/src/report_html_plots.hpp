@@ -1,0 +1,18 @@
+// The HTML report's plots, as inline SVG.
+#pragma once
+#include <string>
+
+#include "ptprof/analysis/report.hpp"
+
+namespace ptprof::report::detail {
+
+// One stacked bar per step (and thread): operator time and the rest of the
+// step's wall time. "" when there are no steps.
+std::string step_breakdown_svg(const Report& r);
+// Horizontal bars of the operators with the most self CPU time.
+std::string top_operators_svg(const Report& r, size_t count);
+
+// Text for HTML element content and attribute values.
+std::string html_escape(std::string_view s);
+
+}  // namespace ptprof::report::detail

@@ -1,0 +1,159 @@
+"""`ptprof export` on traces of real PyTorch programs: the Chrome export's
+structure (numeric ts, non-negative dur, flows with both ends, steps that
+enclose their ops and nest per thread, Input Dims as lists), names with
+control characters, size-bounded parts, and the Perfetto export decoded with
+Perfetto's own message definitions (tests/integration/perfetto_subset.proto)
+holding the same events per name as the Chrome export."""
+
+import codecs
+import collections
+import os
+import shutil
+import textwrap
+
+import export_check as X
+import ptproftest as T
+
+
+def test_chrome_export_of_an_example():
+    with T.tempdir() as d:
+        trace = X.trace_example(d, "train_conv_bn_adam.py", env=T.clean_env(STEPS=3))
+        out = os.path.join(d, "trace.json")
+        proc = X.export(trace, "--chrome", out)
+        T.check("events as Chrome trace JSON" in proc.stderr, "export says what it wrote: " + proc.stderr)
+        doc = X.load_chrome(out)
+        names = X.check_chrome(doc, "train_conv_bn_adam")
+        T.check_eq(X.as_report_names(names), X.report_counts(T.report_json(trace)),
+                   "events per name, export vs report")
+        ops = [e for e in doc["traceEvents"] if e.get("cat") == "cpu_op"]
+        T.check(len(ops) > 100, "cpu_op events: %d" % len(ops))
+        dims = [e["args"].get("Input Dims") for e in ops]
+        T.check(all(isinstance(v, list) and all(isinstance(x, list) for x in v) for v in dims if v is not None),
+                "Input Dims are lists of lists")
+        T.check(any(v for v in dims), "some op has input dims (shapes were recorded)")
+        conv = [e for e in ops if e["name"] == "aten::conv2d"]
+        T.check(conv and len(conv[0]["args"]["Input Dims"][0]) == 4,
+                "aten::conv2d's first input is 4-d: %r" % (conv[0]["args"] if conv else None))
+        meta = {(e["name"], e["tid"]) for e in doc["traceEvents"] if e.get("ph") == "M"}
+        T.check(any(n == "thread_name" for n, _ in meta), "thread_name metadata")
+        T.check(any(n == "process_name" for n, _ in meta), "process_name metadata")
+
+
+def test_control_characters_in_names_are_escaped():
+    with T.tempdir() as d:
+        script = os.path.join(d, "names.py")
+        with open(script, "w") as f:
+            f.write(textwrap.dedent("""
+                import ptprof
+                for i in range(3):
+                    with ptprof.range("bell\\x07 escape\\x1b[31m nul-free\\x7f"):
+                        pass
+                with ptprof.range("tab\\there \\"quoted\\" back\\\\slash"):
+                    pass
+            """))
+        out_dir = os.path.join(d, "trace")
+        proc = T.run_ptprof(["run", "-o", out_dir, "--", T.PYTHON, script])
+        T.check_eq(proc.returncode, 0, "run\n" + T.describe(proc))
+        out = os.path.join(d, "names.json.gz")
+        X.export(out_dir, "--chrome", out)
+        doc = X.load_chrome(out)  # json.load rejects raw control characters
+        names = X.check_chrome(doc, "names")
+        T.check_eq(names.get("bell\x07 escape\x1b[31m nul-free\x7f"), 3, "the control-character name, decoded")
+        T.check_eq(names.get('tab\there "quoted" back\\slash'), 1, "quotes, tab and backslash, decoded")
+
+
+def test_size_bounded_parts():
+    with T.tempdir() as d:
+        trace = X.trace_example(d, "train_lstm_clip.py", env=T.clean_env(STEPS=6))
+        whole_path = _export_to(d, trace, "whole.json")
+        whole = X.check_chrome(X.load_chrome(whole_path), "whole")
+        # A third of the whole: 6 steps make at least 3 parts.
+        limit_k = max(64, os.path.getsize(whole_path) // 3 // 1024)
+        limit = limit_k << 10
+        parts_dir = os.path.join(d, "parts")
+        os.mkdir(parts_dir)
+        # The environment variable sets the limit when the flag is absent.
+        env = T.clean_env(PTPROF_EXPORT_MAX_FILE_SIZE="%dK" % limit_k)
+        proc = T.run_ptprof(["export", trace, "--chrome", os.path.join(parts_dir, "t.json")], env=env)
+        T.check_eq(proc.returncode, 0, "export with PTPROF_EXPORT_MAX_FILE_SIZE\n" + T.describe(proc))
+        files = sorted(os.listdir(parts_dir))
+        T.check(len(files) >= 3, "parts written: %s" % files)
+        T.check_eq(files[0], "t.part001.json", "the first part's name")
+        merged = collections.Counter()
+        steps_seen = []
+        for f in files:
+            path = os.path.join(parts_dir, f)
+            T.check(os.path.getsize(path) <= limit, "%s is %d bytes" % (f, os.path.getsize(path)))
+            names = X.check_chrome(X.load_chrome(path), f)
+            merged.update(names)
+            steps_seen += [n for n in names if X.STEP.match(n)]
+        T.check_eq(dict(merged), dict(whole), "the parts together hold every event once")
+        T.check_eq(len(steps_seen), len(set(steps_seen)), "each step in one part")
+        bad = T.run_ptprof(["export", trace, "--chrome", os.path.join(d, "x.json"), "--max-file-size", "1k"])
+        T.check_eq(bad.returncode, 2, "a limit under 64K\n" + T.describe(bad))
+        T.check("at least 64K" in bad.stderr, "the message says what is accepted: " + bad.stderr)
+
+
+def _export_to(d, trace, name):
+    path = os.path.join(d, name)
+    X.export(trace, "--chrome", path)
+    return path
+
+
+def perfetto_events_per_name(text):
+    """Slices (BEGIN) and instants per name from `protoc --decode` text."""
+    names, counts = {}, collections.Counter()
+    block, iid, name, kind, name_iid = [], None, None, None, None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.endswith("{"):
+            block.append(stripped[:-1].strip())
+            if block == ["packet"]:
+                kind = name_iid = None
+            continue
+        if stripped == "}":
+            closed = block.pop()
+            if closed == "event_names" and iid is not None:
+                names[iid] = name
+                iid = name = None
+            if closed == "packet" and kind in ("TYPE_SLICE_BEGIN", "TYPE_INSTANT"):
+                counts[name_iid] += 1
+            continue
+        key, _, value = stripped.partition(": ")
+        if block[-1:] == ["event_names"]:
+            if key == "iid":
+                iid = int(value)
+            elif key == "name":
+                name = codecs.escape_decode(value[1:-1].encode())[0].decode("utf-8")
+        elif block[-1:] == ["track_event"]:
+            if key == "type":
+                kind = value
+            elif key == "name_iid":
+                name_iid = int(value)
+    return {names.get(k, "?%s" % k): n for k, n in counts.items()}
+
+
+def test_perfetto_export_decodes_with_perfettos_protos():
+    protoc = shutil.which("protoc")
+    if not protoc:
+        T.skip("protoc is not installed (Debian: apt-get install protobuf-compiler)")
+    with T.tempdir() as d:
+        trace = X.trace_example(d, "train_mlp_ranges.py", env=T.clean_env(STEPS=3))
+        pf = os.path.join(d, "trace.pftrace")
+        chrome = os.path.join(d, "trace.json")
+        X.export(trace, "--perfetto", pf, "--chrome", chrome)
+        with open(pf, "rb") as f:
+            proc = T.subprocess.run([protoc, "--proto_path=" + T.HERE, "--decode=perfetto.protos.Trace",
+                                     "perfetto_subset.proto"], stdin=f, capture_output=True, text=True)
+        T.check_eq(proc.returncode, 0, "protoc --decode\n" + T.describe(proc))
+        text = proc.stdout
+        T.check("process {" in text and "thread {" in text, "process and thread track descriptors")
+        T.check("sequence_flags: 1" in text, "the first packet clears the sequence's incremental state")
+        begins, ends = text.count("TYPE_SLICE_BEGIN"), text.count("TYPE_SLICE_END")
+        T.check_eq(begins, ends, "every slice that begins ends")
+        chrome_names = X.check_chrome(X.load_chrome(chrome), "chrome")
+        T.check_eq(perfetto_events_per_name(text), dict(chrome_names), "events per name, Perfetto vs Chrome")
+
+
+if __name__ == "__main__":
+    T.main()
