@@ -1,0 +1,30 @@
+#include "report_inputs.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "ptprof/analysis/trace_file.hpp"
+
+namespace ptprof::cli {
+
+Status read_traces(const std::vector<std::string>& paths, std::string_view command, const TraceSink& add) {
+  auto files = format::expand_trace_paths(paths);
+  if (!files) return Status::error(files.error());
+  for (const std::string& f : *files) {
+    std::vector<std::string> warnings;
+    auto t = format::read_trace(f, &warnings);
+    for (const auto& w : warnings) spdlog::warn("{}: {}", command, w);
+    if (!t) return Status::error(t.error());
+    add(f, *t);
+  }
+  return Status::ok_status();
+}
+
+Result<report::Report> read_report(const std::vector<std::string>& paths, const report::Options& options,
+                                   std::string_view command) {
+  report::ReportBuilder builder(options);
+  Status s = read_traces(paths, command, [&](const std::string& path, const trace::Trace& t) { builder.add(path, t); });
+  if (!s) return s;
+  return std::move(builder).finish();
+}
+
+}  // namespace ptprof::cli
