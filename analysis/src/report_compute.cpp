@@ -244,6 +244,8 @@ void ReportBuilder::add(const std::string& path, const trace::Trace& t) {
   r.events += t.events.size();
   r.losses += t.losses;
   m.agg.add_trace(input, t);
+  std::vector<StepPhases> phases = step_phases(t);
+  r.phases.insert(r.phases.end(), phases.begin(), phases.end());
   for (const auto& th : t.threads) {
     if (th.dropped == 0) continue;
     r.dropped += th.dropped;
@@ -267,6 +269,9 @@ Report ReportBuilder::finish() && {
   }
   r.steps = impl_->agg.take_steps();
   std::stable_sort(r.steps.begin(), r.steps.end(), [](const StepRow& a, const StepRow& b) {
+    return std::tie(a.step, a.pid, a.tid) < std::tie(b.step, b.pid, b.tid);
+  });
+  std::stable_sort(r.phases.begin(), r.phases.end(), [](const StepPhases& a, const StepPhases& b) {
     return std::tie(a.step, a.pid, a.tid) < std::tie(b.step, b.pid, b.tid);
   });
   return r;

@@ -34,11 +34,22 @@ std::string json_array(std::span<const T> items, F&& item, const char* indent) {
   return out + "  ]";
 }
 
+std::string us(int64_t ns) { return fixed(double(ns) / 1000.0, 3); }
+
+// {"forward_us": ..., ..., "other_us": ...}
+std::string phase_times_json(const PhaseTimes& t) {
+  std::string out = "{";
+  for (size_t p = 0; p < kPhaseCount; ++p)
+    out += (p ? ", \"" : "\"") + std::string(phase_json_key(Phase(p))) + "_us\": " + us(t[p]);
+  return out + "}";
+}
+
 }  // namespace
 
 // One object: metadata first (what was read, how it was grouped and sorted,
 // what was lost), then rows with the table's columns as keys (times in us),
-// then steps.
+// then steps, then
+// the steps split into phases.
 std::string render_json(const Report& r, size_t row_limit) {
   const std::vector<Column> cols = columns(r);
   std::string out = "{\n";
@@ -103,7 +114,17 @@ std::string render_json(const Report& r, size_t row_limit) {
                       ", \"operators_us\": " + fixed(double(s.operator_ns) / 1000.0, 3) + "}";
              },
              "    ") +
-         "\n";
+         ",\n";
+  out += "  \"phases\": {\"total\": " + phase_times_json(phase_totals(r.phases)) + ",\n    \"steps\": " +
+         json_array(
+             std::span<const StepPhases>(r.phases),
+             [](const StepPhases& s) {
+               return "{\"step\": " + std::to_string(s.step) + ", \"pid\": " + std::to_string(s.pid) +
+                      ", \"tid\": " + std::to_string(s.tid) + ", \"wall_us\": " + us(s.wall_ns) + ", " +
+                      phase_times_json(s.ns).substr(1);
+             },
+             "      ") +
+         "}\n";
   return out + "}\n";
 }
 

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ptprof/analysis/report_phases.hpp"
 #include "ptprof/trace.hpp"
 
 namespace ptprof::report {
@@ -102,6 +103,7 @@ struct Report {
   bool has_cuda_memory = false;
   bool has_input_shapes = false;
   std::vector<StepRow> steps;      // by step, then pid, tid
+  std::vector<StepPhases> phases;  // the same steps split into phases, same order
   std::vector<ThreadDrops> drops;  // threads with dropped > 0
   uint64_t events = 0;             // events in the inputs that matched
   uint64_t dropped = 0;
