@@ -3,9 +3,11 @@
 // render.
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
+#include <iostream>
 #include <memory>
+#include <optional>
 
 #include <spdlog/spdlog.h>
 
@@ -13,7 +15,7 @@
 #include "ptprof/analysis/report.hpp"
 #include "ptprof/analysis/report_format.hpp"
 #include "ptprof/analysis/report_html.hpp"
-#include "ptprof/analysis/trace_file.hpp"
+#include "report_inputs.hpp"
 
 namespace ptprof::cli {
 namespace {
@@ -26,6 +28,7 @@ struct ReportArgs {
   std::string window = "all";
   std::string format = "table";
   std::string html;
+  std::string baseline;
 };
 
 int usage_error(const std::string& msg) {
@@ -39,10 +42,10 @@ std::string join(const std::vector<std::string_view>& items) {
   return s;
 }
 
-int write_html(const report::Report& r, const std::string& path) {
+int write_html(const report::Report& r, const report::HtmlBaseline* baseline, const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (!f) return usage_error("cannot write " + path + ": " + std::strerror(errno));
-  std::string page = report::render_html(r);
+  std::string page = report::render_html(r, baseline);
   bool ok = std::fwrite(page.data(), 1, page.size(), f) == page.size();
   ok = std::fclose(f) == 0 && ok;
   if (!ok) return usage_error("cannot write " + path + ": " + std::strerror(errno));
@@ -67,19 +70,23 @@ int run_report(const ReportArgs& a) {
     opts.window = uint32_t(w);
   }
 
-  auto files = format::expand_trace_paths(a.paths);
-  if (!files) return usage_error(files.error());
+  if (!a.baseline.empty() && a.html.empty())
+    return usage_error("--baseline needs --html (the page holds the comparison)");
 
   report::ReportBuilder builder(opts);
+  // The comparison is `ptprof diff`'s: rows by name only, whatever the
+  // grouping of the page's table; the window still applies.
+  report::Options by_name;
+  by_name.window = opts.window;
+  std::optional<report::ReportBuilder> compared;
+  if (!a.baseline.empty()) compared.emplace(by_name);
   std::vector<uint32_t> seen_windows;
-  for (const std::string& f : *files) {
-    std::vector<std::string> warnings;
-    auto t = format::read_trace(f, &warnings);
-    for (const auto& w : warnings) spdlog::warn("report: {}", w);
-    if (!t) return usage_error(t.error());
-    seen_windows.push_back(t->header.window);
-    builder.add(f, *t);
-  }
+  Status read = read_traces(a.paths, "report", [&](const std::string& f, const trace::Trace& t) {
+    seen_windows.push_back(t.header.window);
+    builder.add(f, t);
+    if (compared) compared->add(f, t);
+  });
+  if (!read) return usage_error(read.message());
   report::Report r = std::move(builder).finish();
   if (opts.window && r.files.empty()) {
     std::string present;
@@ -87,7 +94,15 @@ int run_report(const ReportArgs& a) {
     return usage_error("no trace of window " + a.window + " in the inputs (their windows: " + present + ")");
   }
 
-  if (!a.html.empty()) return write_html(r, a.html);
+  if (!a.html.empty() && !compared) return write_html(r, nullptr, a.html);
+  if (compared) {
+    auto base = read_report({a.baseline}, report::Options{}, "report");
+    if (!base) return usage_error("--baseline: " + base.error());
+    // Sorted as `ptprof diff` sorts by default; the page's table re-sorts.
+    report::HtmlBaseline b{diff::compare(*base, std::move(*compared).finish(), diff::SortKey::SelfCpuTime),
+                           base->files};
+    return write_html(r, &b, a.html);
+  }
   std::string out;
   switch (*format) {
     case report::Format::Table:
@@ -129,7 +144,10 @@ void add_report(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--html", args->html,
                   "Write the report as one self-contained HTML page here instead of printing it: "
-                  "run metadata, drops, per-step and top-operator plots, the sortable table");
+                  "run metadata, drops, per-step, per-phase and top-operator plots, the sortable tables");
+  cmd->add_option("--baseline", args->baseline,
+                  "With --html: add a section comparing this run with BASELINE (a trace file or a directory), "
+                  "as `ptprof diff BASELINE <these inputs>` does");
   cmd->callback([args, &exit_code] { exit_code = run_report(*args); });
 }
 

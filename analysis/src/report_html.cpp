@@ -1,11 +1,12 @@
 // The report as one self-contained HTML page (report_html.hpp). The plots are
-// SVG written here; the only script sorts the table.
+// SVG written here; the only script sorts the tables.
 #include <cmath>
 
 #include "ptprof/analysis/report_format.hpp"
 #include "ptprof/analysis/report_html.hpp"
 #include "report_columns.hpp"
 #include "report_html_plots.hpp"
+#include "report_html_tables.hpp"
 #include "text_util.hpp"
 
 namespace ptprof::report {
@@ -30,11 +31,13 @@ table.ops th { cursor: pointer; background: #f4f4f4; position: sticky; top: 0; w
 table.ops td:first-child, table.ops th:first-child { text-align: left; }
 )";
 
-// Clicking a title sorts by that column (numbers by their data-v value),
-// descending first, ascending on the second click.
+// Clicking a title sorts its table's body by that column (numbers by their
+// data-v value), descending first, ascending on the second click. Totals in a
+// tfoot stay last.
 constexpr const char* kSortScript = R"(
-document.querySelectorAll('table.ops th').forEach(function (th, col) {
+document.querySelectorAll('table.ops thead th').forEach(function (th) {
   th.addEventListener('click', function () {
+    var col = th.cellIndex;
     var body = th.closest('table').tBodies[0];
     var rows = Array.prototype.slice.call(body.rows);
     var desc = th.dataset.order !== 'desc';
@@ -85,8 +88,8 @@ std::string drops(const Report& r) {
                     " events were dropped</strong> (a thread's ring was full): the counts and times "
                     "below are lower than what ran.<ul>";
   for (const ThreadDrops& d : r.drops)
-    out += "<li>" + html_escape(d.path) + ": pid " + std::to_string(d.pid) + ", tid " + std::to_string(d.tid) +
-           " (" + html_escape(d.thread_name) + "): " + std::to_string(d.dropped) + "</li>";
+    out += "<li>" + html_escape(d.path) + ": pid " + std::to_string(d.pid) + ", tid " + std::to_string(d.tid) + " (" +
+           html_escape(d.thread_name) + "): " + std::to_string(d.dropped) + "</li>";
   return out + "</ul></div>";
 }
 
@@ -106,18 +109,35 @@ std::string operator_table(const Report& r) {
 
 }  // namespace
 
-std::string render_html(const Report& r) {
-  std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                    "<title>ptprof report</title><style>";
+std::string render_html(const Report& r, const HtmlBaseline* baseline) {
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<title>ptprof report</title><style>";
   out += kStyle;
   out += "</style></head><body>\n<h1>ptprof report</h1>\n";
   out += metadata(r) + "\n" + drops(r) + "\n";
   std::string steps = step_breakdown_svg(r);
   out += "<h2>Time per step</h2>\n" + (steps.empty() ? "<p>No ProfilerStep spans in the inputs.</p>" : steps);
+  std::string phases = phase_breakdown_svg(r);
+  out += "\n<h2 id=\"phases-title\">Time per step by phase</h2>\n";
+  if (phases.empty()) {
+    out += "<p>No ProfilerStep spans in the inputs.</p>";
+  } else {
+    out +=
+        "<p>Each instant of a step goes to one phase: data loading (DataLoader's <code>__next__</code>), "
+        "else optimizer (<code>Optimizer.step</code>, <code>Optimizer.zero_grad</code>), else backward "
+        "(autograd's backward ops, on any thread of the process), else forward (operators on the step's "
+        "thread), else other.</p>\n" +
+        phases + "\n" + phase_table(r);
+  }
   std::string top = top_operators_svg(r, kTopOperators);
   out += "\n<h2>Top operators by self CPU time</h2>\n" + (top.empty() ? "<p>No operators.</p>" : top);
   out += "\n<h2>Operators</h2>\n<p>torch's key_averages() columns; click a title to sort.</p>\n";
   out += operator_table(r);
+  if (baseline) {
+    out += "\n<h2>Compared with the baseline</h2>\n<div id=\"baseline\">" + diff_table(*baseline, baseline->rows) +
+           "</div>";
+  }
   out += "\n<script>";
   out += kSortScript;
   out += "</script>\n</body></html>\n";

@@ -9,6 +9,9 @@ namespace ptprof::report::detail {
 // One stacked bar per step (and thread): operator time and the rest of the
 // step's wall time. "" when there are no steps.
 std::string step_breakdown_svg(const Report& r);
+// One bar per step (and thread) stacked by phase (report_phases.hpp). ""
+// when there are no steps.
+std::string phase_breakdown_svg(const Report& r);
 // Horizontal bars of the operators with the most self CPU time.
 std::string top_operators_svg(const Report& r, size_t count);
 

@@ -1,7 +1,9 @@
 """`ptprof report --html`: one self-contained page that opens in headless
-Chromium without script errors, with a visible operator table and at least
-two plots (step breakdown, top operators), whose table sorts on a click.
-Skipped when Chromium is not installed (Debian: apt-get install chromium)."""
+Chromium without script errors, with a visible operator table, at least
+three plots (step breakdown, phases, top operators), the phase table and,
+with --baseline, the comparison section, and whose table sorts on a click.
+The browser checks are skipped when Chromium is not installed (Debian:
+apt-get install chromium). Also: the phases of a real training loop."""
 
 import html
 import json
@@ -24,6 +26,12 @@ var __ce = console.error;
 console.error = function () { __errors.push(Array.prototype.join.call(arguments, ' ')); __ce.apply(console, arguments); };
 window.addEventListener('load', function () {
   var table = document.getElementById('ops');
+  var size = function (id) {
+    var e = document.getElementById(id);
+    if (!e) return [0, 0];
+    var r = e.getBoundingClientRect();
+    return [r.width, r.height];
+  };
   var box = table ? table.getBoundingClientRect() : {width: 0, height: 0};
   var plots = Array.prototype.filter.call(document.querySelectorAll('svg.plot'), function (s) {
     var r = s.getBoundingClientRect(); return r.width > 0 && r.height > 0; }).length;
@@ -36,6 +44,7 @@ window.addEventListener('load', function () {
   var pre = document.createElement('pre');
   pre.id = 'probe';
   pre.textContent = JSON.stringify({errors: __errors, table: [box.width, box.height], plots: plots, first: first,
+                                    phases: size('phases'), diff: size('diff'),
                                     external: document.querySelectorAll('[src],link[href]').length});
   document.body.appendChild(pre);
 });
@@ -55,12 +64,36 @@ def headless(browser, *args):
                   "--window-size=1200,1600"] + list(args), timeout=120)
 
 
+def trace_in(d, name, script):
+    sub = os.path.join(d, name)
+    os.makedirs(sub)
+    return X.trace_example(sub, script, env=T.clean_env(STEPS=3))
+
+
+def test_phases_of_a_training_loop():
+    """train_mlp.py: autograd's backward ops and SGD's step and zero_grad
+    make backward and optimizer time, and the phases of each step sum to its
+    wall time."""
+    with T.tempdir() as d:
+        trace = X.trace_example(d, "train_mlp.py", env=T.clean_env(STEPS=4))
+        phases = T.report_json(trace)["phases"]
+        T.check(phases["total"]["backward_us"] > 0, "backward time %r" % phases["total"])
+        T.check(phases["total"]["optimizer_us"] > 0, "optimizer time %r" % phases["total"])
+        T.check(phases["total"]["forward_us"] > 0, "forward time %r" % phases["total"])
+        T.check_eq(phases["total"]["data_loading_us"], 0.0, "no DataLoader in train_mlp.py")
+        T.check(len(phases["steps"]) >= 3, "steps %r" % phases["steps"])
+        keys = ("forward_us", "backward_us", "optimizer_us", "data_loading_us", "other_us")
+        for s in phases["steps"]:
+            T.check(abs(sum(s[k] for k in keys) - s["wall_us"]) < 0.01, "phases sum to the wall time: %r" % s)
+
+
 def test_html_report_opens_in_chromium():
     browser = chromium()
     with T.tempdir() as d:
-        trace = X.trace_example(d, "train_mlp_ranges.py", env=T.clean_env(STEPS=3))
+        trace = trace_in(d, "run", "train_mlp_ranges.py")
+        baseline = trace_in(d, "base", "train_mlp.py")
         page = os.path.join(d, "report.html")
-        proc = T.run_ptprof(["report", trace, "--html", page])
+        proc = T.run_ptprof(["report", trace, "--html", page, "--baseline", baseline])
         T.check_eq(proc.returncode, 0, "report --html\n" + T.describe(proc))
         T.check_eq(proc.stdout, "", "nothing on stdout with --html")
         with open(page, encoding="utf-8") as f:
@@ -78,7 +111,9 @@ def test_html_report_opens_in_chromium():
         probe = json.loads(html.unescape(m.group(1)))
         T.check_eq(probe["errors"], [], "script errors in the page")
         T.check(probe["table"][0] > 0 and probe["table"][1] > 0, "table size %r" % probe["table"])
-        T.check(probe["plots"] >= 2, "plots with a size: %d" % probe["plots"])
+        T.check(probe["plots"] >= 3, "plots with a size: %d" % probe["plots"])
+        T.check(probe["phases"][0] > 0 and probe["phases"][1] > 0, "phase table size %r" % probe["phases"])
+        T.check(probe["diff"][0] > 0 and probe["diff"][1] > 0, "diff section size %r" % probe["diff"])
         T.check_eq(probe["external"], 0, "elements loading other files")
         rows = T.report_json(trace)["rows"]
         most = max(r["calls"] for r in rows)

@@ -1,0 +1,19 @@
+// The HTML report's tables besides the operator table: the steps by phase and
+// the comparison with a baseline run. Both are class "ops", so the page's
+// script sorts them by a click on a title.
+#pragma once
+#include <cstddef>
+#include <string>
+
+#include "ptprof/analysis/report_html.hpp"
+
+namespace ptprof::report::detail {
+
+// One row per step with each phase's time, then the totals with their share
+// of all steps' wall time. "" when there are no steps.
+std::string phase_table(const Report& r);
+// The names whose time or count changed most since the baseline, at most
+// `rows` of them.
+std::string diff_table(const HtmlBaseline& b, size_t rows);
+
+}  // namespace ptprof::report::detail
