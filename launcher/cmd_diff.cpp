@@ -55,8 +55,7 @@ std::string names(const std::vector<std::string_view>& items) {
 
 int run_diff(const DiffArgs& args) {
   auto key = diff::parse_sort_key(args.sort_by);
-  if (!key)
-    return usage_error("unknown --sort-by '" + args.sort_by + "'; accepted: " + names(diff::sort_key_names()));
+  if (!key) return usage_error("unknown --sort-by '" + args.sort_by + "'; accepted: " + names(diff::sort_key_names()));
   if (args.format != "table" && args.format != "json")
     return usage_error("unknown --format '" + args.format + "'; accepted: table, json");
   if (args.row_limit < 0) return usage_error("--row-limit must be >= 0 (0 = all rows)");
@@ -76,15 +75,14 @@ int run_diff(const DiffArgs& args) {
 
 void add_diff(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<DiffArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "diff",
-      "Compare two runs operator by operator (as Holistic Trace Analysis' trace diff): calls,\n"
-      "self CPU and CPU total of each name in A and B and the change, largest change first;\n"
-      "names found on one side only are marked added or removed.");
+  CLI::App* cmd =
+      app.add_subcommand("diff",
+                         "Compare two runs operator by operator (as Holistic Trace Analysis' trace diff): calls,\n"
+                         "self CPU and CPU total of each name in A and B and the change, largest change first;\n"
+                         "names found on one side only are marked added or removed.");
   cmd->add_option("A", args->a, "The baseline: a trace file, or a directory (its *.bin files)")->required();
   cmd->add_option("B", args->b, "The run compared with it: a trace file or a directory")->required();
-  cmd->add_option("--sort-by", args->sort_by,
-                  "Order by the size of the change in: " + names(diff::sort_key_names()))
+  cmd->add_option("--sort-by", args->sort_by, "Order by the size of the change in: " + names(diff::sort_key_names()))
       ->capture_default_str();
   cmd->add_option("--row-limit", args->row_limit, "Rows to print, 0 = all")->capture_default_str();
   cmd->add_option("--format", args->format, "Output: table or json (times in us)")->capture_default_str();

@@ -3,8 +3,8 @@
 // render.
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 
 #include <spdlog/spdlog.h>

@@ -85,8 +85,8 @@ std::string drops(const Report& r) {
                     " events were dropped</strong> (a thread's ring was full): the counts and times "
                     "below are lower than what ran.<ul>";
   for (const ThreadDrops& d : r.drops)
-    out += "<li>" + html_escape(d.path) + ": pid " + std::to_string(d.pid) + ", tid " + std::to_string(d.tid) +
-           " (" + html_escape(d.thread_name) + "): " + std::to_string(d.dropped) + "</li>";
+    out += "<li>" + html_escape(d.path) + ": pid " + std::to_string(d.pid) + ", tid " + std::to_string(d.tid) + " (" +
+           html_escape(d.thread_name) + "): " + std::to_string(d.dropped) + "</li>";
   return out + "</ul></div>";
 }
 
@@ -107,8 +107,9 @@ std::string operator_table(const Report& r) {
 }  // namespace
 
 std::string render_html(const Report& r) {
-  std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                    "<title>ptprof report</title><style>";
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<title>ptprof report</title><style>";
   out += kStyle;
   out += "</style></head><body>\n<h1>ptprof report</h1>\n";
   out += metadata(r) + "\n" + drops(r) + "\n";

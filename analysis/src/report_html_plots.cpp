@@ -21,14 +21,12 @@ std::string px(double v) { return fixed(v, 1); }
 std::string time_label(int64_t ns) { return format_time_us(double(ns) / 1000.0); }
 
 std::string rect(double x, double y, double w, double h, const char* color, const std::string& title) {
-  return "<rect x=\"" + px(x) + "\" y=\"" + px(y) + "\" width=\"" + px(std::max(w, 0.0)) +
-         "\" height=\"" + px(h) + "\" fill=\"" + color + "\"><title>" + html_escape(title) +
-         "</title></rect>";
+  return "<rect x=\"" + px(x) + "\" y=\"" + px(y) + "\" width=\"" + px(std::max(w, 0.0)) + "\" height=\"" + px(h) +
+         "\" fill=\"" + color + "\"><title>" + html_escape(title) + "</title></rect>";
 }
 
 std::string text(double x, double y, const std::string& s, const char* anchor = "end") {
-  return "<text x=\"" + px(x) + "\" y=\"" + px(y) + "\" text-anchor=\"" + anchor + "\">" +
-         html_escape(s) + "</text>";
+  return "<text x=\"" + px(x) + "\" y=\"" + px(y) + "\" text-anchor=\"" + anchor + "\">" + html_escape(s) + "</text>";
 }
 
 std::string svg_open(int height, const std::string& label) {
@@ -43,14 +41,24 @@ std::string html_escape(std::string_view s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
       default:
         // Control characters would make the page's text unreadable.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t') out += "\xEF\xBF\xBD";
-        else out += c;
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t')
+          out += "\xEF\xBF\xBD";
+        else
+          out += c;
     }
   }
   return out;
@@ -79,8 +87,8 @@ std::string step_breakdown_svg(const Report& r) {
     double w_ops = double(ops) * scale, w_rest = double(s.wall_ns - ops) * scale;
     out += text(kLabelWidth - 8, y + kBarHeight - 5, label);
     out += rect(kLabelWidth, y, w_ops, kBarHeight, kOperatorColor, label + ": operators " + time_label(ops));
-    out += rect(kLabelWidth + w_ops, y, w_rest, kBarHeight, kOtherColor,
-                label + ": rest " + time_label(s.wall_ns - ops));
+    out +=
+        rect(kLabelWidth + w_ops, y, w_rest, kBarHeight, kOtherColor, label + ": rest " + time_label(s.wall_ns - ops));
     out += text(kLabelWidth + w_ops + w_rest + 6, y + kBarHeight - 5, time_label(s.wall_ns), "start");
     y += kBarHeight + kGap;
   }
