@@ -1,7 +1,7 @@
 // `ptprof export`: trace files to Chrome trace JSON (Kineto's schema) and/or
 // Perfetto protobuf. A thin front end over the analysis library's exports.
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include <spdlog/spdlog.h>
@@ -80,18 +80,18 @@ int run_export(const ExportArgs& a) {
 
 void add_export(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<ExportArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "export",
-      "Trace files to the formats trace viewers read; any mix of files and directories is merged\n"
-      "into one trace. Chrome trace JSON is Kineto's schema, as torch.profiler's\n"
-      "export_chrome_trace writes it: Perfetto UI, chrome://tracing and Holistic Trace Analysis\n"
-      "open it. Perfetto protobuf is smaller and faster to load for big traces.");
-  cmd->add_option("paths", args->paths, "Trace files, or directories (their *.bin files)")
-      ->required();
+  CLI::App* cmd =
+      app.add_subcommand("export",
+                         "Trace files to the formats trace viewers read; any mix of files and directories is merged\n"
+                         "into one trace. Chrome trace JSON is Kineto's schema, as torch.profiler's\n"
+                         "export_chrome_trace writes it: Perfetto UI, chrome://tracing and Holistic Trace Analysis\n"
+                         "open it. Perfetto protobuf is smaller and faster to load for big traces.");
+  cmd->add_option("paths", args->paths, "Trace files, or directories (their *.bin files)")->required();
   cmd->add_option("--chrome", args->chrome,
                   "Write Chrome trace JSON here; gzip-compressed when the name ends in .gz "
                   "(e.g. trace.json.gz, what HTA reads)");
-  cmd->add_option("--perfetto", args->perfetto, "Write Perfetto protobuf (TrackEvent) here, e.g. trace.pftrace (gzip-compressed when the "
+  cmd->add_option("--perfetto", args->perfetto,
+                  "Write Perfetto protobuf (TrackEvent) here, e.g. trace.pftrace (gzip-compressed when the "
                   "name ends in .gz)");
   cmd->add_option("--max-file-size", args->max_file_size,
                   "Split the Chrome export into parts of at most this much JSON text (bytes, or K, M, "

@@ -6,14 +6,13 @@ namespace ptprof::exporting::detail {
 
 namespace {
 
-void append_metadata(std::string& out, std::string_view name, int32_t pid, int32_t tid,
-                     std::string_view arg, std::string_view json_value) {
+void append_metadata(std::string& out, std::string_view name, int32_t pid, int32_t tid, std::string_view arg,
+                     std::string_view json_value) {
   // Elements after the first start with ",\n"; the list opens with "[\n".
   if (out.back() != '\n') out += ",\n";
   out += "{\"ph\":\"M\",\"name\":\"";
   out += name;
-  out += "\",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) +
-         ",\"ts\":0,\"args\":{\"";
+  out += "\",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) + ",\"ts\":0,\"args\":{\"";
   out += arg;
   out += "\":";
   out += json_value;
@@ -35,8 +34,8 @@ std::string chrome_preamble(const InputSummary& in, const PartLabel& part) {
   out += "\"displayTimeUnit\": \"ms\",\n";
   out += "\"baseTimeNanoseconds\": " + std::to_string(in.base_wall_ns) + ",\n";
   out += "\"host_name\": " + json(in.host) + ",\n";
-  out += "\"ptprof\": {\"part\": " + std::to_string(part.index + 1) + ", \"parts\": " +
-         std::to_string(part.count) + ", \"dropped_events\": " + std::to_string(in.dropped) + "},\n";
+  out += "\"ptprof\": {\"part\": " + std::to_string(part.index + 1) + ", \"parts\": " + std::to_string(part.count) +
+         ", \"dropped_events\": " + std::to_string(in.dropped) + "},\n";
   out += "\"traceEvents\": [\n";
   for (const ProcessInfo& p : in.processes) {
     append_metadata(out, "process_name", p.pid, 0, "name", json(p.name));
@@ -50,8 +49,7 @@ std::string chrome_preamble(const InputSummary& in, const PartLabel& part) {
   return out;
 }
 
-std::unique_ptr<ChromeDocument> ChromeDocument::create(const std::string& path,
-                                                       const InputSummary& inputs,
+std::unique_ptr<ChromeDocument> ChromeDocument::create(const std::string& path, const InputSummary& inputs,
                                                        const PartLabel& part, std::string* error) {
   auto out = OutputFile::create(path, error);
   if (!out) return nullptr;

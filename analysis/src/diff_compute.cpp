@@ -7,8 +7,8 @@
 namespace ptprof::diff {
 
 const std::vector<std::string_view>& sort_key_names() {
-  static const std::vector<std::string_view> names{"self_cpu_time_total", "cpu_time_total", "count"};
-  return names;
+  static const std::vector<std::string_view> kNames{"self_cpu_time_total", "cpu_time_total", "count"};
+  return kNames;
 }
 
 std::optional<SortKey> parse_sort_key(std::string_view name) {
@@ -22,9 +22,12 @@ namespace {
 
 uint64_t change(const Row& r, SortKey key) {
   switch (key) {
-    case SortKey::SelfCpuTime: return uint64_t(std::llabs(r.delta_self_cpu_ns()));
-    case SortKey::CpuTimeTotal: return uint64_t(std::llabs(r.delta_cpu_total_ns()));
-    case SortKey::Count: return uint64_t(std::llabs(r.delta_calls()));
+    case SortKey::SelfCpuTime:
+      return uint64_t(std::llabs(r.delta_self_cpu_ns()));
+    case SortKey::CpuTimeTotal:
+      return uint64_t(std::llabs(r.delta_cpu_total_ns()));
+    case SortKey::Count:
+      return uint64_t(std::llabs(r.delta_calls()));
   }
   return 0;
 }

@@ -25,9 +25,8 @@ using EventVisitor = std::function<void(size_t, const trace::Trace&, const trace
 
 // Streams every event of every file through `visit`, telling `formatter`
 // (when given) where each file begins.
-bool for_each_event(const std::vector<std::string>& files, ChromeEventFormatter* formatter,
-                    const EventVisitor& visit, std::string* error,
-                    std::vector<std::string>* warnings) {
+bool for_each_event(const std::vector<std::string>& files, ChromeEventFormatter* formatter, const EventVisitor& visit,
+                    std::string* error, std::vector<std::string>* warnings) {
   for (size_t i = 0; i < files.size(); ++i) {
     bool started = false;
     format::EventChunkSink sink = [&](const trace::Trace& meta, const std::vector<trace::Event>& events) {
@@ -82,8 +81,8 @@ size_t bucket_of(const std::vector<int64_t>& boundaries, int64_t wall_ns) {
 
 // Greedy: consecutive buckets share a part while its bytes stay within the
 // limit. Returns each bucket's part.
-std::vector<size_t> plan_parts(const std::vector<uint64_t>& bucket_bytes, uint64_t overhead,
-                               uint64_t limit, size_t* parts) {
+std::vector<size_t> plan_parts(const std::vector<uint64_t>& bucket_bytes, uint64_t overhead, uint64_t limit,
+                               size_t* parts) {
   std::vector<size_t> part_of(bucket_bytes.size(), 0);
   size_t part = 0;
   uint64_t used = overhead;
@@ -113,9 +112,8 @@ std::string part_path(const std::string& out, size_t index, size_t count) {
 
 }  // namespace
 
-std::optional<ExportResult> export_chrome(const std::vector<std::string>& files,
-                                          const std::string& out, const ChromeOptions& options,
-                                          std::string* error) {
+std::optional<ExportResult> export_chrome(const std::vector<std::string>& files, const std::string& out,
+                                          const ChromeOptions& options, std::string* error) {
   ExportResult result;
   std::vector<std::string> ignored;  // the write pass reports each file's warnings once
   auto inputs = summarize_inputs(files, error, &ignored);
@@ -173,8 +171,7 @@ std::optional<ExportResult> export_chrome(const std::vector<std::string>& files,
   for (size_t k = 0; k < part_bytes.size(); ++k)
     if (part_bytes[k] > options.max_file_size)
       result.warnings.push_back(result.files[k] + ": " + std::to_string(part_bytes[k]) +
-                                " bytes of JSON, over the limit of " +
-                                std::to_string(options.max_file_size) +
+                                " bytes of JSON, over the limit of " + std::to_string(options.max_file_size) +
                                 ": one step's events alone take more (parts split only between steps)");
   return result;
 }
@@ -183,10 +180,20 @@ std::optional<uint64_t> parse_byte_size(std::string_view text) {
   if (text.empty()) return std::nullopt;
   uint64_t multiplier = 1;
   switch (text.back()) {
-    case 'K': case 'k': multiplier = 1ull << 10; break;
-    case 'M': case 'm': multiplier = 1ull << 20; break;
-    case 'G': case 'g': multiplier = 1ull << 30; break;
-    default: break;
+    case 'K':
+    case 'k':
+      multiplier = 1ull << 10;
+      break;
+    case 'M':
+    case 'm':
+      multiplier = 1ull << 20;
+      break;
+    case 'G':
+    case 'g':
+      multiplier = 1ull << 30;
+      break;
+    default:
+      break;
   }
   if (multiplier != 1) text.remove_suffix(1);
   if (text.empty() || text.size() > 12) return std::nullopt;

@@ -19,8 +19,7 @@ std::string program_name(const std::string& cmdline) {
 
 }  // namespace
 
-std::optional<InputSummary> summarize_inputs(const std::vector<std::string>& files,
-                                             std::string* error,
+std::optional<InputSummary> summarize_inputs(const std::vector<std::string>& files, std::string* error,
                                              std::vector<std::string>* warnings) {
   InputSummary s;
   std::set<int32_t> pids;

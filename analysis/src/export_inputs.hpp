@@ -11,28 +11,27 @@ namespace ptprof::exporting::detail {
 
 struct ProcessInfo {
   int32_t pid = 0;
-  std::string name;     // the program's file name, as Kineto's process_name
+  std::string name;  // the program's file name, as Kineto's process_name
   std::string cmdline;
 };
 
 struct ThreadInfo {
   int32_t pid = 0;
   int32_t tid = 0;
-  std::string name;     // as recorded, or "thread TID" when the thread had none
+  std::string name;  // as recorded, or "thread TID" when the thread had none
 };
 
 struct InputSummary {
   std::vector<ProcessInfo> processes;  // in order of first appearance
   std::vector<ThreadInfo> threads;
-  std::string host;                    // of the first file
-  int64_t base_wall_ns = 0;            // the earliest window start, down to a whole second
-  uint64_t dropped = 0;                // events the agent dropped, all files
+  std::string host;          // of the first file
+  int64_t base_wall_ns = 0;  // the earliest window start, down to a whole second
+  uint64_t dropped = 0;      // events the agent dropped, all files
 };
 
 // Reads the files' metadata and footers (not their events). nullopt with
 // `error` when one is not a readable trace.
-std::optional<InputSummary> summarize_inputs(const std::vector<std::string>& files,
-                                             std::string* error,
+std::optional<InputSummary> summarize_inputs(const std::vector<std::string>& files, std::string* error,
                                              std::vector<std::string>* warnings);
 
 }  // namespace ptprof::exporting::detail

@@ -16,9 +16,9 @@
 #include "output_file.hpp"
 #include "perfetto_fields.hpp"
 #include "protobuf_encode.hpp"
-#include "step_spans.hpp"
 #include "ptprof/analysis/export.hpp"
 #include "ptprof/analysis/trace_file.hpp"
+#include "step_spans.hpp"
 #include "utf8_sanitize.hpp"
 
 namespace ptprof::exporting {
@@ -86,13 +86,13 @@ class PerfettoWriter {
 
   std::unique_ptr<OutputFile> out_;
   std::string packet_, frame_, event_, nested_, interned_;
-  InternTable names_, shapes_;           // whole trace
-  FileIids file_;                        // the current file's
+  InternTable names_, shapes_;  // whole trace
+  FileIids file_;               // the current file's
   // Track uuids, small so that every event's track_uuid takes a byte or two.
   std::map<int32_t, uint64_t> process_tracks_;
   std::map<std::pair<int32_t, int32_t>, uint64_t> thread_tracks_;
-  uint64_t next_uuid_ = 1;               // 0 is Perfetto's trace-global track
-  int64_t offset_ns_ = 0;                // the current file's realtime offset
+  uint64_t next_uuid_ = 1;  // 0 is Perfetto's trace-global track
+  int64_t offset_ns_ = 0;   // the current file's realtime offset
   uint64_t overlaps_cut_ = 0;
 };
 
@@ -200,8 +200,7 @@ void PerfettoWriter::add_interned_annotation(uint64_t name, uint64_t value_iid) 
   pb::put_bytes(event_, pf::track_event::kDebugAnnotations, nested_);
 }
 
-void PerfettoWriter::write_begin(const trace::Trace& t, const trace::Event& e, uint64_t track,
-                                 bool instant) {
+void PerfettoWriter::write_begin(const trace::Trace& t, const trace::Event& e, uint64_t track, bool instant) {
   interned_.clear();
   uint64_t iid = name_iid(t, e);
   event_.clear();
@@ -209,14 +208,12 @@ void PerfettoWriter::write_begin(const trace::Trace& t, const trace::Event& e, u
                  instant ? pf::track_event::kTypeInstant : pf::track_event::kTypeSliceBegin);
   pb::put_varint(event_, pf::track_event::kTrackUuid, track);
   pb::put_varint(event_, pf::track_event::kNameIid, iid);
-  pb::put_varint(event_, pf::track_event::kCategoryIids,
-                 chrome_category(e) == "cpu_op" ? kCpuOp : kUserAnnotation);
+  pb::put_varint(event_, pf::track_event::kCategoryIids, chrome_category(e) == "cpu_op" ? kCpuOp : kUserAnnotation);
   if (e.seq_nr >= 0) {
     add_annotation(kSequenceNumber, e.seq_nr);
     add_annotation(kFwdThreadId, int64_t(e.fwd_thread_id));
   }
-  if (e.shapes != 0 && e.shapes < t.strings.size())
-    add_interned_annotation(kInputDims, shapes_iid(t, e.shapes));
+  if (e.shapes != 0 && e.shapes < t.strings.size()) add_interned_annotation(kInputDims, shapes_iid(t, e.shapes));
   if (e.flags & trace::kTruncated) add_annotation(kTruncated, 1);
   start_event_packet(e.start_ns + offset_ns_);
   pb::put_bytes(packet_, pf::packet::kTrackEvent, event_);
@@ -296,8 +293,8 @@ uint64_t PerfettoWriter::write_file(const trace::Trace& t) {
 
 }  // namespace
 
-std::optional<ExportResult> export_perfetto(const std::vector<std::string>& files,
-                                            const std::string& out, std::string* error) {
+std::optional<ExportResult> export_perfetto(const std::vector<std::string>& files, const std::string& out,
+                                            std::string* error) {
   ExportResult result;
   std::vector<std::string> ignored;  // reading the events reports each file's warnings
   auto inputs = summarize_inputs(files, error, &ignored);
@@ -319,7 +316,8 @@ std::optional<ExportResult> export_perfetto(const std::vector<std::string>& file
   if (writer.overlaps_cut())
     result.warnings.push_back(std::to_string(writer.overlaps_cut()) +
                               " events overlap the end of the event they start in; Perfetto "
-                              "slices must nest, so they end with it in " + out);
+                              "slices must nest, so they end with it in " +
+                              out);
   return result;
 }
 

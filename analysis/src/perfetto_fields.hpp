@@ -7,7 +7,9 @@
 
 namespace ptprof::exporting::detail::perfetto {
 
-namespace trace { constexpr uint32_t kPacket = 1; }
+namespace trace {
+constexpr uint32_t kPacket = 1;
+}
 
 namespace packet {
 constexpr uint32_t kTimestamp = 8;

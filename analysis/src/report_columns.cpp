@@ -66,11 +66,16 @@ std::vector<Column> columns(const Report& r) {
 
 std::string format_value(const Value& v) {
   switch (v.kind) {
-    case Value::Text: return std::string(v.text);
-    case Value::TimeNs: return format_time_us(v.num / 1000.0);
-    case Value::Percent: return std::isnan(v.num) ? "NaN" : fixed(v.num, 2) + "%";
-    case Value::Int: return std::to_string(v.i);
-    case Value::Bytes: return format_memory(v.i);
+    case Value::Text:
+      return std::string(v.text);
+    case Value::TimeNs:
+      return format_time_us(v.num / 1000.0);
+    case Value::Percent:
+      return std::isnan(v.num) ? "NaN" : fixed(v.num, 2) + "%";
+    case Value::Int:
+      return std::to_string(v.i);
+    case Value::Bytes:
+      return format_memory(v.i);
   }
   return {};
 }

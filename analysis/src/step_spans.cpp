@@ -32,8 +32,8 @@ void StepSpans::cover(size_t file, const trace::Event& e) {
   if (e.kind == trace::EventKind::Step) return;
   auto* list = spans(file, e.thread);
   if (!list || list->empty()) return;
-  auto it = std::upper_bound(list->begin(), list->end(), e.start_ns,
-                             [](int64_t t, const Span& s) { return t < s.start; });
+  auto it =
+      std::upper_bound(list->begin(), list->end(), e.start_ns, [](int64_t t, const Span& s) { return t < s.start; });
   if (it == list->begin()) return;
   Span& s = *--it;
   if (e.start_ns < s.recorded_end && e.end_ns > s.end) s.end = std::min(e.end_ns, s.limit);
@@ -42,8 +42,8 @@ void StepSpans::cover(size_t file, const trace::Event& e) {
 int64_t StepSpans::end_of(size_t file, const trace::Event& step) const {
   auto* list = spans(file, step.thread);
   if (!list) return step.end_ns;
-  auto it = std::lower_bound(list->begin(), list->end(), step.start_ns,
-                             [](const Span& s, int64_t t) { return s.start < t; });
+  auto it =
+      std::lower_bound(list->begin(), list->end(), step.start_ns, [](const Span& s, int64_t t) { return s.start < t; });
   return it != list->end() && it->start == step.start_ns ? std::max(it->end, step.end_ns) : step.end_ns;
 }
 

@@ -242,8 +242,8 @@ Result<trace::Trace> Reader::run(std::vector<std::string>* warnings) {
     uint64_t read = 0;  // counted per thread: a streaming read keeps no events
     for (uint64_t n : counts_) read += n;
     if (warnings)
-      warnings->push_back(path_ + ": truncated at byte " + std::to_string(at) + "; " +
-                          std::to_string(read) + " events read");
+      warnings->push_back(path_ + ": truncated at byte " + std::to_string(at) + "; " + std::to_string(read) +
+                          " events read");
   }
   if (!finish_counts()) return failed();
   return std::move(trace_);
@@ -256,7 +256,7 @@ Result<trace::Trace> read_trace(const std::string& path, std::vector<std::string
 }
 
 Result<trace::Trace> read_trace_streaming(const std::string& path, const EventChunkSink& on_events,
-                                           std::vector<std::string>* warnings) {
+                                          std::vector<std::string>* warnings) {
   return Reader(path, Mode::Full, &on_events).run(warnings);
 }
 

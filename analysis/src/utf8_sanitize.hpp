@@ -19,10 +19,10 @@ inline size_t utf8_sequence_length(std::string_view s, size_t i) {
   for (size_t k = 1; k < n; ++k)
     if ((byte(i + k) & 0xC0) != 0x80) return 0;
   unsigned char c1 = byte(i + 1);
-  if (c == 0xE0 && c1 < 0xA0) return 0;  // overlong
-  if (c == 0xED && c1 >= 0xA0) return 0; // surrogate
-  if (c == 0xF0 && c1 < 0x90) return 0;  // overlong
-  if (c == 0xF4 && c1 >= 0x90) return 0; // past U+10FFFF
+  if (c == 0xE0 && c1 < 0xA0) return 0;   // overlong
+  if (c == 0xED && c1 >= 0xA0) return 0;  // surrogate
+  if (c == 0xF0 && c1 < 0x90) return 0;   // overlong
+  if (c == 0xF4 && c1 >= 0x90) return 0;  // past U+10FFFF
   return n;
 }
 
@@ -63,10 +63,18 @@ inline void append_json_string(std::string& out, std::string_view s) {
     }
     ++i;
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20 || c == 0x7F) {
           out += "\\u00";

@@ -31,10 +31,8 @@ report::Report side(std::vector<report::Row> rows) {
 }  // namespace
 
 TEST_CASE("diff: rows by name, biggest change first", "[diff]") {
-  auto a = side({row("aten::mm", 10, 5'000, 5'000), row("aten::add", 4, 1'000, 1'000),
-                 row("gone", 1, 300, 300)});
-  auto b = side({row("aten::add", 8, 9'000, 9'000), row("aten::mm", 10, 5'200, 5'200),
-                 row("new_op", 2, 100, 700)});
+  auto a = side({row("aten::mm", 10, 5'000, 5'000), row("aten::add", 4, 1'000, 1'000), row("gone", 1, 300, 300)});
+  auto b = side({row("aten::add", 8, 9'000, 9'000), row("aten::mm", 10, 5'200, 5'200), row("new_op", 2, 100, 700)});
   diff::Diff d = diff::compare(a, b, diff::SortKey::SelfCpuTime);
   REQUIRE(d.rows.size() == 4);
   CHECK(d.rows[0].name == "aten::add");

@@ -169,13 +169,13 @@ TEST_CASE("Chrome export: sizes and errors on the command line", "[export][cli]"
   Run bad_size = run_ptprof("export " + lt.path + " --chrome " + dir.file("x.json") + " --max-file-size 12Q");
   CHECK(bad_size.status == 2);
   CHECK(bad_size.out.find("'12Q'") != std::string::npos);
-  Run env_bad = run_ptprof("export " + lt.path + " --chrome " + dir.file("x.json") + " 2>&1; "
-                           "PTPROF_EXPORT_MAX_FILE_SIZE=lots " + PTPROF_BIN + " export " + lt.path +
-                           " --chrome " + dir.file("y.json"));
+  Run env_bad = run_ptprof("export " + lt.path + " --chrome " + dir.file("x.json") +
+                           " 2>&1; "
+                           "PTPROF_EXPORT_MAX_FILE_SIZE=lots " +
+                           PTPROF_BIN + " export " + lt.path + " --chrome " + dir.file("y.json"));
   CHECK(env_bad.status == 2);
   CHECK(env_bad.out.find("PTPROF_EXPORT_MAX_FILE_SIZE 'lots'") != std::string::npos);
-  Run perfetto_only = run_ptprof("export " + lt.path + " --perfetto " + dir.file("p.pftrace") +
-                                 " --max-file-size 1M");
+  Run perfetto_only = run_ptprof("export " + lt.path + " --perfetto " + dir.file("p.pftrace") + " --max-file-size 1M");
   CHECK(perfetto_only.status == 2);
   CHECK(perfetto_only.out.find("--chrome") != std::string::npos);
   Run missing = run_ptprof("export " + dir.file("nope.bin") + " --chrome " + dir.file("z.json"));

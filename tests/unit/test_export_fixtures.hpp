@@ -49,7 +49,7 @@ inline LoopTrace write_loop(const TempDir& dir, const std::string& name, int ste
     trace::Event step;
     step.kind = trace::EventKind::Step;
     step.thread = main_thread;
-    step.arg = uint64_t(s + 1);
+    step.arg = uint64_t(s) + 1;
     step.start_ns = t;
     trace::Event scope;
     scope.kind = trace::EventKind::Op;
@@ -99,7 +99,6 @@ inline Json parse_json_file(const std::string& path) {
   REQUIRE(!text.empty());
   return JsonParser(text).parse();
 }
-
 
 // The structural promises of a Chrome export (docs/export.md): numeric ts,
 // non-negative dur, flows with both ends, ProfilerStep spans enclosing what

@@ -14,9 +14,7 @@ using ptprof::testing::TempDir;
 
 namespace {
 
-Run run(const std::string& args, bool with_stderr = true) {
-  return testing::run_ptprof(args, with_stderr);
-}
+Run run(const std::string& args, bool with_stderr = true) { return testing::run_ptprof(args, with_stderr); }
 
 std::string sample(const TempDir& dir, const std::string& name, uint32_t window) {
   trace::Header h = testing::sample_header();

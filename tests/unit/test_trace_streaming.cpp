@@ -21,8 +21,8 @@ TEST_CASE("streaming read delivers every event in file order, chunk by chunk", "
     CHECK(meta.strings.size() > 1);  // metadata arrives ahead of the events
     for (const trace::Event& e : events) {
       const trace::Event& w = whole->events[seen++];
-      same = same && e.start_ns == w.start_ns && e.end_ns == w.end_ns && e.name == w.name &&
-             e.thread == w.thread && e.shapes == w.shapes && e.seq_nr == w.seq_nr;
+      same = same && e.start_ns == w.start_ns && e.end_ns == w.end_ns && e.name == w.name && e.thread == w.thread &&
+             e.shapes == w.shapes && e.seq_nr == w.seq_nr;
     }
   };
   auto t = format::read_trace_streaming(path, sink, nullptr);

@@ -30,14 +30,13 @@ struct ChromeOptions {
 // Streams the events of `trace_files` (merged, in any order) into `out`,
 // gzip-compressed when it ends in ".gz". Memory does not grow with the trace.
 // nullopt with `error` naming the file and what was wrong.
-std::optional<ExportResult> export_chrome(const std::vector<std::string>& trace_files,
-                                          const std::string& out, const ChromeOptions& options,
-                                          std::string* error);
+std::optional<ExportResult> export_chrome(const std::vector<std::string>& trace_files, const std::string& out,
+                                          const ChromeOptions& options, std::string* error);
 
 // Writes `trace_files` (merged) as one Perfetto protobuf trace: a track per
 // process and per thread, interned names, BEGIN/END slices.
-std::optional<ExportResult> export_perfetto(const std::vector<std::string>& trace_files,
-                                            const std::string& out, std::string* error);
+std::optional<ExportResult> export_perfetto(const std::vector<std::string>& trace_files, const std::string& out,
+                                            std::string* error);
 
 // "123", "64K", "500M", "2G" (powers of 1024) to bytes; nullopt otherwise.
 std::optional<uint64_t> parse_byte_size(std::string_view text);

@@ -83,10 +83,9 @@ Result<trace::Trace> read_trace(const std::string& path, std::vector<std::string
 // with the metadata read so far (writers put metadata ahead of the events that
 // use it). Returns the trace without events; errors, warnings and counts as
 // read_trace. Events already delivered stay delivered when a later chunk fails.
-using EventChunkSink =
-    std::function<void(const trace::Trace& metadata, const std::vector<trace::Event>& events)>;
+using EventChunkSink = std::function<void(const trace::Trace& metadata, const std::vector<trace::Event>& events)>;
 Result<trace::Trace> read_trace_streaming(const std::string& path, const EventChunkSink& on_events,
-                                           std::vector<std::string>* warnings);
+                                          std::vector<std::string>* warnings);
 
 // Header, strings, processes, threads and the footer's per-thread counts,
 // without decoding events (Trace::events stays empty): what `ptprof info`
