@@ -13,18 +13,20 @@
 namespace ptprof::wire {
 
 enum class RecordType : uint16_t {
-  Pad = 0,         // filler up to the end of the ring; skip `size` bytes
-  RangePush = 1,   // arg = name id
-  RangePop = 2,    // closes the innermost open range of the thread
-  Mark = 3,        // arg = name id; an instant
-  Step = 4,        // arg = number of the step that begins at ts (ProfilerStep#arg)
-  OpBegin = 5,     // arg = name id; payload OpBeginPayload [+ encoded shapes]
-  OpEnd = 6,       // payload OpEndPayload
-  ThreadName = 7,  // arg = name id; the thread renamed itself
-  // 32.. reserved for CUDA activity, 64.. for memory events.
+  Pad = 0,                   // filler up to the end of the ring; skip `size` bytes
+  RangePush = 1,             // arg = name id
+  RangePop = 2,              // closes the innermost open range of the thread
+  Mark = 3,                  // arg = name id; an instant
+  Step = 4,                  // arg = number of the step that begins at ts (ProfilerStep#arg)
+  OpBegin = 5,               // arg = name id; payload OpBeginPayload [+ encoded shapes]
+  OpEnd = 6,                 // payload OpEndPayload
+  ThreadName = 7,            // arg = name id; the thread renamed itself
+  CudaApi = 8,               // arg = name id of the entry point; payload CudaApiPayload; ts = call
+  GpuActivity = 9,           // arg = name id (kernel name; 0 otherwise); payload GpuActivityPayload
+  ExternalCorrelation = 10,  // payload ExternalCorrelationPayload; ts = when CUPTI reported it
 };
 // Types this version knows; a reader skips records of any other type.
-constexpr uint16_t kRecordTypeCount = 8;
+constexpr uint16_t kRecordTypeCount = 11;
 
 struct RecordHeader {
   uint16_t type;  // RecordType
@@ -71,6 +73,66 @@ struct OpEndPayload {
   uint64_t handle;
 };
 
+// One call of a hooked CUDA runtime or driver entry point, written by the
+// wrapper on the calling thread when the call returns.
+enum class CudaApiFamily : uint8_t { Runtime = 0, Driver = 1 };
+
+struct CudaApiPayload {
+  uint64_t end_ts;          // raw ticks when the call returned
+  uint64_t correlation_id;  // CUPTI's correlation id of this call, 0 when CUPTI was not recording
+  uint64_t stream;          // cudaStream_t / CUstream as an integer; 0 = default stream or none
+  uint64_t ptr;             // the pointer argument or result (allocation, free, copy destination); 0 = none
+  uint64_t bytes;           // bytes allocated, copied or set; 0 = none
+  uint32_t grid[3];         // launches; 0 otherwise
+  uint32_t block[3];
+  int32_t result;        // cudaError_t / CUresult as returned to the caller
+  uint32_t kernel_name;  // name id of the launched kernel; 0 = unknown or not a launch
+  uint8_t family;        // CudaApiFamily
+  uint8_t copy_kind;     // cudaMemcpyKind of a copy; 0 otherwise
+  uint16_t reserved0;
+  uint32_t reserved1;
+};
+static_assert(sizeof(CudaApiPayload) == 80);
+
+// What a GpuActivity record describes (one CUPTI activity record each).
+enum class GpuActivityKind : uint8_t {
+  Kernel = 1,
+  Memcpy = 2,
+  Memset = 3,
+  Sync = 4,        // CUPTI_ACTIVITY_KIND_SYNCHRONIZATION
+  Overhead = 5,    // CUPTI's own overhead: reported apart, never added to kernel time
+  RuntimeApi = 6,  // CUPTI's record of a runtime call (gives the launch's correlation id and time)
+  DriverApi = 7,
+};
+
+// Activity taken from CUPTI's buffers, written by the agent on the thread
+// CUPTI hands completed buffers to. ts and end_ts are raw ticks of the
+// session's clock: the agent converts GPU timestamps before writing.
+struct GpuActivityPayload {
+  uint64_t end_ts;
+  uint64_t correlation_id;  // CUPTI correlation id (links to the API call and to ExternalCorrelation)
+  uint64_t bytes;           // memcpy / memset bytes
+  uint64_t graph_node_id;   // kernels launched from a CUDA graph; 0 = none
+  uint32_t device;
+  uint32_t context;
+  uint32_t stream;
+  uint8_t kind;       // GpuActivityKind
+  uint8_t copy_kind;  // CUpti_ActivityMemcpyKind for Memcpy; CUpti_ActivityOverheadKind for Overhead
+  uint16_t reserved0;
+  uint32_t grid[3];
+  uint32_t block[3];
+  uint32_t graph_id;  // 0 = none
+  int32_t thread;     // RuntimeApi/DriverApi: the calling thread's tid; 0 otherwise
+};
+static_assert(sizeof(GpuActivityPayload) == 80);
+
+// CUPTI's EXTERNAL_CORRELATION record: the correlation id of a CUDA call made
+// while the bridge had pushed an op's handle as the external id.
+struct ExternalCorrelationPayload {
+  uint64_t correlation_id;
+  uint64_t external_id;  // OpBeginPayload::handle of the op
+};
+
 constexpr size_t kMaxRecordBytes = 4096;  // larger shape payloads are truncated
 
 constexpr uint32_t align8(uint32_t n) { return (n + 7u) & ~7u; }
@@ -92,6 +154,9 @@ inline constexpr std::array<RecordTypeInfo, kRecordTypeCount> kRecordTypes = {{
     {RecordType::OpBegin, sizeof(RecordHeader) + sizeof(OpBeginPayload), true},
     {RecordType::OpEnd, sizeof(RecordHeader) + sizeof(OpEndPayload), false},
     {RecordType::ThreadName, sizeof(RecordHeader), true},
+    {RecordType::CudaApi, sizeof(RecordHeader) + sizeof(CudaApiPayload), true},
+    {RecordType::GpuActivity, sizeof(RecordHeader) + sizeof(GpuActivityPayload), true},
+    {RecordType::ExternalCorrelation, sizeof(RecordHeader) + sizeof(ExternalCorrelationPayload), false},
 }};
 
 constexpr bool record_table_is_complete() {

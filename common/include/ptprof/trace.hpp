@@ -12,6 +12,14 @@ enum class EventKind : uint8_t {
   Range = 2,  // ptprof_range_push/pop (C API, Python ptprof.range)
   Mark = 3,   // ptprof_mark: an instant, end == start
   Step = 4,   // ProfilerStep#N span (arg = N)
+  // CUDA (arg = 1 + index into Trace::cuda for all of these)
+  CudaApi = 5,  // a hooked runtime/driver call, on the calling thread
+  Kernel = 6,   // GPU activity, on a GPU lane thread (Thread::device >= 0)
+  Memcpy = 7,   // name: "Memcpy HtoD" and so on
+  Memset = 8,
+  GpuSync = 9,       // CUPTI synchronization record
+  GpuOverhead = 10,  // CUPTI overhead: never part of an op's CUDA time
+  CuptiApi = 11,     // CUPTI's record of a runtime/driver call (correlation and timing)
 };
 
 enum EventFlags : uint16_t {
@@ -31,7 +39,27 @@ struct Event {
                         // shapes text, e.g. "[[4, 3], [3]]"; 0 = not recorded
   int64_t seq_nr = -1;  // autograd sequence number
   uint64_t fwd_thread_id = 0;
-  uint64_t arg = 0;  // Step: the step number
+  uint64_t arg = 0;  // Step: the step number; Op: its external correlation id
+                     // (0 = none); CUDA kinds: 1 + index into Trace::cuda
+};
+
+// What CUDA events carry beyond Event. Kernels, copies and sets are joined
+// to the op that launched them strictly by correlation id: their
+// external_id equals the launching Op's Event::arg in the same process.
+struct CudaInfo {
+  uint64_t correlation_id = 0;
+  uint64_t external_id = 0;  // the launching op's id; 0 = unmatched
+  uint64_t stream = 0;
+  uint64_t ptr = 0;
+  uint64_t bytes = 0;
+  uint64_t graph_node_id = 0;
+  uint32_t grid[3] = {0, 0, 0};
+  uint32_t block[3] = {0, 0, 0};
+  int32_t device = -1;
+  int32_t result = 0;        // CudaApi: the code returned
+  uint32_t kernel_name = 0;  // CudaApi launches: strings index of the kernel
+  uint8_t family = 0;        // CudaApi: wire::CudaApiFamily
+  uint8_t copy_kind = 0;     // Memcpy: CUpti_ActivityMemcpyKind; CudaApi: cudaMemcpyKind
 };
 
 struct Process {
@@ -47,6 +75,7 @@ struct Thread {
   std::string name;
   uint64_t events = 0;   // events recorded in this file for the thread
   uint64_t dropped = 0;  // events the agent dropped (ring full) in this window
+  int32_t device = -1;   // >= 0: a GPU lane of that device; tid is then the stream id
 };
 
 struct Header {
@@ -101,7 +130,8 @@ struct Trace {
   std::vector<std::string> strings{std::string()};  // strings[0] is ""
   std::vector<Process> processes;
   std::vector<Thread> threads;
-  std::vector<Event> events;  // any order; readers sort as they need
+  std::vector<Event> events;   // any order; readers sort as they need
+  std::vector<CudaInfo> cuda;  // referenced by CUDA events' arg
 };
 
 }  // namespace ptprof::trace
