@@ -231,6 +231,11 @@ int run(const RunOptions& o) {
                  "raise --ring-kb or record fewer events\n",
                  (unsigned long long)t.dropped);
   if (t.lost_processes) std::fprintf(stderr, "ptprof: warning: %u processes could not be profiled\n", t.lost_processes);
+  if (t.shm_short_processes)
+    std::fprintf(stderr,
+                 "ptprof: warning: /dev/shm was short: %u processes got no region and were not profiled; give "
+                 "/dev/shm more room (docker run --shm-size) or lower --ring-kb\n",
+                 t.shm_short_processes);
   for (const std::string& line : trace::loss_lines(t.losses))
     std::fprintf(stderr, "ptprof: warning: %s\n", line.c_str());
   for (auto& f : sink.files())

@@ -77,9 +77,11 @@ void Collector::attach(wire::ProcessSlot& slot) {
 void Collector::abandon_pending() {
   for (uint32_t index : pending_) {
     ++unattached_;
-    char name[sizeof(wire::ProcessSlot::region) + 16];
-    wire::region_name(name, sizeof name, session_.header()->name, index);
-    ::shm_unlink(name);
+    // The agent publishes its region's (random) name before creating it.
+    char name[sizeof(wire::ProcessSlot::region) + 1] = {};
+    std::memcpy(name, session_.header()->slots[index].region, sizeof(wire::ProcessSlot::region));
+    const std::string prefix = std::string(session_.name()) + ".";
+    if (std::strncmp(name, prefix.c_str(), prefix.size()) == 0) ::shm_unlink(name);
   }
   pending_.clear();
 }
@@ -139,6 +141,7 @@ Totals Collector::totals() const {
     t.losses += p->losses();
   }
   t.lost_processes = session_.header()->lost_processes.load(std::memory_order_relaxed) + unattached_;
+  t.shm_short_processes = session_.header()->shm_short_processes.load(std::memory_order_relaxed);
   return t;
 }
 

@@ -20,6 +20,7 @@ struct Totals {
   uint64_t events = 0;
   uint64_t dropped = 0;
   uint32_t lost_processes = 0;
+  uint32_t shm_short_processes = 0;  // of lost_processes: /dev/shm had no room for their region
   trace::Losses losses;
 };
 

@@ -25,7 +25,8 @@ ProcessCollector::~ProcessCollector() = default;
 
 uint64_t ProcessCollector::dropped() const {
   uint64_t d = 0;
-  for (const auto& t : threads_) d += t.reader.dropped();
+  for (const auto& t : threads_)
+    if (t.reader.valid()) d += t.reader.dropped();
   return d;
 }
 
@@ -34,6 +35,9 @@ trace::Losses ProcessCollector::losses() const {
   l.names_refused = header_->strings_dropped.load(std::memory_order_relaxed);
   l.lost_threads = header_->lost_threads.load(std::memory_order_relaxed);
   l.lost_thread_events = header_->lost_thread_events.load(std::memory_order_relaxed);
+  l.shm_short_threads = header_->shm_short_threads.load(std::memory_order_relaxed);
+  l.shm_small_rings = header_->shm_small_rings.load(std::memory_order_relaxed);
+  l.shm_short_names = header_->shm_short_names.load(std::memory_order_relaxed);
   for (const auto& t : threads_) l.malformed_bytes += t.reader.corrupt_bytes;
   return l;
 }
@@ -70,14 +74,45 @@ void ProcessCollector::read_boundaries() {
 void ProcessCollector::attach_new_threads() {
   uint32_t n = std::min(header_->thread_count.load(std::memory_order_acquire), header_->max_threads);
   while (threads_.size() < n) {
-    uint32_t slot = uint32_t(threads_.size());
-    if (header_->threads[slot].state.load(std::memory_order_acquire) != uint32_t(wire::SlotState::Ready)) break;
     ThreadDecode t;
-    t.slot = slot;
-    t.reader = wire::RingReader(wire::ring_control(region_->base, *header_, slot),
-                                wire::ring_data(region_->base, *header_, slot), header_->ring_bytes);
+    t.slot = uint32_t(threads_.size());
     threads_.push_back(std::move(t));
   }
+  // Slots fill in any order (a slot whose ring could not be reserved stays
+  // free), and a released slot fills again with a new thread.
+  for (auto& t : threads_) {
+    if (t.live) continue;
+    const wire::ThreadSlot& slot = header_->threads[t.slot];
+    // Retired too: a short-lived thread may have come and gone between two
+    // rounds. Either way it is a new thread: the old one's slot was Free.
+    const auto state = wire::SlotState(slot.state.load(std::memory_order_acquire));
+    if (state != wire::SlotState::Ready && state != wire::SlotState::Retired) continue;
+    if (t.reader.valid()) seen_.malformed_bytes += t.reader.corrupt_bytes;
+    t.reader =
+        wire::RingReader(wire::ring_control(region_->base, *header_, t.slot),
+                         wire::ring_data(region_->base, *header_, t.slot), wire::slot_ring_bytes(*header_, slot));
+    t.live = true;
+    t.instance = uint32_t(instances_.size());
+    instances_.push_back(Instance{t.slot, true, slot.tid, {}});
+  }
+}
+
+// The thread in `t` exited and its ring is drained: close what it left open,
+// keep its identity for the files still to be written, and give the slot back.
+void ProcessCollector::retire_thread(ThreadDecode& t) {
+  if (!t.stack.empty()) close_span(t, 0, t.last_ticks, trace::kTruncated);
+  Instance& in = instances_[t.instance];
+  const wire::ThreadSlot& slot = header_->threads[t.slot];
+  in.tid = slot.tid;
+  in.name = std::string(slot.name, strnlen(slot.name, sizeof slot.name));
+  in.live = false;
+  const uint64_t d = t.reader.dropped();
+  if (d > t.dropped_accounted) {
+    retired_drops_.push_back({t.instance, d - t.dropped_accounted});
+    t.dropped_accounted = d;
+  }
+  t.live = false;
+  header_->threads[t.slot].state.store(uint32_t(wire::SlotState::Free), std::memory_order_release);
 }
 
 int32_t ProcessCollector::window_index(uint64_t ticks) const {
@@ -106,7 +141,12 @@ uint64_t ProcessCollector::drain(uint64_t horizon) {
   attach_new_threads();
   uint64_t n = 0;
   for (auto& t : threads_) {
+    if (!t.live) continue;
+    // Read before draining: a thread marks its slot retired after its last record.
+    const bool exited =
+        header_->threads[t.slot].state.load(std::memory_order_acquire) == uint32_t(wire::SlotState::Retired);
     n += t.reader.drain([&](const wire::RecordHeader& h) { return visit(t, h, horizon); });
+    if (exited && t.reader.empty()) retire_thread(t);
   }
   drained_horizon_ = std::max(drained_horizon_, horizon);
   return n;
@@ -148,7 +188,7 @@ bool ProcessCollector::visit(ThreadDecode& t, const wire::RecordHeader& h, uint6
         s.kind = trace::EventKind::Mark;
         s.start = h.ts;
         s.name = h.arg;
-        emit(windows_[size_t(w)], t.slot, s, h.ts, 0);
+        emit(windows_[size_t(w)], t.instance, s, h.ts, 0);
       }
       break;
     }
@@ -211,7 +251,7 @@ void ProcessCollector::close_span(ThreadDecode& t, size_t index, uint64_t end, u
     if (s.window >= 0) {
       Window& w = windows_[size_t(s.window)];
       --w.open_spans;
-      if (!w.done) emit(w, t.slot, s, end, flags);
+      if (!w.done) emit(w, t.instance, s, end, flags);
     }
   }
 }
@@ -223,7 +263,7 @@ void ProcessCollector::step_record(ThreadDecode& t, uint64_t ts, uint64_t number
   // import of torch).
   if (wi >= 0) {
     Window& w = windows_[size_t(wi)];
-    if (w.step_open && w.step_number == number && w.step_slot == t.slot) {
+    if (w.step_open && w.step_number == number && w.step_slot == t.instance) {
       w.step_start = ts;
       return;
     }
@@ -236,7 +276,7 @@ void ProcessCollector::step_record(ThreadDecode& t, uint64_t ts, uint64_t number
   w.step_open = true;
   w.step_number = number;
   w.step_start = ts;
-  w.step_slot = t.slot;
+  w.step_slot = t.instance;
 }
 
 // Steps are kept aside and written with the window: a window holding nothing
@@ -275,17 +315,22 @@ bool ProcessCollector::ensure_writer(Window& w) {
   return true;
 }
 
-uint32_t ProcessCollector::file_thread(Window& w, uint32_t slot) {
-  if (w.thread_map.size() <= slot) w.thread_map.resize(slot + 1, 0);
-  if (!w.thread_map[slot]) {
-    const wire::ThreadSlot& ts = header_->threads[slot];
+uint32_t ProcessCollector::file_thread(Window& w, uint32_t instance) {
+  if (w.thread_map.size() <= instance) w.thread_map.resize(instance + 1, 0);
+  if (!w.thread_map[instance]) {
+    const Instance& in = instances_[instance];
     trace::Thread th;
     th.process = 0;
-    th.tid = ts.tid;
-    th.name = std::string(ts.name, strnlen(ts.name, sizeof ts.name));
-    w.thread_map[slot] = w.writer->add_thread(th) + 1;
+    th.tid = in.tid;
+    if (in.live) {
+      const wire::ThreadSlot& ts = header_->threads[in.slot];
+      th.name = std::string(ts.name, strnlen(ts.name, sizeof ts.name));
+    } else {
+      th.name = in.name;
+    }
+    w.thread_map[instance] = w.writer->add_thread(th) + 1;
   }
-  return w.thread_map[slot] - 1;
+  return w.thread_map[instance] - 1;
 }
 
 uint32_t ProcessCollector::file_name(Window& w, uint32_t id) {
@@ -303,14 +348,14 @@ uint32_t ProcessCollector::file_shapes(Window& w, uint32_t id) {
   return w.shape_map[id - 1];
 }
 
-void ProcessCollector::emit(Window& w, uint32_t slot, const OpenSpan& s, uint64_t end, uint16_t flags) {
+void ProcessCollector::emit(Window& w, uint32_t instance, const OpenSpan& s, uint64_t end, uint16_t flags) {
   if (!ensure_writer(w)) return;
   trace::Event e;
   e.kind = s.kind;
   e.start_ns = conv_.to_ns(s.start);
   e.end_ns = conv_.to_ns(end);
   e.name = file_name(w, s.name);
-  e.thread = file_thread(w, slot);
+  e.thread = file_thread(w, instance);
   e.scope = s.scope;
   e.flags = uint16_t(s.flags | flags);
   e.shapes = file_shapes(w, s.shapes);
@@ -342,15 +387,15 @@ void ProcessCollector::write_window(Window& w) {
   for (auto& t : threads_) {
     for (auto& s : t.stack) {
       if (s.window >= 0 && &windows_[size_t(s.window)] == &w) {
-        emit(w, t.slot, s, std::max(end, s.start), trace::kTruncated);
+        emit(w, t.instance, s, std::max(end, s.start), trace::kTruncated);
         s.window = -1;
         --w.open_spans;
       }
     }
   }
   close_step(w, end);
-  bool any_drops = false;
-  for (auto& t : threads_) any_drops |= t.reader.dropped() > t.dropped_accounted;
+  bool any_drops = !retired_drops_.empty();
+  for (auto& t : threads_) any_drops |= t.live && t.reader.dropped() > t.dropped_accounted;
   const trace::Losses now = losses();
   if (w.events == 0 && !any_drops && now == charged_) {
     w.done = true;
@@ -371,13 +416,23 @@ void ProcessCollector::write_window(Window& w) {
   }
   // Drops are charged to the window in which they are seen.
   for (auto& t : threads_) {
+    if (!t.live) continue;
     uint64_t d = t.reader.dropped();
     if (d > t.dropped_accounted) {
-      w.writer->set_thread_dropped(file_thread(w, t.slot), d - t.dropped_accounted);
-      w.dropped += d - t.dropped_accounted;
+      retired_drops_.push_back({t.instance, d - t.dropped_accounted});
       t.dropped_accounted = d;
     }
   }
+  std::vector<uint64_t> drops_by_file_thread;
+  for (const RetiredDrops& r : retired_drops_) {
+    const uint32_t ft = file_thread(w, r.instance);
+    if (drops_by_file_thread.size() <= ft) drops_by_file_thread.resize(ft + 1, 0);
+    drops_by_file_thread[ft] += r.dropped;
+    w.dropped += r.dropped;
+  }
+  retired_drops_.clear();
+  for (uint32_t ft = 0; ft < drops_by_file_thread.size(); ++ft)
+    if (drops_by_file_thread[ft]) w.writer->set_thread_dropped(ft, drops_by_file_thread[ft]);
   w.writer->set_window_end(conv_.to_ns(end));
   // Losses, like drops, are charged to the window written when they are seen.
   trace::Losses delta = now;

@@ -49,7 +49,8 @@ class ProcessCollector {
   bool finished() const { return finished_; }
   uint64_t events() const { return events_total_; }
   uint64_t dropped() const;
-  uint32_t threads() const { return uint32_t(threads_.size()); }
+  // Threads seen, each reuse of a slot by a new thread counting as one.
+  uint32_t threads() const { return uint32_t(instances_.size()); }
   // Everything this process lost so far besides ring drops (the ledger).
   trace::Losses losses() const;
 
@@ -66,12 +67,24 @@ class ProcessCollector {
     uint8_t scope = 0;
     uint16_t flags = 0;
   };
+  // One thread slot of the region. Slots are reused: a thread that exited
+  // is retired (its ring drained, its open spans closed) and the slot is
+  // released to the agent; the next thread in it is another instance.
   struct ThreadDecode {
     wire::RingReader reader;
     uint32_t slot = 0;
+    uint32_t instance = 0;  // index into instances_ of the thread now in the slot
+    bool live = false;      // a thread occupies the slot (attached, not yet retired)
     std::vector<OpenSpan> stack;
     uint64_t dropped_accounted = 0;
     uint64_t last_ticks = 0;
+  };
+  // A thread as the trace files know it.
+  struct Instance {
+    uint32_t slot = 0;
+    bool live = true;
+    int32_t tid = 0;
+    std::string name;  // read from the slot while live, kept when retired
   };
   struct Window {
     uint32_t index = 0;
@@ -80,7 +93,7 @@ class ProcessCollector {
     std::unique_ptr<format::TraceSink> writer;
     std::vector<uint32_t> name_map;    // arena id -> file string id
     std::vector<uint32_t> shape_map;   // shapes id -> file string id
-    std::vector<uint32_t> thread_map;  // slot -> file thread index + 1
+    std::vector<uint32_t> thread_map;  // instance -> file thread index + 1
     uint32_t open_spans = 0;
     bool step_open = false;
     uint64_t step_number = 0;
@@ -100,6 +113,7 @@ class ProcessCollector {
   void read_strings();
   void read_boundaries();
   void attach_new_threads();
+  void retire_thread(ThreadDecode& t);
   bool visit(ThreadDecode& t, const wire::RecordHeader& h, uint64_t horizon);
   // The window whose span of ticks holds `ticks`, -1 when none; a window
   // already written counts the event as late and gives -1 too.
@@ -108,11 +122,11 @@ class ProcessCollector {
   std::string window_path(const Window& w) const;
   void open_span(ThreadDecode& t, OpenSpan s);
   void close_span(ThreadDecode& t, size_t index, uint64_t end, uint16_t extra_flags);
-  void emit(Window& w, uint32_t slot, const OpenSpan& s, uint64_t end, uint16_t flags);
+  void emit(Window& w, uint32_t instance, const OpenSpan& s, uint64_t end, uint16_t flags);
   void step_record(ThreadDecode& t, uint64_t ts, uint64_t number);
   void close_step(Window& w, uint64_t end);
   bool ensure_writer(Window& w);
-  uint32_t file_thread(Window& w, uint32_t slot);
+  uint32_t file_thread(Window& w, uint32_t instance);
   uint32_t file_name(Window& w, uint32_t id);
   uint32_t file_shapes(Window& w, uint32_t id);
   void write_window(Window& w);
@@ -131,7 +145,13 @@ class ProcessCollector {
   std::unordered_map<std::string, uint32_t> shape_ids_;
   uint32_t boundaries_read_ = 0;
   std::vector<Window> windows_;
-  std::vector<ThreadDecode> threads_;
+  std::vector<ThreadDecode> threads_;  // by slot
+  std::vector<Instance> instances_;
+  struct RetiredDrops {
+    uint32_t instance;
+    uint64_t dropped;
+  };
+  std::vector<RetiredDrops> retired_drops_;  // drops of retired threads not yet charged to a window
   uint64_t drained_horizon_ = 0;
   uint64_t events_total_ = 0;
   trace::Losses seen_;     // counted here; the header's counters are added by losses()

@@ -50,8 +50,24 @@ Result<std::unique_ptr<Session>> Session::create(uint64_t ring_bytes, clock::Kin
     ::close(fd);
     return Status::error("cannot size shared memory " + s->name_ + ": " + std::strerror(errno));
   }
+  // Agents store into it from the target: its pages must exist before then,
+  // or a full /dev/shm turns those stores into SIGBUS.
+  if (int rc = ::posix_fallocate(fd, 0, sizeof(wire::SessionHeader)); rc != 0 && rc != EOPNOTSUPP) {
+    ::close(fd);
+    return Status::error("cannot reserve shared memory " + s->name_ + ": " + std::strerror(rc) +
+                         " (is /dev/shm full?)");
+  }
+  // Held until the launcher exits, however it exits: agents that find the
+  // lock gone know that no one drains the session any more.
+  struct flock lock {};
+  lock.l_type = F_RDLCK;
+  lock.l_whence = SEEK_SET;
+  if (::fcntl(fd, F_OFD_SETLK, &lock) != 0) {
+    ::close(fd);
+    return Status::error("cannot lock shared memory " + s->name_ + ": " + std::strerror(errno));
+  }
+  s->fd_ = fd;
   void* p = ::mmap(nullptr, sizeof(wire::SessionHeader), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  ::close(fd);
   if (p == MAP_FAILED) {
     return Status::error("cannot map shared memory " + s->name_ + ": " + std::strerror(errno));
   }
@@ -73,6 +89,7 @@ void Session::unlink() {
 Session::~Session() {
   unlink();
   if (header_) ::munmap(header_, sizeof(wire::SessionHeader));
+  if (fd_ >= 0) ::close(fd_);
 }
 
 RegionMapping::~RegionMapping() {

@@ -1,5 +1,7 @@
 // The launcher's side of a session: creates the shared-memory session object
-// (mode 0600, unguessable name) and removes it when destroyed.
+// (mode 0600, unguessable name, its pages reserved), holds a lock on it for
+// as long as the launcher lives (agents check it), and removes it when
+// destroyed.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -32,6 +34,7 @@ class Session {
  private:
   std::string name_;
   wire::SessionHeader* header_ = nullptr;
+  int fd_ = -1;  // holds the lock that tells agents the launcher lives
   bool linked_ = false;
 };
 

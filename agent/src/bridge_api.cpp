@@ -18,7 +18,18 @@ PTPROF_EXPORT int ptprof_agent_record_shapes(void) { return g_runtime.record_sha
 
 PTPROF_EXPORT void ptprof_agent_op_begin(const ptprof_op_begin* op) {
   ThreadState* t = thread_state();
-  if (!t || !g_runtime.recording()) return;
+  if (!t) {
+    if (g_runtime.recording()) g_runtime.note_unrecorded_event();
+    return;
+  }
+  if (!g_runtime.recording()) return;
+  if (t->op_depth >= ThreadState::kMaxDepth) [[unlikely]] {
+    // Deeper than the handles kept: its end could not be matched, so its
+    // begin is not written either (one drop for the pair).
+    t->ring.count_drop();
+    ++t->op_depth;
+    return;
+  }
   uint64_t ts = t->now();
   uint32_t id = t->intern(op->name);
   // Shapes are recorded whenever the bridge passes them, even as zero bytes
@@ -33,9 +44,10 @@ PTPROF_EXPORT void ptprof_agent_op_begin(const ptprof_op_begin* op) {
   b.scope = op->scope;
   b.flags = uint8_t((op->flags & ~wire::kOpHasShapes) | (has_shapes ? wire::kOpHasShapes : 0));
   b.shapes_bytes = uint16_t(shapes);
-  if (!t->emit(wire::RecordType::OpBegin, id, ts, b, std::span<const uint8_t>(op->shapes, shapes))) [[unlikely]]
+  if (!t->emit_begin(wire::RecordType::OpBegin, id, ts, wire::kOpEndBytes, b,
+                     std::span<const uint8_t>(op->shapes, shapes))) [[unlikely]]
     return;
-  if (t->op_depth < ThreadState::kMaxDepth) t->ops[t->op_depth] = op->handle;
+  t->ops[t->op_depth] = op->handle;
   ++t->op_depth;
 }
 
@@ -49,7 +61,7 @@ PTPROF_EXPORT void ptprof_agent_op_end(uint64_t handle) {
     if (t->ops[i - 1] != handle) continue;
     if (i != depth) std::memmove(&t->ops[i - 1], &t->ops[i], (depth - i) * sizeof(uint64_t));
     --t->op_depth;
-    (void)t->emit(wire::RecordType::OpEnd, 0, t->now(), wire::OpEndPayload{handle});
+    t->emit_end(wire::RecordType::OpEnd, t->now(), wire::OpEndPayload{handle});
     return;
   }
   if (t->op_depth > ThreadState::kMaxDepth) --t->op_depth;  // an op beyond the tracked depth

@@ -16,19 +16,32 @@ bool named_step_rule() { return g_runtime.config().step.kind == StepRule::Kind::
 
 PTPROF_EXPORT void ptprof_mark(const char* name) {
   ThreadState* t = thread_state();
-  if (!t || !g_runtime.recording() || !name) return;
+  if (!t) {
+    if (name) g_runtime.note_unrecorded_event();
+    return;
+  }
+  if (!g_runtime.recording() || !name) return;
   t->write(wire::RecordType::Mark, t->intern(name), t->now());
 }
 
 PTPROF_EXPORT void ptprof_range_push(const char* name) {
   ThreadState* t = thread_state();
-  if (!t) return;
+  if (!t) {
+    if (name) g_runtime.note_unrecorded_event();
+    return;
+  }
   uint32_t entry = 0;
   if (name && (g_runtime.recording() || named_step_rule())) {
     entry = t->intern(name);
     // A pop is written only for a push that was: an unrecorded push (skipped
-    // step, full ring) must not close some other range.
-    if (g_runtime.recording() && t->emit(wire::RecordType::RangePush, entry, t->now())) entry |= kRecordedBit;
+    // step, full ring, nesting deeper than tracked) must not close some other
+    // range. A recorded push holds the room for its pop.
+    if (g_runtime.recording()) {
+      if (t->range_depth >= ThreadState::kMaxDepth)
+        t->ring.count_drop();
+      else if (t->emit_begin(wire::RecordType::RangePush, entry, t->now(), wire::kRangePopBytes))
+        entry |= kRecordedBit;
+    }
   }
   if (t->range_depth < ThreadState::kMaxDepth) t->ranges[t->range_depth] = entry;
   ++t->range_depth;
@@ -36,11 +49,12 @@ PTPROF_EXPORT void ptprof_range_push(const char* name) {
 }
 
 PTPROF_EXPORT void ptprof_range_pop(void) {
-  ThreadState* t = thread_state();
-  if (!t || t->range_depth == 0) return;
+  // A pop belongs to a push on this thread: no thread state, nothing to close.
+  ThreadState* t = detail::tls_thread;
+  if (!t || t->busy || t->range_depth == 0) return;
   uint32_t depth = --t->range_depth;
   uint32_t entry = depth < ThreadState::kMaxDepth ? t->ranges[depth] : 0;
-  if (entry & kRecordedBit) t->write(wire::RecordType::RangePop, 0, t->now());
+  if (entry & kRecordedBit) t->emit_end(wire::RecordType::RangePop, t->now());
   t->scopes.pop();
   const char* ended = nullptr;
   if (named_step_rule() && (entry & ~kRecordedBit) && (entry & ~kRecordedBit) == g_runtime.named_step_id())

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -24,8 +25,15 @@ constinit thread_local ThreadState* tls_thread = nullptr;
 
 namespace {
 
-// Set when this thread could not get a slot, so it does not retry per event.
+// Set when this thread could not get a slot or a ring, so it does not retry
+// per event.
 thread_local bool tls_unregistrable = false;
+// Set when this thread's exit has retired its slot: a hook that runs later in
+// its exit must not register it again.
+thread_local bool tls_exited = false;
+
+// The string arena is reserved in steps as it grows.
+constexpr uint64_t kArenaStep = 256u << 10;
 
 int32_t current_tid() { return int32_t(syscall(SYS_gettid)); }
 
@@ -45,6 +53,16 @@ void copy_name(char* dst, size_t cap, const char* src) {
   std::strncpy(dst, src, cap - 1);
   dst[cap - 1] = '\0';
 }
+
+// Random bits for a region's name. getrandom() is there on every kernel the
+// agent supports; the fallback only keeps names distinct.
+uint64_t random_u64() {
+  uint64_t r = 0;
+  if (::getrandom(&r, sizeof r, GRND_NONBLOCK) == ssize_t(sizeof r)) return r;
+  return clock::monotonic_ns() * 0x9e3779b97f4a7c15ull ^ (uint64_t(getpid()) << 32) ^ uint64_t(current_tid());
+}
+
+void on_thread_exit(void* state) { g_runtime.thread_exited(static_cast<ThreadState*>(state)); }
 
 void on_prepare() { g_runtime.before_fork(); }
 void on_parent() { g_runtime.after_fork_parent(); }
@@ -79,6 +97,7 @@ void Runtime::start() {
   record_shapes_ = config_->record_shapes;
 
   if (!map_session(session)) return;
+  thread_key_ok_ = pthread_key_create(&thread_key_, on_thread_exit) == 0;
   if (!create_region()) return;
 
   pthread_atfork(on_prepare, on_parent, on_child);
@@ -99,26 +118,91 @@ bool Runtime::map_session(const char* name) {
     log(Level::Error, "cannot open session %s: %s; profiling is off in this process", name, std::strerror(errno));
     return false;
   }
+  // Anyone can create an object of that name: map no more than it holds (an
+  // access past its end is a SIGBUS) and use nothing it says unchecked.
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || uint64_t(st.st_size) < sizeof(wire::SessionHeader)) {
+    log(Level::Error, "session %s is not a ptprof session (%lld bytes); profiling is off in this process", name,
+        static_cast<long long>(st.st_size));
+    ::close(fd);
+    return false;
+  }
   void* p = ::mmap(nullptr, sizeof(wire::SessionHeader), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  ::close(fd);
   if (p == MAP_FAILED) {
     log(Level::Error, "cannot map session %s: %s", name, std::strerror(errno));
+    ::close(fd);
     return false;
   }
   auto* s = static_cast<wire::SessionHeader*>(p);
-  if (s->magic != wire::kSessionMagic || s->version != wire::kWireVersion) {
-    log(Level::Error, "session %s has an unknown layout (version %u, agent speaks %u)", name, s->version,
-        wire::kWireVersion);
+  if (!wire::session_header_valid(*s, uint64_t(st.st_size)) || std::strncmp(s->name, name, sizeof s->name) != 0) {
+    log(Level::Error,
+        "session %s has an unknown layout or invalid fields (version %u, agent speaks %u); "
+        "profiling is off in this process",
+        name, s->version, wire::kWireVersion);
     ::munmap(p, sizeof(wire::SessionHeader));
+    ::close(fd);
     return false;
   }
   session_map_ = p;
   session_ = s;
+  session_fd_ = fd;
   clock_kind_ = clock::Kind(s->clock_kind);
   return true;
 }
 
+bool Runtime::launcher_alive() const {
+  struct flock lock {};
+  lock.l_type = F_WRLCK;
+  lock.l_whence = SEEK_SET;
+  // A kernel without OFD locks cannot tell: assume the launcher lives.
+  if (::fcntl(session_fd_, F_OFD_GETLK, &lock) != 0) return true;
+  return lock.l_type != F_UNLCK;
+}
+
+// The launcher died (SIGKILL): no one will drain or remove what this session
+// created. The first agent to notice removes the session's name and every
+// region name published in its slots (processes keep their mappings); the
+// agents that notice later find the flag set. A process that registers while
+// this runs checks again after creating its region (create_region).
+void Runtime::launcher_died() {
+  uint32_t expected = 0;
+  if (!session_->launcher_gone.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) return;
+  log(Level::Warn, "the launcher of session %s is gone; this process and its children are not profiled",
+      session_->name);
+  ::shm_unlink(session_->name);
+  const size_t prefix = strnlen(session_->name, sizeof session_->name);
+  const uint32_t n = std::min(session_->next_slot.load(std::memory_order_acquire), wire::kMaxProcesses);
+  for (uint32_t i = 0; i < n; ++i) {
+    char name[sizeof(wire::ProcessSlot::region) + 1] = {};
+    std::memcpy(name, session_->slots[i].region, sizeof session_->slots[i].region);
+    if (std::strncmp(name, session_->name, prefix) == 0 && name[prefix] == '.') ::shm_unlink(name);
+  }
+}
+
+bool Runtime::reserve_shm(uint64_t offset, uint64_t bytes) const {
+  int rc;
+  do {
+    rc = ::posix_fallocate(region_fd_, off_t(offset), off_t(bytes));
+  } while (rc == EINTR);
+  // A file system that cannot reserve (not tmpfs) gets the old behaviour.
+  return rc == 0 || rc == EOPNOTSUPP || rc == ENOSYS;
+}
+
+void Runtime::fail_region(wire::ProcessSlot& slot, int fd, const char* name, bool shm_short) {
+  if (fd >= 0) {
+    ::close(fd);
+    ::shm_unlink(name);
+  }
+  if (shm_short) session_->shm_short_processes.fetch_add(1, std::memory_order_relaxed);
+  session_->lost_processes.fetch_add(1, std::memory_order_relaxed);
+  slot.state.store(uint32_t(wire::SlotState::Failed), std::memory_order_release);
+}
+
 bool Runtime::create_region() {
+  if (!launcher_alive()) {
+    launcher_died();
+    return false;
+  }
   uint32_t slot_index = session_->next_slot.fetch_add(1, std::memory_order_acq_rel);
   if (slot_index >= wire::kMaxProcesses) {
     session_->lost_processes.fetch_add(1, std::memory_order_relaxed);
@@ -126,29 +210,55 @@ bool Runtime::create_region() {
     return false;
   }
   wire::ProcessSlot& slot = session_->slots[slot_index];
-  char name[sizeof(wire::ProcessSlot::region) + 16];
-  wire::region_name(name, sizeof name, session_->name, slot_index);
   uint64_t ring_bytes = config_->ring_bytes ? config_->ring_bytes : session_->ring_bytes;
   const wire::RegionLayout layout = wire::region_layout(ring_bytes, wire::kMaxThreads);
   size_t bytes = layout.total_bytes;
 
-  int fd = ::shm_open(name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
-  if (fd < 0 || ::ftruncate(fd, off_t(bytes)) != 0) {
+  // A random name, published before the object exists (whoever cleans up
+  // finds it), created exclusively: a name someone else took is not ours,
+  // try another.
+  char name[sizeof(wire::ProcessSlot::region)];
+  int fd = -1;
+  for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
+    wire::region_name(name, sizeof name, session_->name, random_u64());
+    copy_name(slot.region, sizeof slot.region, name);
+    std::atomic_thread_fence(std::memory_order_release);
+    fd = ::shm_open(name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) {
     log(Level::Error, "cannot create %s: %s; this process is not profiled", name, std::strerror(errno));
-    if (fd >= 0) {
-      ::close(fd);
-      ::shm_unlink(name);
-    }
-    session_->lost_processes.fetch_add(1, std::memory_order_relaxed);
-    slot.state.store(uint32_t(wire::SlotState::Failed), std::memory_order_release);
+    fail_region(slot, -1, name, false);
+    return false;
+  }
+  ::fchmod(fd, 0600);  // the umask may have taken the launcher's read-write access
+  region_fd_ = fd;
+  if (::ftruncate(fd, off_t(bytes)) != 0) {
+    log(Level::Error, "cannot size %s: %s; this process is not profiled", name, std::strerror(errno));
+    region_fd_ = -1;
+    fail_region(slot, fd, name, false);
+    return false;
+  }
+  // The header (thread table, boundaries) is written on the hot path.
+  if (!reserve_shm(0, layout.strings_offset)) {
+    log(Level::Error, "/dev/shm is full: no room for %s; this process is not profiled", name);
+    region_fd_ = -1;
+    fail_region(slot, fd, name, true);
     return false;
   }
   void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  ::close(fd);
   if (p == MAP_FAILED) {
-    ::shm_unlink(name);
-    session_->lost_processes.fetch_add(1, std::memory_order_relaxed);
-    slot.state.store(uint32_t(wire::SlotState::Failed), std::memory_order_release);
+    region_fd_ = -1;
+    fail_region(slot, fd, name, false);
+    return false;
+  }
+  // The launcher may have died while the name was being made: then the
+  // process that cleaned up may not have seen it.
+  if (!launcher_alive()) {
+    launcher_died();
+    ::munmap(p, bytes);
+    region_fd_ = -1;
+    fail_region(slot, fd, name, false);
     return false;
   }
   auto* h = std::construct_at(static_cast<wire::ProcessHeader*>(p));
@@ -168,26 +278,72 @@ bool Runtime::create_region() {
   region_ = p;
   region_bytes_ = bytes;
   header_ = h;
+  arena_reserved_ = 0;
   arena_.emplace(*h, wire::string_arena(p, *h));
 
   slot.pid = h->pid;
   slot.ppid = h->ppid;
-  copy_name(slot.region, sizeof slot.region, name);
   slot.state.store(uint32_t(wire::SlotState::Ready), std::memory_order_release);
   return true;
 }
 
+// A slot for a new thread: one the launcher has released (an exited
+// thread's, drained) or one never used. Caller holds threads_mu_.
+uint32_t Runtime::claim_thread_slot() {
+  const uint32_t used = header_->thread_count.load(std::memory_order_relaxed);
+  for (uint32_t i = 0; i < used; ++i)
+    if (header_->threads[i].state.load(std::memory_order_acquire) == uint32_t(wire::SlotState::Free)) return i;
+  if (used >= header_->max_threads) return UINT32_MAX;
+  header_->thread_count.store(used + 1, std::memory_order_release);
+  return used;
+}
+
+// The ring of `slot`, reserved in /dev/shm: the session's size, or a quarter,
+// a sixteenth... down to kMinRingBytes when /dev/shm is short; 0 when not
+// even that fits. A slot keeps its ring for the threads that reuse it.
+// Caller holds threads_mu_.
+uint64_t Runtime::reserve_ring(uint32_t slot) {
+  if (ring_bytes_->size() <= slot) ring_bytes_->resize(slot + 1, 0);
+  uint64_t& reserved = (*ring_bytes_)[slot];
+  if (reserved) return reserved;
+  const uint64_t offset = uint64_t(reinterpret_cast<uint8_t*>(wire::ring_control(region_, *header_, slot)) -
+                                   static_cast<uint8_t*>(region_));
+  for (uint64_t size = header_->ring_bytes;; size = std::max(size / 4, wire::kMinRingBytes)) {
+    if (reserve_shm(offset, sizeof(wire::RingControl) + size)) {
+      if (size < header_->ring_bytes) header_->shm_small_rings.fetch_add(1, std::memory_order_relaxed);
+      return reserved = size;
+    }
+    if (size <= wire::kMinRingBytes) return 0;
+  }
+}
+
+// The string arena reserved up to byte `upto`. Caller holds intern_mu_.
+bool Runtime::reserve_arena(uint64_t upto) {
+  if (upto <= arena_reserved_ || upto > header_->strings_capacity) return true;  // a full arena refuses by itself
+  const uint64_t want = std::min(header_->strings_capacity, (upto + kArenaStep - 1) / kArenaStep * kArenaStep);
+  if (!reserve_shm(header_->strings_offset + arena_reserved_, want - arena_reserved_)) return false;
+  arena_reserved_ = want;
+  return true;
+}
+
 ThreadState* Runtime::register_thread() {
-  if (!header_) return nullptr;
-  if (tls_unregistrable) {
-    // The thread table is full: what this thread records is lost, and counted.
-    if (recording()) count_lost_event();
+  if (!header_ || tls_unregistrable || tls_exited) return nullptr;
+  std::lock_guard lock(threads_mu_);
+  if (!launcher_alive()) {
+    launcher_died();
+    tls_unregistrable = true;
     return nullptr;
   }
-  uint32_t index = header_->thread_count.fetch_add(1, std::memory_order_acq_rel);
-  if (index >= header_->max_threads) {
-    header_->thread_count.fetch_sub(1, std::memory_order_acq_rel);
+  const uint32_t index = claim_thread_slot();
+  if (index == UINT32_MAX) {
     header_->lost_threads.fetch_add(1, std::memory_order_relaxed);
+    tls_unregistrable = true;
+    return nullptr;
+  }
+  const uint64_t ring_bytes = reserve_ring(index);
+  if (ring_bytes == 0) {
+    // The slot stays free: a later thread may find /dev/shm less full.
+    header_->shm_short_threads.fetch_add(1, std::memory_order_relaxed);
     tls_unregistrable = true;
     return nullptr;
   }
@@ -196,18 +352,33 @@ ThreadState* Runtime::register_thread() {
   t->slot = index;
   t->tid = current_tid();
   t->ring = wire::RingWriter(wire::ring_control(region_, *header_, index), wire::ring_data(region_, *header_, index),
-                             header_->ring_bytes);
+                             ring_bytes);
   wire::ThreadSlot& slot = header_->threads[index];
   slot.tid = t->tid;
+  slot.ring_bytes = ring_bytes;
+  std::memset(slot.name, 0, sizeof slot.name);
   char name[16] = {};
   if (pthread_getname_np(pthread_self(), name, sizeof name) == 0) copy_name(slot.name, sizeof slot.name, name);
   slot.state.store(uint32_t(wire::SlotState::Ready), std::memory_order_release);
-  {
-    std::lock_guard lock(threads_mu_);
-    threads_->push_back(std::move(state));
-  }
+  // The slot's previous thread has exited and the launcher is done with it.
+  if (threads_->size() <= index) threads_->resize(index + 1);
+  (*threads_)[index] = std::move(state);
   detail::tls_thread = t;
+  if (thread_key_ok_) pthread_setspecific(thread_key_, t);
   return t;
+}
+
+void Runtime::thread_exited(ThreadState* t) {
+  // A fork child's copy of its parent's value, or a region that is gone.
+  if (!t || t != detail::tls_thread || !header_) return;
+  detail::tls_thread = nullptr;
+  tls_exited = true;
+  // Last: from here on the launcher may release the slot to a new thread.
+  header_->threads[t->slot].state.store(uint32_t(wire::SlotState::Retired), std::memory_order_release);
+}
+
+void Runtime::note_unrecorded_event() {
+  if (tls_unregistrable && recording()) count_lost_event();
 }
 
 void Runtime::rename_thread(ThreadState* t, const char* name) {
@@ -225,6 +396,12 @@ uint32_t Runtime::intern(const char* s, const char** text) {
   }
   // A full arena refuses (and counts) the name; the caller's thread caches
   // remember the refusal, so this runs once per thread and name.
+  const uint64_t at = header_->strings_committed.load(std::memory_order_relaxed);
+  if (!reserve_arena(at + wire::arena_entry_bytes(name.size()))) {
+    header_->strings_dropped.fetch_add(1, std::memory_order_relaxed);
+    header_->shm_short_names.fetch_add(1, std::memory_order_relaxed);
+    return 0;
+  }
   const wire::StringArenaWriter::Entry e = arena_->append(name);
   if (e.id == 0) return 0;
   interned_->emplace(std::string(name), InternedName{e.id, e.text});
@@ -326,13 +503,18 @@ void Runtime::after_fork_child() {
   // start a region of our own. The other threads do not exist here.
   active_.store(false, std::memory_order_release);
   forget_thread_state();
+  if (thread_key_ok_) pthread_setspecific(thread_key_, nullptr);
   tls_unregistrable = false;
+  tls_exited = false;
   threads_->clear();
+  ring_bytes_->clear();
   interned_->clear();
   arena_.reset();
   named_step_id_.store(0, std::memory_order_relaxed);
   ::munmap(region_, region_bytes_);
+  ::close(region_fd_);
   region_ = nullptr;
+  region_fd_ = -1;
   header_ = nullptr;
   if (!create_region()) return;
   active_.store(true, std::memory_order_release);

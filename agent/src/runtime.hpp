@@ -11,12 +11,27 @@
 // Threads: each thread that records gets a ThreadState (thread_state.hpp),
 // created on its first event and owned here; the thread reaches it through a
 // thread_local pointer. The hot path touches only that ThreadState, the
-// `recording_` flag and the clock kind.
+// `recording_` flag and the clock kind. A thread's exit (a pthread key's
+// destructor) retires its slot; once the launcher has drained it the slot and
+// its ring go to the next new thread.
+//
+// Shared memory is reserved (fallocate) before it is used: the region's
+// header when it is created, a thread's ring when the thread registers (a
+// smaller ring, or none, when /dev/shm is short), the string arena as it
+// grows. A store on the hot path therefore never faults. What a short
+// /dev/shm cost is counted in the region's header.
+//
+// The session object PTPROF_SESSION names is checked (size, every header
+// field) before use; anything off leaves the agent inert. The launcher holds
+// a lock on it while it lives: an agent that finds the lock gone registers
+// nothing more, and the first to notice removes the session's objects.
 //
 // Steps and windows: end_step() moves the schedule on; it is serialized by
 // step_mu_ and publishes window boundaries in the region for the launcher.
 #pragma once
+#include <pthread.h>
 #include <atomic>
+
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -75,10 +90,23 @@ class Runtime {
   void after_fork_child();
 
   void count_lost_event();
+  // The calling thread tried to record an event but has no thread state:
+  // counted when the thread could not be given a slot or a ring.
+  void note_unrecorded_event();
+  // Pthread key destructor: the calling thread exits.
+  void thread_exited(ThreadState* t);
 
  private:
   bool map_session(const char* name);
   bool create_region();
+  void fail_region(wire::ProcessSlot& slot, int fd, const char* name, bool shm_short);
+  bool launcher_alive() const;
+  void launcher_died();
+  // Reserves [offset, offset + bytes) of the region's object in /dev/shm.
+  bool reserve_shm(uint64_t offset, uint64_t bytes) const;
+  uint32_t claim_thread_slot();
+  uint64_t reserve_ring(uint32_t slot);
+  bool reserve_arena(uint64_t upto);
   void publish_boundary(wire::BoundaryKind kind, uint64_t ticks, uint32_t window);
   void apply_step(uint64_t step, uint64_t ticks, bool first);
   void set_bridge_recording(bool on);
@@ -91,8 +119,11 @@ class Runtime {
 
   void* session_map_ = nullptr;
   wire::SessionHeader* session_ = nullptr;
+  int session_fd_ = -1;  // kept open: the launcher's lock on it says it is alive
   void* region_ = nullptr;
   size_t region_bytes_ = 0;
+  int region_fd_ = -1;           // kept open to reserve parts of the region as they are needed
+  uint64_t arena_reserved_ = 0;  // bytes of the string arena reserved so far
   wire::ProcessHeader* header_ = nullptr;
 
   struct InternedName {
@@ -109,7 +140,10 @@ class Runtime {
   std::optional<wire::StringArenaWriter> arena_;  // set with the region
 
   std::mutex threads_mu_;
-  NoDestructor<std::vector<std::unique_ptr<ThreadState>>> threads_;
+  NoDestructor<std::vector<std::unique_ptr<ThreadState>>> threads_;  // by slot
+  NoDestructor<std::vector<uint64_t>> ring_bytes_;                   // by slot: reserved ring size, 0: none
+  pthread_key_t thread_key_ = 0;
+  bool thread_key_ok_ = false;
 
   std::mutex step_mu_;
   uint64_t step_ = 0;

@@ -138,6 +138,17 @@ struct ThreadState {
             std::span<const uint8_t> tail = {}) {
     return wire::emit(ring, type, arg, ts, payload, tail);
   }
+  // A begin, written only with room held for its end (wire::Pairing).
+  template <class Payload = wire::NoPayload>
+  bool emit_begin(wire::RecordType type, uint32_t arg, uint64_t ts, uint32_t end_bytes, const Payload& payload = {},
+                  std::span<const uint8_t> tail = {}) {
+    return wire::emit(ring, type, arg, ts, payload, tail, wire::Pairing::Begin, end_bytes);
+  }
+  // The end of a begin emit_begin() wrote: never dropped.
+  template <class Payload = wire::NoPayload>
+  void emit_end(wire::RecordType type, uint64_t ts, const Payload& payload = {}) {
+    (void)wire::emit(ring, type, 0, ts, payload, {}, wire::Pairing::End);
+  }
   // A header-only record whose loss needs no handling.
   void write(wire::RecordType type, uint32_t arg, uint64_t ts) { (void)emit(type, arg, ts); }
 };

@@ -197,6 +197,12 @@ Status decode_footer(Cursor c, FooterData& f) {
       *v = c.varint();
     if (!c.ok()) return Status::error(kTruncatedPayload);
   }
+  // The /dev/shm counts, appended later: absent in older files.
+  if (c.remaining() > 0) {
+    for (uint64_t* v : {&f.losses.shm_short_threads, &f.losses.shm_small_rings, &f.losses.shm_short_names})
+      *v = c.varint();
+    if (!c.ok()) return Status::error(kTruncatedPayload);
+  }
   uint64_t events = 0, dropped = 0;
   for (uint64_t i = 0; i < n; ++i) {
     events += f.thread_events[i];

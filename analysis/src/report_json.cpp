@@ -81,7 +81,10 @@ std::string render_json(const Report& r, size_t row_limit) {
          ", \"lost_threads\": " + std::to_string(l.lost_threads) +
          ", \"lost_thread_events\": " + std::to_string(l.lost_thread_events) +
          ", \"late_events\": " + std::to_string(l.late_events) +
-         ", \"malformed_bytes\": " + std::to_string(l.malformed_bytes) + "},\n";
+         ", \"malformed_bytes\": " + std::to_string(l.malformed_bytes) +
+         ", \"shm_short_threads\": " + std::to_string(l.shm_short_threads) +
+         ", \"shm_small_rings\": " + std::to_string(l.shm_small_rings) +
+         ", \"shm_short_names\": " + std::to_string(l.shm_short_names) + "},\n";
   out += "  \"self_cpu_time_total_us\": " + fixed(double(r.self_cpu_total_ns) / 1000.0, 3) + ",\n";
   if (r.has_cuda_time)
     out += "  \"self_cuda_time_total_us\": " + fixed(double(r.self_cuda_total_ns) / 1000.0, 3) + ",\n";

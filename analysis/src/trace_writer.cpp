@@ -164,7 +164,8 @@ struct TraceWriter::Impl {
     put_svarint(raw, window_end_ns);
     // The losses ledger: fields appended in a fixed order (format.md).
     for (uint64_t v : {losses.unnamed_events, losses.names_refused, losses.lost_threads, losses.lost_thread_events,
-                       losses.late_events, losses.malformed_bytes})
+                       losses.late_events, losses.malformed_bytes, losses.shm_short_threads, losses.shm_small_rings,
+                       losses.shm_short_names})
       put_varint(raw, v);
     return raw;
   }

@@ -6,6 +6,12 @@
 // contiguous space left, the producer writes a Pad record covering that space
 // and starts again at offset 0. A record that does not fit at all is dropped
 // and counted; the producer never waits.
+//
+// Begin/end pairs (ranges, operators): a begin is written only if the ring
+// also has room for its end, and that room stays set aside until the end is
+// written, so an end whose begin was recorded is never dropped (a dropped end
+// would make the launcher close the wrong span). A refused begin is the one
+// drop counted for the pair: recorded + dropped counts each pair once.
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -55,11 +61,45 @@ class RingWriter {
   // Returns where to write `bytes` (multiple of 8, <= kMaxRecordBytes), or
   // nullptr when the ring is full (the event is then counted as dropped).
   // A non-null reservation must be followed by commit(bytes).
-  inline uint8_t* reserve(uint32_t bytes) {
+  inline uint8_t* reserve(uint32_t bytes) { return reserve_keeping(bytes, held_); }
+
+  // A begin record whose end, `end_bytes` long, will follow: reserved only
+  // if the end fits too, and the end's room is then held until end().
+  inline uint8_t* reserve_begin(uint32_t bytes, uint32_t end_bytes) {
+    const uint64_t pending = pending_ends_ + end_bytes;
+    uint8_t* p = reserve_keeping(bytes, pending + kWrapSlack);
+    if (p) set_pending(pending);
+    return p;
+  }
+  // The end of a begin that reserve_begin() accepted: uses the room held for
+  // it, so it does not fail while the consumer only ever frees space.
+  inline uint8_t* reserve_end(uint32_t bytes) {
+    PTPROF_DCHECK(bytes <= pending_ends_);
+    set_pending(pending_ends_ - bytes);
+    return reserve_keeping(bytes, 0);
+  }
+  // The end of an accepted begin will not be written after all.
+  inline void release_end(uint32_t bytes) {
+    PTPROF_DCHECK(bytes <= pending_ends_);
+    set_pending(pending_ends_ - bytes);
+  }
+  uint64_t held() const { return held_; }
+
+ private:
+  // One end may wrap the buffer and waste up to its own size less 8 bytes.
+  static constexpr uint64_t kWrapSlack = 24;
+
+  void set_pending(uint64_t pending) {
+    pending_ends_ = pending;
+    held_ = pending ? pending + kWrapSlack : 0;
+  }
+
+  // reserve() that leaves `keep` bytes free after the record.
+  inline uint8_t* reserve_keeping(uint32_t bytes, uint64_t keep) {
     PTPROF_DCHECK(bytes % 8 == 0 && bytes >= sizeof(RecordHeader) && bytes <= kMaxRecordBytes);
     uint64_t pos = head_ & mask_;
     uint64_t contiguous = capacity_ - pos;
-    uint64_t need = bytes <= contiguous ? bytes : contiguous + bytes;
+    uint64_t need = (bytes <= contiguous ? bytes : contiguous + bytes) + keep;
     if (head_ + need - tail_cache_ > capacity_) [[unlikely]] {
       tail_cache_ = ctl_->tail.load(std::memory_order_acquire);
       if (head_ + need - tail_cache_ > capacity_) {
@@ -80,6 +120,7 @@ class RingWriter {
     return data_ + pos;
   }
 
+ public:
   inline void commit(uint32_t bytes) {
     head_ += bytes;
     ctl_->head.store(head_, std::memory_order_release);
@@ -98,6 +139,8 @@ class RingWriter {
   uint64_t head_ = 0;
   uint64_t tail_cache_ = 0;
   uint64_t dropped_ = 0;
+  uint64_t pending_ends_ = 0;  // bytes of ends whose begins were written
+  uint64_t held_ = 0;          // bytes every other record must leave free
 };
 
 // Consumer side. `visit(const RecordHeader&)` is called for each committed

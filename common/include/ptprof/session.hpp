@@ -4,15 +4,23 @@
 // either side that would break the other does not compile.
 //
 // The launcher creates one session object (POSIX shm, mode 0600, random name)
-// and passes its name to the target in PTPROF_SESSION. Every process of the
-// target's tree that loads the agent creates its own process region (another
-// shm object, named after the session) and announces it by claiming a slot in
-// the session's process table. The launcher maps each region and drains it.
+// and passes its name to the target in PTPROF_SESSION; it holds an OFD read
+// lock on the object for as long as it lives, which is how agents tell that
+// it died. Every process of the target's tree that loads the agent creates
+// its own process region (another shm object, named after the session with a
+// random suffix, so that no other user can take the name first) and announces
+// it by claiming a slot in the session's process table. The launcher maps each
+// region and drains it.
+//
+// Nothing here may fault on a store: the launcher reserves the session's pages
+// and the agent reserves (fallocate) each part of its region before it uses
+// it, so a full /dev/shm costs recording, never a SIGBUS in the target.
 #pragma once
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "ptprof/clock.hpp"
@@ -22,18 +30,23 @@ namespace ptprof::wire {
 
 constexpr uint64_t kSessionMagic = 0x31534650'52505450ull;  // "PTPRPFS1"
 constexpr uint64_t kProcessMagic = 0x31524650'52505450ull;  // "PTPRPFR1"
-constexpr uint32_t kWireVersion = 2;
+constexpr uint32_t kWireVersion = 3;
 
 constexpr uint32_t kMaxProcesses = 4096;
 constexpr uint32_t kMaxThreads = 1024;            // per process
 constexpr uint32_t kMaxBoundaries = 1024;         // schedule boundaries kept per process (ring)
 constexpr uint64_t kDefaultRingBytes = 2u << 20;  // per thread, power of two
 constexpr uint64_t kStringArenaBytes = 16u << 20;
+constexpr uint64_t kMinRingBytes = 64u << 10;  // smallest ring: also what a short /dev/shm falls back to
+constexpr uint64_t kMaxRingBytes = 1ull << 30;
 
 // A process slot goes Free -> Ready, or Free -> Failed when the agent cannot
-// create its region (it counts that in lost_processes). Thread slots go
-// Free -> Claimed -> Ready.
-enum class SlotState : uint32_t { Free = 0, Claimed = 1, Ready = 2, Failed = 3 };
+// create its region (it counts that in lost_processes); its `region` name is
+// published before the object is created, so that whoever cleans up finds it.
+// Thread slots go Free -> Ready -> Retired (the thread exited) and back to
+// Free once the launcher has drained the ring and closed the thread, so that
+// the agent can give the slot, and its ring, to a new thread.
+enum class SlotState : uint32_t { Free = 0, Claimed = 1, Ready = 2, Failed = 3, Retired = 4 };
 
 struct ProcessSlot {
   std::atomic<uint32_t> state{0};  // SlotState
@@ -46,12 +59,14 @@ struct ProcessSlot {
 struct SessionHeader {
   uint64_t magic;
   uint32_t version;
-  uint32_t clock_kind;                   // clock::Kind the agents must use
-  uint64_t ring_bytes;                   // per-thread ring capacity (power of two)
-  char name[64];                         // the session's own shm name
-  std::atomic<uint32_t> next_slot;       // processes that claimed a slot so far
-  std::atomic<uint32_t> lost_processes;  // could not register (table full, shm failure)
-  char pad[64];
+  uint32_t clock_kind;                        // clock::Kind the agents must use
+  uint64_t ring_bytes;                        // per-thread ring capacity (power of two)
+  char name[64];                              // the session's own shm name
+  std::atomic<uint32_t> next_slot;            // processes that claimed a slot so far
+  std::atomic<uint32_t> lost_processes;       // could not register (table full, shm failure)
+  std::atomic<uint32_t> shm_short_processes;  // of those: /dev/shm had no room for the region's header
+  std::atomic<uint32_t> launcher_gone;        // set by the agent that found the launcher dead and cleaned up
+  char pad[56];
   ProcessSlot slots[kMaxProcesses];
 };
 
@@ -59,7 +74,7 @@ struct ThreadSlot {
   std::atomic<uint32_t> state{0};  // SlotState
   int32_t tid = 0;
   char name[48] = {};
-  uint64_t reserved = 0;
+  uint64_t ring_bytes = 0;  // this slot's ring: the session's, or less when /dev/shm was short
 };
 
 // A schedule boundary published by the agent (see schedule.hpp). The
@@ -104,6 +119,11 @@ struct ProcessHeader {
   uint32_t reserved = 0;
   Boundary boundaries[kMaxBoundaries];
   ThreadSlot threads[kMaxThreads];
+  // What a short /dev/shm cost this process (the agent could not reserve the memory).
+  std::atomic<uint32_t> shm_short_threads{0};  // threads that got no ring: nothing of theirs recorded
+  std::atomic<uint32_t> shm_small_rings{0};    // threads that got a smaller ring than asked
+  std::atomic<uint32_t> shm_short_names{0};    // names refused: no room to grow the string arena
+  uint32_t reserved2 = 0;
 };
 
 // The ABI is fixed: these fail to compile when a field moves.
@@ -112,6 +132,7 @@ static_assert(std::atomic<uint32_t>::is_always_lock_free && std::atomic<uint64_t
 static_assert(sizeof(ProcessSlot) == 80 && offsetof(ProcessSlot, region) == 16);
 static_assert(offsetof(SessionHeader, ring_bytes) == 16 && offsetof(SessionHeader, name) == 24 &&
               offsetof(SessionHeader, next_slot) == 88 && offsetof(SessionHeader, lost_processes) == 92 &&
+              offsetof(SessionHeader, shm_short_processes) == 96 && offsetof(SessionHeader, launcher_gone) == 100 &&
               offsetof(SessionHeader, slots) == 160);
 static_assert(sizeof(SessionHeader) == 160 + sizeof(ProcessSlot) * kMaxProcesses);
 static_assert(sizeof(ThreadSlot) == 64 && offsetof(ThreadSlot, name) == 8);
@@ -121,7 +142,7 @@ static_assert(offsetof(ProcessHeader, strings_offset) == 32 && offsetof(ProcessH
               offsetof(ProcessHeader, lost_thread_events) == 592 && offsetof(ProcessHeader, strings_committed) == 600 &&
               offsetof(ProcessHeader, in_transition) == 616 && offsetof(ProcessHeader, closed) == 624 &&
               offsetof(ProcessHeader, boundaries) == 632);
-static_assert(sizeof(ProcessHeader) == 632 + sizeof(Boundary) * kMaxBoundaries + sizeof(ThreadSlot) * kMaxThreads);
+static_assert(sizeof(ProcessHeader) == 632 + sizeof(Boundary) * kMaxBoundaries + sizeof(ThreadSlot) * kMaxThreads + 16);
 
 // Where everything is in a process region. The agent writes these offsets
 // into the header; the launcher accepts a region only if they are what this
@@ -168,11 +189,30 @@ inline RingControl* ring_control(void* region, const ProcessHeader& h, uint32_t 
 inline uint8_t* ring_data(void* region, const ProcessHeader& h, uint32_t thread) {
   return reinterpret_cast<uint8_t*>(ring_control(region, h, thread)) + sizeof(RingControl);
 }
+// The capacity of a thread slot's ring as the launcher may trust it: what the
+// slot says when that is a power of two that fits the slot, else the
+// region's (which always fits).
+inline uint64_t slot_ring_bytes(const ProcessHeader& h, const ThreadSlot& slot) {
+  const uint64_t b = slot.ring_bytes;
+  return is_power_of_two(b) && b >= 4096 && b <= h.ring_bytes ? b : h.ring_bytes;
+}
 
-// The shm name of the region of process slot `slot`: the agent creates it,
-// the launcher maps it, or removes it when its process died registering.
-inline void region_name(char* out, size_t size, const char* session, uint32_t slot) {
-  std::snprintf(out, size, "%.40s.%u", session, slot);
+// Whether a session header can be used as it is (the agent's check on the
+// object PTPROF_SESSION names, which anyone could have created).
+inline bool session_header_valid(const SessionHeader& s, uint64_t mapped_bytes) {
+  if (mapped_bytes < sizeof(SessionHeader) || s.magic != kSessionMagic || s.version != kWireVersion) return false;
+  if (s.clock_kind > uint32_t(clock::Kind::Tsc)) return false;
+  if (!is_power_of_two(s.ring_bytes) || s.ring_bytes < kMinRingBytes || s.ring_bytes > kMaxRingBytes) return false;
+  const void* nul = std::memchr(s.name, 0, sizeof s.name);
+  return nul != nullptr && s.name[0] == '/';
+}
+
+// The shm name of a process region: the session's name and 64 random bits,
+// so that no one can create it first. The agent creates it and publishes it in
+// its process slot; the launcher maps it, or removes it when its process died
+// registering.
+inline void region_name(char* out, size_t size, const char* session, uint64_t random) {
+  std::snprintf(out, size, "%.40s.%016llx", session, static_cast<unsigned long long>(random));
 }
 
 // Environment variable through which the launcher hands the session over.

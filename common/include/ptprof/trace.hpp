@@ -99,10 +99,16 @@ struct Losses {
   uint64_t lost_thread_events = 0;  // events those threads tried to record
   uint64_t late_events = 0;         // events that arrived after their window's file was written
   uint64_t malformed_bytes = 0;     // ring bytes skipped as malformed records
+  // What a short /dev/shm cost (the agent could not reserve the memory):
+  uint64_t shm_short_threads = 0;  // threads that got no ring: nothing of theirs recorded
+  uint64_t shm_small_rings = 0;    // threads recorded in a smaller ring than asked
+  uint64_t shm_short_names = 0;    // names refused (also in names_refused): the arena could not grow
 
   bool any() const {
-    return unnamed_events || names_refused || lost_threads || lost_thread_events || late_events || malformed_bytes;
+    return unnamed_events || names_refused || lost_threads || lost_thread_events || late_events || malformed_bytes ||
+           shm_short();
   }
+  bool shm_short() const { return shm_short_threads || shm_small_rings || shm_short_names; }
   Losses& operator+=(const Losses& o) {
     unnamed_events += o.unnamed_events;
     names_refused += o.names_refused;
@@ -110,6 +116,9 @@ struct Losses {
     lost_thread_events += o.lost_thread_events;
     late_events += o.late_events;
     malformed_bytes += o.malformed_bytes;
+    shm_short_threads += o.shm_short_threads;
+    shm_small_rings += o.shm_small_rings;
+    shm_short_names += o.shm_short_names;
     return *this;
   }
   Losses& operator-=(const Losses& o) {
@@ -119,6 +128,9 @@ struct Losses {
     lost_thread_events -= o.lost_thread_events;
     late_events -= o.late_events;
     malformed_bytes -= o.malformed_bytes;
+    shm_short_threads -= o.shm_short_threads;
+    shm_small_rings -= o.shm_small_rings;
+    shm_short_names -= o.shm_short_names;
     return *this;
   }
   bool operator==(const Losses&) const = default;
