@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdio>
+#include <map>
 #include <string>
 
 #include "collector_fixtures.hpp"
@@ -189,4 +191,41 @@ TEST_CASE("collector: the losses ledger counts unnamed, late and malformed recor
   trace::Losses all = c.losses();
   CHECK(all.late_events == 1);
   CHECK(all.unnamed_events == 1);
+}
+
+TEST_CASE("collector: a retired thread's slot is drained, closed and freed, and its next thread is another thread",
+          "[collector]") {
+  Fixture f;
+  f.region.boundary(BoundaryKind::WindowBegin, 0, 0);
+  wire::ThreadSlot& slot = f.region.header().threads[0];
+  auto& ring = f.region.ring(0);
+  // The first thread leaves a range open, drops one event and exits.
+  REQUIRE(wire::emit(ring, RecordType::RangePush, f.region.name("left-open"), 10));
+  f.mark(0, "first", 20);
+  ring.count_drop();
+  slot.state.store(uint32_t(wire::SlotState::Retired));
+  auto& c = f.start();
+  c.drain(1000);
+  CHECK(slot.state.load() == uint32_t(wire::SlotState::Free));
+  // The agent gives the slot (and the ring, where it was) to a new thread,
+  // which comes and goes before the launcher looks again.
+  slot.tid = 777;
+  std::snprintf(slot.name, sizeof slot.name, "second-thread");
+  f.mark(0, "second", 30);
+  slot.state.store(uint32_t(wire::SlotState::Retired));
+  c.drain(1000);
+  CHECK(slot.state.load() == uint32_t(wire::SlotState::Free));
+  c.finish();
+  const trace::Trace& t = f.window(0);
+  std::map<std::string, int32_t> tid_of;
+  for (const auto& e : t.events) tid_of[t.strings.at(e.name)] = t.threads.at(e.thread).tid;
+  CHECK(tid_of.at("first") == 100);
+  CHECK(tid_of.at("left-open") == 100);
+  CHECK(tid_of.at("second") == 777);
+  const trace::Event& open = only(t, EventKind::Range);
+  CHECK((open.flags & trace::kTruncated) != 0);
+  CHECK(c.threads() == 3);  // the two in slot 0, and slot 1's
+  uint64_t dropped = 0;
+  for (const auto& th : t.threads) dropped += th.tid == 100 ? th.dropped : 0;
+  CHECK(dropped == 1);
 }

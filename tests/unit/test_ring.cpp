@@ -466,3 +466,53 @@ TEST_CASE("ring: the largest record fits a ring of its size", "[ring]") {
   CHECK(ring.ctl->head.load() == 8192 + kMax);
   CHECK(ring.guard_intact());
 }
+
+TEST_CASE("ring: a begin is written only with room for its end, and every such end is written", "[ring]") {
+  // A stopped consumer and a small ring: begins nested ever deeper with
+  // instants between them until nothing fits; then every end still fits.
+  for (uint32_t begin_bytes : {16u, 48u, 4096u}) {
+    INFO("begin of " << begin_bytes << " bytes");
+    TestRing ring(8192);
+    RingWriter w = ring.writer();
+    uint64_t begun = 0, refused = 0, instants_refused = 0;
+    for (int i = 0; i < 2000; ++i) {
+      if (uint8_t* p = w.reserve_begin(begin_bytes, 24)) {
+        std::memset(p, 0, sizeof(RecordHeader));
+        reinterpret_cast<RecordHeader*>(p)->type = kTestType;
+        reinterpret_cast<RecordHeader*>(p)->size = uint16_t(begin_bytes);
+        w.commit(begin_bytes);
+        ++begun;
+      } else {
+        ++refused;
+      }
+      if (uint8_t* p = w.reserve(16)) {
+        std::memset(p, 0, 16);
+        reinterpret_cast<RecordHeader*>(p)->type = kTestType;
+        reinterpret_cast<RecordHeader*>(p)->size = 16;
+        w.commit(16);
+      } else {
+        ++instants_refused;
+      }
+    }
+    REQUIRE(begun > 0);
+    CHECK(refused > 0);
+    CHECK(w.dropped() == refused + instants_refused);
+    // Every end of an accepted begin is written, the ring still full otherwise.
+    for (uint64_t i = 0; i < begun; ++i) {
+      uint8_t* p = w.reserve_end(24);
+      REQUIRE(p != nullptr);
+      std::memset(p, 0, 24);
+      reinterpret_cast<RecordHeader*>(p)->type = kTestType;
+      reinterpret_cast<RecordHeader*>(p)->size = 24;
+      w.commit(24);
+    }
+    CHECK(w.held() == 0);
+    CHECK(w.dropped() == refused + instants_refused);
+    CHECK(ring.guard_intact());
+    uint64_t records = 0;
+    RingReader r = ring.reader();
+    r.drain([&](const RecordHeader&) { return ++records, true; });
+    CHECK(r.corrupt_bytes == 0);
+    CHECK(records == 2 * begun + 2000 - instants_refused);
+  }
+}
