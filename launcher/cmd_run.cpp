@@ -225,11 +225,12 @@ int run(const RunOptions& o) {
                (unsigned long long)t.dropped);
   // The summary is the run's result, not a diagnostic: it is printed whatever
   // the log level, losses included, so that nothing is lost in silence.
+  // Rings cut short by a full /dev/shm: more --ring-kb would not help.
   if (t.dropped)
-    std::fprintf(stderr,
-                 "ptprof: warning: %llu events were dropped because a ring was full; "
-                 "raise --ring-kb or record fewer events\n",
-                 (unsigned long long)t.dropped);
+    std::fprintf(stderr, "ptprof: warning: %llu events were dropped because a ring was full; %s\n",
+                 (unsigned long long)t.dropped,
+                 t.losses.shm_small_rings ? "some rings were cut short because /dev/shm was short (see below)"
+                                          : "raise --ring-kb or record fewer events");
   if (t.lost_processes) std::fprintf(stderr, "ptprof: warning: %u processes could not be profiled\n", t.lost_processes);
   if (t.shm_short_processes)
     std::fprintf(stderr,

@@ -92,6 +92,11 @@ TEST_CASE("a short /dev/shm costs rings, never the target: exit 0 and the shorta
   // Every mark was recorded (in a ring cut to what fit), dropped from a full
   // ring, or counted as lost with a thread that got no ring at all.
   CHECK(marks + dropped + lost == per_thread * threads);
+  // The shortage is in the trace: `info` and `report` say it too.
+  auto info = sh(kPtprof + " info " + out.path.string());
+  CHECK_THAT(info.output, Catch::Contains("/dev/shm was short"));
+  auto report = sh(kPtprof + " report " + out.path.string());
+  CHECK_THAT(report.output, Catch::Contains("WARNING: /dev/shm was short"));
 }
 
 TEST_CASE("nested ranges under ring overflow close their own range, and recorded + dropped is exact",
@@ -165,6 +170,34 @@ TEST_CASE("10,000 short-lived threads in one process are all recorded, or counte
   CHECK(ranges > ptprof::wire::kMaxThreads);
   // A thread that could not be recorded is not blamed on the ring.
   CHECK_THAT(r.output, !Catch::Contains("--ring-kb"));
+}
+
+TEST_CASE("threads beyond the thread table are counted as lost threads, with the thread table's advice",
+          "[faults][threads]") {
+  TempDir out;
+  // 1,100 threads alive at once: the table holds 1,024 (the main thread's included).
+  const uint64_t threads = 1100;
+  auto r =
+      sh(kPtprof + " run -o " + out.path.string() + " -- " + kPrograms + "/thread_churn 1 " + std::to_string(threads));
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  uint64_t ranges = 0, dropped = 0;
+  ptprof::trace::Losses losses;
+  for (auto& t : read_all(out.path)) {
+    for (auto& e : t.events) ranges += e.kind == EventKind::Range && t.strings.at(e.name) == "work";
+    for (auto& th : t.threads) dropped += th.dropped;
+    losses += t.losses;
+  }
+  CHECK(dropped == 0);
+  CHECK(losses.lost_threads == threads - (ptprof::wire::kMaxThreads - 1));
+  CHECK(ranges + losses.lost_thread_events == threads);
+  CHECK(ranges == ptprof::wire::kMaxThreads - 1);
+  CHECK_THAT(r.output, Catch::Contains("threads beyond the thread table were not recorded"));
+  CHECK_THAT(r.output, !Catch::Contains("--ring-kb"));
+  auto info = sh(kPtprof + " info " + out.path.string());
+  CHECK_THAT(info.output, Catch::Contains("lost_threads " + std::to_string(losses.lost_threads)));
+  auto report = sh(kPtprof + " report " + out.path.string());
+  CHECK_THAT(report.output, Catch::Contains("WARNING: " + std::to_string(losses.lost_threads) + " threads beyond"));
 }
 
 TEST_CASE("a malformed session object leaves every preloaded process untouched", "[faults][agent]") {
