@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   const int depth = argc > 2 ? std::atoi(argv[2]) : 6;
   const int threads = argc > 3 ? std::atoi(argv[3]) : 2;
   std::vector<std::string> names;
+  names.reserve(static_cast<size_t>(depth));
   for (int d = 0; d < depth; ++d) names.push_back("d" + std::to_string(d));
   std::vector<std::thread> pool;
   pool.reserve(static_cast<size_t>(threads));

@@ -240,7 +240,8 @@ TEST_CASE("a malformed session object leaves every preloaded process untouched",
       munmap(p, c.bytes);
     }
     close(fd);
-    const std::string env = "LD_PRELOAD=" + kAgent + " PTPROF_SESSION=" + name + " ";
+    std::string env = "LD_PRELOAD=" + kAgent;
+    env += " PTPROF_SESSION=" + name + " ";
     auto echo = sh(env + "/bin/echo hello-from-echo");
     INFO(echo.output);
     CHECK(echo.status == 0);
@@ -280,6 +281,7 @@ TEST_CASE("after the launcher is killed, the target's later children create noth
   std::vector<std::string> args = {
       kPtprof, "run", "-o", dir, "--", trickle, "30", "20", session_file.string(), done_file.string()};
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t launcher = 0;
