@@ -18,6 +18,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -39,6 +40,14 @@ std::vector<std::string> shm_objects(const std::string& prefix) {
   for (auto& e : fs::directory_iterator("/dev/shm"))
     if (e.path().filename().string().rfind(prefix, 0) == 0) found.push_back(e.path().filename().string());
   return found;
+}
+
+// What a run left in /dev/shm: the objects named after the session that its
+// debug log names (PTPROF_LOG_LEVEL=debug).
+std::vector<std::string> left_by_run(const std::string& output) {
+  std::smatch m;
+  REQUIRE(std::regex_search(output, m, std::regex(R"(session /(ptprof-[0-9a-f]+))")));
+  return shm_objects(m[1].str());
 }
 
 std::string read_text(const fs::path& p) {
@@ -104,8 +113,8 @@ TEST_CASE("nested ranges under ring overflow close their own range, and recorded
   TempDir out;
   const long iterations = 300000;
   const int depth = 6;
-  auto r = sh(kPtprof + " run --ring-kb 64 -o " + out.path.string() + " -- " + kPrograms + "/range_flood " +
-              std::to_string(iterations) + " " + std::to_string(depth) + " 2");
+  auto r = sh("PTPROF_LOG_LEVEL=debug " + kPtprof + " run --ring-kb 64 -o " + out.path.string() + " -- " + kPrograms +
+              "/range_flood " + std::to_string(iterations) + " " + std::to_string(depth) + " 2");
   INFO(r.output);
   REQUIRE(r.status == 0);
   uint64_t total_dropped = 0;
@@ -150,12 +159,14 @@ TEST_CASE("nested ranges under ring overflow close their own range, and recorded
   }
   CHECK(writers == 2);
   CHECK(total_dropped > 0);
+  CHECK(left_by_run(r.output).empty());
 }
 
 TEST_CASE("10,000 short-lived threads in one process are all recorded, or counted as lost threads",
           "[faults][threads]") {
   TempDir out;
-  auto r = sh(kPtprof + " run -o " + out.path.string() + " -- " + kPrograms + "/thread_churn 100 100");
+  auto r = sh("PTPROF_LOG_LEVEL=debug " + kPtprof + " run -o " + out.path.string() + " -- " + kPrograms +
+              "/thread_churn 100 100");
   INFO(r.output);
   REQUIRE(r.status == 0);
   uint64_t ranges = 0, lost_events = 0, dropped = 0;
@@ -170,6 +181,7 @@ TEST_CASE("10,000 short-lived threads in one process are all recorded, or counte
   CHECK(ranges > ptprof::wire::kMaxThreads);
   // A thread that could not be recorded is not blamed on the ring.
   CHECK_THAT(r.output, !Catch::Contains("--ring-kb"));
+  CHECK(left_by_run(r.output).empty());
 }
 
 TEST_CASE("threads beyond the thread table are counted as lost threads, with the thread table's advice",
@@ -252,15 +264,18 @@ TEST_CASE("a malformed session object leaves every preloaded process untouched",
     CHECK(flood.status == 0);
     CHECK(lines_mentioning(flood.output, "ptprof") <= 1);
     shm_unlink(name.c_str());
-    for (const std::string& left : shm_objects(name.substr(1))) shm_unlink(("/" + left).c_str());
+    // The agent created nothing of its own (a region would be <name>.<hex>).
+    const auto left = shm_objects(name.substr(1));
+    CHECK(left.empty());
+    for (const std::string& object : left) shm_unlink(("/" + object).c_str());
   }
 }
 
 TEST_CASE("pre-created region names cannot keep a process from being profiled", "[faults][agent]") {
   TempDir out;
   const int children = 10;
-  auto r = sh(kPtprof + " run -o " + out.path.string() + " -- " + kPrograms + "/squat_regions " +
-              std::to_string(children) + " 64");
+  auto r = sh("PTPROF_LOG_LEVEL=debug " + kPtprof + " run -o " + out.path.string() + " -- " + kPrograms +
+              "/squat_regions " + std::to_string(children) + " 64");
   INFO(r.output);
   REQUIRE(r.status == 0);
   CHECK_THAT(r.output, Catch::Contains("squatted 64 names"));
@@ -270,6 +285,7 @@ TEST_CASE("pre-created region names cannot keep a process from being profiled", 
       if (e.kind == EventKind::Mark && t.strings.at(e.name).rfind("child", 0) == 0) ++child_marks;
   CHECK(child_marks == children);
   CHECK_THAT(r.output, !Catch::Contains("could not be profiled"));
+  CHECK(left_by_run(r.output).empty());
 }
 
 TEST_CASE("after the launcher is killed, the target's later children create nothing in /dev/shm", "[faults][agent]") {
