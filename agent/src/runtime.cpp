@@ -478,6 +478,9 @@ void Runtime::count_lost_event() {
 void Runtime::stop() {
   if (!active()) return;
   header_->closed.store(1, std::memory_order_release);
+  // A target that outlived a killed launcher and forks no more: its exit
+  // is the last chance to remove the session's objects.
+  if (!launcher_alive()) launcher_died();
 }
 
 void Runtime::before_fork() {
