@@ -85,8 +85,9 @@ void Runtime::start() {
   std::atexit(on_exit);
   active_.store(true, std::memory_order_release);
 
-  uint64_t t = clock::ticks_ordered(clock_kind_);
-  {
+  // Under cudaProfilerApi nothing records before the first capture range.
+  if (config_->step.kind != StepRule::Kind::CudaProfilerApi) {
+    uint64_t t = clock::ticks_ordered(clock_kind_);
     std::lock_guard lock(step_mu_);
     apply_step(0, t, /*first=*/true);
   }
@@ -264,10 +265,59 @@ void Runtime::apply_step(uint64_t step, uint64_t ticks, bool first) {
 }
 
 void Runtime::end_step() {
-  if (!active()) return;
+  // Under cudaProfilerApi only cudaProfilerStart/Stop move the steps.
+  if (!active() || config_->step.kind == StepRule::Kind::CudaProfilerApi) return;
   std::lock_guard lock(step_mu_);
   uint64_t t = clock::ticks_ordered(clock_kind_);
   apply_step(step_ + 1, t, /*first=*/false);
+}
+
+// Capture range k is step k. Without a schedule each capture range is a
+// window of its own (as nsys writes one report per range); with one, the
+// schedule groups them. A window ends at the Stop of its last step, so the
+// steps inside a window run from one Start to the next.
+void Runtime::cuda_profiler_api(bool start) {
+  if (!active() || config_->step.kind != StepRule::Kind::CudaProfilerApi) return;
+  std::lock_guard lock(step_mu_);
+  if (start == capturing_) return;  // a Start inside a range, a Stop outside one
+  capturing_ = start;
+  Schedule schedule = config_->schedule;
+  if (!schedule.enabled) schedule = Schedule{.enabled = true};  // active=1: every range RecordAndSave
+  uint64_t t = clock::ticks_ordered(clock_kind_);
+  bool recording = false;
+  header_->in_transition.store(1, std::memory_order_seq_cst);
+  if (start) {
+    step_ = captures_++;
+    current_step_.store(step_, std::memory_order_relaxed);
+    const StepAction action = schedule.action(step_);
+    if (!windows_.in_window && Schedule::records(action)) {
+      publish_boundary(wire::BoundaryKind::WindowBegin, t, windows_.window);
+      windows_.in_window = true;
+    }
+    recording = action != StepAction::None;
+  } else if (windows_.in_window && (schedule.action(step_) != StepAction::Record || schedule.finished_after(step_))) {
+    publish_boundary(wire::BoundaryKind::WindowEnd, t, windows_.window);
+    windows_.in_window = false;
+    ++windows_.window;
+  }
+  header_->in_transition.store(0, std::memory_order_release);
+  bool was = recording_.exchange(recording, std::memory_order_relaxed);
+  if (recording != was) set_bridge_recording(recording);
+  if (recording) {
+    if (ThreadState* th = thread_state()) th->write(wire::RecordType::Step, uint32_t(step_), t);
+  }
+}
+
+void Runtime::set_gpu_flush_protocol(bool on) {
+  if (header_) header_->gpu_flush.store(on ? 1 : 0, std::memory_order_release);
+}
+
+void Runtime::gpu_flushed(uint32_t window) {
+  if (!active()) return;
+  std::lock_guard lock(step_mu_);
+  header_->in_transition.store(1, std::memory_order_seq_cst);
+  publish_boundary(wire::BoundaryKind::GpuFlushed, clock::ticks_ordered(clock_kind_), window);
+  header_->in_transition.store(0, std::memory_order_release);
 }
 
 void Runtime::scope_ended(ThreadState& t, const char* name) {

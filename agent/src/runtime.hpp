@@ -76,6 +76,19 @@ class Runtime {
 
   void count_lost_event();
 
+  // cudaProfilerStart (start) or cudaProfilerStop was called: under
+  // PTPROF_STEP=cudaProfilerApi each Start..Stop is one step, recorded as
+  // the schedule says; nothing is recorded between a Stop and the next Start.
+  void cuda_profiler_api(bool start);
+
+  // The GPU activity protocol (session.hpp, BoundaryKind::GpuFlushed), for
+  // the CUPTI consumer: set while it collects, so that the launcher holds
+  // ended windows until gpu_flushed(window) says their records are all in
+  // the rings. Neither may be called with step_mu_ held (from a callback of
+  // end_step).
+  void set_gpu_flush_protocol(bool on);
+  void gpu_flushed(uint32_t window);
+
  private:
   bool map_session(const char* name);
   bool create_region();
@@ -117,6 +130,8 @@ class Runtime {
   static constexpr uint32_t kNoNamedStepId = UINT32_MAX;  // the arena refused the name
   std::atomic<uint32_t> named_step_id_{0};
   WindowState windows_;
+  bool capturing_ = false;  // cudaProfilerApi: between a Start and its Stop
+  uint64_t captures_ = 0;   // cudaProfilerApi: capture ranges begun so far
 
   std::atomic<int> bridge_state_{0};  // 0 not loaded, 1 loading, 2 loaded, 3 failed
   void (*bridge_set_recording_)(int) = nullptr;
