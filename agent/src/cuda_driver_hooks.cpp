@@ -246,10 +246,13 @@ CUresult do_memcpy_3d_async(const CUDA_MEMCPY3D* copy, CUstream stream) {
 template <HookId Id>
 CUresult do_profiler(bool start) {
   ApiCall call(Id);
-  if (call.outermost()) g_runtime.cuda_profiler_api(start);
+  // A Start opens the range before the call, a Stop closes it after the
+  // call is recorded: the Stop's record belongs to the range it ends.
+  if (start && call.outermost()) g_runtime.cuda_profiler_api(true);
   auto fn = real<Id, CUresult (*)()>();
   CUresult r = fn ? fn() : kNoDriver;
   if (call.records()) call.finish(r, wire::CudaApiPayload{});
+  if (!start && call.outermost()) g_runtime.cuda_profiler_api(false);
   return r;
 }
 

@@ -325,10 +325,13 @@ cudaError_t do_no_args() {
 template <HookId Id>
 cudaError_t do_profiler(bool start) {
   ApiCall call(Id);
-  if (call.outermost()) g_runtime.cuda_profiler_api(start);
+  // A Start opens the range before the call, a Stop closes it after the
+  // call is recorded: the Stop's record belongs to the range it ends.
+  if (start && call.outermost()) g_runtime.cuda_profiler_api(true);
   auto fn = real<Id, cudaError_t (*)()>();
   cudaError_t r = fn ? fn() : kNoRuntime;
   if (call.records()) call.finish(r, wire::CudaApiPayload{});
+  if (!start && call.outermost()) g_runtime.cuda_profiler_api(false);
   return r;
 }
 
