@@ -2,8 +2,8 @@
 // calls become CudaApi events, CUPTI activity becomes events on GPU lanes,
 // external correlations join kernels to the ops that launched them, and a
 // window waits for the agent's word that CUPTI was flushed.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 
 #include "collector_fixtures.hpp"
 

@@ -65,8 +65,8 @@ TEST_CASE("runtime calls from two threads are each recorded once with their argu
 
   auto calls = cuda_calls(read_all(out.path));
   const std::map<std::string, int> expected = {
-      {"cudaMalloc", 2},    {"cudaMemcpy", 2},      {"cudaLaunchKernel", 2},      {"cudaMemcpyAsync", 2},
-      {"cudaMemset", 2},    {"cudaFree", 4},        {"cudaStreamSynchronize", 2}, {"cudaDeviceSynchronize", 1},
+      {"cudaMalloc", 2}, {"cudaMemcpy", 2}, {"cudaLaunchKernel", 2},      {"cudaMemcpyAsync", 2},
+      {"cudaMemset", 2}, {"cudaFree", 4},   {"cudaStreamSynchronize", 2}, {"cudaDeviceSynchronize", 1},
   };
   CHECK(count_by_name(calls) == expected);
 

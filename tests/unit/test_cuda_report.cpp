@@ -66,9 +66,10 @@ TEST_CASE("CUDA API summary: nsys's statistics per entry point", "[report][cuda]
                                   "(ns),Name\n94.7,90,3,30.0,20.0,10,60,26.5,cudaMalloc\n5.3,5,1,5.0,5.0,5,5,0.0,"
                                   "cudaFree\n"));
   const std::string json = report::render_json(r, 0);
-  CHECK_THAT(json, Catch::Contains("\"cuda_api_summary\": [\n    {\"name\": \"cudaMalloc\", \"time_percent\": 94.74, "
-                                   "\"total_ns\": 90, \"calls\": 3, \"avg_ns\": 30.0, \"med_ns\": 20.0, \"min_ns\": 10, "
-                                   "\"max_ns\": 60, \"stddev_ns\": 26.5}"));
+  CHECK_THAT(json,
+             Catch::Contains("\"cuda_api_summary\": [\n    {\"name\": \"cudaMalloc\", \"time_percent\": 94.74, "
+                             "\"total_ns\": 90, \"calls\": 3, \"avg_ns\": 30.0, \"med_ns\": 20.0, \"min_ns\": 10, "
+                             "\"max_ns\": 60, \"stddev_ns\": 26.5}"));
 }
 
 TEST_CASE("CUDA API summary: absent without CUDA calls; CUPTI's records when nothing was hooked", "[report][cuda]") {

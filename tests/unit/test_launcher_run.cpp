@@ -149,7 +149,8 @@ TEST_CASE("the agent exports its API and the calls it interposes, nothing else",
     // The CUDA runtime and driver entry points it wraps (cuda*, cu[A-Z]*),
     // dlsym (for the driver a CUDA runtime loads itself) and NVTX's
     // injection entry point.
-    const bool cuda = name.rfind("cuda", 0) == 0 || (name.size() > 2 && name.rfind("cu", 0) == 0 && std::isupper(name[2]));
+    const bool cuda =
+        name.rfind("cuda", 0) == 0 || (name.size() > 2 && name.rfind("cu", 0) == 0 && std::isupper(name[2]));
     CHECK((name.rfind("ptprof_", 0) == 0 || name == "dlopen" || name == "dlsym" || name == "pthread_setname_np" ||
            name == "InitializeInjectionNvtx2" || cuda));
     ++exported;

@@ -62,8 +62,8 @@ STUB_EXPORT cudaError_t cudaMalloc(void** p, size_t n) {
 STUB_EXPORT cudaError_t cudaFree(void* p) {
   // A pointer this "device" never handed out: what the tests use for an error.
   if (reinterpret_cast<uintptr_t>(p) == 1) return cudaErrorInvalidValue;
-  if (driver().free) return driver().free(reinterpret_cast<CUdeviceptr>(p)) == CUDA_SUCCESS ? cudaSuccess
-                                                                                            : cudaErrorInvalidValue;
+  if (driver().free)
+    return driver().free(reinterpret_cast<CUdeviceptr>(p)) == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
   std::free(p);
   return cudaSuccess;
 }
@@ -79,8 +79,7 @@ STUB_EXPORT cudaError_t cudaMemcpy(void* d, const void* s, size_t n, cudaMemcpyK
 STUB_EXPORT cudaError_t cudaMemcpyAsync(void* d, const void* s, size_t n, cudaMemcpyKind k, cudaStream_t) {
   return cudaMemcpy(d, s, n, k);
 }
-STUB_EXPORT cudaError_t cudaMemcpy2D(void* d, size_t dp, const void* s, size_t sp, size_t w, size_t h,
-                                     cudaMemcpyKind) {
+STUB_EXPORT cudaError_t cudaMemcpy2D(void* d, size_t dp, const void* s, size_t sp, size_t w, size_t h, cudaMemcpyKind) {
   for (size_t r = 0; r < h; ++r) std::memcpy(static_cast<char*>(d) + r * dp, static_cast<const char*>(s) + r * sp, w);
   return cudaSuccess;
 }
