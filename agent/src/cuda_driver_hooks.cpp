@@ -22,6 +22,7 @@ using ptprof::agent::cuda::HookId;
 // Exports the header declares only under macros that rename the plain names
 // (cuda.h: __CUDA_API_PER_THREAD_DEFAULT_STREAM, and the CUDA 11 form of
 // cuGetProcAddress).
+// NOLINTBEGIN(readability-identifier-naming): the ABI's names
 extern "C" {
 CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags);
 CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
@@ -40,6 +41,7 @@ CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t byte
 CUresult cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D* copy, CUstream stream);
 CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D* copy, CUstream stream);
 }
+// NOLINTEND(readability-identifier-naming)
 
 namespace ptprof::agent::cuda {
 namespace {
@@ -272,6 +274,7 @@ void* driver_wrapper(HookId id) {
 
 }  // namespace ptprof::agent::cuda
 
+// NOLINTBEGIN(readability-identifier-naming): the ABI's names
 using namespace ptprof::agent::cuda;
 
 // Not recorded: the runtime asks for some 440 entry points when it starts,
@@ -465,3 +468,4 @@ PTPROF_EXPORT CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D* copy, CUstre
 
 PTPROF_EXPORT CUresult cuProfilerStart(void) { return do_profiler<HookId::cuProfilerStart>(true); }
 PTPROF_EXPORT CUresult cuProfilerStop(void) { return do_profiler<HookId::cuProfilerStop>(false); }
+// NOLINTEND(readability-identifier-naming)

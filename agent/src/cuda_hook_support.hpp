@@ -110,9 +110,9 @@ enum class HookId : uint16_t {
 #define PTPROF_HOOK_ID(id, api) id,
   PTPROF_CUDA_RUNTIME_HOOKS(PTPROF_HOOK_ID) PTPROF_CUDA_DRIVER_HOOKS(PTPROF_HOOK_ID)
 #undef PTPROF_HOOK_ID
-      kCount
+      Count
 };
-constexpr size_t kHookCount = size_t(HookId::kCount);
+constexpr size_t kHookCount = size_t(HookId::Count);
 
 struct HookEntry {
   const char* symbol;  // exported name, also the recorded name of the call

@@ -17,6 +17,7 @@ using ptprof::agent::cuda::HookId;
 // The per-thread-default-stream exports have the signatures of their plain
 // names; the headers declare them only under a macro that renames the plain
 // names, so they are declared here.
+// NOLINTBEGIN(readability-identifier-naming): the ABI's names
 extern "C" {
 cudaError_t cudaMallocAsync_ptsz(void** devPtr, size_t size, cudaStream_t stream);
 cudaError_t cudaFreeAsync_ptsz(void* devPtr, cudaStream_t stream);
@@ -35,6 +36,7 @@ cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream);
 cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event, unsigned int flags);
 cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t exec, cudaStream_t stream);
 }
+// NOLINTEND(readability-identifier-naming)
 
 namespace ptprof::agent::cuda {
 namespace {
@@ -351,6 +353,7 @@ void* runtime_wrapper(HookId id) {
 
 }  // namespace ptprof::agent::cuda
 
+// NOLINTBEGIN(readability-identifier-naming): the ABI's names
 using namespace ptprof::agent::cuda;
 
 PTPROF_EXPORT cudaError_t cudaMalloc(void** devPtr, size_t size) { return do_malloc<HookId::cudaMalloc>(devPtr, size); }
@@ -468,3 +471,4 @@ PTPROF_EXPORT cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t exec, cudaStream_
 }
 PTPROF_EXPORT cudaError_t cudaProfilerStart(void) { return do_profiler<HookId::cudaProfilerStart>(true); }
 PTPROF_EXPORT cudaError_t cudaProfilerStop(void) { return do_profiler<HookId::cudaProfilerStop>(false); }
+// NOLINTEND(readability-identifier-naming)

@@ -44,7 +44,7 @@ std::string narrow(const wchar_t* w) {
   std::string out;
   if (!w) return out;
   for (; *w; ++w) {
-    auto c = uint32_t(*w);
+    const auto c = static_cast<uint32_t>(static_cast<char32_t>(*w));
     if (c < 0x80) {
       out += char(c);
     } else if (c < 0x800) {
@@ -148,6 +148,7 @@ void set(NvtxFunctionTable table, unsigned int size, unsigned int id, Fn fn) {
 
 using namespace ptprof::agent;
 
+// NOLINTNEXTLINE(readability-identifier-naming): NVTX looks it up by this name
 PTPROF_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table) {
   if (!get_export_table) return 0;
   const auto* callbacks = static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "launcher_fixtures.hpp"
+#include "ptprof/record.hpp"
 
 #if PTPROF_TEST_CUDA
 
