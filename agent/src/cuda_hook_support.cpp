@@ -30,12 +30,20 @@ constexpr std::array<HookEntry, kHookCount> kHooks = {{
 #undef PTPROF_DRIVER_ENTRY
 }};
 
-// The resolved real functions, one per entry; null until found. A cache of
+// The resolved real functions, one per entry; null until looked up, absent()
+// when no loaded library had it (cuGetProcAddress asks about each name again
+// and again; a miss must not walk the loaded objects each time). A cache of
 // what the dynamic linker knows (like the function-local statics of
 // hooks.cpp), filled once per entry.
+
 std::array<std::atomic<void*>, kHookCount>& real_slots() {
   static std::array<std::atomic<void*>, kHookCount> slots{};
   return slots;
+}
+
+void* absent() {
+  static const char kMarker = 0;
+  return const_cast<char*>(&kMarker);
 }
 
 // Sonames under which the libraries are found when they were loaded
@@ -103,13 +111,12 @@ void* real_function(HookId id) {
   std::atomic<void*>& slot = real_slots()[size_t(id)];
   void* p = slot.load(std::memory_order_acquire);
   if (p) [[likely]]
-    return p;
+    return p == absent() ? nullptr : p;
   CallGuard guard;  // the lookups may run library code that calls CUDA
   p = lookup(hook_entry(id).symbol, hook_entry(id).family, wrapper(id));
-  if (!p) return nullptr;
   void* expected = nullptr;
-  slot.compare_exchange_strong(expected, p, std::memory_order_acq_rel);
-  return expected ? expected : p;
+  if (slot.compare_exchange_strong(expected, p ? p : absent(), std::memory_order_acq_rel)) return p;
+  return expected == absent() ? nullptr : expected;
 }
 
 void* find_function(const char* symbol, wire::CudaApiFamily family) {
@@ -128,6 +135,8 @@ void* wrap_resolved_symbol(const char* symbol, void* found) {
   std::atomic<void*>& slot = real_slots()[size_t(id)];
   void* expected = nullptr;
   if (slot.compare_exchange_strong(expected, found, std::memory_order_acq_rel) || expected == found) return w;
+  // Looked up before the library was loaded: this is the first definition.
+  if (expected == absent() && slot.compare_exchange_strong(expected, found, std::memory_order_acq_rel)) return w;
   return found;
 }
 
