@@ -35,7 +35,6 @@ constexpr std::array<HookEntry, kHookCount> kHooks = {{
 // and again; a miss must not walk the loaded objects each time). A cache of
 // what the dynamic linker knows (like the function-local statics of
 // hooks.cpp), filled once per entry.
-
 std::array<std::atomic<void*>, kHookCount>& real_slots() {
   static std::array<std::atomic<void*>, kHookCount> slots{};
   return slots;
