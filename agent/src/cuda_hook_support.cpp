@@ -157,7 +157,8 @@ ApiCall::ApiCall(HookId id) : id_(id) {
     return;
   entered_ = true;
   outermost_ = tls_call_depth++ == 0;
-  if (!outermost_ || !g_runtime.recording()) return;
+  // PTPROF_ACTIVITIES without cuda: the calls pass through unrecorded.
+  if (!outermost_ || !g_runtime.recording() || !g_runtime.config().activities.cuda) return;
   tls_correlation_id = 0;
   thread_ = thread_state();
   if (thread_) start_ = thread_->now();

@@ -244,10 +244,14 @@ void Runtime::publish_boundary(wire::BoundaryKind kind, uint64_t ticks, uint32_t
 }
 
 // Moves the schedule to `step`, which begins at `ticks`. Caller holds step_mu_.
-void Runtime::apply_step(uint64_t step, uint64_t ticks, bool first) {
+std::optional<uint32_t> Runtime::apply_step(uint64_t step, uint64_t ticks, bool first) {
   const StepTransition t = step_transition(config_->schedule, windows_, step_, step, first);
+  std::optional<uint32_t> ended;
   header_->in_transition.store(1, std::memory_order_seq_cst);
-  if (t.end_window) publish_boundary(wire::BoundaryKind::WindowEnd, ticks, windows_.window);
+  if (t.end_window) {
+    publish_boundary(wire::BoundaryKind::WindowEnd, ticks, windows_.window);
+    ended = windows_.window;
+  }
   step_ = step;
   current_step_.store(step, std::memory_order_relaxed);
   // A window open from the start of the region takes everything in it: tick
@@ -262,14 +266,24 @@ void Runtime::apply_step(uint64_t step, uint64_t ticks, bool first) {
   if (t.recording) {
     if (ThreadState* th = thread_state()) th->write(wire::RecordType::Step, uint32_t(step), ticks);
   }
+  return ended;
+}
+
+void Runtime::notify_window_end(std::optional<uint32_t> window) {
+  if (!window) return;
+  if (WindowEndListener fn = window_end_listener_.load(std::memory_order_acquire)) fn(*window);
 }
 
 void Runtime::end_step() {
   // Under cudaProfilerApi only cudaProfilerStart/Stop move the steps.
   if (!active() || config_->step.kind == StepRule::Kind::CudaProfilerApi) return;
-  std::lock_guard lock(step_mu_);
-  uint64_t t = clock::ticks_ordered(clock_kind_);
-  apply_step(step_ + 1, t, /*first=*/false);
+  std::optional<uint32_t> ended;
+  {
+    std::lock_guard lock(step_mu_);
+    uint64_t t = clock::ticks_ordered(clock_kind_);
+    ended = apply_step(step_ + 1, t, /*first=*/false);
+  }
+  notify_window_end(ended);
 }
 
 // Capture range k is step k. Without a schedule each capture range is a
@@ -278,8 +292,18 @@ void Runtime::end_step() {
 // steps inside a window run from one Start to the next.
 void Runtime::cuda_profiler_api(bool start) {
   if (!active() || config_->step.kind != StepRule::Kind::CudaProfilerApi) return;
-  std::lock_guard lock(step_mu_);
-  if (start == capturing_) return;  // a Start inside a range, a Stop outside one
+  std::optional<uint32_t> ended;
+  {
+    std::lock_guard lock(step_mu_);
+    ended = move_capture(start);
+  }
+  notify_window_end(ended);
+}
+
+// cuda_profiler_api's transition; caller holds step_mu_.
+std::optional<uint32_t> Runtime::move_capture(bool start) {
+  std::optional<uint32_t> ended;
+  if (start == capturing_) return ended;  // a Start inside a range, a Stop outside one
   capturing_ = start;
   Schedule schedule = config_->schedule;
   if (!schedule.enabled) schedule = Schedule{.enabled = true};  // active=1: every range RecordAndSave
@@ -297,6 +321,7 @@ void Runtime::cuda_profiler_api(bool start) {
     recording = action != StepAction::None;
   } else if (windows_.in_window && (schedule.action(step_) != StepAction::Record || schedule.finished_after(step_))) {
     publish_boundary(wire::BoundaryKind::WindowEnd, t, windows_.window);
+    ended = windows_.window;
     windows_.in_window = false;
     ++windows_.window;
   }
@@ -306,6 +331,7 @@ void Runtime::cuda_profiler_api(bool start) {
   if (recording) {
     if (ThreadState* th = thread_state()) th->write(wire::RecordType::Step, uint32_t(step_), t);
   }
+  return ended;
 }
 
 void Runtime::set_gpu_flush_protocol(bool on) {
@@ -350,6 +376,14 @@ void Runtime::count_lost_event() {
 
 void Runtime::stop() {
   if (!active()) return;
+  // The window still open ends with the process: the listener (the CUPTI
+  // consumer) flushes what is in flight before the launcher sees `closed`.
+  std::optional<uint32_t> open;
+  {
+    std::lock_guard lock(step_mu_);
+    if (windows_.in_window) open = windows_.window;
+  }
+  notify_window_end(open);
   header_->closed.store(1, std::memory_order_release);
 }
 

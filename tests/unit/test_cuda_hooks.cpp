@@ -119,6 +119,18 @@ TEST_CASE("runtime calls from two threads are each recorded once with their argu
   CHECK_THAT(table.output, Catch::Contains("Total Time (ns)") && Catch::Contains("StdDev (ns)"));
 }
 
+TEST_CASE("PTPROF_ACTIVITIES=cpu: CUDA calls pass through unrecorded", "[cuda]") {
+  TempDir out;
+  auto r = sh("PTPROF_ACTIVITIES=cpu " + kPtprof + " run -o " + out.path.string() + " -- " + kPrograms +
+              "/cuda_runtime_threads threads");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("sums 2080 2080"));
+  std::vector<trace::Trace> traces;
+  if (std::filesystem::exists(out.path) && !std::filesystem::is_empty(out.path)) traces = read_all(out.path);
+  CHECK(cuda_calls(traces).empty());
+}
+
 TEST_CASE("driver entry points are wrapped by name, through cuGetProcAddress and through dlsym", "[cuda]") {
   TempDir out;
   auto plain = sh(kPrograms + "/cuda_driver_calls");
