@@ -283,7 +283,7 @@ PTPROF_EXPORT CUresult cuGetProcAddress(const char* symbol, void** pfn, int cuda
   auto fn = real<HookId::cuGetProcAddress, CUresult (*)(const char*, void**, int, cuuint64_t)>();
   if (!fn) return kNoDriver;
   CUresult r = fn(symbol, pfn, cudaVersion, flags);
-  if (r == CUDA_SUCCESS && pfn) *pfn = wrap_proc_address(symbol, *pfn);
+  if (r == CUDA_SUCCESS && pfn) *pfn = wrap_proc_address(symbol, *pfn, cudaVersion, flags);
   return r;
 }
 PTPROF_EXPORT CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
@@ -291,7 +291,7 @@ PTPROF_EXPORT CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int c
   auto fn = real<HookId::cuGetProcAddress_v2, decltype(&::cuGetProcAddress_v2)>();
   if (!fn) return kNoDriver;
   CUresult r = fn(symbol, pfn, cudaVersion, flags, status);
-  if (r == CUDA_SUCCESS && pfn) *pfn = wrap_proc_address(symbol, *pfn);
+  if (r == CUDA_SUCCESS && pfn) *pfn = wrap_proc_address(symbol, *pfn, cudaVersion, flags);
   return r;
 }
 

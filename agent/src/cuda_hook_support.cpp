@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -139,16 +140,46 @@ void* wrap_resolved_symbol(const char* symbol, void* found) {
   return found;
 }
 
-void* wrap_proc_address(const char* api, void* found) {
+namespace {
+
+bool per_thread_stream(const char* symbol) {
+  return std::strstr(symbol, "_ptsz") != nullptr || std::strstr(symbol, "_ptds") != nullptr;
+}
+
+// Whether cuGetProcAddress(api, version, flags) selects the export of entry
+// `i`: the per-thread-stream flag picks the _ptsz export where there is one;
+// a version before CUDA 3.2 picks the 32-bit forms that _v2 replaced; CUDA 12
+// turned cuGetProcAddress into cuGetProcAddress_v2.
+bool selects(size_t i, int version, uint64_t flags) {
+  const HookEntry& e = kHooks[i];
+  bool has_per_thread_form = false;
+  for (const HookEntry& other : kHooks)
+    has_per_thread_form |= std::strcmp(other.api, e.api) == 0 && per_thread_stream(other.symbol);
+  const bool want_per_thread = (flags & 2u) != 0;  // CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
+  if (has_per_thread_form && per_thread_stream(e.symbol) != want_per_thread) return false;
+  if (std::strcmp(e.api, "cuGetProcAddress") == 0)
+    return (std::strcmp(e.symbol, "cuGetProcAddress_v2") == 0) == (version >= 12000);
+  if (std::strstr(e.symbol, "_v2") != nullptr) return version >= 3020;
+  return true;
+}
+
+}  // namespace
+
+void* wrap_proc_address(const char* api, void* found, int version, uint64_t flags) {
   if (!found || !api) return found;
+  // Which versioned export `found` is (cuMemAlloc may be cuMemAlloc_v2, or
+  // cuMemAlloc of CUDA 3.1 for an old cudaVersion; the per-thread flag gives
+  // the _ptsz one): an exact match first.
+  std::optional<size_t> by_abi;
   for (size_t i = 0; i < kHooks.size(); ++i) {
     if (std::strcmp(kHooks[i].api, api) != 0) continue;
     const HookId id = HookId(i);
-    // Which versioned export `found` is (cuMemAlloc may be cuMemAlloc_v2,
-    // or cuMemAlloc of CUDA 3.1 for an old cudaVersion; the per-thread flag
-    // gives the _ptsz one): only an exact match is wrapped.
     if (real_function(id) == found) return wrapper(id);
+    if (selects(i, version, flags)) by_abi = i;
   }
+  // Not an export: an internal entry point of the driver. The export the
+  // query selects does the same, through the driver's public door.
+  if (by_abi && real_function(HookId(*by_abi))) return wrapper(HookId(*by_abi));
   return found;
 }
 

@@ -144,7 +144,11 @@ void* find_function(const char* symbol, wire::CudaApiFamily family);
 // cuGetProcAddress query) resolved to: its wrapper when `found` is exactly
 // the function that wrapper forwards to, `found` otherwise.
 void* wrap_resolved_symbol(const char* symbol, void* found);
-void* wrap_proc_address(const char* api, void* found);
+// `version` and `flags`: the query's cudaVersion and flags. When `found` is
+// none of the exports (a driver may hand out internal entry points), the
+// export the query selects by ABI (its version, the per-thread-stream flag)
+// is wrapped: the wrapper forwards to that export, which behaves the same.
+void* wrap_proc_address(const char* api, void* found, int version, uint64_t flags);
 
 // Calls in progress on this thread that went through a wrapper. Only the
 // outermost records; the CUPTI consumer raises it around its own CUDA calls

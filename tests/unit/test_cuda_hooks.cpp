@@ -131,13 +131,16 @@ TEST_CASE("PTPROF_ACTIVITIES=cpu: CUDA calls pass through unrecorded", "[cuda]")
   CHECK(cuda_calls(traces).empty());
 }
 
-TEST_CASE("driver entry points are wrapped by name, through cuGetProcAddress and through dlsym", "[cuda]") {
+namespace {
+
+// `env`: variables for the stand-in driver, prefixed to the command lines.
+void check_driver_calls(const std::string& env) {
   TempDir out;
-  auto plain = sh(kPrograms + "/cuda_driver_calls");
+  auto plain = sh(env + kPrograms + "/cuda_driver_calls");
   INFO(plain.output);
   REQUIRE(plain.status == 0);
   CHECK_THAT(plain.output, Catch::Contains("wrapped 0 0 0 0 hits 2"));  // no agent: the driver's own
-  auto r = sh(kPtprof + " run -o " + out.path.string() + " -- " + kPrograms + "/cuda_driver_calls");
+  auto r = sh(env + kPtprof + " run -o " + out.path.string() + " -- " + kPrograms + "/cuda_driver_calls");
   INFO(r.output);
   REQUIRE(r.status == 0);
   CHECK_THAT(r.output, Catch::Contains("wrapped 1 1 1 1 hits 2"));
@@ -165,6 +168,16 @@ TEST_CASE("driver entry points are wrapped by name, through cuGetProcAddress and
   for (const auto& c : named(calls, "cuMemAlloc_v2")) sizes.push_back(c.info.bytes);
   std::sort(sizes.begin(), sizes.end());
   CHECK(sizes == std::vector<uint64_t>{128, 256, 512});
+}
+
+}  // namespace
+
+TEST_CASE("driver entry points are wrapped by name, through cuGetProcAddress and through dlsym", "[cuda]") {
+  check_driver_calls("");
+}
+
+TEST_CASE("a driver whose cuGetProcAddress hands out internal entry points still gets wrapped", "[cuda]") {
+  check_driver_calls("STUB_CUDA_INTERNAL_POINTERS=1 ");
 }
 
 TEST_CASE("the real libcudart without a driver: every error code recorded and returned unchanged", "[cuda]") {

@@ -25,12 +25,41 @@ CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, uns
                              void** extra);
 }
 
-STUB_EXPORT CUresult cuInit(unsigned int) { return CUDA_SUCCESS; }
-STUB_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t n) {
+namespace {
+
+CUresult mem_alloc(CUdeviceptr* p, size_t n) {
   if (!p) return CUDA_ERROR_INVALID_VALUE;
   *p = reinterpret_cast<CUdeviceptr>(std::malloc(n));
   return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
+
+CUresult launch(CUfunction f, void** params) {
+  if (!f) return CUDA_ERROR_INVALID_HANDLE;
+  reinterpret_cast<const StubFunction*>(f)->run(params);
+  return CUDA_SUCCESS;
+}
+
+// With STUB_CUDA_INTERNAL_POINTERS=1, cuGetProcAddress hands out these
+// instead of the exports, as a driver may hand out internal entry points.
+CUresult internal_mem_alloc(CUdeviceptr* p, size_t n) { return mem_alloc(p, n); }
+CUresult internal_launch(CUfunction f, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
+                         unsigned int, unsigned int, CUstream, void** params, void**) {
+  return launch(f, params);
+}
+CUresult internal_launch_ptsz(CUfunction f, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
+                              unsigned int, unsigned int, CUstream, void** params, void**) {
+  return launch(f, params);
+}
+
+bool internal_pointers() {
+  const char* v = std::getenv("STUB_CUDA_INTERNAL_POINTERS");
+  return v && v[0] == '1';
+}
+
+}  // namespace
+
+STUB_EXPORT CUresult cuInit(unsigned int) { return CUDA_SUCCESS; }
+STUB_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t n) { return mem_alloc(p, n); }
 STUB_EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
   std::free(reinterpret_cast<void*>(p));
   return CUDA_SUCCESS;
@@ -45,14 +74,11 @@ STUB_EXPORT CUresult cuMemcpyDtoHAsync_v2(void* d, CUdeviceptr s, size_t n, CUst
 }
 STUB_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
                                     unsigned int, unsigned int, CUstream, void** params, void**) {
-  if (!f) return CUDA_ERROR_INVALID_HANDLE;
-  reinterpret_cast<const StubFunction*>(f)->run(params);
-  return CUDA_SUCCESS;
+  return launch(f, params);
 }
-STUB_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
-                                         unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared,
-                                         CUstream stream, void** params, void** extra) {
-  return cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra);
+STUB_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int, unsigned int, unsigned int, unsigned int,
+                                         unsigned int, unsigned int, unsigned int, CUstream, void** params, void**) {
+  return launch(f, params);
 }
 STUB_EXPORT CUresult cuFuncGetName(const char** name, CUfunction f) {
   if (!name || !f) return CUDA_ERROR_INVALID_VALUE;
@@ -72,14 +98,18 @@ struct Entry {
 
 STUB_EXPORT CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int, cuuint64_t flags,
                                          CUdriverProcAddressQueryResult* status) {
+  const bool internal = internal_pointers();
   const Entry entries[] = {
       {"cuInit", reinterpret_cast<void*>(&cuInit), nullptr},
       {"cuGetProcAddress", reinterpret_cast<void*>(&cuGetProcAddress_v2), nullptr},
-      {"cuMemAlloc", reinterpret_cast<void*>(&cuMemAlloc_v2), nullptr},
+      {"cuMemAlloc", internal ? reinterpret_cast<void*>(&internal_mem_alloc) : reinterpret_cast<void*>(&cuMemAlloc_v2),
+       nullptr},
       {"cuMemFree", reinterpret_cast<void*>(&cuMemFree_v2), nullptr},
       {"cuMemcpyHtoDAsync", reinterpret_cast<void*>(&cuMemcpyHtoDAsync_v2), nullptr},
       {"cuMemcpyDtoHAsync", reinterpret_cast<void*>(&cuMemcpyDtoHAsync_v2), nullptr},
-      {"cuLaunchKernel", reinterpret_cast<void*>(&cuLaunchKernel), reinterpret_cast<void*>(&cuLaunchKernel_ptsz)},
+      {"cuLaunchKernel",
+       internal ? reinterpret_cast<void*>(&internal_launch) : reinterpret_cast<void*>(&cuLaunchKernel),
+       internal ? reinterpret_cast<void*>(&internal_launch_ptsz) : reinterpret_cast<void*>(&cuLaunchKernel_ptsz)},
       {"cuFuncGetName", reinterpret_cast<void*>(&cuFuncGetName), nullptr},
   };
   if (!symbol || !pfn) return CUDA_ERROR_INVALID_VALUE;
