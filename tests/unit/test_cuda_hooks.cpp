@@ -242,6 +242,24 @@ TEST_CASE("PTPROF_STEP=cudaProfilerApi: each Start..Stop is a window, nothing is
   CHECK(bytes == std::vector<uint64_t>{1001, 1002});  // iterations 1 and 2 only
 }
 
+TEST_CASE("PTPROF_STEP=cudaProfilerApi with a schedule: capture ranges are its steps", "[cuda]") {
+  TempDir out;
+  // Range 0 waits, range 1 is recorded; iterations outside the ranges never are.
+  auto r = sh("PTPROF_STEP=cudaProfilerApi " + kPtprof + " run --schedule wait=1,active=1,repeat=1 -o " +
+              out.path.string() + " -- " + kPrograms + "/cuda_runtime_threads profiler");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  auto traces = read_all(out.path);
+  REQUIRE(traces.size() == 1);
+  auto calls = cuda_calls(traces);
+  const auto mallocs = named(calls, "cudaMalloc");
+  REQUIRE(mallocs.size() == 1);
+  CHECK(mallocs[0].info.bytes == 1002);
+  int steps = 0;
+  for (const auto& e : traces[0].events) steps += e.kind == trace::EventKind::Step && e.arg == 1;
+  CHECK(steps == 1);
+}
+
 TEST_CASE("NVTX ranges and marks become ptprof ranges and marks", "[cuda]") {
   TempDir out;
   auto r = sh(kPtprof + " run -o " + out.path.string() + " -- " + kPrograms + "/nvtx_ranges");
