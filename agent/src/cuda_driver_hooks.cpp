@@ -94,7 +94,7 @@ CUresult do_launch(CUfunction f, unsigned int gx, unsigned int gy, unsigned int 
   auto fn = real<Id, decltype(&::cuLaunchKernel)>();
   CUresult r = fn ? fn(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra) : kNoDriver;
   if (call.records()) {
-    wire::CudaApiPayload a{};
+    auto& a = call.args();
     a.stream = as_u64(stream);
     a.grid[0] = gx;
     a.grid[1] = gy;
@@ -103,7 +103,7 @@ CUresult do_launch(CUfunction f, unsigned int gx, unsigned int gy, unsigned int 
     a.block[1] = by;
     a.block[2] = bz;
     a.kernel_name = call.intern(function_name(f));
-    call.finish(r, a);
+    call.finish(r);
   }
   return r;
 }
@@ -114,7 +114,7 @@ CUresult do_launch_ex(const CUlaunchConfig* config, CUfunction f, void** params,
   auto fn = real<Id, decltype(&::cuLaunchKernelEx)>();
   CUresult r = fn ? fn(config, f, params, extra) : kNoDriver;
   if (call.records()) {
-    wire::CudaApiPayload a{};
+    auto& a = call.args();
     if (config) {
       a.stream = as_u64(config->hStream);
       a.grid[0] = config->gridDimX;
@@ -125,7 +125,7 @@ CUresult do_launch_ex(const CUlaunchConfig* config, CUfunction f, void** params,
       a.block[2] = config->blockDimZ;
     }
     a.kernel_name = call.intern(function_name(f));
-    call.finish(r, a);
+    call.finish(r);
   }
   return r;
 }
@@ -137,7 +137,7 @@ CUresult do_alloc(Ptr* out, size_t bytes, Rest... rest) {
   auto fn = real<Id, CUresult (*)(Ptr*, size_t, Rest...)>();
   CUresult r = fn ? fn(out, bytes, rest...) : kNoDriver;
   if (call.records()) {
-    wire::CudaApiPayload a{};
+    auto& a = call.args();
     if (r == CUDA_SUCCESS && out) {
       if constexpr (std::is_pointer_v<Ptr>)
         a.ptr = as_u64(*out);
@@ -150,7 +150,7 @@ CUresult do_alloc(Ptr* out, size_t bytes, Rest... rest) {
       const auto last = std::get<sizeof...(Rest) - 1>(std::tuple<Rest...>(rest...));
       if constexpr (std::is_same_v<std::remove_cv_t<decltype(last)>, CUstream>) a.stream = as_u64(last);
     }
-    call.finish(r, a);
+    call.finish(r);
   }
   return r;
 }
@@ -161,10 +161,10 @@ CUresult do_free(CUdeviceptr ptr, Rest... rest) {
   auto fn = real<Id, CUresult (*)(CUdeviceptr, Rest...)>();
   CUresult r = fn ? fn(ptr, rest...) : kNoDriver;
   if (call.records()) {
-    wire::CudaApiPayload a{};
+    auto& a = call.args();
     a.ptr = uint64_t(ptr);
     if constexpr (sizeof...(Rest) == 1) a.stream = as_u64(rest...);
-    call.finish(r, a);
+    call.finish(r);
   }
   return r;
 }
@@ -172,12 +172,12 @@ CUresult do_free(CUdeviceptr ptr, Rest... rest) {
 template <HookId Id>
 CUresult do_copy(uint64_t dst, uint64_t bytes, uint8_t kind, CUstream stream, CUresult r, ApiCall& call) {
   if (call.records()) {
-    wire::CudaApiPayload a{};
+    auto& a = call.args();
     a.ptr = dst;
     a.bytes = bytes;
     a.copy_kind = kind;
     a.stream = as_u64(stream);
-    call.finish(r, a);
+    call.finish(r);
   }
   return r;
 }
@@ -253,7 +253,7 @@ CUresult do_profiler(bool start) {
   if (start && call.outermost()) g_runtime.cuda_profiler_api(true);
   auto fn = real<Id, CUresult (*)()>();
   CUresult r = fn ? fn() : kNoDriver;
-  if (call.records()) call.finish(r, wire::CudaApiPayload{});
+  if (call.records()) call.finish(r);
   if (!start && call.outermost()) g_runtime.cuda_profiler_api(false);
   return r;
 }
@@ -321,10 +321,10 @@ PTPROF_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size
   auto fn = real<HookId::cuMemAllocPitch_v2, decltype(&::cuMemAllocPitch_v2)>();
   CUresult r = fn ? fn(dptr, pitch, width, height, element) : kNoDriver;
   if (call.records()) {
-    ptprof::wire::CudaApiPayload a{};
+    auto& a = call.args();
     if (r == CUDA_SUCCESS && dptr) a.ptr = uint64_t(*dptr);
     a.bytes = r == CUDA_SUCCESS && pitch ? uint64_t(*pitch) * height : uint64_t(width) * height;
-    call.finish(r, a);
+    call.finish(r);
   }
   return r;
 }
@@ -356,9 +356,9 @@ PTPROF_EXPORT CUresult cuMemFreeHost(void* p) {
   auto fn = real<HookId::cuMemFreeHost, decltype(&::cuMemFreeHost)>();
   CUresult r = fn ? fn(p) : kNoDriver;
   if (call.records()) {
-    ptprof::wire::CudaApiPayload a{};
+    auto& a = call.args();
     a.ptr = as_u64(p);
-    call.finish(r, a);
+    call.finish(r);
   }
   return r;
 }
@@ -377,10 +377,10 @@ PTPROF_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t 
   auto fn = real<HookId::cuMemCreate, decltype(&::cuMemCreate)>();
   CUresult r = fn ? fn(handle, size, prop, flags) : kNoDriver;
   if (call.records()) {
-    ptprof::wire::CudaApiPayload a{};
+    auto& a = call.args();
     if (r == CUDA_SUCCESS && handle) a.ptr = uint64_t(*handle);
     a.bytes = size;
-    call.finish(r, a);
+    call.finish(r);
   }
   return r;
 }
@@ -389,9 +389,9 @@ PTPROF_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
   auto fn = real<HookId::cuMemRelease, decltype(&::cuMemRelease)>();
   CUresult r = fn ? fn(handle) : kNoDriver;
   if (call.records()) {
-    ptprof::wire::CudaApiPayload a{};
+    auto& a = call.args();
     a.ptr = uint64_t(handle);
-    call.finish(r, a);
+    call.finish(r);
   }
   return r;
 }
@@ -401,10 +401,10 @@ PTPROF_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUm
   auto fn = real<HookId::cuMemMap, decltype(&::cuMemMap)>();
   CUresult r = fn ? fn(ptr, size, offset, handle, flags) : kNoDriver;
   if (call.records()) {
-    ptprof::wire::CudaApiPayload a{};
+    auto& a = call.args();
     a.ptr = uint64_t(ptr);
     a.bytes = size;
-    call.finish(r, a);
+    call.finish(r);
   }
   return r;
 }
@@ -413,10 +413,10 @@ PTPROF_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
   auto fn = real<HookId::cuMemUnmap, decltype(&::cuMemUnmap)>();
   CUresult r = fn ? fn(ptr, size) : kNoDriver;
   if (call.records()) {
-    ptprof::wire::CudaApiPayload a{};
+    auto& a = call.args();
     a.ptr = uint64_t(ptr);
     a.bytes = size;
-    call.finish(r, a);
+    call.finish(r);
   }
   return r;
 }

@@ -192,13 +192,16 @@ ApiCall::ApiCall(HookId id) : id_(id) {
   if (!outermost_ || !g_runtime.recording() || !g_runtime.config().activities.cuda) return;
   tls_correlation_id = 0;
   thread_ = thread_state();
-  if (thread_) start_ = thread_->now();
+  if (!thread_) return;
+  args_ = wire::CudaApiPayload{};
+  start_ = thread_->now();
 }
 
 uint32_t ApiCall::intern(const char* name) { return thread_ && name ? thread_->intern(name) : 0; }
 
-void ApiCall::finish(int32_t result, wire::CudaApiPayload p) {
+void ApiCall::finish(int32_t result) {
   if (!thread_) return;
+  wire::CudaApiPayload& p = args_;
   p.end_ts = thread_->now();
   p.result = result;
   p.family = uint8_t(hook_entry(id_).family);

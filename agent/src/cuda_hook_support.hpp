@@ -180,9 +180,12 @@ class ApiCall {
 
   bool records() const { return thread_ != nullptr; }
   bool outermost() const { return outermost_; }
-  // The call returned `result`; `p` holds its arguments (family, end_ts and
-  // result are filled in here).
-  void finish(int32_t result, wire::CudaApiPayload p);
+  // The record's arguments, zeroed, for the wrapper to fill; only when
+  // records(). Kept here so the record is built once, in place.
+  wire::CudaApiPayload& args() { return args_; }
+  // The call returned `result`: writes the record (family, end_ts and result
+  // are filled in here).
+  void finish(int32_t result);
   // Name id of a launched kernel's name (interned on this thread); 0 when
   // not recording or `name` is null.
   uint32_t intern(const char* name);
@@ -190,6 +193,7 @@ class ApiCall {
  private:
   HookId id_;
   ThreadState* thread_ = nullptr;
+  wire::CudaApiPayload args_;  // set only when recording: not zeroed per call otherwise
   uint64_t start_ = 0;
   bool entered_ = false;
   bool outermost_ = false;

@@ -93,10 +93,10 @@ cudaError_t do_malloc(void** ptr, size_t size) {
   auto fn = real<Id, cudaError_t (*)(void**, size_t)>();
   cudaError_t r = fn ? fn(ptr, size) : kNoRuntime;
   if (call.records()) {
-    wire::CudaApiPayload a{};
+    auto& a = call.args();
     a.ptr = r == cudaSuccess && ptr ? as_u64(*ptr) : 0;
     a.bytes = size;
-    call.finish(r, a);
+    call.finish(r);
   }
   return r;
 }
@@ -107,9 +107,9 @@ cudaError_t do_free(void* ptr) {
   auto fn = real<Id, cudaError_t (*)(void*)>();
   cudaError_t r = fn ? fn(ptr) : kNoRuntime;
   if (call.records()) {
-    wire::CudaApiPayload a{};
+    auto& a = call.args();
     a.ptr = as_u64(ptr);
-    call.finish(r, a);
+    call.finish(r);
   }
   return r;
 }
@@ -120,11 +120,11 @@ cudaError_t do_malloc_async(void** ptr, size_t size, cudaStream_t stream) {
   auto fn = real<Id, cudaError_t (*)(void**, size_t, cudaStream_t)>();
   cudaError_t r = fn ? fn(ptr, size, stream) : kNoRuntime;
   if (call.records()) {
-    wire::CudaApiPayload a{};
+    auto& a = call.args();
     a.ptr = r == cudaSuccess && ptr ? as_u64(*ptr) : 0;
     a.bytes = size;
     a.stream = as_u64(stream);
-    call.finish(r, a);
+    call.finish(r);
   }
   return r;
 }
@@ -135,10 +135,10 @@ cudaError_t do_free_async(void* ptr, cudaStream_t stream) {
   auto fn = real<Id, cudaError_t (*)(void*, cudaStream_t)>();
   cudaError_t r = fn ? fn(ptr, stream) : kNoRuntime;
   if (call.records()) {
-    wire::CudaApiPayload a{};
+    auto& a = call.args();
     a.ptr = as_u64(ptr);
     a.stream = as_u64(stream);
-    call.finish(r, a);
+    call.finish(r);
   }
   return r;
 }
@@ -149,11 +149,11 @@ cudaError_t do_launch(const void* func, dim3 grid, dim3 block, void** args, size
   auto fn = real<Id, cudaError_t (*)(const void*, dim3, dim3, void**, size_t, cudaStream_t)>();
   cudaError_t r = fn ? fn(func, grid, block, args, shared, stream) : kNoRuntime;
   if (call.records()) {
-    wire::CudaApiPayload a{};
+    auto& a = call.args();
     a.stream = as_u64(stream);
     set_dims(a, grid, block);
     a.kernel_name = call.intern(kernel_name(func));
-    call.finish(r, a);
+    call.finish(r);
   }
   return r;
 }
@@ -164,13 +164,13 @@ cudaError_t do_launch_ex(const cudaLaunchConfig_t* config, const void* func, voi
   auto fn = real<Id, cudaError_t (*)(const cudaLaunchConfig_t*, const void*, void**)>();
   cudaError_t r = fn ? fn(config, func, args) : kNoRuntime;
   if (call.records()) {
-    wire::CudaApiPayload a{};
+    auto& a = call.args();
     if (config) {
       a.stream = as_u64(config->stream);
       set_dims(a, config->gridDim, config->blockDim);
     }
     a.kernel_name = call.intern(kernel_name(func));
-    call.finish(r, a);
+    call.finish(r);
   }
   return r;
 }
@@ -181,11 +181,11 @@ cudaError_t do_memcpy(void* dst, const void* src, size_t count, cudaMemcpyKind k
   auto fn = real<Id, cudaError_t (*)(void*, const void*, size_t, cudaMemcpyKind)>();
   cudaError_t r = fn ? fn(dst, src, count, kind) : kNoRuntime;
   if (call.records()) {
-    wire::CudaApiPayload a{};
+    auto& a = call.args();
     a.ptr = as_u64(dst);
     a.bytes = count;
     a.copy_kind = uint8_t(kind);
-    call.finish(r, a);
+    call.finish(r);
   }
   return r;
 }
@@ -196,12 +196,12 @@ cudaError_t do_memcpy_async(void* dst, const void* src, size_t count, cudaMemcpy
   auto fn = real<Id, cudaError_t (*)(void*, const void*, size_t, cudaMemcpyKind, cudaStream_t)>();
   cudaError_t r = fn ? fn(dst, src, count, kind, stream) : kNoRuntime;
   if (call.records()) {
-    wire::CudaApiPayload a{};
+    auto& a = call.args();
     a.ptr = as_u64(dst);
     a.bytes = count;
     a.copy_kind = uint8_t(kind);
     a.stream = as_u64(stream);
-    call.finish(r, a);
+    call.finish(r);
   }
   return r;
 }
@@ -213,11 +213,11 @@ cudaError_t do_memcpy_2d(void* dst, size_t dpitch, const void* src, size_t spitc
   auto fn = real<Id, cudaError_t (*)(void*, size_t, const void*, size_t, size_t, size_t, cudaMemcpyKind)>();
   cudaError_t r = fn ? fn(dst, dpitch, src, spitch, width, height, kind) : kNoRuntime;
   if (call.records()) {
-    wire::CudaApiPayload a{};
+    auto& a = call.args();
     a.ptr = as_u64(dst);
     a.bytes = uint64_t(width) * height;
     a.copy_kind = uint8_t(kind);
-    call.finish(r, a);
+    call.finish(r);
   }
   return r;
 }
@@ -230,12 +230,12 @@ cudaError_t do_memcpy_2d_async(void* dst, size_t dpitch, const void* src, size_t
       real<Id, cudaError_t (*)(void*, size_t, const void*, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t)>();
   cudaError_t r = fn ? fn(dst, dpitch, src, spitch, width, height, kind, stream) : kNoRuntime;
   if (call.records()) {
-    wire::CudaApiPayload a{};
+    auto& a = call.args();
     a.ptr = as_u64(dst);
     a.bytes = uint64_t(width) * height;
     a.copy_kind = uint8_t(kind);
     a.stream = as_u64(stream);
-    call.finish(r, a);
+    call.finish(r);
   }
   return r;
 }
@@ -246,10 +246,10 @@ cudaError_t do_memset(void* ptr, int value, size_t count) {
   auto fn = real<Id, cudaError_t (*)(void*, int, size_t)>();
   cudaError_t r = fn ? fn(ptr, value, count) : kNoRuntime;
   if (call.records()) {
-    wire::CudaApiPayload a{};
+    auto& a = call.args();
     a.ptr = as_u64(ptr);
     a.bytes = count;
-    call.finish(r, a);
+    call.finish(r);
   }
   return r;
 }
@@ -260,11 +260,11 @@ cudaError_t do_memset_async(void* ptr, int value, size_t count, cudaStream_t str
   auto fn = real<Id, cudaError_t (*)(void*, int, size_t, cudaStream_t)>();
   cudaError_t r = fn ? fn(ptr, value, count, stream) : kNoRuntime;
   if (call.records()) {
-    wire::CudaApiPayload a{};
+    auto& a = call.args();
     a.ptr = as_u64(ptr);
     a.bytes = count;
     a.stream = as_u64(stream);
-    call.finish(r, a);
+    call.finish(r);
   }
   return r;
 }
@@ -277,9 +277,9 @@ cudaError_t do_on_handle(Handle h, bool is_stream) {
   auto fn = real<Id, cudaError_t (*)(Handle)>();
   cudaError_t r = fn ? fn(h) : kNoRuntime;
   if (call.records()) {
-    wire::CudaApiPayload a{};
+    auto& a = call.args();
     (is_stream ? a.stream : a.ptr) = as_u64(reinterpret_cast<const void*>(h));
-    call.finish(r, a);
+    call.finish(r);
   }
   return r;
 }
@@ -290,10 +290,10 @@ cudaError_t do_wait_event(cudaStream_t stream, cudaEvent_t event, unsigned int f
   auto fn = real<Id, cudaError_t (*)(cudaStream_t, cudaEvent_t, unsigned int)>();
   cudaError_t r = fn ? fn(stream, event, flags) : kNoRuntime;
   if (call.records()) {
-    wire::CudaApiPayload a{};
+    auto& a = call.args();
     a.stream = as_u64(stream);
     a.ptr = as_u64(static_cast<const void*>(event));
-    call.finish(r, a);
+    call.finish(r);
   }
   return r;
 }
@@ -304,10 +304,10 @@ cudaError_t do_graph_launch(cudaGraphExec_t exec, cudaStream_t stream) {
   auto fn = real<Id, cudaError_t (*)(cudaGraphExec_t, cudaStream_t)>();
   cudaError_t r = fn ? fn(exec, stream) : kNoRuntime;
   if (call.records()) {
-    wire::CudaApiPayload a{};
+    auto& a = call.args();
     a.stream = as_u64(stream);
     a.ptr = as_u64(static_cast<const void*>(exec));
-    call.finish(r, a);
+    call.finish(r);
   }
   return r;
 }
@@ -317,7 +317,7 @@ cudaError_t do_no_args() {
   ApiCall call(Id);
   auto fn = real<Id, cudaError_t (*)()>();
   cudaError_t r = fn ? fn() : kNoRuntime;
-  if (call.records()) call.finish(r, wire::CudaApiPayload{});
+  if (call.records()) call.finish(r);
   return r;
 }
 
@@ -332,7 +332,7 @@ cudaError_t do_profiler(bool start) {
   if (start && call.outermost()) g_runtime.cuda_profiler_api(true);
   auto fn = real<Id, cudaError_t (*)()>();
   cudaError_t r = fn ? fn() : kNoRuntime;
-  if (call.records()) call.finish(r, wire::CudaApiPayload{});
+  if (call.records()) call.finish(r);
   if (!start && call.outermost()) g_runtime.cuda_profiler_api(false);
   return r;
 }
@@ -365,10 +365,10 @@ PTPROF_EXPORT cudaError_t cudaHostAlloc(void** pHost, size_t size, unsigned int 
   auto fn = real<HookId::cudaHostAlloc, cudaError_t (*)(void**, size_t, unsigned int)>();
   cudaError_t r = fn ? fn(pHost, size, flags) : kNoRuntime;
   if (call.records()) {
-    ptprof::wire::CudaApiPayload a{};
+    auto& a = call.args();
     a.ptr = r == cudaSuccess && pHost ? as_u64(*pHost) : 0;
     a.bytes = size;
-    call.finish(r, a);
+    call.finish(r);
   }
   return r;
 }
