@@ -180,6 +180,22 @@ TEST_CASE("a driver whose cuGetProcAddress hands out internal entry points still
   check_driver_calls("STUB_CUDA_INTERNAL_POINTERS=1 ");
 }
 
+TEST_CASE("a runtime linked into a library: its driver calls are recorded, once each", "[cuda]") {
+  TempDir out;
+  // The driver is found where a system's would be: on the library path.
+  auto r = sh("LD_LIBRARY_PATH=" + kStubDriverDir + " " + kPtprof + " run -o " + out.path.string() + " -- " +
+              kPrograms + "/cuda_static_runtime");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("static runtime step 0"));
+  auto calls = cuda_calls(read_all(out.path));
+  // cudaMalloc/cudaFree bind inside the library: no wrapper sees them. The
+  // driver calls they make through cuGetProcAddress's pointers are seen.
+  const std::map<std::string, int> expected = {{"cuMemAlloc_v2", 1}, {"cuMemFree_v2", 1}};
+  CHECK(count_by_name(calls) == expected);
+  for (const auto& c : named(calls, "cuMemAlloc_v2")) CHECK(c.info.bytes == 4096);
+}
+
 TEST_CASE("the real libcudart without a driver: every error code recorded and returned unchanged", "[cuda]") {
   TempDir out;
   auto plain = sh(kPrograms + "/cuda_real_runtime");

@@ -16,7 +16,11 @@
 // Device pointers and stream handles are integers made pointers (and back).
 // NOLINTBEGIN(performance-no-int-to-ptr)
 
+// Built a second time into a library with hidden visibility, it stands for a
+// runtime linked statically into that library (libcudart_static).
+#ifndef STUB_EXPORT
 #define STUB_EXPORT extern "C" __attribute__((visibility("default")))
+#endif
 
 namespace {
 
