@@ -265,8 +265,8 @@ void add_run(CLI::App& app, int& exit_code) {
       "schedule each is a window of its own), or the name of a "
       "record_function scope or ptprof.range (PTPROF_STEP; default optimizer)");
   sub->add_option("--activities", opts->activities,
-                  "cpu, cuda or cpu,cuda (PTPROF_ACTIVITIES; default cpu,cuda). This version collects "
-                  "CPU-side events only; CUDA activity is not collected yet");
+                  "cpu, cuda or cpu,cuda (PTPROF_ACTIVITIES; default cpu,cuda). cuda records the CUDA "
+                  "runtime and driver calls the program makes");
   sub->add_flag("--record-shapes", opts->record_shapes, "Record operator input shapes (PTPROF_RECORD_SHAPES=1)");
   sub->add_flag("--profile-memory", opts->profile_memory,
                 "Sets PTPROF_PROFILE_MEMORY=1; this version records no memory events yet");
