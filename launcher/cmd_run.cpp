@@ -140,10 +140,6 @@ int run(const RunOptions& o) {
   }
   if (!config->log_level.empty()) launcher::set_log_level(config->log_level);
 
-  if (config->step.kind == StepRule::Kind::CudaProfilerApi)
-    spdlog::warn(
-        "run: PTPROF_STEP=cudaProfilerApi needs CUDA interposition, which this version does not have: no step will "
-        "end (use optimizer, manual or a scope name)");
   if (config->profile_memory || config->with_stack)
     spdlog::warn(
         "run: this version records no memory events and no call stacks yet; PTPROF_PROFILE_MEMORY / "
@@ -176,6 +172,10 @@ int run(const RunOptions& o) {
   // a torch that has no cached bridge yet.
   if (!paths->launcher.empty()) env[env::kLauncher] = paths->launcher;
   env["LD_PRELOAD"] = prepend_path(env, "LD_PRELOAD", paths->agent, ':');
+  // NVTX ranges become ptprof ranges: NVTX loads its injection from here
+  // (the agent implements InitializeInjectionNvtx2). A tool the user set
+  // there already keeps its place.
+  if (!env.count("NVTX_INJECTION64_PATH")) env["NVTX_INJECTION64_PATH"] = paths->agent;
   if (!paths->python_dir.empty()) env["PYTHONPATH"] = prepend_path(env, "PYTHONPATH", paths->python_dir, ':');
   env[env::kOutput] = config->output;
   std::vector<std::string> envv;
@@ -264,13 +264,15 @@ void add_run(CLI::App& app, int& exit_code) {
   sub->add_option("--warmup", opts->warmup, "Schedule: warmup steps in each cycle (recorded, discarded)");
   sub->add_option("--active", opts->active, "Schedule: recorded steps in each cycle");
   sub->add_option("--repeat", opts->repeat, "Schedule: cycles (0 = until the program ends)");
-  sub->add_option("--step", opts->step,
-                  "What ends a step: optimizer (end of Optimizer.step#*), manual (ptprof.step() only), "
-                  "cudaProfilerApi (not supported yet: needs CUDA interposition), or the name of a "
-                  "record_function scope or ptprof.range (PTPROF_STEP; default optimizer)");
+  sub->add_option(
+      "--step", opts->step,
+      "What ends a step: optimizer (end of Optimizer.step#*), manual (ptprof.step() only), "
+      "cudaProfilerApi (each cudaProfilerStart..Stop is a step; nothing is recorded outside them; without a "
+      "schedule each is a window of its own), or the name of a "
+      "record_function scope or ptprof.range (PTPROF_STEP; default optimizer)");
   sub->add_option("--activities", opts->activities,
-                  "cpu, cuda or cpu,cuda (PTPROF_ACTIVITIES; default cpu,cuda). This version collects "
-                  "CPU-side events only; CUDA activity is not collected yet");
+                  "cpu, cuda or cpu,cuda (PTPROF_ACTIVITIES; default cpu,cuda). cuda records the CUDA "
+                  "runtime and driver calls the program makes");
   sub->add_flag("--record-shapes", opts->record_shapes, "Record operator input shapes (PTPROF_RECORD_SHAPES=1)");
   sub->add_flag("--profile-memory", opts->profile_memory,
                 "Sets PTPROF_PROFILE_MEMORY=1; this version records no memory events yet");

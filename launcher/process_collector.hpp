@@ -108,6 +108,15 @@ class ProcessCollector {
     std::chrono::steady_clock::time_point end_seen{};
     uint64_t events = 0;
     uint64_t dropped = 0;
+    bool gpu_flushed = false;                         // the agent's GpuFlushed boundary for it arrived
+    std::unordered_map<uint64_t, uint32_t> lane_map;  // (device << 32 | stream) -> file thread index + 1
+    // CUDA events whose launching op is not known yet (their external
+    // correlation may arrive later): written with the window.
+    struct PendingCuda {
+      trace::Event event;  // name and thread already file ids
+      trace::CudaInfo info;
+    };
+    std::vector<PendingCuda> pending_cuda;
   };
 
   void read_strings();
@@ -124,6 +133,17 @@ class ProcessCollector {
   void close_span(ThreadDecode& t, size_t index, uint64_t end, uint16_t extra_flags);
   void emit(Window& w, uint32_t instance, const OpenSpan& s, uint64_t end, uint16_t flags);
   void step_record(ThreadDecode& t, uint64_t ts, uint64_t number);
+  void cuda_api_record(ThreadDecode& t, const wire::RecordHeader& h);
+  void gpu_activity_record(ThreadDecode& t, const wire::RecordHeader& h);
+  // Writes a CUDA event (e.name, e.thread: file ids; info.kernel_name: arena
+  // id) now when its launching op is known or cannot be, else at the
+  // window's end.
+  void emit_cuda(Window& w, trace::Event e, trace::CudaInfo info);
+  void write_cuda(Window& w, trace::Event e, trace::CudaInfo info);
+  uint32_t file_lane(Window& w, uint32_t device, uint32_t stream);
+  // The slot of the thread with kernel id `tid`, or `fallback`.
+  uint32_t instance_of_tid(int32_t tid, uint32_t fallback) const;
+  bool holds_for_gpu(const Window& w) const;
   void close_step(Window& w, uint64_t end);
   bool ensure_writer(Window& w);
   uint32_t file_thread(Window& w, uint32_t instance);
@@ -157,6 +177,12 @@ class ProcessCollector {
   trace::Losses seen_;     // counted here; the header's counters are added by losses()
   trace::Losses charged_;  // already written into window files
   bool finished_ = false;
+  // CUDA: correlation id -> the launching op's handle (ExternalCorrelation
+  // records), and whether this process has shown any CUDA activity (then ops
+  // carry their handle in Event::arg, for the join).
+  std::unordered_map<uint64_t, uint64_t> external_;
+  bool cuda_seen_ = false;
+  std::unordered_map<int32_t, uint32_t> tid_instances_;  // tid -> its latest instance
 };
 
 }  // namespace ptprof::launcher

@@ -96,6 +96,24 @@ class Runtime {
   // Pthread key destructor: the calling thread exits.
   void thread_exited(ThreadState* t);
 
+  // cudaProfilerStart (start) or cudaProfilerStop was called: under
+  // PTPROF_STEP=cudaProfilerApi each Start..Stop is one step, recorded as
+  // the schedule says; nothing is recorded between a Stop and the next Start.
+  void cuda_profiler_api(bool start);
+
+  // The GPU activity protocol (session.hpp, BoundaryKind::GpuFlushed), for
+  // the CUPTI consumer: set while it collects, so that the launcher holds
+  // ended windows until gpu_flushed(window) says their records are all in
+  // the rings. Neither may be called with step_mu_ held (from a callback of
+  // end_step).
+  void set_gpu_flush_protocol(bool on);
+  void gpu_flushed(uint32_t window);
+  // Called (on the thread that ended it, without step_mu_ held) after each
+  // WindowEnd is published, and at exit for the window still open: where the
+  // CUPTI consumer flushes CUPTI and then calls gpu_flushed(window).
+  using WindowEndListener = void (*)(uint32_t window);
+  void set_window_end_listener(WindowEndListener fn) { window_end_listener_.store(fn, std::memory_order_release); }
+
  private:
   bool map_session(const char* name);
   bool create_region();
@@ -108,7 +126,10 @@ class Runtime {
   uint64_t reserve_ring(uint32_t slot);
   bool reserve_arena(uint64_t upto);
   void publish_boundary(wire::BoundaryKind kind, uint64_t ticks, uint32_t window);
-  void apply_step(uint64_t step, uint64_t ticks, bool first);
+  // Returns the index of the window it ended, if it ended one.
+  std::optional<uint32_t> apply_step(uint64_t step, uint64_t ticks, bool first);
+  void notify_window_end(std::optional<uint32_t> window);
+  std::optional<uint32_t> move_capture(bool start);
   void set_bridge_recording(bool on);
 
   std::atomic<bool> active_{false};
@@ -151,6 +172,9 @@ class Runtime {
   static constexpr uint32_t kNoNamedStepId = UINT32_MAX;  // the arena refused the name
   std::atomic<uint32_t> named_step_id_{0};
   WindowState windows_;
+  std::atomic<WindowEndListener> window_end_listener_{nullptr};
+  bool capturing_ = false;  // cudaProfilerApi: between a Start and its Stop
+  uint64_t captures_ = 0;   // cudaProfilerApi: capture ranges begun so far
 
   std::atomic<int> bridge_state_{0};  // 0 not loaded, 1 loading, 2 loaded, 3 failed
   void (*bridge_set_recording_)(int) = nullptr;

@@ -127,8 +127,9 @@ std::string render_json(const Report& r, size_t row_limit) {
                       phase_times_json(s.ns).substr(1);
              },
              "      ") +
-         "}\n";
-  return out + "}\n";
+         "}";
+  if (!r.cuda_api.empty()) out += ",\n  \"cuda_api_summary\": " + render_cuda_api_json(r.cuda_api);
+  return out + "\n}\n";
 }
 
 }  // namespace ptprof::report

@@ -136,7 +136,7 @@ bool Reader::process(const ChunkHead& h) {
   if (!have_header_ && type != ChunkType::Header) return fail(h.offset, "the first chunk is not a header chunk");
   if (have_header_ && type == ChunkType::Header) return fail(h.offset, "a second header chunk");
   // Unknown chunk types come from later writers and are skipped unread.
-  if (h.type < uint32_t(ChunkType::Header) || h.type > uint32_t(ChunkType::Footer)) return true;
+  if (h.type < uint32_t(ChunkType::Header) || h.type > uint32_t(ChunkType::GpuLanes)) return true;
   if (type == ChunkType::Events && mode_ == Mode::Summary) return true;
   if (!load_payload(h)) return false;
   Cursor c(reinterpret_cast<const uint8_t*>(raw_.data()), raw_.size());
@@ -165,6 +165,12 @@ bool Reader::process(const ChunkHead& h) {
     case ChunkType::Footer:
       e = decode_footer(c, footer_);
       have_footer_ = true;
+      break;
+    case ChunkType::Cuda:
+      e = decode_cuda(c, trace_);
+      break;
+    case ChunkType::GpuLanes:
+      e = decode_gpu_lanes(c, trace_);
       break;
   }
   return e.ok() || fail(h.offset, e.message());

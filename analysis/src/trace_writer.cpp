@@ -72,6 +72,12 @@ struct TraceWriter::Impl {
   Pending strings{1, 0, {}}, processes, threads;
   std::vector<ThreadCounts> thread_counts;
 
+  // CUDA records not yet written, column by column, and GPU lanes.
+  std::array<std::string, kCudaColumns> cuda_columns;
+  uint32_t cuda_first = 0, cuda_count = 0;
+  std::string lanes;
+  uint32_t lane_count = 0;
+
   std::array<std::string, kEventColumns> columns;
   uint32_t chunk_events = 0;
   uint64_t chunk_index = 0;
@@ -94,6 +100,61 @@ struct TraceWriter::Impl {
     if (!strings.empty()) write_chunk(ChunkType::Strings, strings.take());
     if (!processes.empty()) write_chunk(ChunkType::Processes, processes.take());
     if (!threads.empty()) write_chunk(ChunkType::Threads, threads.take());
+    flush_cuda();
+    if (lane_count) {
+      std::string raw;
+      put_varint(raw, lane_count);
+      raw += lanes;
+      write_chunk(ChunkType::GpuLanes, raw);
+      lanes.clear();
+      lane_count = 0;
+    }
+  }
+
+  void flush_cuda() {
+    if (cuda_count == 0) return;
+    std::string raw;
+    put_varint(raw, cuda_first);
+    put_varint(raw, cuda_count);
+    put_varint(raw, kCudaColumns);
+    for (const auto& c : cuda_columns) put_varint(raw, c.size());
+    for (auto& c : cuda_columns) {
+      raw += c;
+      c.clear();
+    }
+    write_chunk(ChunkType::Cuda, raw);
+    cuda_first += cuda_count;
+    cuda_count = 0;
+  }
+
+  uint32_t add_cuda(const trace::CudaInfo& c) {
+    if (c.kernel_name >= string_count) {
+      fail("CUDA record names string " + std::to_string(c.kernel_name) + " of " + std::to_string(string_count));
+      return cuda_first + cuda_count;
+    }
+    auto& col = cuda_columns;
+    put_varint(col[kCudaCorrelation], c.correlation_id);
+    put_varint(col[kCudaExternal], c.external_id);
+    put_varint(col[kCudaStream], c.stream);
+    put_varint(col[kCudaPtr], c.ptr);
+    put_varint(col[kCudaBytes], c.bytes);
+    put_varint(col[kCudaGraphNode], c.graph_node_id);
+    for (int i = 0; i < 3; ++i) {
+      put_varint(col[kCudaGridX + i], c.grid[i]);
+      put_varint(col[kCudaBlockX + i], c.block[i]);
+    }
+    put_svarint(col[kCudaDevice], c.device);
+    put_svarint(col[kCudaResult], c.result);
+    put_varint(col[kCudaKernelName], c.kernel_name);
+    put_varint(col[kCudaFamily], c.family);
+    put_varint(col[kCudaCopyKind], c.copy_kind);
+    uint32_t index = cuda_first + cuda_count;
+    // Strings first: a record may name one interned since the last chunk.
+    if (++cuda_count == kCudaPerChunk) {
+      if (!strings.empty()) write_chunk(ChunkType::Strings, strings.take());
+      flush_cuda();
+    }
+    return index;
   }
 
   void flush_events() {
@@ -125,6 +186,9 @@ struct TraceWriter::Impl {
                   std::to_string(string_count));
     if (uint8_t(e.kind) > kKindMask)
       return fail("event kind " + std::to_string(unsigned(e.kind)) + " does not fit the format");
+    if (kind_has_cuda_info(uint8_t(e.kind)) && e.arg > uint64_t(cuda_first) + cuda_count)
+      return fail("event refers to CUDA record " + std::to_string(e.arg) + " of " +
+                  std::to_string(cuda_first + cuda_count));
     ThreadDelta& d = deltas[e.thread];
     if (d.chunk != chunk_index) d = ThreadDelta{chunk_index, 0, 0};
     bool has_seq = e.seq_nr != -1;
@@ -227,8 +291,16 @@ uint32_t TraceWriter::add_thread(const trace::Thread& t) {
   put_bytes(m.threads.records, t.name);
   m.thread_counts.push_back(ThreadCounts{0, t.dropped});
   m.deltas.emplace_back();
-  return m.threads.first + m.threads.count++;
+  uint32_t index = m.threads.first + m.threads.count++;
+  if (t.device >= 0) {
+    put_varint(m.lanes, index);
+    put_varint(m.lanes, uint64_t(t.device));
+    ++m.lane_count;
+  }
+  return index;
 }
+
+uint32_t TraceWriter::add_cuda(const trace::CudaInfo& c) { return impl_->add_cuda(c); }
 
 void TraceWriter::set_thread_dropped(uint32_t thread, uint64_t dropped) {
   Impl& m = *impl_;

@@ -79,7 +79,13 @@ struct ThreadSlot {
 
 // A schedule boundary published by the agent (see schedule.hpp). The
 // launcher classifies events by comparing their ticks with these.
-enum class BoundaryKind : uint32_t { WindowBegin = 1, WindowEnd = 2 };
+//
+// GpuFlushed: every GPU activity record (GpuActivity, ExternalCorrelation)
+// of `window` is in the rings. CUPTI hands its buffers over asynchronously,
+// so records of a window can be committed long after its WindowEnd; while
+// ProcessHeader::gpu_flush is set, the launcher writes an ended window only
+// after its GpuFlushed (or after the grace period, or when the process ends).
+enum class BoundaryKind : uint32_t { WindowBegin = 1, WindowEnd = 2, GpuFlushed = 3 };
 struct Boundary {
   uint64_t ticks;
   uint32_t kind;    // BoundaryKind
@@ -116,7 +122,9 @@ struct ProcessHeader {
   std::atomic<uint32_t> in_transition{0};
   std::atomic<uint32_t> boundary_count{0};
   std::atomic<uint32_t> closed{0};  // process exited cleanly
-  uint32_t reserved = 0;
+  // Nonzero while the agent collects GPU activity (CUPTI) and publishes a
+  // GpuFlushed boundary after each WindowEnd once CUPTI's buffers are flushed.
+  std::atomic<uint32_t> gpu_flush{0};
   Boundary boundaries[kMaxBoundaries];
   ThreadSlot threads[kMaxThreads];
   // What a short /dev/shm cost this process (the agent could not reserve the memory).

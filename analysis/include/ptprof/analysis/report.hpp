@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ptprof/analysis/report_cuda_api.hpp"
 #include "ptprof/analysis/report_phases.hpp"
 #include "ptprof/trace.hpp"
 
@@ -107,7 +108,8 @@ struct Report {
   std::vector<ThreadDrops> drops;  // threads with dropped > 0
   uint64_t events = 0;             // events in the inputs that matched
   uint64_t dropped = 0;
-  trace::Losses losses;  // the inputs' ledgers, summed
+  trace::Losses losses;              // the inputs' ledgers, summed
+  std::vector<CudaApiRow> cuda_api;  // CUDA API summary; empty when no CUDA call was recorded
 };
 
 // Builds a report one trace at a time, so a caller can read, add and free

@@ -26,6 +26,9 @@ class TraceSink {
   virtual uint32_t intern(std::string_view s) = 0;            // string id (0 = "")
   virtual uint32_t add_process(const trace::Process& p) = 0;  // returns its index
   virtual uint32_t add_thread(const trace::Thread& t) = 0;    // returns its index; t.events ignored
+  // Appends to Trace::cuda; returns its index (a CUDA event's arg is index + 1).
+  // c.kernel_name: an id from intern().
+  virtual uint32_t add_cuda(const trace::CudaInfo& c) = 0;
   virtual void set_thread_dropped(uint32_t thread, uint64_t dropped) = 0;
   virtual void set_losses(const trace::Losses& losses) = 0;
   virtual void set_window_end(int64_t end_ns) = 0;
@@ -54,6 +57,7 @@ class TraceWriter final : public TraceSink {
   uint32_t intern(std::string_view s) override;            // file-level string id (0 = "")
   uint32_t add_process(const trace::Process& p) override;  // returns its index
   uint32_t add_thread(const trace::Thread& t) override;    // returns its index; t.events ignored
+  uint32_t add_cuda(const trace::CudaInfo& c) override;
   void set_thread_dropped(uint32_t thread, uint64_t dropped) override;
   void set_losses(const trace::Losses& losses) override;  // stored in the footer
   // The window's end is often known only when it closes; this overrides the
