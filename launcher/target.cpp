@@ -98,15 +98,20 @@ void forward_signals_to(pid_t pid) {
 
 void become_subreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 1); }
 
-void reap_orphans(pid_t target) {
+void reap_orphans(pid_t target, const std::function<bool(pid_t)>& keep) {
   // Only reap processes that are not the target; waitid with WNOWAIT peeks.
   for (;;) {
     siginfo_t info{};
     if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) return;
-    if (info.si_pid == target) return;
+    if (info.si_pid == target || keep(info.si_pid)) return;
     int status;
     ::waitpid(info.si_pid, &status, WNOHANG);
   }
+}
+
+bool has_children() {
+  siginfo_t info{};
+  return !(::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 && errno == ECHILD);
 }
 
 }  // namespace ptprof::launcher

@@ -3,6 +3,7 @@
 #pragma once
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -36,7 +37,12 @@ void forward_signals_to(pid_t pid);
 // orphaned processes of the target's tree become its children: their exit is
 // seen (a process that is gone) and they are reaped here.
 void become_subreaper();
-// Reaps exited descendants other than the target.
-void reap_orphans(pid_t target);
+// Reaps exited descendants other than the target and those `keep` claims
+// (the launcher's own children, e.g. on-trace-ready commands, reaped by
+// whoever started them).
+void reap_orphans(pid_t target, const std::function<bool(pid_t)>& keep);
+// Whether the launcher has any child left, running or not yet reaped: as a
+// subreaper, none means the target's whole process tree is gone.
+bool has_children();
 
 }  // namespace ptprof::launcher
