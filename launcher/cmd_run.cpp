@@ -2,6 +2,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -225,16 +226,14 @@ int run(const RunOptions& o) {
     launcher::reap_orphans(target->pid(), hook);
     if (!exited_at && target->poll_exit()) exited_at = Clock::now();
     if (exited_at) {
-      if (collector.all_finished()) break;
-      if (config->wait_descendants) {
-        // As a subreaper, no child left means the whole tree is gone (a
-        // process that died while registering never finishes otherwise).
-        sink.reap();
-        if (!launcher::has_children()) break;
-      } else if (Clock::now() - *exited_at > kDescendantGrace) {
+      // What is left of the target's tree: the launcher is a subreaper, so
+      // orphans are its children (a child may not have registered yet).
+      const uint32_t left = launcher::count_children(hook);
+      if (left == 0 && (config->wait_descendants || collector.all_finished())) break;
+      if (!config->wait_descendants && Clock::now() - *exited_at > kDescendantGrace) {
         // Descendants may outlive the target briefly (workers shutting
         // down); give them a moment, not forever, and say what was cut.
-        cut_off = collector.still_running();
+        cut_off = std::max(collector.still_running(), left);
         break;
       }
     }
@@ -264,7 +263,7 @@ int run(const RunOptions& o) {
     std::fprintf(stderr,
                  "ptprof: warning: %u process%s still running %lld s after the target exited and %s cut off: "
                  "%s events after that are not in the trace (--wait-descendants or PTPROF_WAIT_DESCENDANTS=1 "
-                 "waits for every profiled process)\n",
+                 "waits for the whole process tree)\n",
                  cut_off, cut_off == 1 ? " was" : "es were", (long long)kDescendantGrace.count(),
                  cut_off == 1 ? "was" : "were", cut_off == 1 ? "its" : "their");
   for (const std::string& line : trace::loss_lines(t.losses))
@@ -324,8 +323,9 @@ void add_run(CLI::App& app, int& exit_code) {
   sub->add_option("--ring-kb", opts->ring_kb,
                   "Ring size per thread in KiB, a power of two from 64 to 1048576 (PTPROF_RING_KB; default 2048)");
   sub->add_flag("--wait-descendants", opts->wait_descendants,
-                "Wait for every profiled process to exit, not only the command: by default processes still "
-                "running 2 s after it exits are cut off, and the summary says so (PTPROF_WAIT_DESCENDANTS=1)");
+                "Wait for the command's whole process tree to exit, daemons included: by default processes "
+                "still running 2 s after the command exits are cut off, and the summary says so "
+                "(PTPROF_WAIT_DESCENDANTS=1)");
   sub->add_option("command", opts->command, "The command to profile, after --")->required();
   sub->positionals_at_end();
   sub->callback([opts, &exit_code]() { exit_code = run(*opts); });

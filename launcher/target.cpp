@@ -9,6 +9,8 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 
 namespace ptprof::launcher {
 namespace {
@@ -109,9 +111,24 @@ void reap_orphans(pid_t target, const std::function<bool(pid_t)>& keep) {
   }
 }
 
-bool has_children() {
+uint32_t count_children(const std::function<bool(pid_t)>& skip) {
+  // /proc/self/task/*/children lists each thread's children.
+  std::error_code ec;
+  uint32_t n = 0;
+  bool listed = false;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/task", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    std::ifstream in(it->path() / "children");
+    if (!in) continue;
+    listed = true;
+    pid_t pid;
+    while (in >> pid)
+      if (!skip(pid)) ++n;
+  }
+  if (listed) return n;
+  // A kernel without that file: waitid tells whether there is any child.
   siginfo_t info{};
-  return !(::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 && errno == ECHILD);
+  return ::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 && errno == ECHILD ? 0 : 1;
 }
 
 }  // namespace ptprof::launcher

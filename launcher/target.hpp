@@ -41,8 +41,9 @@ void become_subreaper();
 // (the launcher's own children, e.g. on-trace-ready commands, reaped by
 // whoever started them).
 void reap_orphans(pid_t target, const std::function<bool(pid_t)>& keep);
-// Whether the launcher has any child left, running or not yet reaped: as a
-// subreaper, none means the target's whole process tree is gone.
-bool has_children();
+// The launcher's children, running or not yet reaped, but those `skip`
+// claims. As a subreaper, once the target has exited these are the tops of
+// what is left of its process tree (none: the whole tree is gone).
+uint32_t count_children(const std::function<bool(pid_t)>& skip);
 
 }  // namespace ptprof::launcher

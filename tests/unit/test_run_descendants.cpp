@@ -1,6 +1,6 @@
 // Descendants that outlive the target (issue #13): by default they are cut
 // off after a grace period, and the summary says so; --wait-descendants (or
-// PTPROF_WAIT_DESCENDANTS=1) waits for every profiled process.
+// PTPROF_WAIT_DESCENDANTS=1) waits for the whole process tree.
 #include <catch2/catch.hpp>
 #include <string>
 

@@ -48,8 +48,8 @@ struct Config {
   std::string log_level = "warn";
   uint64_t ring_bytes = 0;   // 0: default
   bool bridge_build = true;  // build a missing torch bridge on demand
-  // ptprof run waits for every profiled process, not only the target (and a
-  // grace period for its descendants).
+  // ptprof run waits for the target's whole process tree, not only the
+  // target (and a grace period for its descendants).
   bool wait_descendants = false;
 };
 
