@@ -43,7 +43,7 @@ Result<std::vector<std::string>> expand_trace_paths(const std::vector<std::strin
       return Status::error(p + ": no trace files (*.bin) in this directory" +
                            (left_out.empty() ? "" : "; " + left_out));
     }
-    if (notes && !left_out.empty()) notes->push_back(p + ": " + left_out);
+    if (notes && !left_out.empty()) notes->push_back(p + ": " += left_out);
     std::sort(found.begin(), found.end());
     out.insert(out.end(), found.begin(), found.end());
   }

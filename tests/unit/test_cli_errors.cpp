@@ -17,9 +17,14 @@ using ptprof::testing::TempDir;
 TEST_CASE("cli: an option given '--' as its value is an error, not a value", "[cli][reliability]") {
   TempDir tmp;
   const fs::path marker = tmp.path / "started";
+  const std::string in_tmp = "cd " + tmp.path.string() + " && " + kPtprof + " run ";
+  const std::string touch = " -- touch " + marker.string();
   for (const std::string opt : {"-o", "--output", "--on-trace-ready"}) {
     INFO(opt);
-    auto r = sh("cd " + tmp.path.string() + " && " + kPtprof + " run " + opt + " -- touch " + marker.string());
+    std::string cmd = in_tmp;
+    cmd += opt;
+    cmd += touch;
+    auto r = sh(cmd);
     INFO(r.output);
     CHECK(r.status == 2);
     CHECK_THAT(r.output, Catch::Contains(opt.substr(0, 2) == "--" ? opt : std::string("--output")));

@@ -23,7 +23,10 @@ TEST_CASE("cli: report and info refuse a FIFO instead of waiting on it", "[cli][
        std::vector<std::string>{"report", "info", "export --chrome " + (tmp.path / "x.json").string()}) {
     INFO(cmd);
     // timeout: a hang fails the test instead of blocking it.
-    auto r = sh("timeout 20 " + kPtprof + " " + cmd + " " + fifo.string() + " < /dev/null");
+    std::string line = "timeout 20 " + kPtprof + " ";
+    line += cmd;
+    line += " " + fifo.string() + " < /dev/null";
+    auto r = sh(line);
     INFO(r.output);
     CHECK(r.status == 2);
     CHECK_THAT(r.output, Catch::Contains("not a regular file"));

@@ -42,9 +42,11 @@ TEST_CASE("run --wait-descendants: every event of a descendant that outlives the
   for (const std::string how : {"--wait-descendants", "env"}) {
     INFO(how);
     TempDir out;
-    const std::string prefix = how == "env" ? "PTPROF_WAIT_DESCENDANTS=1 " : "";
-    const std::string flag = how == "env" ? "" : how + " ";
-    auto r = sh(prefix + kPtprof + " run " + flag + "-o " + out.path.string() + " -- " + kPrograms + "/daemon_child 3");
+    std::string cmd = how == "env" ? "PTPROF_WAIT_DESCENDANTS=1 " : "";
+    cmd += kPtprof + " run ";
+    cmd += how == "env" ? "" : how + " ";
+    cmd += "-o " + out.path.string() + " -- " + kPrograms + "/daemon_child 3";
+    auto r = sh(cmd);
     INFO(r.output);
     REQUIRE(r.status == 0);
     CHECK_THAT(r.output, !Catch::Contains("still running"));

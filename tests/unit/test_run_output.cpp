@@ -28,7 +28,7 @@ namespace {
 // `unshare` with a private mount (and other) namespaces: as root directly,
 // otherwise mapped to root in a user namespace. Empty when unavailable.
 std::string unshare(const std::string& flags) {
-  const std::string cmd = std::string("unshare ") + (::geteuid() == 0 ? "" : "-r ") + flags;
+  std::string cmd = std::string("unshare ") + (::geteuid() == 0 ? "" : "-r ") + flags;
   if (sh(cmd + " true").status != 0) return {};
   return cmd;
 }
@@ -153,8 +153,10 @@ TEST_CASE("run: runs with the same host and pid in one directory write files of 
     return;
   }
   TempDir out;
+  const std::string run_in_ns =
+      ns + " " + kPtprof + " run -o " + out.path.string() + " -- " + kPrograms + "/mark_flood 10 1";
   for (int run = 0; run < 2; ++run) {
-    auto r = sh(ns + " " + kPtprof + " run -o " + out.path.string() + " -- " + kPrograms + "/mark_flood 10 1");
+    auto r = sh(run_in_ns);
     INFO(r.output);
     REQUIRE(r.status == 0);
   }
