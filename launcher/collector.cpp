@@ -131,6 +131,13 @@ void Collector::finish_all() {
   for (auto& p : processes_) p->finish();
 }
 
+uint32_t Collector::still_running() {
+  uint32_t n = 0;
+  for (size_t i = 0; i < processes_.size(); ++i)
+    if (!processes_[i]->finished() && !process_gone(*processes_[i], i)) ++n;
+  return n;
+}
+
 Totals Collector::totals() const {
   Totals t;
   for (const auto& p : processes_) {

@@ -36,6 +36,8 @@ class Collector {
   bool all_finished();
   // Final drain; writes every window still open.
   void finish_all();
+  // Registered processes still running (before finish_all: those it cuts off).
+  uint32_t still_running();
   Totals totals() const;
 
  private:

@@ -459,6 +459,7 @@ void ProcessCollector::close_step(Window& w, uint64_t end) {
 
 bool ProcessCollector::ensure_writer(Window& w) {
   if (w.writer) return true;
+  if (w.done) return false;  // written, or lost: never opened twice
   trace::Header h;
   h.host = opts_.host;
   h.realtime_offset_ns = opts_.realtime_offset_ns;
@@ -473,6 +474,11 @@ bool ProcessCollector::ensure_writer(Window& w) {
   if (!writer) {
     spdlog::warn("cannot write {}: {}; this window is lost", path, writer.error());
     w.done = true;
+    WindowFile f;
+    f.path = path;
+    f.pid = pid();
+    f.window = w.index;
+    sink_.window_failed(f, writer.error());
     return false;
   }
   w.writer = std::move(*writer);
@@ -543,7 +549,7 @@ void ProcessCollector::emit(Window& w, uint32_t instance, const OpenSpan& s, uin
 std::string ProcessCollector::window_path(const Window& w) const {
   char suffix[32];
   std::snprintf(suffix, sizeof suffix, ".w%03u.bin", w.index);
-  return opts_.output_dir + "/" + file_stem_ + suffix;
+  return opts_.output_dir + "/" + file_stem_ + (opts_.run_id.empty() ? "" : "." + opts_.run_id) + suffix;
 }
 
 uint64_t ProcessCollector::last_ticks() const {
@@ -627,10 +633,13 @@ void ProcessCollector::write_window(Window& w) {
   f.window = w.index;
   const Status finished = w.writer->finish();
   f.bytes = w.writer->bytes_written();
+  // The writer may have had to take another name (trace_file.hpp).
+  if (std::string written = w.writer->path(); !written.empty()) f.path = written;
   w.writer.reset();
   w.done = true;
   if (!finished.ok()) {
     spdlog::warn("cannot write {}: {}", f.path, finished.message());
+    sink_.window_failed(f, finished.message());
     return;
   }
   sink_.window_written(f);
@@ -642,6 +651,10 @@ void ProcessCollector::finish_ready_windows() {
     if (w.done || w.end == UINT64_MAX || drained_horizon_ <= w.end) continue;
     if ((w.open_spans == 0 && !holds_for_gpu(w)) || now - w.end_seen >= opts_.grace) write_window(w);
   }
+  if (now - last_flush_ < opts_.flush_interval) return;
+  last_flush_ = now;
+  for (auto& w : windows_)
+    if (w.writer && !w.done) w.writer->flush();
 }
 
 // While the agent collects GPU activity, an ended window waits for the

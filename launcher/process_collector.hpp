@@ -21,13 +21,17 @@ namespace ptprof::launcher {
 
 struct CollectorOptions {
   std::string output_dir;
-  std::string host;
+  std::string host;      // safe as a file name component (run_names.hpp)
+  std::string run_id;    // in every file name: unique per run; empty in tests
   std::string schedule;  // for the file header
   int64_t realtime_offset_ns = 0;
   // How long a window waits, after its end, for spans that began inside it
   // to end (the scope around the optimizer step, say) before it is written
   // with those spans cut at the window's end.
   std::chrono::milliseconds grace{2000};
+  // How often the windows being written are flushed to their .tmp files, so
+  // that a launcher killed mid-run leaves them readable up to that point.
+  std::chrono::milliseconds flush_interval{500};
 };
 
 class ProcessCollector {
@@ -39,7 +43,8 @@ class ProcessCollector {
   // Drains everything committed with a timestamp <= horizon (raw ticks).
   // Returns the number of records consumed.
   uint64_t drain(uint64_t horizon);
-  // Writes out windows whose end has been drained past.
+  // Writes out windows whose end has been drained past; flushes the others
+  // every opts.flush_interval.
   void finish_ready_windows();
   // The process is gone: drain all, close open spans, write every window.
   void finish();
@@ -183,6 +188,7 @@ class ProcessCollector {
   std::unordered_map<uint64_t, uint64_t> external_;
   bool cuda_seen_ = false;
   std::unordered_map<int32_t, uint32_t> tid_instances_;  // tid -> its latest instance
+  std::chrono::steady_clock::time_point last_flush_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace ptprof::launcher

@@ -9,6 +9,10 @@
 namespace ptprof::format::detail {
 namespace {
 
+// Event times are ns of a monotonic clock: 2^61 ns is 73 years either side
+// of its zero, so that any difference or sum of two fits an int64.
+constexpr int64_t kMaxAbsTimeNs = int64_t(1) << 61;
+
 const char* const kTruncatedPayload = "payload ends inside a record or holds a malformed varint";
 
 bool fits_i32(int64_t v) {
@@ -239,6 +243,14 @@ Status decode_events(Cursor c, trace::Trace& t, std::vector<uint64_t>& counts) {
     e.name = uint32_t(name);
     e.start_ns = int64_t(uint64_t(prev_start[thread]) + uint64_t(start_delta));
     e.end_ns = int64_t(uint64_t(e.start_ns) + duration);
+    // No clock gives such times, and differences and sums of them would
+    // overflow in every consumer: a checksum-valid file that holds them is
+    // damaged (or crafted).
+    if (e.start_ns < -kMaxAbsTimeNs || e.start_ns > kMaxAbsTimeNs || e.end_ns < -kMaxAbsTimeNs ||
+        e.end_ns > kMaxAbsTimeNs)
+      return Status::error("event " + std::to_string(i) + " has times out of range (start " +
+                           std::to_string(e.start_ns) + " ns, duration " + std::to_string(duration) +
+                           " ns; accepted: within 2^61 ns, 73 years, of the clock's zero)");
     prev_start[thread] = e.end_ns;
     e.scope = uint8_t(scope);
     e.flags = uint16_t(flags);

@@ -8,6 +8,7 @@
 #include "event_tree.hpp"
 #include "ptprof/analysis/report.hpp"
 #include "report_sort.hpp"
+#include "saturating.hpp"
 
 namespace ptprof::report {
 
@@ -112,8 +113,8 @@ void Aggregator::add(uint32_t row, const FirstSeen& at, bool async, int64_t tota
     r.is_async = async;
   }
   ++r.stats.count;
-  r.stats.cpu_total_ns += total_ns;
-  r.stats.self_cpu_ns += self_ns;
+  r.stats.cpu_total_ns = ptprof::detail::saturating_add(r.stats.cpu_total_ns, total_ns);
+  r.stats.self_cpu_ns = ptprof::detail::saturating_add(r.stats.self_cpu_ns, self_ns);
 }
 
 void Aggregator::add_trace(uint32_t input, const trace::Trace& t) {
@@ -212,7 +213,8 @@ void Aggregator::add_thread(uint32_t input, const trace::Trace& t, const trace::
     int32_t p = tree.parent[n];
     if (p >= 0 && (e.kind == EventKind::Op || e.kind == EventKind::Range)) {
       if (auto it = step_of_node.find(uint32_t(p)); it != step_of_node.end())
-        steps_[it->second].operator_ns += nodes[n].end - nodes[n].start;
+        steps_[it->second].operator_ns =
+            ptprof::detail::saturating_add(steps_[it->second].operator_ns, nodes[n].end - nodes[n].start);
     }
     if (tree.folded[n]) continue;
     FirstSeen at{nodes[n].start, -nodes[n].end, input, node_event[n]};
@@ -261,8 +263,8 @@ Report ReportBuilder::finish() && {
   r.rows = impl_->agg.take_rows();
   sort_rows(r.rows, r.options.sort_by);
   for (const Row& row : r.rows) {
-    r.self_cpu_total_ns += row.stats.self_cpu_ns;
-    r.self_cuda_total_ns += row.stats.self_cuda_ns;
+    r.self_cpu_total_ns = ptprof::detail::saturating_add(r.self_cpu_total_ns, row.stats.self_cpu_ns);
+    r.self_cuda_total_ns = ptprof::detail::saturating_add(r.self_cuda_total_ns, row.stats.self_cuda_ns);
     r.has_cuda_time |= row.stats.self_cuda_ns > 0;
     r.has_cuda_memory |= row.stats.self_cuda_memory > 0;
     r.has_memory |= row.stats.cpu_memory != 0 || row.stats.self_cpu_memory != 0 || row.stats.cuda_memory != 0 ||

@@ -8,6 +8,7 @@
 
 #include "byte_io.hpp"
 #include "chunk_writer.hpp"
+#include "exclusive_file.hpp"
 #include "format_layout.hpp"
 #include "ptprof/analysis/trace_file.hpp"
 
@@ -57,9 +58,15 @@ struct ThreadCounts {
   uint64_t dropped = 0;
 };
 
+// Names tried when the one asked for is taken (by another run's file, or by
+// a file or symlink someone planted): "x.w000-1.bin", "x.w000-2.bin", ...
+constexpr unsigned kNameAttempts = 100;
+
 }  // namespace
 
 struct TraceWriter::Impl {
+  std::string requested;    // the name asked for
+  unsigned name_index = 0;  // alternative_name(requested, name_index) is the name
   std::string path, tmp_path;
   std::unique_ptr<ChunkWriter> out;
   Status status;  // the first error; sticky
@@ -240,10 +247,22 @@ TraceWriter::~TraceWriter() = default;
 
 Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& path, const trace::Header& h) {
   auto impl = std::make_unique<Impl>();
-  impl->path = path;
-  impl->tmp_path = path + ".tmp";
+  impl->requested = path;
   impl->window_end_ns = h.window_end_ns;
-  auto out = ChunkWriter::open(impl->tmp_path);
+  // Never through a symlink, never into a file that is there already: the
+  // output directory may be writable by others.
+  int fd = -1;
+  for (unsigned n = 0; n < kNameAttempts && fd < 0; ++n) {
+    impl->name_index = n;
+    impl->path = alternative_name(path, n);
+    impl->tmp_path = impl->path + ".tmp";
+    fd = create_exclusive(impl->tmp_path);
+    if (fd < 0 && errno != EEXIST) return Status::error(impl->tmp_path + ": " + std::strerror(errno));
+  }
+  if (fd < 0)
+    return Status::error(path + ".tmp: exists, and so do " + std::to_string(kNameAttempts - 1) +
+                         " alternative names; nothing was written over");
+  auto out = ChunkWriter::open(fd, impl->tmp_path);
   if (!out) return out.status();
   impl->out = std::move(*out);
   std::string raw;
@@ -322,8 +341,16 @@ Status TraceWriter::finish() {
   m.flush_metadata();
   m.write_chunk(ChunkType::Footer, m.footer());
   m.fail(m.out->close());
-  if (m.ok() && std::rename(m.tmp_path.c_str(), m.path.c_str()) != 0)
-    m.fail(m.path + ": rename from .tmp failed: " + std::strerror(errno));
+  // The name may have been taken meanwhile: another name then, never over it.
+  for (unsigned n = m.name_index; m.ok() && n < kNameAttempts; ++n) {
+    const std::string to = alternative_name(m.requested, n);
+    if (rename_no_replace(m.tmp_path, to) == 0) {
+      m.path = to;
+      break;
+    }
+    if (errno != EEXIST || n + 1 == kNameAttempts)
+      m.fail(to + ": rename from " + m.tmp_path + " failed: " + std::strerror(errno));
+  }
   if (!m.ok()) {
     // A writer that failed must not leave something that looks like a trace.
     std::remove(m.tmp_path.c_str());
@@ -332,6 +359,16 @@ Status TraceWriter::finish() {
   }
   return {};
 }
+
+void TraceWriter::flush() {
+  Impl& m = *impl_;
+  if (m.finished || !m.ok()) return;
+  m.flush_events();
+  m.flush_metadata();
+  m.fail(m.out->flush());
+}
+
+std::string TraceWriter::path() const { return impl_->path; }
 
 uint64_t TraceWriter::bytes_written() const { return impl_->out->bytes_written(); }
 uint64_t TraceWriter::events_written() const { return impl_->events_written; }

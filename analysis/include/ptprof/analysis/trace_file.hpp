@@ -35,14 +35,24 @@ class TraceSink {
   virtual void add_event(const trace::Event& e) = 0;  // e.name/e.shapes: ids from intern()
   virtual Status finish() = 0;                        // complete the trace
   virtual uint64_t bytes_written() const = 0;
+  // Puts what was added so far where a reader finds it if the writer dies.
+  virtual void flush() {}
+  // Where the trace is (once finished) or goes; empty when not a file.
+  virtual std::string path() const { return {}; }
 };
 
 // Writes a trace file incrementally. Events are encoded as they arrive and
-// flushed every ~64K; metadata (strings, processes, threads) is written ahead
-// of the first event chunk that may use it. Output goes to `path + ".tmp"`,
-// renamed to `path` by finish(), so a file under its final name is complete.
-// A writer destroyed without finish() leaves the .tmp file, which reads as a
-// truncated trace: after a launcher crash the events are still there.
+// flushed every ~64K, and by flush(); metadata (strings, processes, threads)
+// is written ahead of the first event chunk that may use it. Output goes to
+// `path + ".tmp"`, renamed to `path` by finish(), so a file under its final
+// name is complete. A writer destroyed without finish() leaves the .tmp file,
+// which reads as a truncated trace: after a launcher crash the events up to
+// the last flush are still there.
+//
+// The directory may be writable by others: the .tmp is created with
+// O_EXCL|O_NOFOLLOW (mode 0644 less the umask), and the rename never replaces
+// anything. When a name is taken (a leftover, another run's file, a planted
+// symlink) the trace goes to "NAME-1.bin", "NAME-2.bin"...; path() says where.
 //
 // Misuse (an index out of range, an I/O error) does not throw: the first such
 // error is kept and finish() reports it and returns false.
@@ -65,6 +75,8 @@ class TraceWriter final : public TraceSink {
   void set_window_end(int64_t end_ns) override;
   void add_event(const trace::Event& e) override;  // e.name/e.shapes: ids from intern()
   Status finish() override;                        // flush, footer, close, rename
+  void flush() override;                           // a partial event chunk and the stdio buffer to the file
+  std::string path() const override;
 
   uint64_t bytes_written() const override;
   uint64_t events_written() const;
@@ -99,7 +111,10 @@ Result<trace::Trace> read_trace_summary(const std::string& path, std::vector<std
 
 // Expands files and directories (the *.bin files inside, sorted by name) into
 // a list of files, in argument order. An error when a path does not exist or
-// a directory holds no trace file.
-Result<std::vector<std::string>> expand_trace_paths(const std::vector<std::string>& paths);
+// a directory holds no trace file. Unfinished *.bin.tmp files (a window being
+// written, or left by a launcher that was killed) are read only when named;
+// `notes` gets a line for each directory that holds some.
+Result<std::vector<std::string>> expand_trace_paths(const std::vector<std::string>& paths,
+                                                    std::vector<std::string>* notes = nullptr);
 
 }  // namespace ptprof::format
