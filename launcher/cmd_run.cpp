@@ -231,6 +231,7 @@ int run(const RunOptions& o) {
                  "raise --ring-kb or record fewer events\n",
                  (unsigned long long)t.dropped);
   if (t.lost_processes) std::fprintf(stderr, "ptprof: warning: %u processes could not be profiled\n", t.lost_processes);
+  for (const std::string& line : t.cuda_notes) std::fprintf(stderr, "%s\n", line.c_str());
   for (const std::string& line : trace::loss_lines(t.losses))
     std::fprintf(stderr, "ptprof: warning: %s\n", line.c_str());
   for (auto& f : sink.files())

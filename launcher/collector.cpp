@@ -129,9 +129,15 @@ void Collector::finish_all() {
   for (auto& p : processes_) p->finish();
 }
 
-Totals Collector::totals() const {
+Totals Collector::totals() {
   Totals t;
+  std::vector<std::string> seen;
   for (const auto& p : processes_) {
+    std::string note = p->cuda_note();
+    if (!note.empty() && std::find(seen.begin(), seen.end(), note) == seen.end()) {
+      t.cuda_notes.push_back(note + " (pid " + std::to_string(p->pid()) + ")");
+      seen.push_back(std::move(note));
+    }
     ++t.processes;
     t.threads += p->threads();
     t.events += p->events();

@@ -21,6 +21,7 @@ struct Totals {
   uint64_t dropped = 0;
   uint32_t lost_processes = 0;
   trace::Losses losses;
+  std::vector<std::string> cuda_notes;  // the agents' lines on CUDA, "<line> (pid N)", one per distinct line
 };
 
 class Collector {
@@ -35,7 +36,7 @@ class Collector {
   bool all_finished();
   // Final drain; writes every window still open.
   void finish_all();
-  Totals totals() const;
+  Totals totals();
 
  private:
   void attach_new_processes();

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "ptprof/cuda_status.hpp"
 #include "ptprof/record.hpp"
 #include "ptprof/shapes.hpp"
 
@@ -36,6 +37,15 @@ trace::Losses ProcessCollector::losses() const {
   l.lost_thread_events = header_->lost_thread_events.load(std::memory_order_relaxed);
   for (const auto& t : threads_) l.malformed_bytes += t.reader.corrupt_bytes;
   return l;
+}
+
+std::string ProcessCollector::cuda_note() {
+  const uint32_t packed = header_->cuda_status.load(std::memory_order_acquire);
+  if (wire::cuda_status_code(packed) == wire::CudaStatus::None) return {};
+  const uint32_t id = wire::cuda_status_message(packed);
+  if (id >= strings_.size()) read_strings();
+  if (id == 0 || id >= strings_.size()) return "ptprof: CUDA status " + std::to_string(packed & 0xffu);
+  return strings_[id];
 }
 
 void ProcessCollector::read_strings() {

@@ -57,6 +57,8 @@ Tree build_tree(const std::vector<TreeNode>& nodes) {
     }
   }
   for (size_t i = 0; i < n; ++i) t.self_ns[i] = nodes[i].end - nodes[i].start - child_ns[i];
+  t.order = std::move(order);
+  t.live_parent = std::move(live_parent);
   return t;
 }
 

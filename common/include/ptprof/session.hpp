@@ -101,7 +101,8 @@ struct ProcessHeader {
   std::atomic<uint32_t> in_transition{0};
   std::atomic<uint32_t> boundary_count{0};
   std::atomic<uint32_t> closed{0};  // process exited cleanly
-  uint32_t reserved = 0;
+  // cuda_status.hpp: pack_cuda_status(status, message id); 0 = no CUDA.
+  std::atomic<uint32_t> cuda_status{0};
   Boundary boundaries[kMaxBoundaries];
   ThreadSlot threads[kMaxThreads];
 };
@@ -121,6 +122,7 @@ static_assert(offsetof(ProcessHeader, strings_offset) == 32 && offsetof(ProcessH
               offsetof(ProcessHeader, lost_thread_events) == 592 && offsetof(ProcessHeader, strings_committed) == 600 &&
               offsetof(ProcessHeader, in_transition) == 616 && offsetof(ProcessHeader, closed) == 624 &&
               offsetof(ProcessHeader, boundaries) == 632);
+static_assert(offsetof(ProcessHeader, cuda_status) == 628);
 static_assert(sizeof(ProcessHeader) == 632 + sizeof(Boundary) * kMaxBoundaries + sizeof(ThreadSlot) * kMaxThreads);
 
 // Where everything is in a process region. The agent writes these offsets

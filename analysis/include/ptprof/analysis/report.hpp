@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ptprof/analysis/report_gpu.hpp"
 #include "ptprof/analysis/report_phases.hpp"
 #include "ptprof/trace.hpp"
 
@@ -108,6 +109,7 @@ struct Report {
   uint64_t events = 0;             // events in the inputs that matched
   uint64_t dropped = 0;
   trace::Losses losses;  // the inputs' ledgers, summed
+  GpuReport gpu;         // kernels, memory operations, utilisation... (report_gpu.hpp)
 };
 
 // Builds a report one trace at a time, so a caller can read, add and free

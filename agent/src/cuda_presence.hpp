@@ -1,0 +1,15 @@
+// Whether a process has CUDA in it, asked after each library load: the agent
+// touches CUDA and CUPTI only in a process that has.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace ptprof::agent {
+
+// The paths of the libraries loaded in this process (dl_iterate_phdr).
+std::vector<std::string> loaded_libraries();
+
+// Whether `loaded` holds libcudart, libcuda or torch's CUDA library.
+bool has_cuda_library(const std::vector<std::string>& loaded);
+
+}  // namespace ptprof::agent

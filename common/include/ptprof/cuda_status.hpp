@@ -1,0 +1,32 @@
+// Whether a process's CUDA activity is recorded, and if not, why: the agent
+// publishes it in its process region (ProcessHeader::cuda_status) for the
+// run's summary, and writes the same sentence as a Mark named with
+// kCudaNotePrefix into each window it records, so that `report` can say it.
+#pragma once
+#include <cstdint>
+#include <string_view>
+
+namespace ptprof::wire {
+
+enum class CudaStatus : uint8_t {
+  None = 0,         // no CUDA library in the process: nothing to say
+  Recording = 1,    // CUPTI is enabled while windows record
+  NoDriver = 2,     // libcuda.so.1 cannot be loaded
+  NoCupti = 3,      // no libcupti found
+  CuptiTaken = 4,   // another tool holds CUPTI (torch.profiler, nsys): ptprof yields
+  NoGpu = 5,        // the driver is there but CUPTI finds no device
+  CuptiFailed = 6,  // any other CUPTI error
+  NotBuilt = 7,     // this agent was built without CUPTI's headers
+};
+
+// ProcessHeader::cuda_status packs the status and the string-arena id of
+// its one-line explanation, so both change in one store.
+constexpr uint32_t pack_cuda_status(CudaStatus s, uint32_t message_id) { return message_id << 8 | uint32_t(s); }
+constexpr CudaStatus cuda_status_code(uint32_t packed) { return CudaStatus(packed & 0xffu); }
+constexpr uint32_t cuda_status_message(uint32_t packed) { return packed >> 8; }
+
+// Marks whose name starts with this are the agent's notes on CUDA, not the
+// program's: the report prints them as lines, not as operator rows.
+constexpr std::string_view kCudaNotePrefix = "ptprof: CUDA ";
+
+}  // namespace ptprof::wire
