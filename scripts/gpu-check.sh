@@ -45,7 +45,8 @@ tool() {  # tool NAME CMD...: prints its version line, records it missing
 }
 tool cmake cmake --version
 tool "C++ compiler" "${CXX:-c++}" --version
-tool nvcc nvcc --version
+tool pkg-config pkg-config --version
+if command -v nvcc >/dev/null 2>&1; then say "nvcc: $(nvcc --version | grep -i release | head -1)"; else say "nvcc: not found (not needed to build ptprof)"; fi
 [ -n "$PY" ] && [ -x "$PY" ] || fail "no Python interpreter (give one: scripts/gpu-check.sh /path/to/python)"
 say "python: $PY"
 "$PY" - <<'PYEOF' || fail "$PY cannot import torch with CUDA available"
@@ -67,21 +68,25 @@ header() {  # header NAME FILE...: whether any of the headers exists
 header "spdlog (libspdlog-dev)" spdlog/spdlog.h
 header "CLI11 (libcli11-dev)" CLI/CLI.hpp
 header "zstd (libzstd-dev)" zstd.h
-header "CUPTI headers (CUDA toolkit)" cupti_activity.h
-cupti_h=$(ls /usr/local/cuda/include/cupti_activity.h /usr/local/cuda/extras/CUPTI/include/cupti_activity.h 2>/dev/null | head -1)
-[ -n "$cupti_h" ] && say "CUPTI headers: $cupti_h" && missing=("${missing[@]/CUPTI headers (CUDA toolkit)}")
+# CUPTI's headers: the toolkit's, else those of pip's nvidia wheels.
+cupti_dir=""
+for d in /usr/local/cuda/include /usr/local/cuda/extras/CUPTI/include \
+         $("$PY" -c 'import glob, os, site; print(" ".join(os.path.dirname(p) for s in site.getsitepackages() for p in glob.glob(s + "/nvidia/*/include/cupti_activity.h")))' 2>/dev/null); do
+  if [ -e "$d/cupti_activity.h" ]; then cupti_dir=$d; break; fi
+done
+if [ -n "$cupti_dir" ]; then say "CUPTI headers: $cupti_dir"; else say "CUPTI headers: MISSING"; missing+=("CUPTI headers (cupti_activity.h: CUDA toolkit or pip's nvidia-cuda-cupti)"); fi
 say "Catch2, libunwind: not needed here (tests are not built; stacks are not recorded)"
 need=()
-for m in "${missing[@]}"; do [ -n "$m" ] && [ "$m" != nvcc ] && need+=("$m"); done
+for m in "${missing[@]}"; do need+=("$m"); done
 if [ ${#need[@]} -gt 0 ]; then
-  fail "cannot build ptprof here; missing: ${need[*]} (ptprof's CMake requires spdlog, CLI11 and zstd; CUPTI's headers for CUDA)"
+  fail "cannot build ptprof here; missing: $(IFS=,; echo "${need[*]}") (ptprof's CMake requires cmake, a C++20 compiler, pkg-config, spdlog, CLI11 and zstd; CUDA needs CUPTI's headers)"
 fi
 
 # --- Build ------------------------------------------------------------------
 say "== gpu-check: building ptprof in $BUILD_DIR"
 start=$(date +%s)
 cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTPROF_BUILD_TESTS=OFF \
-  -DPTPROF_TORCH_PYTHONS="" >"$BUILD_DIR.configure.log" 2>&1 || { tail -30 "$BUILD_DIR.configure.log"; fail "cmake configure failed"; }
+  -DPTPROF_CUPTI_INCLUDE_DIR="$cupti_dir" >"$BUILD_DIR.configure.log" 2>&1 || { tail -30 "$BUILD_DIR.configure.log"; fail "cmake configure failed"; }
 grep -q "ptprof: CUPTI headers in" "$BUILD_DIR.configure.log" || fail "CMake found no CUPTI headers (set PTPROF_CUPTI_INCLUDE_DIR)"
 cmake --build "$BUILD_DIR" -j"$JOBS" >"$BUILD_DIR.build.log" 2>&1 || { tail -30 "$BUILD_DIR.build.log"; fail "build failed"; }
 PTPROF=$BUILD_DIR/bin/ptprof

@@ -160,9 +160,13 @@ void CuptiConsumer::decide(bool recording) {
   const std::vector<std::string> loaded = loaded_libraries();
   auto impl = std::make_unique<Impl>();
   std::string why;
-  if (!cupti::open_cupti(cupti::cupti_candidates(std::getenv("PTPROF_CUPTI_PATH"), loaded), impl->lib, why)) {
-    set_status(CudaStatus::NoCupti,
-               ("ptprof: CUDA not recorded: CUPTI not found (" + why + "); CPU profiling carries on").c_str());
+  const char* chosen = std::getenv("PTPROF_CUPTI_PATH");
+  if (!cupti::open_cupti(cupti::cupti_candidates(chosen, loaded), impl->lib, why)) {
+    if (why.empty()) why = chosen && *chosen ? "no such file" : "none loaded, beside libcudart or in /usr/local/cuda";
+    if (chosen && *chosen) why = std::string("PTPROF_CUPTI_PATH=") + chosen + ": " + why;
+    set_status(CudaStatus::NoCupti, ("ptprof: CUDA not recorded: no CUPTI library (" + why +
+                                     "; set PTPROF_CUPTI_PATH); CPU profiling carries on")
+                                        .c_str());
     if (recording_) note_in_window();
     return;
   }
@@ -185,7 +189,9 @@ void CuptiConsumer::enable_locked() {
                  "ptprof yields and tries again at the next window");
     } else {
       set_status(device_missing(r) ? CudaStatus::NoGpu : CudaStatus::CuptiFailed,
-                 ("ptprof: CUDA not recorded: cuptiSubscribe: " + cupti::result_text(api, r)).c_str());
+                 ("ptprof: CUDA not recorded: CUPTI (" + m.lib.path +
+                  ") refused to start: cuptiSubscribe: " + cupti::result_text(api, r) + "; CPU profiling carries on")
+                     .c_str());
     }
     return;
   }
@@ -200,10 +206,11 @@ void CuptiConsumer::enable_locked() {
     api.unsubscribe(m.subscriber);
     m.subscriber = nullptr;
     const bool no_gpu = device_missing(r);
-    set_status(no_gpu ? CudaStatus::NoGpu : CudaStatus::CuptiFailed,
-               ((no_gpu ? "ptprof: CUDA not recorded: no usable GPU (CUPTI: " : "ptprof: CUDA not recorded: CUPTI: ") +
-                cupti::result_text(api, r) + "); CPU profiling carries on")
-                   .c_str());
+    const std::string detail = cupti::result_text(api, r);
+    const std::string line =
+        no_gpu ? "ptprof: CUDA not recorded: no usable GPU (CUPTI: " + detail + "); CPU profiling carries on"
+               : "ptprof: CUDA not recorded: CUPTI (" + m.lib.path + "): " + detail + "; CPU profiling carries on";
+    set_status(no_gpu ? CudaStatus::NoGpu : CudaStatus::CuptiFailed, line.c_str());
     if (no_gpu) usable_ = false;  // no device now, none later
     return;
   }

@@ -107,7 +107,6 @@ bool open_cupti(const std::vector<std::string>& candidates, Library& out, std::s
     out.api = a;
     return true;
   }
-  if (why.empty()) why = "no libcupti.so* found (set PTPROF_CUPTI_PATH)";
   return false;
 }
 

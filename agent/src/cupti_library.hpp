@@ -39,7 +39,8 @@ struct Library {
 };
 
 // Opens the first candidate that loads and has every entry point. On
-// failure returns false and describes what was tried in `why`.
+// failure returns false; `why` says what failed to load ("" when no
+// candidate exists).
 bool open_cupti(const std::vector<std::string>& candidates, Library& out, std::string& why);
 
 // "CUPTI_ERROR_...: text" for a result.
