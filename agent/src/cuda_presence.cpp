@@ -8,6 +8,20 @@ namespace ptprof::agent {
 
 namespace {
 
+bool is_cuda_library(std::string_view path) {
+  auto slash = path.rfind('/');
+  std::string_view b = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  return b.starts_with("libcudart.so") || b.starts_with("libcuda.so") || b.starts_with("libtorch_cuda.so");
+}
+
+int find_cuda(dl_phdr_info* info, size_t, void* found) {
+  if (info->dlpi_name && is_cuda_library(info->dlpi_name)) {
+    *static_cast<bool*>(found) = true;
+    return 1;
+  }
+  return 0;
+}
+
 int collect(dl_phdr_info* info, size_t, void* out) {
   if (info->dlpi_name && *info->dlpi_name) static_cast<std::vector<std::string>*>(out)->emplace_back(info->dlpi_name);
   return 0;
@@ -21,14 +35,10 @@ std::vector<std::string> loaded_libraries() {
   return v;
 }
 
-bool has_cuda_library(const std::vector<std::string>& loaded) {
-  for (const std::string& path : loaded) {
-    std::string_view p = path;
-    auto slash = p.rfind('/');
-    std::string_view b = slash == std::string_view::npos ? p : p.substr(slash + 1);
-    if (b.starts_with("libcudart.so") || b.starts_with("libcuda.so") || b.starts_with("libtorch_cuda.so")) return true;
-  }
-  return false;
+bool cuda_library_loaded() {
+  bool found = false;
+  dl_iterate_phdr(find_cuda, &found);
+  return found;
 }
 
 }  // namespace ptprof::agent

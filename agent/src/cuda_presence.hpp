@@ -9,7 +9,8 @@ namespace ptprof::agent {
 // The paths of the libraries loaded in this process (dl_iterate_phdr).
 std::vector<std::string> loaded_libraries();
 
-// Whether `loaded` holds libcudart, libcuda or torch's CUDA library.
-bool has_cuda_library(const std::vector<std::string>& loaded);
+// Whether this process has loaded libcudart, libcuda or torch's CUDA
+// library. Allocates nothing: it is asked after every dlopen until it is true.
+bool cuda_library_loaded();
 
 }  // namespace ptprof::agent

@@ -39,6 +39,7 @@ void set_launch(wire::GpuActivityPayload& p, int32_t gx, int32_t gy, int32_t gz,
 struct Converted {
   bool keep = false;
   bool correlation = false;
+  bool timed = false;  // CUPTI gave both times
   uint32_t name = 0;
   uint64_t ts = 0;
   wire::GpuActivityPayload gpu{};
@@ -50,6 +51,7 @@ Converted convert(const CUpti_Activity* rec, CallbackNameFn callback_name, const
   Converted c;
   wire::GpuActivityPayload& p = c.gpu;
   auto times = [&](uint64_t start, uint64_t end) {
+    c.timed = start != 0 && end >= start;
     c.ts = clock.to_ticks(start);
     p.end_ts = clock.to_ticks(end);
   };
@@ -150,7 +152,9 @@ Converted convert(const CUpti_Activity* rec, CallbackNameFn callback_name, const
     default:
       return c;
   }
-  c.keep = true;
+  // A forced flush hands over records of work still in flight, without
+  // times: they would land anywhere on the timeline.
+  c.keep = c.correlation || c.timed;
   return c;
 }
 

@@ -270,7 +270,7 @@ CuptiConsumer::~CuptiConsumer() = default;
 
 void CuptiConsumer::check_for_cuda(bool recording) {
   if (checked_.load(std::memory_order_acquire)) return;
-  if (!has_cuda_library(loaded_libraries())) return;
+  if (!cuda_library_loaded()) return;
   if (checked_.exchange(true, std::memory_order_acq_rel)) return;
   decide(recording);
 }

@@ -262,6 +262,23 @@ TEST_CASE("cupti: a full ring drops and counts, an empty buffer writes nothing",
   CHECK(n.records == 0);
 }
 
+TEST_CASE("cupti: records of work still in flight (no end time) are skipped", "[cupti]") {
+  SyntheticBuffer buf;
+  buf.add(kernel("done", 1'000'000, 1'000'010, 1));
+  buf.add(kernel("in flight", 1'000'020, 0, 2));  // what a forced flush hands over
+  buf.add(kernel("not started", 0, 0, 3));
+  Ring ring(1 << 12);
+  Names names;
+  agent::cupti::ActivityOutput out{&ring.writer, Names::intern, &names, 0};
+  auto n = agent::cupti::convert_buffer(buf.data(), buf.size(), SyntheticBuffer::next, nullptr, kClock, out);
+  CHECK(n.records == 3);
+  CHECK(n.written == 1);
+  CHECK(n.skipped == 2);
+  const auto recs = ring.read();
+  REQUIRE(recs.size() == 1);
+  CHECK(recs[0].gpu.correlation_id == 1);
+}
+
 TEST_CASE("cupti: the clock mapping runs backwards of the anchor too", "[cupti]") {
   CHECK(kClock.to_ticks(1'000'000) == 5'000'000);
   CHECK(kClock.to_ticks(999'000) == 5'000'000 - 2000);
