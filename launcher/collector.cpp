@@ -133,8 +133,8 @@ Totals Collector::totals() {
   Totals t;
   std::vector<std::string> seen;
   for (const auto& p : processes_) {
-    std::string note = p->cuda_note();
-    if (!note.empty() && std::find(seen.begin(), seen.end(), note) == seen.end()) {
+    for (std::string& note : p->cuda_notes()) {
+      if (std::find(seen.begin(), seen.end(), note) != seen.end()) continue;
       t.cuda_notes.push_back(note + " (pid " + std::to_string(p->pid()) + ")");
       seen.push_back(std::move(note));
     }

@@ -39,13 +39,17 @@ trace::Losses ProcessCollector::losses() const {
   return l;
 }
 
-std::string ProcessCollector::cuda_note() {
+std::vector<std::string> ProcessCollector::cuda_notes() {
   const uint32_t packed = header_->cuda_status.load(std::memory_order_acquire);
-  if (wire::cuda_status_code(packed) == wire::CudaStatus::None) return {};
+  const wire::CudaStatus code = wire::cuda_status_code(packed);
+  std::vector<std::string> notes;
+  if (code == wire::CudaStatus::None) return notes;
   const uint32_t id = wire::cuda_status_message(packed);
   if (id >= strings_.size()) read_strings();
-  if (id == 0 || id >= strings_.size()) return "ptprof: CUDA status " + std::to_string(packed & 0xffu);
-  return strings_[id];
+  notes.push_back(id && id < strings_.size() ? strings_[id] : "ptprof: CUDA status " + std::to_string(uint32_t(code)));
+  if (wire::cuda_status_yielded(packed) && code != wire::CudaStatus::CuptiTaken)
+    notes.emplace_back(wire::kCudaYieldedNote);
+  return notes;
 }
 
 void ProcessCollector::read_strings() {

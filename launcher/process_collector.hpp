@@ -52,9 +52,9 @@ class ProcessCollector {
   uint32_t threads() const { return uint32_t(threads_.size()); }
   // Everything this process lost so far besides ring drops (the ledger).
   trace::Losses losses() const;
-  // The agent's one line on CUDA (cuda_status.hpp), or "" when the process
-  // has no CUDA in it.
-  std::string cuda_note();
+  // The agent's lines on CUDA (cuda_status.hpp): none when the process has
+  // no CUDA in it; its status; that it yielded CUPTI in some window.
+  std::vector<std::string> cuda_notes();
 
  private:
   struct OpenSpan {

@@ -302,7 +302,8 @@ void CuptiConsumer::forget_after_fork() {
 void CuptiConsumer::set_status(CudaStatus s, const char* message) {
   const bool changed = s != status_;
   status_ = s;
-  message_id_ = g_runtime.publish_cuda_status(s, message);
+  yielded_ |= s == CudaStatus::CuptiTaken;
+  message_id_ = g_runtime.publish_cuda_status(s, yielded_, message);
   // The launcher says it in the run's summary; the agent only at info level.
   if (changed) log(Level::Info, "%s", message);
 }

@@ -76,6 +76,7 @@ class CuptiConsumer {
   bool usable_ = false;  // CUPTI loaded and worth trying
   bool enabled_ = false;
   bool recording_ = false;
+  bool yielded_ = false;  // CUPTI was left to another tool in some window
   wire::CudaStatus status_ = wire::CudaStatus::None;
   uint32_t message_id_ = 0;
   std::unique_ptr<Impl> impl_;

@@ -301,11 +301,11 @@ void Runtime::set_bridge_recording(bool on) {
   if (bridge_set_recording_) bridge_set_recording_(on ? 1 : 0);
 }
 
-uint32_t Runtime::publish_cuda_status(wire::CudaStatus s, const char* message) {
+uint32_t Runtime::publish_cuda_status(wire::CudaStatus s, bool yielded, const char* message) {
   if (!header_) return 0;
   const char* text = nullptr;
   uint32_t id = intern(message, &text);
-  header_->cuda_status.store(wire::pack_cuda_status(s, id), std::memory_order_release);
+  header_->cuda_status.store(wire::pack_cuda_status(s, yielded, id), std::memory_order_release);
   return id;
 }
 

@@ -80,7 +80,7 @@ class Runtime {
   bool cuda_correlating() const { return cupti_->correlating(); }
   // Publishes the CUDA status and its one-line reason for the launcher;
   // returns the reason's string id (0 when the arena refused it).
-  uint32_t publish_cuda_status(wire::CudaStatus s, const char* message);
+  uint32_t publish_cuda_status(wire::CudaStatus s, bool yielded, const char* message);
 
   // Fork handlers (pthread_atfork).
   void before_fork();

@@ -14,6 +14,8 @@ import ptproftest as pt  # noqa: E402
 from ptproftest import check, check_eq  # noqa: E402
 
 CUDA_DLOPEN = os.path.join(pt.BUILD_DIR, "bin", "cuda_dlopen")
+CUDA_OPS = os.path.join(pt.BUILD_DIR, "bin", "cuda_ops")
+FAKE_CUPTI = os.path.join(pt.BUILD_DIR, "fake-cupti", "libcupti.so")
 STUB_DRIVER_DIR = os.path.join(pt.BUILD_DIR, "stub-driver")
 TOOLKIT_CUDART = "/usr/local/cuda/lib64/libcudart.so"
 NO_DRIVER = "ptprof: CUDA not recorded: no NVIDIA driver (libcuda.so.1 not found); CPU profiling carries on"
@@ -90,6 +92,52 @@ def test_driver_without_cupti():
         check_eq(len(lines), 1, "one CUDA line: " + run.stderr)
         check(lines and lines[0].startswith(want), "it says CUPTI is missing: %r" % lines)
         check_eq(cuda_lines(table.stdout), [want], "the report says it")
+
+
+KINDS = ["10", "1", "2", "38", "5", "4", "39", "17"]  # CUpti_ActivityKind: the eight ptprof enables
+
+
+def window_calls(begin_push):
+    """What the agent asks of CUPTI for one recording window with one op."""
+    return (["subscribe ok", "register"] + ["enable " + k for k in KINDS] +
+            ["push %d" % begin_push, "pop %d" % begin_push,
+             "flush 0", "completed",  # the step's end: buffers handed over before its boundary
+             "flush 1", "completed"] +  # the window's end: forced flush, then CUPTI let go
+            ["disable " + k for k in KINDS] + ["unsubscribe"])
+
+
+def test_cupti_held_only_while_windows_record():
+    """With a stand-in CUPTI that logs each call: CUPTI is taken when a
+    window begins and let go when it ends; op handles are pushed and popped
+    only then; a window in which another tool holds CUPTI is yielded (and
+    said so), and the next window tries again."""
+    if not os.path.exists(TOOLKIT_CUDART) or not os.path.exists(FAKE_CUPTI):
+        pt.skip("no CUDA toolkit at /usr/local/cuda, or no CUPTI headers at build time")
+    with pt.tempdir() as out:
+        log = os.path.join(out, "cupti.log")
+        traces = os.path.join(out, "traces")
+        run = pt.run_ptprof(["run", "-o", traces, "--wait", "1", "--active", "1", "--repeat", "3", "--",
+                             CUDA_OPS, TOOLKIT_CUDART, "7"],
+                            env=pt.clean_env(LD_LIBRARY_PATH=STUB_DRIVER_DIR, PTPROF_CUPTI_PATH=FAKE_CUPTI,
+                                             PTPROF_STEP="manual", FAKE_CUPTI_LOG=log, FAKE_CUPTI_BUSY="2"))
+        check_eq(run.returncode, 0, pt.describe(run))
+        with open(log) as f:
+            calls = f.read().split("\n")[:-1]
+        # Steps 1, 3 and 5 record (wait 1, active 1); op handles are 100 + step.
+        want = window_calls(101) + ["subscribe busy"] + window_calls(105)
+        check_eq(calls, want, "CUPTI calls")
+        lines = cuda_lines(run.stderr)
+        check_eq(len(lines), 2, "the status and the yield, once each: " + run.stderr)
+        check(lines[0].startswith("ptprof: CUDA recorded with CUPTI from " + FAKE_CUPTI), "%r" % lines)
+        check(lines[1].startswith("ptprof: CUDA not recorded in some windows: CUPTI was held by another tool"),
+              "%r" % lines)
+        files = sorted(os.listdir(traces))
+        check_eq(len(files), 3, "one file per window: %r" % files)
+        said = [cuda_lines(pt.run_ptprof(["report", os.path.join(traces, f)]).stdout) for f in files]
+        check_eq(said[0], [], "window 0 recorded CUDA: nothing to say")
+        check(len(said[1]) == 1 and said[1][0].startswith("ptprof: CUDA not recorded in this window: CUPTI is held"),
+              "window 1 says why: %r" % said[1])
+        check_eq(said[2], [], "window 2 recorded CUDA again")
 
 
 def test_nothing_said_without_cuda():

@@ -19,14 +19,24 @@ enum class CudaStatus : uint8_t {
   NotBuilt = 7,     // this agent was built without CUPTI's headers
 };
 
-// ProcessHeader::cuda_status packs the status and the string-arena id of
-// its one-line explanation, so both change in one store.
-constexpr uint32_t pack_cuda_status(CudaStatus s, uint32_t message_id) { return message_id << 8 | uint32_t(s); }
-constexpr CudaStatus cuda_status_code(uint32_t packed) { return CudaStatus(packed & 0xffu); }
+// ProcessHeader::cuda_status packs the status, whether ptprof has yielded
+// CUPTI to another tool in some window (sticky: the status itself may be
+// Recording again by the time the launcher looks) and the string-arena id of
+// the status's one-line explanation, so that all change in one store.
+constexpr uint32_t kCudaYielded = 0x80u;
+constexpr uint32_t pack_cuda_status(CudaStatus s, bool yielded, uint32_t message_id) {
+  return message_id << 8 | (yielded ? kCudaYielded : 0u) | uint32_t(s);
+}
+constexpr CudaStatus cuda_status_code(uint32_t packed) { return CudaStatus(packed & 0x7fu); }
+constexpr bool cuda_status_yielded(uint32_t packed) { return (packed & kCudaYielded) != 0; }
 constexpr uint32_t cuda_status_message(uint32_t packed) { return packed >> 8; }
 
 // Marks whose name starts with this are the agent's notes on CUDA, not the
 // program's: the report prints them as lines, not as operator rows.
 constexpr std::string_view kCudaNotePrefix = "ptprof: CUDA ";
+// What the launcher says of a process that yielded CUPTI in some window.
+constexpr std::string_view kCudaYieldedNote =
+    "ptprof: CUDA not recorded in some windows: CUPTI was held by another tool (torch.profiler, nsys) and ptprof "
+    "yielded; the report of each such window says so";
 
 }  // namespace ptprof::wire
