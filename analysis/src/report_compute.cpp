@@ -238,8 +238,8 @@ void Aggregator::add_thread(uint32_t input, const trace::Trace& t, const trace::
         }
         break;
       case EventKind::Mark:
-        if (t.strings[e.name].starts_with(wire::kCudaNotePrefix)) break;  // the agent's note, not the program's
-        add(row_of(e), at, false, 0, 0);                                  // counted, no time
+        if (wire::is_cuda_note(t, e)) break;  // the agent's note, not the program's
+        add(row_of(e), at, false, 0, 0);      // counted, no time
         break;
       case EventKind::Kernel:
       case EventKind::Memcpy:

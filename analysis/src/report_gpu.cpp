@@ -129,12 +129,10 @@ void GpuReportBuilder::add(const trace::Trace& t) {
       case EventKind::Step:
         step_spans.push_back({e.arg, pid_of(e), e.start_ns, e.end_ns});
         break;
-      case EventKind::Mark: {
-        const std::string n = name_of(e);
-        if (n.starts_with(wire::kCudaNotePrefix) && std::find(m.notes.begin(), m.notes.end(), n) == m.notes.end())
-          m.notes.push_back(n);
+      case EventKind::Mark:
+        if (wire::is_cuda_note(t, e) && std::find(m.notes.begin(), m.notes.end(), name_of(e)) == m.notes.end())
+          m.notes.push_back(name_of(e));
         break;
-      }
       default:
         break;
     }

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "ptprof/trace.hpp"
+
 namespace ptprof::wire {
 
 enum class CudaStatus : uint8_t {
@@ -34,6 +36,12 @@ constexpr uint32_t cuda_status_message(uint32_t packed) { return packed >> 8; }
 // Marks whose name starts with this are the agent's notes on CUDA, not the
 // program's: the report prints them as lines, not as operator rows.
 constexpr std::string_view kCudaNotePrefix = "ptprof: CUDA ";
+// Whether `e` is such a note: reports print it as a line, exports leave it out.
+inline bool is_cuda_note(const trace::Trace& t, const trace::Event& e) {
+  return e.kind == trace::EventKind::Mark && e.name < t.strings.size() &&
+         t.strings[e.name].starts_with(kCudaNotePrefix);
+}
+
 // What the launcher says of a process that yielded CUPTI in some window.
 constexpr std::string_view kCudaYieldedNote =
     "ptprof: CUDA not recorded in some windows: CUPTI was held by another tool (torch.profiler, nsys) and ptprof "
