@@ -304,7 +304,10 @@ void ReportBuilder::add(const std::string& path, const trace::Trace& t) {
   r.files.push_back(path);
   if (std::find(r.windows.begin(), r.windows.end(), t.header.window) == r.windows.end())
     r.windows.insert(std::upper_bound(r.windows.begin(), r.windows.end(), t.header.window), t.header.window);
-  r.events += t.events.size();
+  // The agent's CUDA notes are lines of the report, not events of the program.
+  r.events += t.events.size() - uint64_t(std::count_if(t.events.begin(), t.events.end(), [&](const trace::Event& e) {
+                return wire::is_cuda_note(t, e);
+              }));
   r.losses += t.losses;
   m.agg.add_trace(input, t);
   m.gpu.add(t);

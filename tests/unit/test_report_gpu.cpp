@@ -162,6 +162,7 @@ TEST_CASE("report gpu: CUDA columns with torch's semantics, joined by correlatio
   // The agent's note is a line, not a row.
   CHECK_FALSE(has_row(r, "ptprof: CUDA recorded with CUPTI from /x/libcupti.so"));
   REQUIRE(r.gpu.notes.size() == 1);
+  CHECK(r.events == g.t.events.size() - 1);  // nor an event of the program
 }
 
 TEST_CASE("report gpu: nsys-style sections computed value by value", "[report][gpu]") {
