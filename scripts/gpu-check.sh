@@ -10,7 +10,7 @@
 #                                      default: .venv/bin/python, else python3)
 # Environment: BUILD_DIR (default build-gpu-check), STEPS (default 5), JOBS.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 ROOT=$(pwd)
 BUILD_DIR=${BUILD_DIR:-$ROOT/build-gpu-check}
 OUT=${OUT:-$BUILD_DIR/gpu-check-out}
@@ -47,7 +47,7 @@ tool cmake cmake --version
 tool "C++ compiler" "${CXX:-c++}" --version
 tool pkg-config pkg-config --version
 if command -v nvcc >/dev/null 2>&1; then say "nvcc: $(nvcc --version | grep -i release | head -1)"; else say "nvcc: not found (not needed to build ptprof)"; fi
-[ -n "$PY" ] && [ -x "$PY" ] || fail "no Python interpreter (give one: scripts/gpu-check.sh /path/to/python)"
+if [ -z "$PY" ] || [ ! -x "$PY" ]; then fail "no Python interpreter (give one: scripts/gpu-check.sh /path/to/python)"; fi
 say "python: $PY"
 "$PY" - <<'PYEOF' || fail "$PY cannot import torch with CUDA available"
 import sys, torch

@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < steps; ++i) {
     ptprof_op_begin op{};
     op.name = "aten::fake";
-    op.handle = uint64_t(100 + i);
+    op.handle = 100 + uint64_t(i);
     op.seq_nr = -1;
     ptprof_agent_op_begin(&op);
     ptprof_agent_op_end(op.handle);
