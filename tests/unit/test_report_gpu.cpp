@@ -9,6 +9,7 @@
 
 #include "ptprof/analysis/report.hpp"
 #include "ptprof/analysis/report_format.hpp"
+#include "ptprof/analysis/report_html.hpp"
 
 using namespace ptprof;
 using trace::EventKind;
@@ -236,6 +237,9 @@ TEST_CASE("report gpu: rendered in the table and the JSON", "[report][gpu]") {
   CHECK(text.find("CUPTI overhead (not part of any kernel or op time)") != std::string::npos);
   CHECK(text.find("unmatched: 2 kernels (120 ns)") != std::string::npos);
   CHECK(text.find("\nptprof: CUDA recorded with CUPTI from /x/libcupti.so\n") != std::string::npos);
+  CHECK(report::render_html(r, nullptr)
+            .find("<p class=\"cuda-note\">ptprof: CUDA recorded with CUPTI from "
+                  "/x/libcupti.so</p>") != std::string::npos);
   const std::string json = report::render_json(r, 0);
   CHECK(json.find("\"gpu\": {") != std::string::npos);
   CHECK(json.find("\"unmatched_kernels\": 2") != std::string::npos);
