@@ -272,6 +272,7 @@ int run(const RunOptions& o) {
                  "waits for the whole process tree)\n",
                  cut_off, cut_off == 1 ? " was" : "es were", (long long)kDescendantGrace.count(),
                  cut_off == 1 ? "was" : "were", cut_off == 1 ? "its" : "their");
+  for (const std::string& line : t.cuda_notes) std::fprintf(stderr, "%s\n", line.c_str());
   for (const std::string& line : trace::loss_lines(t.losses))
     std::fprintf(stderr, "ptprof: warning: %s\n", line.c_str());
   for (auto& f : sink.files())

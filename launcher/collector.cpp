@@ -138,9 +138,15 @@ uint32_t Collector::still_running() {
   return n;
 }
 
-Totals Collector::totals() const {
+Totals Collector::totals() {
   Totals t;
+  std::vector<std::string> seen;
   for (const auto& p : processes_) {
+    for (std::string& note : p->cuda_notes()) {
+      if (std::find(seen.begin(), seen.end(), note) != seen.end()) continue;
+      t.cuda_notes.push_back(note + " (pid " + std::to_string(p->pid()) + ")");
+      seen.push_back(std::move(note));
+    }
     ++t.processes;
     t.threads += p->threads();
     t.events += p->events();

@@ -22,6 +22,7 @@ struct Totals {
   uint32_t lost_processes = 0;
   uint32_t shm_short_processes = 0;  // of lost_processes: /dev/shm had no room for their region
   trace::Losses losses;
+  std::vector<std::string> cuda_notes;  // the agents' lines on CUDA, "<line> (pid N)", one per distinct line
 };
 
 class Collector {
@@ -38,7 +39,7 @@ class Collector {
   void finish_all();
   // Registered processes still running (before finish_all: those it cuts off).
   uint32_t still_running();
-  Totals totals() const;
+  Totals totals();
 
  private:
   void attach_new_processes();

@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "ptprof/cuda_status.hpp"
 #include "ptprof/record.hpp"
 #include "ptprof/shapes.hpp"
 
@@ -41,6 +42,19 @@ trace::Losses ProcessCollector::losses() const {
   l.shm_short_names = header_->shm_short_names.load(std::memory_order_relaxed);
   for (const auto& t : threads_) l.malformed_bytes += t.reader.corrupt_bytes;
   return l;
+}
+
+std::vector<std::string> ProcessCollector::cuda_notes() {
+  const uint32_t packed = header_->cuda_status.load(std::memory_order_acquire);
+  const wire::CudaStatus code = wire::cuda_status_code(packed);
+  std::vector<std::string> notes;
+  if (code == wire::CudaStatus::None) return notes;
+  const uint32_t id = wire::cuda_status_message(packed);
+  if (id >= strings_.size()) read_strings();
+  notes.push_back(id && id < strings_.size() ? strings_[id] : "ptprof: CUDA status " + std::to_string(uint32_t(code)));
+  if (wire::cuda_status_yielded(packed) && code != wire::CudaStatus::CuptiTaken)
+    notes.emplace_back(wire::kCudaYieldedNote);
+  return notes;
 }
 
 void ProcessCollector::read_strings() {

@@ -58,6 +58,9 @@ class ProcessCollector {
   uint32_t threads() const { return uint32_t(instances_.size()); }
   // Everything this process lost so far besides ring drops (the ledger).
   trace::Losses losses() const;
+  // The agent's lines on CUDA (cuda_status.hpp): none when the process has
+  // no CUDA in it; its status; that it yielded CUPTI in some window.
+  std::vector<std::string> cuda_notes();
 
  private:
   struct OpenSpan {

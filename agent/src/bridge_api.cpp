@@ -48,6 +48,11 @@ PTPROF_EXPORT void ptprof_agent_op_begin(const ptprof_op_begin* op) {
                      std::span<const uint8_t>(op->shapes, shapes))) [[unlikely]]
     return;
   t->ops[t->op_depth] = op->handle;
+  // While CUPTI records, the kernels this op launches carry its handle.
+  const bool push = g_runtime.cuda_correlating();
+  if (push) [[unlikely]]
+    g_runtime.cupti().push(op->handle);
+  t->ops_pushed[t->op_depth] = push;
   ++t->op_depth;
 }
 
@@ -59,8 +64,14 @@ PTPROF_EXPORT void ptprof_agent_op_end(uint64_t handle) {
   // scope that ends out of order.
   for (uint32_t i = depth; i > 0 && depth - i < 4; --i) {
     if (t->ops[i - 1] != handle) continue;
-    if (i != depth) std::memmove(&t->ops[i - 1], &t->ops[i], (depth - i) * sizeof(uint64_t));
+    const bool pushed = t->ops_pushed[i - 1];
+    if (i != depth) {
+      std::memmove(&t->ops[i - 1], &t->ops[i], (depth - i) * sizeof(uint64_t));
+      std::memmove(&t->ops_pushed[i - 1], &t->ops_pushed[i], (depth - i) * sizeof(bool));
+    }
     --t->op_depth;
+    if (pushed) [[unlikely]]
+      g_runtime.cupti().pop();
     t->emit_end(wire::RecordType::OpEnd, t->now(), wire::OpEndPayload{handle});
     return;
   }

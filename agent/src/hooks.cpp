@@ -58,7 +58,10 @@ using namespace ptprof::agent;
 // that such a call made is noticed on the next dlopen.
 PTPROF_EXPORT void* dlopen(const char* file, int mode) {
   bool outermost = tls_dlopen_depth == 0;
-  if (outermost) g_runtime.maybe_load_torch_bridge();
+  if (outermost) {
+    g_runtime.maybe_load_torch_bridge();
+    g_runtime.check_for_cuda();
+  }
   DlopenFn real = next_dlopen();
   if (!file || !std::strchr(file, '/')) return real(file, mode);
   void* handle;
@@ -66,7 +69,10 @@ PTPROF_EXPORT void* dlopen(const char* file, int mode) {
     DepthGuard guard;
     handle = real(file, mode);
   }
-  if (handle && outermost) g_runtime.maybe_load_torch_bridge();
+  if (handle && outermost) {
+    g_runtime.maybe_load_torch_bridge();
+    g_runtime.check_for_cuda();
+  }
   return handle;
 }
 

@@ -110,6 +110,7 @@ void Runtime::start() {
     std::lock_guard lock(step_mu_);
     apply_step(0, t, /*first=*/true);
   }
+  check_for_cuda();  // a program linked against CUDA has it loaded already
   log(Level::Debug, "registered in session %s", session);
 }
 
@@ -439,7 +440,10 @@ std::optional<uint32_t> Runtime::apply_step(uint64_t step, uint64_t ticks, bool 
   header_->in_transition.store(0, std::memory_order_release);
 
   bool was = recording_.exchange(t.recording, std::memory_order_relaxed);
-  if (t.recording != was) set_bridge_recording(t.recording);
+  if (t.recording != was) {
+    set_bridge_recording(t.recording);
+    cupti_->recording_changed(t.recording);
+  }
   if (t.recording) {
     if (ThreadState* th = thread_state()) th->write(wire::RecordType::Step, uint32_t(step), ticks);
   }
@@ -457,6 +461,9 @@ void Runtime::end_step() {
   std::optional<uint32_t> ended;
   {
     std::lock_guard lock(step_mu_);
+    // GPU records of the step reach the rings before its boundary is taken,
+    // so that they land in the window they belong to.
+    if (cupti_->correlating()) cupti_->flush();
     uint64_t t = clock::ticks_ordered(clock_kind_);
     ended = apply_step(step_ + 1, t, /*first=*/false);
   }
@@ -472,6 +479,7 @@ void Runtime::cuda_profiler_api(bool start) {
   std::optional<uint32_t> ended;
   {
     std::lock_guard lock(step_mu_);
+    if (cupti_->correlating()) cupti_->flush();
     ended = move_capture(start);
   }
   notify_window_end(ended);
@@ -547,12 +555,21 @@ void Runtime::set_bridge_recording(bool on) {
   if (bridge_set_recording_) bridge_set_recording_(on ? 1 : 0);
 }
 
+uint32_t Runtime::publish_cuda_status(wire::CudaStatus s, bool yielded, const char* message) {
+  if (!header_) return 0;
+  const char* text = nullptr;
+  uint32_t id = intern(message, &text);
+  header_->cuda_status.store(wire::pack_cuda_status(s, yielded, id), std::memory_order_release);
+  return id;
+}
+
 void Runtime::count_lost_event() {
   if (header_) header_->lost_thread_events.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Runtime::stop() {
   if (!active()) return;
+  cupti_->shutdown();  // the last window's GPU records
   // The window still open ends with the process: the listener (the CUPTI
   // consumer) flushes what is in flight before the launcher sees `closed`.
   std::optional<uint32_t> open;
@@ -589,6 +606,7 @@ void Runtime::after_fork_child() {
   // The parent's rings and arena stay the parent's: leave them alone and
   // start a region of our own. The other threads do not exist here.
   active_.store(false, std::memory_order_release);
+  cupti_->forget_after_fork();
   forget_thread_state();
   if (thread_key_ok_) pthread_setspecific(thread_key_, nullptr);
   tls_unregistrable = false;

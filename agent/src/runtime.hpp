@@ -41,9 +41,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cupti_consumer.hpp"
 #include "no_destructor.hpp"
 #include "ptprof/clock.hpp"
 #include "ptprof/config.hpp"
+#include "ptprof/cuda_status.hpp"
 #include "ptprof/session.hpp"
 #include "ptprof/string_arena.hpp"
 
@@ -83,6 +85,17 @@ class Runtime {
 
   // The torch bridge: loaded once libtorch is in the process.
   void maybe_load_torch_bridge();
+
+  // CUDA (PTPROF_ACTIVITIES has cuda): CUPTI is tried once CUDA is in the
+  // process (checked after each library load), held only while windows record.
+  void check_for_cuda() {
+    if (active() && config_->activities.cuda) cupti_->check_for_cuda(recording());
+  }
+  CuptiConsumer& cupti() { return *cupti_; }
+  bool cuda_correlating() const { return cupti_->correlating(); }
+  // Publishes the CUDA status and its one-line reason for the launcher;
+  // returns the reason's string id (0 when the arena refused it).
+  uint32_t publish_cuda_status(wire::CudaStatus s, bool yielded, const char* message);
 
   // Fork handlers (pthread_atfork).
   void before_fork();
@@ -175,6 +188,8 @@ class Runtime {
   std::atomic<WindowEndListener> window_end_listener_{nullptr};
   bool capturing_ = false;  // cudaProfilerApi: between a Start and its Stop
   uint64_t captures_ = 0;   // cudaProfilerApi: capture ranges begun so far
+
+  NoDestructor<CuptiConsumer> cupti_;
 
   std::atomic<int> bridge_state_{0};  // 0 not loaded, 1 loading, 2 loaded, 3 failed
   void (*bridge_set_recording_)(int) = nullptr;

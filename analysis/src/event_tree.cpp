@@ -61,6 +61,8 @@ Tree build_tree(const std::vector<TreeNode>& nodes) {
   }
   for (size_t i = 0; i < n; ++i)
     t.self_ns[i] = ptprof::detail::saturating_sub(nodes[i].end - nodes[i].start, child_ns[i]);
+  t.order = std::move(order);
+  t.live_parent = std::move(live_parent);
   return t;
 }
 

@@ -118,6 +118,7 @@ std::string render_json(const Report& r, size_t row_limit) {
              },
              "    ") +
          ",\n";
+  if (r.gpu.any()) out += "  \"gpu\": " + render_gpu_json(r.gpu) + ",\n";
   out += "  \"phases\": {\"total\": " + phase_times_json(phase_totals(r.phases)) + ",\n    \"steps\": " +
          json_array(
              std::span<const StepPhases>(r.phases),

@@ -122,16 +122,17 @@ struct ProcessHeader {
   std::atomic<uint32_t> in_transition{0};
   std::atomic<uint32_t> boundary_count{0};
   std::atomic<uint32_t> closed{0};  // process exited cleanly
-  // Nonzero while the agent collects GPU activity (CUPTI) and publishes a
-  // GpuFlushed boundary after each WindowEnd once CUPTI's buffers are flushed.
-  std::atomic<uint32_t> gpu_flush{0};
+  // cuda_status.hpp: pack_cuda_status(status, message id); 0 = no CUDA.
+  std::atomic<uint32_t> cuda_status{0};
   Boundary boundaries[kMaxBoundaries];
   ThreadSlot threads[kMaxThreads];
   // What a short /dev/shm cost this process (the agent could not reserve the memory).
   std::atomic<uint32_t> shm_short_threads{0};  // threads that got no ring: nothing of theirs recorded
   std::atomic<uint32_t> shm_small_rings{0};    // threads that got a smaller ring than asked
   std::atomic<uint32_t> shm_short_names{0};    // names refused: no room to grow the string arena
-  uint32_t reserved2 = 0;
+  // Nonzero while the agent collects GPU activity (CUPTI) and publishes a
+  // GpuFlushed boundary after each WindowEnd once CUPTI's buffers are flushed.
+  std::atomic<uint32_t> gpu_flush{0};
 };
 
 // The ABI is fixed: these fail to compile when a field moves.
@@ -150,6 +151,7 @@ static_assert(offsetof(ProcessHeader, strings_offset) == 32 && offsetof(ProcessH
               offsetof(ProcessHeader, lost_thread_events) == 592 && offsetof(ProcessHeader, strings_committed) == 600 &&
               offsetof(ProcessHeader, in_transition) == 616 && offsetof(ProcessHeader, closed) == 624 &&
               offsetof(ProcessHeader, boundaries) == 632);
+static_assert(offsetof(ProcessHeader, cuda_status) == 628);
 static_assert(sizeof(ProcessHeader) == 632 + sizeof(Boundary) * kMaxBoundaries + sizeof(ThreadSlot) * kMaxThreads + 16);
 
 // Where everything is in a process region. The agent writes these offsets

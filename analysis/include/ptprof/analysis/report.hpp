@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ptprof/analysis/report_cuda_api.hpp"
+#include "ptprof/analysis/report_gpu.hpp"
 #include "ptprof/analysis/report_phases.hpp"
 #include "ptprof/trace.hpp"
 
@@ -110,6 +111,7 @@ struct Report {
   uint64_t dropped = 0;
   trace::Losses losses;              // the inputs' ledgers, summed
   std::vector<CudaApiRow> cuda_api;  // CUDA API summary; empty when no CUDA call was recorded
+  GpuReport gpu;                     // kernels, memory operations, utilisation... (report_gpu.hpp)
 };
 
 // Builds a report one trace at a time, so a caller can read, add and free
