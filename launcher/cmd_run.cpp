@@ -175,7 +175,7 @@ int run(const RunOptions& o) {
   // The agent runs `ptprof bridge build` through this when a process imports
   // a torch that has no cached bridge yet.
   if (!paths->launcher.empty()) env[env::kLauncher] = paths->launcher;
-  env["LD_PRELOAD"] = prepend_path(env, "LD_PRELOAD", paths->agent, ':');
+  env["LD_PRELOAD"] = prepend_path(env, "LD_PRELOAD", paths->preload, ':');
   if (!paths->python_dir.empty()) env["PYTHONPATH"] = prepend_path(env, "PYTHONPATH", paths->python_dir, ':');
   env[env::kOutput] = config->output;
   std::vector<std::string> envv;
