@@ -43,7 +43,7 @@ class CheckingSink final : public launcher::WindowSink {
  public:
   Result<std::unique_ptr<format::TraceSink>> open(const std::string& path, const trace::Header& header) override {
     auto w = format::TraceWriter::create(path, header);
-    if (!w) return w.error();
+    if (!w) return Status::error(w.error());
     return std::unique_ptr<format::TraceSink>(std::move(*w));
   }
   void window_written(const launcher::WindowFile& f) override {
@@ -114,25 +114,43 @@ void through_session(const std::string& region, const fuzz::RegionInput& in, con
   ::shm_unlink(region.c_str());  // when the collector refused it
 }
 
-}  // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const fs::path dir = [] {
+// Window files go to a private directory, emptied after each input and
+// removed when the fuzzer exits.
+class WorkDir {
+ public:
+  WorkDir() {
     spdlog::set_level(spdlog::level::off);
     std::string tmpl = (fs::temp_directory_path() / "ptprof-fuzz-XXXXXX").string();
     require(::mkdtemp(tmpl.data()) != nullptr);
-    std::atexit([] {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-    });
-    return fs::path(tmpl);
-  }();
+    path_ = tmpl;
+  }
+  ~WorkDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  WorkDir(const WorkDir&) = delete;
+  WorkDir& operator=(const WorkDir&) = delete;
+  const fs::path& path() const { return path_; }
+  void empty() const {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(path_, ec)) fs::remove(e.path(), ec);
+  }
+
+ private:
+  fs::path path_;
+};
+
+}  // namespace
+
+// libFuzzer's entry point: its name is fixed.
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {  // NOLINT(readability-identifier-naming)
+  static const WorkDir kWorkDir;
 
   const fuzz::RegionInput in = fuzz::parse_region_input(data, size);
   const std::string region = create_region(in);
 
   launcher::CollectorOptions opts;
-  opts.output_dir = dir.string();
+  opts.output_dir = kWorkDir.path().string();
   opts.host = "fuzz";
   opts.grace = std::chrono::milliseconds(0);
   const clock::Kind kind = (in.flags & fuzz::kTscClock) ? clock::Kind::Tsc : clock::Kind::Monotonic;
@@ -145,7 +163,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ::shm_unlink(region.c_str());
   }
 
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) fs::remove(e.path(), ec);
+  kWorkDir.empty();
   return 0;
 }

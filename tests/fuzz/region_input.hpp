@@ -10,6 +10,7 @@
 // header is left exactly as written and the launcher's validation decides.
 // All integers little-endian.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -27,6 +28,7 @@ enum RegionFlags : uint8_t {
 
 constexpr uint64_t kMaxFuzzRingBytes = 4096;
 constexpr uint32_t kMaxFuzzThreads = 4;
+constexpr uint64_t kMaxFuzzArenaBytes = 64 * 1024;
 constexpr uint64_t kRegionBytes =
     (wire::region_layout(kMaxFuzzRingBytes, kMaxFuzzThreads).total_bytes + wire::kPageBytes - 1) &
     ~(wire::kPageBytes - 1);
@@ -75,8 +77,11 @@ inline void append_segment(std::vector<uint8_t>& out, uint32_t offset, const uin
 }
 
 // Makes the header's layout fields valid, keeping the ring size and thread
-// count the input chose (reduced to what the fuzz region holds).
+// count the input chose (reduced to what the fuzz region holds). The string
+// arena's published length is capped at kMaxFuzzArenaBytes: reading 16 MiB of
+// names costs half a second an input and exercises nothing 64 KiB does not.
 inline void repair_layout(wire::ProcessHeader& h) {
+  h.strings_committed.store(std::min<uint64_t>(h.strings_committed.load(), kMaxFuzzArenaBytes));
   h.magic = wire::kProcessMagic;
   h.version = wire::kWireVersion;
   uint32_t log2 = 6;

@@ -7,6 +7,7 @@
 // and starts again at offset 0. A record that does not fit at all is dropped
 // and counted; the producer never waits.
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -121,10 +122,18 @@ class RingReader {
   // A corrupt record (size 0 or past the committed head, not 8-aligned)
   // makes drain() skip the rest of what is committed and count it in
   // `corrupt_bytes`, so a misbehaving target cannot wedge the launcher.
+  // So do positions no producer can make, as both live in shared memory: a
+  // head more than a ring ahead of the tail (it would be read round and
+  // round, for ever) or a tail off the 8-byte grid (records are aligned).
   template <class Visit>
   uint64_t drain(Visit&& visit) {
     uint64_t tail = ctl_->tail.load(std::memory_order_relaxed);
     const uint64_t head = ctl_->head.load(std::memory_order_acquire);
+    if (tail < head && (head - tail > capacity_ || (tail & 7u))) {
+      corrupt_bytes += std::min(head - tail, capacity_);
+      ctl_->tail.store(head, std::memory_order_release);
+      return 0;
+    }
     uint64_t n = 0;
     while (tail < head) {
       uint64_t pos = tail & mask_;
