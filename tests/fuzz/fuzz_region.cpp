@@ -60,7 +60,7 @@ class CheckingSink final : public launcher::WindowSink {
 
 // The fuzz region as a shared-memory object, as an agent would create it.
 std::string create_region(const fuzz::RegionInput& in) {
-  const std::string name = "/ptprof-fuzz-" + std::to_string(::getpid());
+  std::string name = "/ptprof-fuzz-" + std::to_string(::getpid());
   ::shm_unlink(name.c_str());
   const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
   require(fd >= 0);

@@ -213,16 +213,16 @@ def test_small_dev_shm_never_kills_the_target():
     must say that /dev/shm was short (defect 1)."""
     with private_shm("48m"), T.tempdir() as d:
         out = os.path.join(d, "out")
-        proc = run([T.PTPROF_BIN, "run", "-o", out, "--", FAULT_TARGET, "exit", 20000, 36])
+        proc = run([T.PTPROF_BIN, "run", "-o", out, "--", FAULT_TARGET, "exit", 50000, 36])
         T.check_eq(proc.returncode, 0, "the target's own status, not a SIGBUS\n" + T.describe(proc))
-        T.check_eq(recorded_ranges(proc), 20000 * 2 * 36, "the target ran to its end")
+        T.check_eq(recorded_ranges(proc), 50000 * 2 * 36, "the target ran to its end")
         T.check("/dev/shm" in proc.stderr, "the summary says /dev/shm was short\n" + proc.stderr)
         if os.path.isdir(out) and os.listdir(out):
             rep = T.report_json(out)
             rows = {r["name"]: r for r in rep["rows"]}
             recorded = calls(rows, "outer") + calls(rows, "inner") + calls(rows, "done")
             counted = rep["dropped"] + rep["losses"]["lost_thread_events"]
-            T.check_eq(recorded + counted, 20000 * 2 * 36 + 36,
+            T.check_eq(recorded + counted, 50000 * 2 * 36 + 36,
                        "recorded + counted as not recorded = what the threads wrote (%d + %d)" % (recorded, counted))
         check_nothing_left(proc)
 
@@ -262,19 +262,22 @@ def test_full_disk_is_an_error_not_a_quiet_success():
 # --- many processes, many threads, full rings ----------------------------
 
 def test_many_simultaneous_forks_are_profiled_or_counted():
-    """1000 children forked in bursts of 50: each is profiled, or counted
-    as not profiled; nothing is left in /dev/shm (defect 2)."""
-    with private_shm(), T.tempdir() as d:
-        out = os.path.join(d, "out")
-        proc = run([T.PTPROF_BIN, "run", "-o", out, "--", os.path.join(PROGRAMS, "fork_burst"), 1000, 50])
-        T.check_eq(proc.returncode, 0, "exit status\n" + T.describe(proc))
-        rows = rows_of(out)
-        children = sum(1 for name, r in rows.items() if name.startswith("child") and r["calls"] == 1)
-        m = re.search(r"(\d+) processes could not be profiled", proc.stderr)
-        counted = int(m.group(1)) if m else 0
-        T.check_eq(children + counted, 1000, "profiled (%d) + counted as not profiled (%d)" % (children, counted))
-        T.check_eq(counted, 0, "no child lost: they were all there to be profiled\n" + proc.stderr)
-        check_nothing_left(proc)
+    """1000 children forked in bursts of 50, three runs: each child is
+    profiled, or counted as not profiled; nothing is left in /dev/shm
+    (defect 2: 3 to 7 of 1000 used to go missing in silence, and leak)."""
+    for attempt in range(3):
+        with private_shm(), T.tempdir() as d:
+            out = os.path.join(d, "out")
+            proc = run([T.PTPROF_BIN, "run", "-o", out, "--", os.path.join(PROGRAMS, "fork_burst"), 1000, 50])
+            T.check_eq(proc.returncode, 0, "run %d: exit status\n%s" % (attempt, T.describe(proc)))
+            rows = rows_of(out)
+            children = sum(1 for name, r in rows.items() if name.startswith("child") and r["calls"] == 1)
+            m = re.search(r"(\d+) processes could not be profiled", proc.stderr)
+            counted = int(m.group(1)) if m else 0
+            T.check_eq(children + counted, 1000,
+                       "run %d: profiled (%d) + counted as not profiled (%d)" % (attempt, children, counted))
+            T.check_eq(counted, 0, "run %d: no child lost: all were there to be profiled\n%s" % (attempt, proc.stderr))
+            check_nothing_left(proc)
 
 
 def test_ten_thousand_short_lived_threads_are_all_recorded():
