@@ -26,11 +26,12 @@ CLANG=${CLANG:-clang-14}
 command -v "$CLANGXX" >/dev/null || { echo "fuzz.sh: $CLANGXX not found (scripts/setup.sh with PTPROF_SETUP_TESTS=1 installs it)" >&2; exit 1; }
 
 start=$SECONDS
+mkdir -p build-fuzz
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER="$CLANG" -DCMAKE_CXX_COMPILER="$CLANGXX" \
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
-  -DPTPROF_BUILD_TESTS=OFF -DPTPROF_BUILD_FUZZERS=ON >build-fuzz.configure.log 2>&1 ||
-  { cat build-fuzz.configure.log; echo "fuzz.sh: configuring build-fuzz failed" >&2; exit 1; }
+  -DPTPROF_BUILD_TESTS=OFF -DPTPROF_BUILD_FUZZERS=ON >build-fuzz/configure.log 2>&1 ||
+  { cat build-fuzz/configure.log; echo "fuzz.sh: configuring build-fuzz failed" >&2; exit 1; }
 cmake --build build-fuzz -j"$(nproc 2>/dev/null || echo 2)" --target "${targets[@]}"
 echo "fuzz.sh: built in $((SECONDS - start)) s"
 

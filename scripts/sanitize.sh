@@ -39,10 +39,11 @@ step() {  # step NAME COMMAND...: runs it, prints how long it took, records fail
 }
 
 configure() {  # configure DIR SANITIZERS
+  mkdir -p "$1"
   cmake -S . -B "$1" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-    -DPTPROF_BUILD_TESTS=ON -DPTPROF_SANITIZE="$2" >"$1.configure.log" 2>&1 ||
-    { cat "$1.configure.log"; return 1; }
+    -DPTPROF_BUILD_TESTS=ON -DPTPROF_SANITIZE="$2" >"$1/configure.log" 2>&1 ||
+    { cat "$1/configure.log"; return 1; }
 }
 
 # halt_on_error: a finding ends the process with an error status, so the
