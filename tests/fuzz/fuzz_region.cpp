@@ -73,7 +73,9 @@ std::string create_region(const fuzz::RegionInput& in) {
     const uint64_t at = s.offset % fuzz::kRegionBytes;
     std::memcpy(base + at, s.bytes, std::min<uint64_t>(s.length, fuzz::kRegionBytes - at));
   }
-  if (!(in.flags & fuzz::kRawLayout)) fuzz::repair_layout(*reinterpret_cast<wire::ProcessHeader*>(base));
+  auto& header = *reinterpret_cast<wire::ProcessHeader*>(base);
+  fuzz::cap_arena(header);
+  if (!(in.flags & fuzz::kRawLayout)) fuzz::repair_layout(header);
   ::munmap(p, fuzz::kRegionBytes);
   return name;
 }
