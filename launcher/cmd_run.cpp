@@ -189,7 +189,7 @@ int run(const RunOptions& o) {
   // The agent runs `ptprof bridge build` through this when a process imports
   // a torch that has no cached bridge yet.
   if (!paths->launcher.empty()) env[env::kLauncher] = paths->launcher;
-  env["LD_PRELOAD"] = prepend_path(env, "LD_PRELOAD", paths->agent, ':');
+  env["LD_PRELOAD"] = prepend_path(env, "LD_PRELOAD", paths->preload, ':');
   // NVTX ranges become ptprof ranges: NVTX loads its injection from here
   // (the agent implements InitializeInjectionNvtx2). A tool the user set
   // there already keeps its place.

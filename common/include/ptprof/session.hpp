@@ -182,6 +182,10 @@ static_assert(region_layout(kDefaultRingBytes, kMaxThreads).rings_offset % align
 // region_layout() says (the launcher's check on what a target wrote).
 inline bool layout_matches(const ProcessHeader& h, uint64_t mapped_bytes) {
   if (h.max_threads > kMaxThreads || !is_power_of_two(h.ring_bytes) || h.ring_bytes % 8 != 0) return false;
+  // A ring larger than the mapping is refused before region_layout()
+  // multiplies it by the thread count, where 2^63 bytes times two threads
+  // would wrap round to a total that fits.
+  if (h.ring_bytes > mapped_bytes) return false;
   const RegionLayout l = region_layout(h.ring_bytes, h.max_threads);
   return h.strings_offset == l.strings_offset && h.strings_capacity == l.strings_capacity &&
          h.rings_offset == l.rings_offset && l.total_bytes <= mapped_bytes;
