@@ -144,10 +144,8 @@ int run(const RunOptions& o) {
     spdlog::warn(
         "run: PTPROF_STEP=cudaProfilerApi needs CUDA interposition, which this version does not have: no step will "
         "end (use optimizer, manual or a scope name)");
-  if (config->profile_memory || config->with_stack)
-    spdlog::warn(
-        "run: this version records no memory events and no call stacks yet; PTPROF_PROFILE_MEMORY / "
-        "PTPROF_WITH_STACK are passed on only");
+  if (config->with_stack)
+    spdlog::warn("run: this version records no call stacks yet; PTPROF_WITH_STACK is passed on only");
 
   auto paths = launcher::find_install_paths();
   if (!paths) {
@@ -267,7 +265,8 @@ void add_run(CLI::App& app, int& exit_code) {
                   "CPU-side events only; CUDA activity is not collected yet");
   sub->add_flag("--record-shapes", opts->record_shapes, "Record operator input shapes (PTPROF_RECORD_SHAPES=1)");
   sub->add_flag("--profile-memory", opts->profile_memory,
-                "Sets PTPROF_PROFILE_MEMORY=1; this version records no memory events yet");
+                "Sets PTPROF_PROFILE_MEMORY=1: every allocation and free torch reports to profilers (its CPU "
+                "allocator's), in recorded steps; see `ptprof memory`");
   sub->add_flag("--with-stack", opts->with_stack, "Sets PTPROF_WITH_STACK=1; this version records no call stacks yet");
   sub->add_option("--on-trace-ready", opts->on_trace_ready,
                   "Shell command run after each window's file is complete; {} is replaced by its path "

@@ -189,6 +189,9 @@ bool ProcessCollector::visit(ThreadDecode& t, const wire::RecordHeader& h, uint6
       }
       break;
     }
+    case RecordType::MemoryEvent:
+      memory_record(t, h);
+      break;
     default:
       break;  // Pad, ThreadName and types of later versions
   }

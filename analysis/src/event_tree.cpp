@@ -57,6 +57,7 @@ Tree build_tree(const std::vector<TreeNode>& nodes) {
     }
   }
   for (size_t i = 0; i < n; ++i) t.self_ns[i] = nodes[i].end - nodes[i].start - child_ns[i];
+  t.live_parent = std::move(live_parent);
   return t;
 }
 

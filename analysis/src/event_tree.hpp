@@ -13,9 +13,10 @@ struct TreeNode {
 };
 
 struct Tree {
-  std::vector<int32_t> parent;   // direct parent before folding, -1 for roots
-  std::vector<uint8_t> folded;   // 1: merged into its same-named parent; not reported
-  std::vector<int64_t> self_ns;  // duration minus the children left after folding
+  std::vector<int32_t> parent;       // direct parent before folding, -1 for roots
+  std::vector<uint8_t> folded;       // 1: merged into its same-named parent; not reported
+  std::vector<int64_t> self_ns;      // duration minus the children left after folding
+  std::vector<int32_t> live_parent;  // the parent after folding (a node's children: live_parent == it, not folded)
 };
 
 // Nodes nest by time: sorted by start, then longer first, each node's parent is

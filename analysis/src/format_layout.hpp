@@ -20,6 +20,8 @@ enum class ChunkType : uint32_t {
   Threads = 4,
   Events = 5,
   Footer = 6,
+  // 7, 8: CUDA tables
+  Memory = 9,  // the table of trace::MemoryInfo (memory_chunk.hpp)
 };
 
 enum ChunkFlags : uint32_t {
