@@ -40,7 +40,7 @@ class ThreadMemory {
   void add(int64_t ts, const trace::MemoryInfo& m);
   // Call once after the last add().
   void seal();
-  bool empty() const { return ts_.empty(); }
+  bool empty() const { return points_.empty(); }
   // The events with time in [start, end]; marks them as inside an event.
   MemorySum in(int64_t start, int64_t end);
   // The events inside no event, how many, and the time of the first.

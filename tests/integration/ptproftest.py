@@ -130,14 +130,14 @@ def report_json(paths, *extra, env=None, cwd=None):
 
 
 def torch_profile_full(script, out_json, wait=None, warmup=None, active=None, repeat=None,
-                       skip_first=None, env=None, timeout=DEFAULT_TIMEOUT, profile_memory=False):
+                       skip_first=None, env=None, timeout=DEFAULT_TIMEOUT):
     """Runs `script` under torch.profiler (torch_profile_wrapper.py) and
     returns everything it wrote: {"rows": [...], "by_name": {name: count},
     "windows": [[row, ...], ...], "steps": N, "schedule": ...} (see the
     wrapper's docstring). No schedule unless some of wait/warmup/active/
     repeat/skip_first are given; then, as in torch.profiler.schedule and
     PTPROF_SCHEDULE, active defaults to 1 and the others to 0."""
-    cmd = [TORCH_PROFILE_WRAPPER, "--quiet", "--out", out_json] + (["--profile-memory"] if profile_memory else [])
+    cmd = [TORCH_PROFILE_WRAPPER, "--quiet", "--out", out_json]
     for flag, value in (("--wait", wait), ("--warmup", warmup), ("--active", active),
                         ("--repeat", repeat), ("--skip-first", skip_first)):
         if value is not None:

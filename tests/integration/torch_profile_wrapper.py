@@ -3,7 +3,7 @@ torch.profiler saw as JSON: the reference ptprof's equivalence tests compare
 against.
 
     python torch_profile_wrapper.py [--wait N --warmup N --active N --repeat N
-        --skip-first N] [--profile-memory] [--quiet] --out rows.json -- script.py [args...]
+        --skip-first N] [--quiet] --out rows.json -- script.py [args...]
 
 The script runs as __main__ (runpy) inside
 torch.profiler.profile(activities=[CPU], record_shapes=True, schedule=...),
@@ -22,8 +22,7 @@ The output:
      "windows": [[row, ...], ...],    # key_averages(group_by_input_shape=True) per window
      "rows": [row, ...],              # the same summed over all windows
      "by_name": {name: count, ...}}   # counts summed over shapes and windows
-    row = {"name", "count", "input_shapes", "self_cpu_us", "cpu_total_us",
-           "cpu_memory_usage", "self_cpu_memory_usage"}   # bytes; 0 without --profile-memory
+    row = {"name", "count", "input_shapes", "self_cpu_us", "cpu_total_us"}
 
 Names are key_averages()'s: torch folds every "ProfilerStep#N" into one
 "ProfilerStep*" row, and torch 1.13 records ProfilerStep spans only when
@@ -48,7 +47,6 @@ def parse_args(argv):
     add_schedule_args(p)
     p.add_argument("--out", required=True, help="where to write the JSON")
     p.add_argument("--quiet", action="store_true", help="print no tables")
-    p.add_argument("--profile-memory", action="store_true", help="profile(profile_memory=True)")
     p.add_argument("--row-limit", type=int, default=20)
     p.add_argument("script")
     p.add_argument("script_args", nargs=argparse.REMAINDER)
@@ -75,8 +73,6 @@ def main(argv=None):
                 "input_shapes": evt.input_shapes,
                 "self_cpu_us": float(evt.self_cpu_time_total),
                 "cpu_total_us": float(evt.cpu_time_total),
-                "cpu_memory_usage": int(evt.cpu_memory_usage),
-                "self_cpu_memory_usage": int(evt.self_cpu_memory_usage),
             })
         windows.append(rows)
         if not args.quiet:
@@ -125,7 +121,7 @@ def main(argv=None):
     sys.path.insert(0, os.path.dirname(script))
     exit_code = 0
     with profile(activities=[ProfilerActivity.CPU], record_shapes=True, schedule=sched,
-                 on_trace_ready=on_trace_ready, profile_memory=args.profile_memory) as prof:
+                 on_trace_ready=on_trace_ready) as prof:
         state["prof"] = prof
         try:
             runpy.run_path(script, run_name="__main__")
@@ -146,8 +142,6 @@ def main(argv=None):
                 m["count"] += r["count"]
                 m["self_cpu_us"] += r["self_cpu_us"]
                 m["cpu_total_us"] += r["cpu_total_us"]
-                m["cpu_memory_usage"] += r["cpu_memory_usage"]
-                m["self_cpu_memory_usage"] += r["self_cpu_memory_usage"]
     by_name = {}
     for r in merged.values():
         by_name[r["name"]] = by_name.get(r["name"], 0) + r["count"]

@@ -20,8 +20,9 @@ def main():
         loss = model(x).sum()
         if step == big_step:
             big = torch.zeros(64, 1024, 1024)
-            loss = loss + big[0, 0, 0]
+            value = float(big[0, 0, 0])  # a view and .item(): no allocation while `big` lives
             del big
+            loss = loss + value
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
