@@ -266,7 +266,8 @@ void add_run(CLI::App& app, int& exit_code) {
   sub->add_flag("--record-shapes", opts->record_shapes, "Record operator input shapes (PTPROF_RECORD_SHAPES=1)");
   sub->add_flag("--profile-memory", opts->profile_memory,
                 "Sets PTPROF_PROFILE_MEMORY=1: every allocation and free torch reports to profilers (its CPU "
-                "allocator's), in recorded steps; see `ptprof memory`");
+                "allocator's), in recorded steps; see `ptprof memory`. A program that starts torch.profiler "
+                "itself cannot use it (torch then says the profiler is already enabled)");
   sub->add_flag("--with-stack", opts->with_stack, "Sets PTPROF_WITH_STACK=1; this version records no call stacks yet");
   sub->add_option("--on-trace-ready", opts->on_trace_ready,
                   "Shell command run after each window's file is complete; {} is replaced by its path "

@@ -10,9 +10,10 @@
 // reporter there. It is a ProfilerStateBase in the Disabled state, not a bare
 // MemoryReportingInfoBase, because torch static_casts whatever it finds in the
 // slot to ProfilerStateBase (profilerEnabled(), getProfilerConfig()): as a
-// disabled profiler it reads as "no profiler", so torch.profiler can still be
-// started on top of it (it then hides the reporter until it stops: memory
-// that torch.profiler records is not recorded by ptprof).
+// disabled profiler it reads as "no profiler" there. But torch.profiler's
+// enableProfiler requires the slot to be empty, so it cannot be started on a
+// thread that holds the reporter ("Profiler is already enabled on this
+// thread"): a known limit of --profile-memory (docs/memory.md).
 //
 // The slot is thread-local but travels with c10::ThreadLocalState (autograd
 // workers, at::launch, JIT forks), so a thread that runs ops for another
