@@ -111,7 +111,14 @@ void SummaryBuilder::Impl::add(const std::string& path, const trace::Trace& t) {
       o.op = op;
       ++o.frees;
       o.freed_bytes -= m.bytes;
-      if (!open.erase(key) && m.alloc_ns == 0) ++s.unmatched_frees;
+      if (open.erase(key) == 0) {
+        if (m.alloc_ns == 0) {
+          ++s.unmatched_frees;
+        } else {
+          ++s.earlier_frees;
+          s.earlier_freed_bytes -= m.bytes;
+        }
+      }
     }
   }
   for (const auto& [key, b] : open) {

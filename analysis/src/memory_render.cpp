@@ -88,8 +88,11 @@ std::string render_text(const Summary& s, const RenderOptions& o) {
     line(out, "  %12" PRIu64 " %14s %12" PRIu64 " %14s  %s\n", m.allocs, b(m.alloc_bytes).c_str(), m.frees,
          b(m.freed_bytes).c_str(), m.op.c_str());
   }
+  if (s.earlier_frees)
+    line(out, "\n%" PRIu64 " free(s), %s, of blocks allocated in an earlier window\n", s.earlier_frees,
+         b(s.earlier_freed_bytes).c_str());
   if (s.unmatched_frees)
-    line(out, "\n%" PRIu64 " free(s) of blocks allocated before recording began\n", s.unmatched_frees);
+    line(out, "\n%" PRIu64 " free(s) of blocks whose allocation no trace holds\n", s.unmatched_frees);
   return out;
 }
 

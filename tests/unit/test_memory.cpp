@@ -277,10 +277,16 @@ TEST_CASE("memory: ptprof memory's peaks, live groups and per-op counts", "[memo
   b.op("aten::empty", 2000, 2010, "[[], [], [], [], [], []]");
   b.mem(2005, 0xf000000, 256 * kMiB, total + 256 * kMiB, "aten::empty");
   b.mem(2020, 0xf000000, -256 * kMiB, total);
+  // A free of a block an earlier window allocated (the launcher matched it).
+  b.mem(2030, 0xe000000, -512, total, "aten::add_");
+  b.t.memory.back().alloc_ns = 7;
   memory::SummaryBuilder sb;
   sb.add("t.bin", b.t);
   const memory::Summary s = std::move(sb).finish();
-  CHECK(s.events == 12 * 3 + 2);
+  CHECK(s.events == 12 * 3 + 3);
+  CHECK(s.earlier_frees == 1);
+  CHECK(s.earlier_freed_bytes == 512);
+  CHECK(s.unmatched_frees == 0);
   REQUIRE(s.peaks.size() == 1);
   CHECK(s.peaks[0].allocated == 12 * kMiB + 256 * kMiB);
   CHECK(s.peaks[0].allocated_op == "aten::empty");
@@ -300,6 +306,7 @@ TEST_CASE("memory: ptprof memory's peaks, live groups and per-op counts", "[memo
   const std::string text = memory::render_text(s, {});
   CHECK(text.find("12.00 MiB") != std::string::npos);
   CHECK(text.find("268.00 MiB at aten::empty") != std::string::npos);
+  CHECK(text.find("1 free(s), 512 B, of blocks allocated in an earlier window") != std::string::npos);
   const std::string exact = memory::render_text(s, {true, 20});
   CHECK(exact.find(std::to_string(12 * kMiB)) != std::string::npos);
   const std::string csv = memory::render_timeline_csv(s);
