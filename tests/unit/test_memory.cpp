@@ -7,7 +7,11 @@
 #include <algorithm>
 #include <string>
 
+#include "../../analysis/src/byte_io.hpp"
 #include "../../analysis/src/chrome_event_format.hpp"
+#include "../../analysis/src/chunk_writer.hpp"
+#include "../../analysis/src/format_layout.hpp"
+#include "../../analysis/src/memory_chunk.hpp"
 #include "collector_fixtures.hpp"
 #include "ptprof/analysis/memory.hpp"
 #include "ptprof/analysis/report.hpp"
@@ -194,6 +198,44 @@ TEST_CASE("memory: the MEMORY chunk round-trips and a dangling reference is dama
   e.arg = 2;
   w2->add_event(e);
   CHECK_FALSE(w2->finish());
+}
+
+TEST_CASE("memory: a MEMORY chunk out of sequence or naming an unknown string is damage", "[memory][format]") {
+  using format::detail::ChunkType;
+  TempDir dir;
+  auto write = [&](const std::string& path, uint64_t first, uint32_t op) {
+    auto out = format::detail::ChunkWriter::open(path);
+    REQUIRE(out);
+    std::string header;
+    format::detail::put_bytes(header, "host");
+    for (int i = 0; i < 4; ++i) format::detail::put_varint(header, 0);  // offset, window, start, end
+    format::detail::put_bytes(header, "");
+    format::detail::put_bytes(header, "0.1.0");
+    REQUIRE((*out)->write(ChunkType::Header, header));
+    std::string memory;
+    format::detail::put_varint(memory, first);
+    format::detail::put_varint(memory, 1);
+    trace::MemoryInfo m;
+    m.bytes = 64;
+    m.op = op;
+    format::detail::put_memory_record(memory, m);
+    REQUIRE((*out)->write(ChunkType::Memory, memory));
+    REQUIRE((*out)->close());
+  };
+  const std::string good = dir.file("good.bin"), gap = dir.file("gap.bin"), name = dir.file("name.bin");
+  write(good, 0, 0);
+  write(gap, 1, 0);
+  write(name, 0, 5);
+  std::vector<std::string> warnings;
+  auto t = format::read_trace(good, &warnings);
+  REQUIRE(t);  // no footer: truncated, the table read
+  CHECK(t->memory.size() == 1);
+  auto g = format::read_trace(gap, nullptr);
+  REQUIRE_FALSE(g);
+  CHECK(g.error().find("memory chunk starts at index 1, expected 0") != std::string::npos);
+  auto n = format::read_trace(name, nullptr);
+  REQUIRE_FALSE(n);
+  CHECK(n.error().find("names string 5") != std::string::npos);
 }
 
 TEST_CASE("memory: the collector names the ops and matches frees across windows", "[memory][collector]") {
