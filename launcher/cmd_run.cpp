@@ -161,10 +161,8 @@ int run(const RunOptions& o) {
   }
   if (!config->log_level.empty()) launcher::set_log_level(config->log_level);
 
-  if (config->profile_memory || config->with_stack)
-    spdlog::warn(
-        "run: this version records no memory events and no call stacks yet; PTPROF_PROFILE_MEMORY / "
-        "PTPROF_WITH_STACK are passed on only");
+  if (config->with_stack)
+    spdlog::warn("run: this version records no call stacks yet; PTPROF_WITH_STACK is passed on only");
 
   auto paths = launcher::find_install_paths();
   if (!paths) {
@@ -320,7 +318,9 @@ void add_run(CLI::App& app, int& exit_code) {
                   "runtime and driver calls the program makes");
   sub->add_flag("--record-shapes", opts->record_shapes, "Record operator input shapes (PTPROF_RECORD_SHAPES=1)");
   sub->add_flag("--profile-memory", opts->profile_memory,
-                "Sets PTPROF_PROFILE_MEMORY=1; this version records no memory events yet");
+                "Sets PTPROF_PROFILE_MEMORY=1: every allocation and free torch reports to profilers (its CPU "
+                "allocator's), in recorded steps; see `ptprof memory`. A program that starts torch.profiler "
+                "itself cannot use it (torch then says the profiler is already enabled)");
   sub->add_flag("--with-stack", opts->with_stack, "Sets PTPROF_WITH_STACK=1; this version records no call stacks yet");
   sub->add_option("--on-trace-ready", opts->on_trace_ready,
                   "Shell command (sh -c) run after each window's file is complete, e.g. 'gzip {}'; {} stands for "

@@ -12,5 +12,6 @@ void add_info(CLI::App& app, int& exit_code);
 void add_bridge(CLI::App& app, int& exit_code);
 void add_export(CLI::App& app, int& exit_code);
 void add_diff(CLI::App& app, int& exit_code);
+void add_memory(CLI::App& app, int& exit_code);
 
 }  // namespace ptprof::cli

@@ -19,6 +19,7 @@ int run_cli(int argc, char** argv) {
       "  ptprof info ptprof-out/            what the trace files hold\n"
       "  ptprof export ptprof-out/ --chrome trace.json.gz   for Perfetto UI, chrome://tracing, HTA\n"
       "  ptprof diff before/ after/         the operators that changed most between two runs\n"
+      "  ptprof memory ptprof-out/          peaks, live allocations, allocations per op (--profile-memory)\n"
       "  ptprof bridge list                 the per-torch bridges built so far",
       "ptprof"};
   app.set_version_flag("--version", std::string("ptprof ") + PTPROF_VERSION);
@@ -30,6 +31,7 @@ int run_cli(int argc, char** argv) {
   ptprof::cli::add_bridge(app, exit_code);
   ptprof::cli::add_export(app, exit_code);
   ptprof::cli::add_diff(app, exit_code);
+  ptprof::cli::add_memory(app, exit_code);
   // The only arguments before a command are options (--help, --version):
   // a word there is a command, known or not.
   if (argc > 1 && argv[1][0] != '-') {

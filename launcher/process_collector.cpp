@@ -261,6 +261,9 @@ bool ProcessCollector::visit(ThreadDecode& t, const wire::RecordHeader& h, uint6
       cuda_seen_ = true;
       break;
     }
+    case RecordType::MemoryEvent:
+      memory_record(t, h);
+      break;
     default:
       break;  // Pad, ThreadName and types of later versions
   }

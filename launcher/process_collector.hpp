@@ -152,6 +152,8 @@ class ProcessCollector {
   // The slot of the thread with kernel id `tid`, or `fallback`.
   uint32_t instance_of_tid(int32_t tid, uint32_t fallback) const;
   bool holds_for_gpu(const Window& w) const;
+  // A MemoryEvent record (process_collector_memory.cpp).
+  void memory_record(ThreadDecode& t, const wire::RecordHeader& h);
   void close_step(Window& w, uint64_t end);
   bool ensure_writer(Window& w);
   uint32_t file_thread(Window& w, uint32_t instance);
@@ -182,6 +184,24 @@ class ProcessCollector {
   std::vector<RetiredDrops> retired_drops_;  // drops of retired threads not yet charged to a window
   uint64_t drained_horizon_ = 0;
   uint64_t events_total_ = 0;
+  // Blocks allocated and not yet freed, by device and address, across
+  // windows: a free is matched to its allocation whichever window saw it.
+  struct LiveBlock {
+    uint64_t ticks = 0;
+    uint32_t op = 0;      // arena id of the innermost span's name, 0 = none
+    uint32_t shapes = 0;  // shapes_ id + 1, 0 = none
+  };
+  struct BlockKey {
+    uint64_t ptr;
+    int16_t device;  // device_type << 8 | device_index
+    bool operator==(const BlockKey&) const = default;
+  };
+  struct BlockKeyHash {
+    size_t operator()(const BlockKey& k) const {
+      return std::hash<uint64_t>{}(k.ptr ^ (uint64_t(uint16_t(k.device)) << 48));
+    }
+  };
+  std::unordered_map<BlockKey, LiveBlock, BlockKeyHash> live_blocks_;
   trace::Losses seen_;     // counted here; the header's counters are added by losses()
   trace::Losses charged_;  // already written into window files
   bool finished_ = false;

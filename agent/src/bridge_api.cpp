@@ -89,6 +89,23 @@ PTPROF_EXPORT void ptprof_agent_scope_end(const char* name) {
   g_runtime.scope_ended(*t, name);
 }
 
+PTPROF_EXPORT int ptprof_agent_profile_memory(void) { return g_runtime.profile_memory() ? 1 : 0; }
+
+PTPROF_EXPORT int ptprof_agent_memory_recording(void) { return g_runtime.memory_recording() ? 1 : 0; }
+
+PTPROF_EXPORT void ptprof_agent_memory(const ptprof_memory_event* m) {
+  ThreadState* t = thread_state();
+  if (!t || !g_runtime.memory_recording()) return;
+  wire::MemoryEventPayload p{};
+  p.ptr = m->ptr;
+  p.bytes = m->bytes;
+  p.total_allocated = m->total_allocated;
+  p.total_reserved = m->total_reserved;
+  p.device_type = m->device_type;
+  p.device_index = m->device_index;
+  (void)t->emit(wire::RecordType::MemoryEvent, 0, t->now(), p);
+}
+
 PTPROF_EXPORT void ptprof_agent_warn(const char* message) {
   if (message) log(Level::Warn, "%s", message);
 }

@@ -95,6 +95,7 @@ void Runtime::start() {
   }
   *config_ = *cfg;
   record_shapes_ = config_->record_shapes;
+  profile_memory_ = config_->profile_memory;
 
   if (!map_session(session)) return;
   thread_key_ok_ = pthread_key_create(&thread_key_, on_thread_exit) == 0;
@@ -438,6 +439,7 @@ std::optional<uint32_t> Runtime::apply_step(uint64_t step, uint64_t ticks, bool 
   if (t.begin_window) publish_boundary(wire::BoundaryKind::WindowBegin, t.begin_at_zero ? 0 : ticks, t.after.window);
   windows_ = t.after;
   header_->in_transition.store(0, std::memory_order_release);
+  memory_recording_.store(profile_memory_ && t.after.in_window, std::memory_order_relaxed);
 
   bool was = recording_.exchange(t.recording, std::memory_order_relaxed);
   if (t.recording != was) {

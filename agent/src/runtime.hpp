@@ -63,6 +63,10 @@ class Runtime {
   clock::Kind clock_kind() const { return clock_kind_; }
   const Config& config() const { return *config_; }
   bool record_shapes() const { return record_shapes_; }
+  bool profile_memory() const { return profile_memory_; }
+  // Memory events are recorded in windows only (torch.profiler reports
+  // memory in active steps only): PTPROF_PROFILE_MEMORY and a window open.
+  bool memory_recording() const { return memory_recording_.load(std::memory_order_relaxed); }
 
   // Slow path of thread_state(): registers the calling thread. Null when the
   // agent is inert or the thread table is full.
@@ -149,6 +153,8 @@ class Runtime {
   std::atomic<bool> recording_{false};
   clock::Kind clock_kind_ = clock::Kind::Monotonic;
   bool record_shapes_ = false;
+  bool profile_memory_ = false;
+  std::atomic<bool> memory_recording_{false};
   NoDestructor<Config> config_;
 
   void* session_map_ = nullptr;

@@ -126,6 +126,7 @@ const std::string& ChromeEventFormatter::pid_tid_json(const trace::Trace& t, uin
 }
 
 void ChromeEventFormatter::append(std::string& out, const trace::Trace& t, const trace::Event& e, uint64_t id) {
+  if (e.kind == trace::EventKind::Memory) return append_memory(out, t, e, id);
   const bool instant = e.kind == trace::EventKind::Mark;
   out += instant ? "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"" : "{\"ph\":\"X\",\"cat\":\"";
   out += chrome_category(e);

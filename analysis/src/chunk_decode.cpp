@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "format_layout.hpp"
+#include "memory_chunk.hpp"
 
 namespace ptprof::format::detail {
 namespace {
@@ -264,6 +265,9 @@ Status decode_events(Cursor c, trace::Trace& t, std::vector<uint64_t>& counts) {
                            std::to_string(t.cuda.size()));
     e.fwd_thread_id = fwd;
     e.arg = arg;
+    if (!memory_ref_ok(e, t))
+      return Status::error("event " + std::to_string(i) + " references memory record " + std::to_string(arg) + " of " +
+                           std::to_string(t.memory.size()));
     ++counts[thread];
     t.events.push_back(e);
   }

@@ -277,7 +277,7 @@ uint64_t PerfettoWriter::write_file(const trace::Trace& t) {
   for (const Key& k : order) {
     const trace::Event& e = t.events[k.index];
     uint64_t track = thread_track(t, e.thread);
-    bool instant = e.kind == trace::EventKind::Mark;
+    bool instant = e.kind == trace::EventKind::Mark || e.kind == trace::EventKind::Memory;
     close_until(e.start_ns, track);
     write_begin(t, e, track, instant);
     if (instant) continue;

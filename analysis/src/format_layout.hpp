@@ -22,6 +22,7 @@ enum class ChunkType : uint32_t {
   Footer = 6,
   Cuda = 7,      // continues Trace::cuda (column-oriented CudaInfo records)
   GpuLanes = 8,  // marks threads as GPU lanes (Thread::device)
+  Memory = 9,    // the table of trace::MemoryInfo (memory_chunk.hpp)
 };
 
 enum ChunkFlags : uint32_t {

@@ -8,6 +8,7 @@
 #include "event_tree.hpp"
 #include "ptprof/analysis/report.hpp"
 #include "ptprof/cuda_status.hpp"
+#include "report_memory.hpp"
 #include "report_sort.hpp"
 #include "saturating.hpp"
 
@@ -30,6 +31,7 @@ constexpr std::array<std::string_view, 8> kFilteredNames = {
     "aten::_version",
 };
 
+constexpr std::string_view kMemoryEventName = "[memory]";
 constexpr std::string_view kStepPrefix = "ProfilerStep#";
 constexpr std::string_view kStepKey = "ProfilerStep*";
 constexpr std::string_view kNoShapes = "[]";
@@ -97,12 +99,15 @@ class Aggregator {
   // torch's base of Self CUDA %: the GPU events' own time (never the ops',
   // which would count each kernel twice).
   int64_t device_self_ns() const { return device_self_ns_; }
+  bool saw_memory() const { return saw_memory_; }
+  bool saw_device_memory() const { return saw_device_memory_; }
 
  private:
   struct Local;  // per-trace caches from string ids to rows
   uint32_t row_for(std::string_view name, std::string_view shapes);
   void add(uint32_t row, const FirstSeen& at, bool async, int64_t total_ns, int64_t self_ns, int64_t cuda_total_ns = 0,
            int64_t self_cuda_ns = 0);
+  void add_memory(uint32_t row, const detail::MemorySum& total, const detail::MemorySum& self);
   void add_thread(uint32_t input, const trace::Trace& t, const trace::Thread& thread,
                   const std::vector<uint32_t>& events, Local& local);
 
@@ -112,6 +117,8 @@ class Aggregator {
   std::vector<FirstSeen> first_;
   std::vector<StepRow> steps_;
   int64_t device_self_ns_ = 0;
+  bool saw_memory_ = false;
+  bool saw_device_memory_ = false;
 };
 
 struct Aggregator::Local {
@@ -157,6 +164,14 @@ void Aggregator::add(uint32_t row, const FirstSeen& at, bool async, int64_t tota
   r.stats.self_cpu_ns = ptprof::detail::saturating_add(r.stats.self_cpu_ns, self_ns);
   r.stats.cuda_total_ns = ptprof::detail::saturating_add(r.stats.cuda_total_ns, cuda_total_ns);
   r.stats.self_cuda_ns = ptprof::detail::saturating_add(r.stats.self_cuda_ns, self_cuda_ns);
+}
+
+void Aggregator::add_memory(uint32_t row, const detail::MemorySum& total, const detail::MemorySum& self) {
+  Stats& s = rows_[row].stats;
+  s.cpu_memory += total.cpu;
+  s.self_cpu_memory += self.cpu;
+  s.cuda_memory += total.device;
+  s.self_cuda_memory += self.device;
 }
 
 void Aggregator::add_trace(uint32_t input, const trace::Trace& t) {
@@ -217,8 +232,19 @@ void Aggregator::add_thread(uint32_t input, const trace::Trace& t, const trace::
 
   std::vector<TreeNode> nodes;
   std::vector<uint32_t> node_event;
+  std::vector<uint32_t> async_events;
+  detail::ThreadMemory memory;
   for (uint32_t i : events) {
     const trace::Event& e = t.events[i];
+    if (e.kind == EventKind::Memory) {
+      if (e.arg >= 1 && e.arg <= t.memory.size()) {
+        const trace::MemoryInfo& m = t.memory[e.arg - 1];
+        memory.add(e.start_ns, m);
+        saw_memory_ = true;
+        saw_device_memory_ |= detail::is_device_memory(m.device_type);
+      }
+      continue;
+    }
     // Hand-built traces are not validated by a reader: skip what cannot be named.
     if (e.name >= t.strings.size() || e.shapes >= t.strings.size()) continue;
     if (local.filtered[e.name]) continue;
@@ -232,6 +258,7 @@ void Aggregator::add_thread(uint32_t input, const trace::Trace& t, const trace::
         if (e.flags & trace::kAsync) {
           // Async events span threads: no children, no self time.
           add(row_of(e), at, true, dur, 0);
+          async_events.push_back(i);
         } else {
           uint32_t key = e.kind == EventKind::Step && e.name == 0 ? local.step_key : local.name_key[e.name];
           nodes.push_back(TreeNode{e.start_ns, e.start_ns + dur, key});
@@ -261,6 +288,28 @@ void Aggregator::add_thread(uint32_t input, const trace::Trace& t, const trace::
     auto it = local.device_ns_by_op.find(e.arg);
     return it == local.device_ns_by_op.end() ? 0 : it->second;
   });
+  if (!memory.empty()) {
+    memory.seal();
+    std::vector<detail::MemorySum> total(nodes.size()), self(nodes.size());
+    for (size_t n = 0; n < nodes.size(); ++n) self[n] = total[n] = memory.in(nodes[n].start, nodes[n].end);
+    // Self: less the children left after folding (a folded node is gone, its
+    // children are its parent's).
+    for (size_t n = 0; n < nodes.size(); ++n)
+      if (!tree.folded[n] && tree.live_parent[n] >= 0) self[size_t(tree.live_parent[n])] -= total[n];
+    for (size_t n = 0; n < nodes.size(); ++n)
+      if (!tree.folded[n]) add_memory(row_of(t.events[node_event[n]]), total[n], self[n]);
+    for (uint32_t i : async_events)
+      add_memory(row_of(t.events[i]), memory.in(t.events[i].start_ns, t.events[i].end_ns), {});
+    // Inside no event: torch's top-level "[memory]" events, one call each.
+    uint64_t count = 0;
+    int64_t first_ts = 0;
+    const detail::MemorySum top = memory.outside(&count, &first_ts);
+    if (count) {
+      const uint32_t r = row_for(kMemoryEventName, kNoShapes);
+      for (uint64_t k = 0; k < count; ++k) add(r, FirstSeen{first_ts, -first_ts, input, UINT32_MAX}, false, 0, 0);
+      add_memory(r, top, top);
+    }
+  }
   const int32_t pid = thread.process < t.processes.size() ? t.processes[thread.process].pid : 0;
   std::unordered_map<uint32_t, size_t> step_of_node;
   for (size_t n = 0; n < nodes.size(); ++n) {
@@ -334,9 +383,9 @@ Report ReportBuilder::finish() && {
   for (const Row& row : r.rows) {
     r.self_cpu_total_ns = ptprof::detail::saturating_add(r.self_cpu_total_ns, row.stats.self_cpu_ns);
     r.has_cuda_time |= row.stats.self_cuda_ns > 0 || row.stats.cuda_total_ns > 0;
-    r.has_cuda_memory |= row.stats.self_cuda_memory > 0;
-    r.has_memory |= row.stats.cpu_memory != 0 || row.stats.self_cpu_memory != 0 || row.stats.cuda_memory != 0 ||
-                    row.stats.self_cuda_memory != 0;
+    r.has_cuda_memory |= impl_->agg.saw_device_memory() || row.stats.self_cuda_memory > 0;
+    r.has_memory |= impl_->agg.saw_memory() || row.stats.cpu_memory != 0 || row.stats.self_cpu_memory != 0 ||
+                    row.stats.cuda_memory != 0 || row.stats.self_cuda_memory != 0;
     r.has_input_shapes |= !row.input_shapes.empty() && row.input_shapes != kNoShapes;
   }
   r.cuda_api = impl_->cuda_api.rows();

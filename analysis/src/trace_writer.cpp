@@ -10,6 +10,7 @@
 #include "chunk_writer.hpp"
 #include "exclusive_file.hpp"
 #include "format_layout.hpp"
+#include "memory_chunk.hpp"
 #include "ptprof/analysis/trace_file.hpp"
 
 namespace ptprof::format {
@@ -77,6 +78,7 @@ struct TraceWriter::Impl {
   std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> string_ids;
   uint32_t string_count = 1;  // id 0 is the implicit ""
   Pending strings{1, 0, {}}, processes, threads;
+  Pending memory;  // Trace::memory records not yet written
   std::vector<ThreadCounts> thread_counts;
 
   // CUDA records not yet written, column by column, and GPU lanes.
@@ -116,6 +118,7 @@ struct TraceWriter::Impl {
       lanes.clear();
       lane_count = 0;
     }
+    flush_memory();
   }
 
   void flush_cuda() {
@@ -164,6 +167,13 @@ struct TraceWriter::Impl {
     return index;
   }
 
+  // After the strings its records name.
+  void flush_memory() {
+    if (memory.empty()) return;
+    if (!strings.empty()) write_chunk(ChunkType::Strings, strings.take());
+    write_chunk(ChunkType::Memory, memory.take());
+  }
+
   void flush_events() {
     if (chunk_events == 0) return;
     // Everything an event may reference goes out before the event.
@@ -188,6 +198,9 @@ struct TraceWriter::Impl {
     if (finished) return fail("add_event after finish()");
     if (e.thread >= thread_counts.size())
       return fail("event for thread " + std::to_string(e.thread) + " of " + std::to_string(thread_counts.size()));
+    if (e.kind == trace::EventKind::Memory && (e.arg == 0 || e.arg > memory.first + memory.count))
+      return fail("memory event references record " + std::to_string(e.arg) + " of " +
+                  std::to_string(memory.first + memory.count));
     if (e.name >= string_count || e.shapes >= string_count)
       return fail("event names string " + std::to_string(std::max(e.name, e.shapes)) + " of " +
                   std::to_string(string_count));
@@ -332,6 +345,16 @@ void TraceWriter::set_window_end(int64_t end_ns) { impl_->window_end_ns = end_ns
 void TraceWriter::set_losses(const trace::Losses& losses) { impl_->losses = losses; }
 
 void TraceWriter::add_event(const trace::Event& e) { impl_->add_event(e); }
+
+uint32_t TraceWriter::add_memory(const trace::MemoryInfo& m) {
+  Impl& w = *impl_;
+  if (std::max({m.op, m.op_shapes, m.top_op, m.top_shapes, m.alloc_op, m.alloc_shapes}) >= w.string_count)
+    w.fail("memory record names a string not interned");
+  put_memory_record(w.memory.records, m);
+  const uint32_t index = w.memory.first + w.memory.count++;
+  if (w.memory.records.size() >= kMetadataChunkBytes) w.flush_memory();
+  return index;
+}
 
 Status TraceWriter::finish() {
   Impl& m = *impl_;

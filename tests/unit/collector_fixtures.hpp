@@ -46,6 +46,10 @@ class TraceWriterForTesting final : public format::TraceSink {
   void set_losses(const trace::Losses& losses) override { out_->losses = losses; }
   void set_window_end(int64_t end_ns) override { out_->header.window_end_ns = end_ns; }
   void add_event(const trace::Event& e) override { out_->events.push_back(e); }
+  uint32_t add_memory(const trace::MemoryInfo& m) override {
+    out_->memory.push_back(m);
+    return uint32_t(out_->memory.size() - 1);
+  }
   Status finish() override { return {}; }
   uint64_t bytes_written() const override { return 0; }
 

@@ -33,7 +33,10 @@ class TraceSink {
   virtual void set_losses(const trace::Losses& losses) = 0;
   virtual void set_window_end(int64_t end_ns) = 0;
   virtual void add_event(const trace::Event& e) = 0;  // e.name/e.shapes: ids from intern()
-  virtual Status finish() = 0;                        // complete the trace
+  // Appends to the Trace::memory table; returns its index (a Memory event's
+  // arg is that + 1). Its string ids come from intern().
+  virtual uint32_t add_memory(const trace::MemoryInfo& m) = 0;
+  virtual Status finish() = 0;  // complete the trace
   virtual uint64_t bytes_written() const = 0;
   // Puts what was added so far where a reader finds it if the writer dies.
   virtual void flush() {}
@@ -74,6 +77,7 @@ class TraceWriter final : public TraceSink {
   // Header's value (stored in the footer).
   void set_window_end(int64_t end_ns) override;
   void add_event(const trace::Event& e) override;  // e.name/e.shapes: ids from intern()
+  uint32_t add_memory(const trace::MemoryInfo& m) override;
   Status finish() override;                        // flush, footer, close, rename
   void flush() override;                           // a partial event chunk and the stdio buffer to the file
   std::string path() const override;
