@@ -12,10 +12,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <barrier>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,7 +26,10 @@
 
 namespace {
 
-void record(long ranges) {
+// Threads stay alive until all have recorded, so that every one of them holds
+// its ring at the same time (the short-/dev/shm test needs that, whatever
+// the scheduler does).
+void record(long ranges, std::barrier<>& all_done) {
   for (long i = 0; i < ranges; ++i) {
     ptprof_range_push("outer");
     ptprof_range_push("inner");
@@ -32,12 +37,14 @@ void record(long ranges) {
     ptprof_range_pop();
   }
   ptprof_mark("done");
+  all_done.arrive_and_wait();
 }
 
 void record_threads(long ranges, int threads) {
+  std::barrier<> all_done(threads);
   std::vector<std::thread> pool;
   pool.reserve(size_t(threads));
-  for (int t = 0; t < threads; ++t) pool.emplace_back(record, ranges);
+  for (int t = 0; t < threads; ++t) pool.emplace_back(record, ranges, std::ref(all_done));
   for (auto& t : pool) t.join();
 }
 
