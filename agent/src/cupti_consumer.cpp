@@ -15,6 +15,9 @@
 #include "cupti_activity.hpp"
 #include "cupti_library.hpp"
 #endif
+#if PTPROF_CUDA_HOOKS
+#include "cuda_hook_support.hpp"
+#endif
 
 namespace ptprof::agent {
 
@@ -44,6 +47,27 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
 }
 
 void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid);
+
+// What torch.profiler does before it stops (torch.cuda.synchronize()): work
+// still queued on the device completes, so that the forced flush that
+// follows hands over kernels with their end times rather than unfinished
+// records. The driver's own functions, never the hooked runtime: a context
+// that is not current is not created (a process that loaded CUDA without
+// using it stays so), and the call is not recorded.
+void synchronize_device() {
+  void* driver = real_dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+  if (!driver) return;
+  auto current = reinterpret_cast<CUresult (*)(CUcontext*)>(dlsym(driver, "cuCtxGetCurrent"));
+  auto sync = reinterpret_cast<CUresult (*)()>(dlsym(driver, "cuCtxSynchronize"));
+  if (current && sync) {
+#if PTPROF_CUDA_HOOKS
+    CallGuard guard;
+#endif
+    CUcontext ctx = nullptr;
+    if (current(&ctx) == CUDA_SUCCESS && ctx) sync();
+  }
+  dlclose(driver);  // the NOLOAD reference
+}
 
 bool device_missing(CUptiResult r) {
   return r == CUPTI_ERROR_NOT_INITIALIZED || r == CUPTI_ERROR_INVALID_DEVICE || r == CUPTI_ERROR_NOT_COMPATIBLE;
@@ -125,6 +149,8 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   g_runtime.cupti().convert(buffer, valid);
   std::free(buffer);
 }
+
+void on_window_end(uint32_t window) { g_runtime.cupti().window_ended(window); }
 
 }  // namespace
 
@@ -217,15 +243,19 @@ void CuptiConsumer::enable_locked() {
   m.calibrate();
   enabled_ = true;
   correlating_.store(true, std::memory_order_release);
+  // The launcher holds each ended window until window_ended has flushed
+  // CUPTI for it (docs/architecture.md, GPU activity).
+  g_runtime.set_window_end_listener(on_window_end);
+  g_runtime.set_gpu_flush_protocol(true);
   if (status_ != CudaStatus::Recording)
     set_status(CudaStatus::Recording, ("ptprof: CUDA recorded with CUPTI from " + m.lib.path).c_str());
 }
 
-void CuptiConsumer::disable_locked() {
+void CuptiConsumer::disable_locked(bool flushed) {
   if (!enabled_) return;
   Impl& m = *impl_;
   correlating_.store(false, std::memory_order_relaxed);
-  m.lib.api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (!flushed) m.lib.api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   for (CUpti_ActivityKind k : kKinds) m.lib.api.disable(k);
   m.lib.api.unsubscribe(m.subscriber);
   m.subscriber = nullptr;
@@ -235,6 +265,30 @@ void CuptiConsumer::disable_locked() {
 void CuptiConsumer::flush() {
   std::lock_guard lock(mu_);
   if (enabled_) impl_->lib.api.flush_all(0);
+}
+
+void CuptiConsumer::window_ended(uint32_t window) {
+  {
+    std::lock_guard lock(mu_);
+    if (!enabled_) return;
+  }
+  // Outside mu_: a step boundary on another thread (recording_changed) must
+  // not wait for the device.
+  synchronize_device();
+  {
+    std::lock_guard lock(mu_);
+    if (!enabled_) return;
+    // Completed records are kept (cupti_activity.cpp); after the
+    // synchronization that is all of the window's work.
+    impl_->lib.api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (!recording_) disable_locked(/*flushed=*/true);
+  }
+  // Takes step_mu_: never called with it held, nor with mu_ (the step lock
+  // is taken before mu_ in recording_changed).
+  g_runtime.gpu_flushed(window);
+  std::lock_guard lock(mu_);
+  // Off only while CUPTI is off: a window that began meanwhile keeps it.
+  if (!enabled_) g_runtime.set_gpu_flush_protocol(false);
 }
 
 void CuptiConsumer::push(uint64_t handle) {
@@ -258,8 +312,9 @@ void CuptiConsumer::decide(bool recording) {
   if (recording_) note_in_window();
 }
 void CuptiConsumer::enable_locked() {}
-void CuptiConsumer::disable_locked() {}
+void CuptiConsumer::disable_locked(bool) {}
 void CuptiConsumer::flush() {}
+void CuptiConsumer::window_ended(uint32_t) {}
 void CuptiConsumer::push(uint64_t) {}
 void CuptiConsumer::pop() {}
 
@@ -283,7 +338,10 @@ void CuptiConsumer::recording_changed(bool on) {
     enable_locked();
     if (status_ != CudaStatus::Recording && status_ != CudaStatus::None) note_in_window();
   } else {
-    disable_locked();
+    // No new op correlations; CUPTI itself is let go by window_ended, after
+    // the window's work has completed and been flushed (the step lock is
+    // held here, and a device synchronization has no place under it).
+    correlating_.store(false, std::memory_order_relaxed);
   }
 }
 
