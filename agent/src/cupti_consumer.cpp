@@ -15,9 +15,6 @@
 #include "cupti_activity.hpp"
 #include "cupti_library.hpp"
 #endif
-#if PTPROF_CUDA_HOOKS
-#include "cuda_hook_support.hpp"
-#endif
 
 namespace ptprof::agent {
 
@@ -51,18 +48,16 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
 // What torch.profiler does before it stops (torch.cuda.synchronize()): work
 // still queued on the device completes, so that the forced flush that
 // follows hands over kernels with their end times rather than unfinished
-// records. The driver's own functions, never the hooked runtime: a context
+// records. The driver's own functions, looked up in libcuda itself (neither
+// is hooked, so the call is not recorded), never the runtime's: a context
 // that is not current is not created (a process that loaded CUDA without
-// using it stays so), and the call is not recorded.
+// using it stays so).
 void synchronize_device() {
   void* driver = real_dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
   if (!driver) return;
   auto current = reinterpret_cast<CUresult (*)(CUcontext*)>(dlsym(driver, "cuCtxGetCurrent"));
   auto sync = reinterpret_cast<CUresult (*)()>(dlsym(driver, "cuCtxSynchronize"));
   if (current && sync) {
-#if PTPROF_CUDA_HOOKS
-    CallGuard guard;
-#endif
     CUcontext ctx = nullptr;
     if (current(&ctx) == CUDA_SUCCESS && ctx) sync();
   }
@@ -243,10 +238,16 @@ void CuptiConsumer::enable_locked() {
   m.calibrate();
   enabled_ = true;
   correlating_.store(true, std::memory_order_release);
-  // The launcher holds each ended window until window_ended has flushed
-  // CUPTI for it (docs/architecture.md, GPU activity).
-  g_runtime.set_window_end_listener(on_window_end);
-  g_runtime.set_gpu_flush_protocol(true);
+  // From now on the launcher holds each ended window until window_ended has
+  // flushed CUPTI for it (docs/architecture.md, GPU activity). Never lowered:
+  // the launcher keeps a GPU record whose correlation has not arrived only
+  // while it is raised, and the window's last records are drained after
+  // GpuFlushed is published.
+  if (!flush_protocol_) {
+    flush_protocol_ = true;
+    g_runtime.set_window_end_listener(on_window_end);
+    g_runtime.set_gpu_flush_protocol(true);
+  }
   if (status_ != CudaStatus::Recording)
     set_status(CudaStatus::Recording, ("ptprof: CUDA recorded with CUPTI from " + m.lib.path).c_str());
 }
@@ -268,27 +269,29 @@ void CuptiConsumer::flush() {
 }
 
 void CuptiConsumer::window_ended(uint32_t window) {
+  bool collecting = false;
   {
     std::lock_guard lock(mu_);
-    if (!enabled_) return;
+    if (!flush_protocol_) return;
+    collecting = enabled_;
   }
   // Outside mu_: a step boundary on another thread (recording_changed) must
   // not wait for the device.
-  synchronize_device();
+  if (collecting) synchronize_device();
   {
     std::lock_guard lock(mu_);
-    if (!enabled_) return;
-    // Completed records are kept (cupti_activity.cpp); after the
-    // synchronization that is all of the window's work.
-    impl_->lib.api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    if (!recording_) disable_locked(/*flushed=*/true);
+    if (enabled_) {
+      // Completed records are kept (cupti_activity.cpp); after the
+      // synchronization that is all of the window's work.
+      impl_->lib.api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+      if (!recording_) disable_locked(/*flushed=*/true);
+    }
   }
-  // Takes step_mu_: never called with it held, nor with mu_ (the step lock
-  // is taken before mu_ in recording_changed).
+  // Every window ended while the protocol is raised gets its GpuFlushed,
+  // also one CUPTI was yielded in (else the launcher would wait out the
+  // grace period). Takes step_mu_: never called with it held, nor with mu_
+  // (recording_changed takes mu_ under the step lock).
   g_runtime.gpu_flushed(window);
-  std::lock_guard lock(mu_);
-  // Off only while CUPTI is off: a window that began meanwhile keeps it.
-  if (!enabled_) g_runtime.set_gpu_flush_protocol(false);
 }
 
 void CuptiConsumer::push(uint64_t handle) {
@@ -355,6 +358,7 @@ void CuptiConsumer::forget_after_fork() {
   correlating_.store(false, std::memory_order_relaxed);
   enabled_ = false;
   usable_ = false;
+  flush_protocol_ = false;  // the child's region starts without it
 }
 
 void CuptiConsumer::set_status(CudaStatus s, const char* message) {

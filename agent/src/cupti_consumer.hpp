@@ -9,8 +9,9 @@
 //   thread that launched the work. GpuActivity ts/end_ts are raw ticks of
 //   the session clock, converted from CUPTI's clock; records within one ring
 //   are NOT in time order (GPU work completes later than it is launched).
-// - While CUPTI collects, ProcessHeader::gpu_flush is raised and the
-//   launcher holds each ended window until its GpuFlushed boundary. At a
+// - From the first window CUPTI collects in, ProcessHeader::gpu_flush is
+//   raised and the launcher holds each ended window until its GpuFlushed
+//   boundary. At a
 //   window's end (Runtime's window-end listener, outside the step lock, and
 //   at exit) the device is synchronized (as torch.profiler does before it
 //   stops), CUPTI is force-flushed, CUPTI is let go if recording stopped,
@@ -87,6 +88,7 @@ class CuptiConsumer {
   bool usable_ = false;  // CUPTI loaded and worth trying
   bool enabled_ = false;
   bool recording_ = false;
+  bool flush_protocol_ = false;  // ProcessHeader::gpu_flush raised (at the first enable)
   bool yielded_ = false;  // CUPTI was left to another tool in some window
   wire::CudaStatus status_ = wire::CudaStatus::None;
   uint32_t message_id_ = 0;

@@ -119,7 +119,7 @@ size_t hand_over(uint8_t* buffer, size_t size, bool forced) {
       k.gridY = k.gridZ = 1;
       k.blockX = 128;
       k.blockY = k.blockZ = 1;
-      k.name = "_Z10fake_gemmPf";
+      k.name = "_Z9fake_gemmPf";
       put(buffer, at, k);
     }
     CUpti_ActivityExternalCorrelation e{};
@@ -213,7 +213,7 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag) {
   k.start = t - 2000;
   k.end = t - 1000;
   k.correlationId = ++g_correlation;
-  k.name = "_Z10fake_gemmPf";  // demangled by the agent: fake_gemm(float*)
+  k.name = "_Z9fake_gemmPf";  // demangled by the agent: fake_gemm(float*)
   std::memcpy(buffer, &k, sizeof k);
   CUpti_ActivityExternalCorrelation e{};
   e.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
