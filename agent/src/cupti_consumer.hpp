@@ -89,7 +89,7 @@ class CuptiConsumer {
   bool enabled_ = false;
   bool recording_ = false;
   bool flush_protocol_ = false;  // ProcessHeader::gpu_flush raised (at the first enable)
-  bool yielded_ = false;  // CUPTI was left to another tool in some window
+  bool yielded_ = false;         // CUPTI was left to another tool in some window
   wire::CudaStatus status_ = wire::CudaStatus::None;
   uint32_t message_id_ = 0;
   std::unique_ptr<Impl> impl_;
