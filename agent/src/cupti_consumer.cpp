@@ -199,7 +199,12 @@ void CuptiConsumer::decide(bool recording) {
 }
 
 void CuptiConsumer::enable_locked() {
-  if (!usable_ || enabled_) return;
+  if (enabled_) {
+    // A window began before window_ended let CUPTI go after the last one.
+    correlating_.store(true, std::memory_order_release);
+    return;
+  }
+  if (!usable_) return;
   Impl& m = *impl_;
   const cupti::Api& api = m.lib.api;
   CUptiResult r = api.subscribe(&m.subscriber, ignore_callback, nullptr);

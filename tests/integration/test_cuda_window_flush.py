@@ -75,5 +75,34 @@ def test_running_kernel_lands_in_its_window():
             check(abs(op["cuda_total_us"] - want_us) < 0.01, "the op's CUDA total %r" % op["cuda_total_us"])
 
 
+def test_back_to_back_windows():
+    """Window 1 begins at the step that ends window 0, so CUPTI stays on
+    across the boundary: the kernel still running at window 0's end is
+    window 0's, window 1's work is window 1's, each joined to its op."""
+    if not os.path.exists(TOOLKIT_CUDART) or not os.path.exists(FAKE_CUPTI):
+        pt.skip("no CUDA toolkit at /usr/local/cuda, or no CUPTI headers at build time")
+    with pt.tempdir() as out:
+        traces = os.path.join(out, "traces")
+        run = pt.run_ptprof(["run", "-o", traces, "--wait", "0", "--active", "1", "--repeat", "2", "--",
+                             CUDA_OPS, TOOLKIT_CUDART, "2"],
+                            env=pt.clean_env(LD_LIBRARY_PATH=STUB_DRIVER_DIR, PTPROF_CUPTI_PATH=FAKE_CUPTI,
+                                             PTPROF_STEP="manual", FAKE_CUPTI_OPS="1", FAKE_CUPTI_PENDING="100",
+                                             FAKE_CUPTI_FORCED_DELAY_MS="500"))
+        check_eq(run.returncode, 0, pt.describe(run))
+        files = sorted(os.listdir(traces))
+        check_eq(len(files), 2, "two windows: %r" % files)
+        for i, f in enumerate(files):
+            report = pt.report_json(os.path.join(traces, f))
+            check_eq(report["losses"].get("late_events"), 0, "window %d: no late events" % i)
+            gpu = report.get("gpu") or {}
+            check_eq((gpu.get("matched"), gpu.get("unmatched_kernels")), (2, 0), "window %d: kernel and copy joined" % i)
+            kernels = gpu.get("kernels", [])
+            check_eq([(k["name"], k["time_ns"]["count"]) for k in kernels], [(KERNEL, 1)], "window %d's kernel" % i)
+            if kernels and i == 0:
+                check(kernels[0]["time_ns"]["min"] >= 500_000_000, "window 0 has the kernel that ran past its end")
+            if kernels and i == 1:
+                check(abs(kernels[0]["time_ns"]["min"] - 5000) <= 5, "window 1 has its own 5 us kernel")
+
+
 if __name__ == "__main__":
     pt.main()
