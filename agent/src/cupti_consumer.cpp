@@ -45,6 +45,25 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
 
 void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid);
 
+// What torch.profiler does before it stops (torch.cuda.synchronize()): work
+// still queued on the device completes, so that the forced flush that
+// follows hands over kernels with their end times rather than unfinished
+// records. The driver's own functions, looked up in libcuda itself (neither
+// is hooked, so the call is not recorded), never the runtime's: a context
+// that is not current is not created (a process that loaded CUDA without
+// using it stays so).
+void synchronize_device() {
+  void* driver = real_dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+  if (!driver) return;
+  auto current = reinterpret_cast<CUresult (*)(CUcontext*)>(dlsym(driver, "cuCtxGetCurrent"));
+  auto sync = reinterpret_cast<CUresult (*)()>(dlsym(driver, "cuCtxSynchronize"));
+  if (current && sync) {
+    CUcontext ctx = nullptr;
+    if (current(&ctx) == CUDA_SUCCESS && ctx) sync();
+  }
+  dlclose(driver);  // the NOLOAD reference
+}
+
 bool device_missing(CUptiResult r) {
   return r == CUPTI_ERROR_NOT_INITIALIZED || r == CUPTI_ERROR_INVALID_DEVICE || r == CUPTI_ERROR_NOT_COMPATIBLE;
 }
@@ -126,6 +145,8 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   std::free(buffer);
 }
 
+void on_window_end(uint32_t window) { g_runtime.cupti().window_ended(window); }
+
 }  // namespace
 
 void CuptiConsumer::convert(uint8_t* buffer, size_t valid) {
@@ -178,7 +199,12 @@ void CuptiConsumer::decide(bool recording) {
 }
 
 void CuptiConsumer::enable_locked() {
-  if (!usable_ || enabled_) return;
+  if (enabled_) {
+    // A window began before window_ended let CUPTI go after the last one.
+    correlating_.store(true, std::memory_order_release);
+    return;
+  }
+  if (!usable_) return;
   Impl& m = *impl_;
   const cupti::Api& api = m.lib.api;
   CUptiResult r = api.subscribe(&m.subscriber, ignore_callback, nullptr);
@@ -217,15 +243,25 @@ void CuptiConsumer::enable_locked() {
   m.calibrate();
   enabled_ = true;
   correlating_.store(true, std::memory_order_release);
+  // From now on the launcher holds each ended window until window_ended has
+  // flushed CUPTI for it (docs/architecture.md, GPU activity). Never lowered:
+  // the launcher keeps a GPU record whose correlation has not arrived only
+  // while it is raised, and the window's last records are drained after
+  // GpuFlushed is published.
+  if (!flush_protocol_) {
+    flush_protocol_ = true;
+    g_runtime.set_window_end_listener(on_window_end);
+    g_runtime.set_gpu_flush_protocol(true);
+  }
   if (status_ != CudaStatus::Recording)
     set_status(CudaStatus::Recording, ("ptprof: CUDA recorded with CUPTI from " + m.lib.path).c_str());
 }
 
-void CuptiConsumer::disable_locked() {
+void CuptiConsumer::disable_locked(bool flushed) {
   if (!enabled_) return;
   Impl& m = *impl_;
   correlating_.store(false, std::memory_order_relaxed);
-  m.lib.api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (!flushed) m.lib.api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   for (CUpti_ActivityKind k : kKinds) m.lib.api.disable(k);
   m.lib.api.unsubscribe(m.subscriber);
   m.subscriber = nullptr;
@@ -235,6 +271,32 @@ void CuptiConsumer::disable_locked() {
 void CuptiConsumer::flush() {
   std::lock_guard lock(mu_);
   if (enabled_) impl_->lib.api.flush_all(0);
+}
+
+void CuptiConsumer::window_ended(uint32_t window) {
+  bool collecting = false;
+  {
+    std::lock_guard lock(mu_);
+    if (!flush_protocol_) return;
+    collecting = enabled_;
+  }
+  // Outside mu_: a step boundary on another thread (recording_changed) must
+  // not wait for the device.
+  if (collecting) synchronize_device();
+  {
+    std::lock_guard lock(mu_);
+    if (enabled_) {
+      // Completed records are kept (cupti_activity.cpp); after the
+      // synchronization that is all of the window's work.
+      impl_->lib.api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+      if (!recording_) disable_locked(/*flushed=*/true);
+    }
+  }
+  // Every window ended while the protocol is raised gets its GpuFlushed,
+  // also one CUPTI was yielded in (else the launcher would wait out the
+  // grace period). Takes step_mu_: never called with it held, nor with mu_
+  // (recording_changed takes mu_ under the step lock).
+  g_runtime.gpu_flushed(window);
 }
 
 void CuptiConsumer::push(uint64_t handle) {
@@ -258,8 +320,9 @@ void CuptiConsumer::decide(bool recording) {
   if (recording_) note_in_window();
 }
 void CuptiConsumer::enable_locked() {}
-void CuptiConsumer::disable_locked() {}
+void CuptiConsumer::disable_locked(bool) {}
 void CuptiConsumer::flush() {}
+void CuptiConsumer::window_ended(uint32_t) {}
 void CuptiConsumer::push(uint64_t) {}
 void CuptiConsumer::pop() {}
 
@@ -283,7 +346,10 @@ void CuptiConsumer::recording_changed(bool on) {
     enable_locked();
     if (status_ != CudaStatus::Recording && status_ != CudaStatus::None) note_in_window();
   } else {
-    disable_locked();
+    // No new op correlations; CUPTI itself is let go by window_ended, after
+    // the window's work has completed and been flushed (the step lock is
+    // held here, and a device synchronization has no place under it).
+    correlating_.store(false, std::memory_order_relaxed);
   }
 }
 
@@ -297,6 +363,7 @@ void CuptiConsumer::forget_after_fork() {
   correlating_.store(false, std::memory_order_relaxed);
   enabled_ = false;
   usable_ = false;
+  flush_protocol_ = false;  // the child's region starts without it
 }
 
 void CuptiConsumer::set_status(CudaStatus s, const char* message) {

@@ -9,10 +9,18 @@
 //   thread that launched the work. GpuActivity ts/end_ts are raw ticks of
 //   the session clock, converted from CUPTI's clock; records within one ring
 //   are NOT in time order (GPU work completes later than it is launched).
-// - Every buffer CUPTI holds is flushed at each step end while CUPTI is on,
-//   BEFORE the step's boundary ticks are taken, so the GPU records of a
-//   window are in the rings before the window's end is published. GPU work
-//   that completes after its window's end arrives later and is a late event.
+// - From the first window CUPTI collects in, ProcessHeader::gpu_flush is
+//   raised and the launcher holds each ended window until its GpuFlushed
+//   boundary. At a
+//   window's end (Runtime's window-end listener, outside the step lock, and
+//   at exit) the device is synchronized (as torch.profiler does before it
+//   stops), CUPTI is force-flushed, CUPTI is let go if recording stopped,
+//   and then GpuFlushed is published: kernels still queued when the step's
+//   CPU side ended land in their window, not late.
+// - Completed buffers are also handed over at each step end (not forced):
+//   a window's records then reach the rings step by step, where the
+//   launcher drains them, rather than all at once into the ring of the
+//   thread that ends the window (which a long window could overflow).
 // - ExternalCorrelation: correlation_id -> external_id, where external_id is
 //   the OpBeginPayload::handle of the innermost op on the launching thread
 //   (pushed at op begin, popped at op end, only for ops whose begin was
@@ -44,8 +52,12 @@ class CuptiConsumer {
   void check_for_cuda(bool recording);
   // Recording began or ended; called under the step lock.
   void recording_changed(bool on);
-  // Hands CUPTI's buffers over now (step end, exit).
+  // Hands CUPTI's completed buffers over now (step end).
   void flush();
+  // Window `window` ended: synchronizes the device, force-flushes CUPTI,
+  // lets it go unless recording goes on, publishes GpuFlushed. Called
+  // without the step lock held (Runtime::notify_window_end).
+  void window_ended(uint32_t window);
   void shutdown();
   // A fork child does not inherit ptprof's CUPTI session.
   void forget_after_fork();
@@ -66,7 +78,7 @@ class CuptiConsumer {
  private:
   void decide(bool recording);
   void enable_locked();
-  void disable_locked();
+  void disable_locked(bool flushed = false);  // flushed: CUPTI was just force-flushed
   void set_status(wire::CudaStatus s, const char* message);
   void note_in_window();
 
@@ -76,7 +88,8 @@ class CuptiConsumer {
   bool usable_ = false;  // CUPTI loaded and worth trying
   bool enabled_ = false;
   bool recording_ = false;
-  bool yielded_ = false;  // CUPTI was left to another tool in some window
+  bool flush_protocol_ = false;  // ProcessHeader::gpu_flush raised (at the first enable)
+  bool yielded_ = false;         // CUPTI was left to another tool in some window
   wire::CudaStatus status_ = wire::CudaStatus::None;
   uint32_t message_id_ = 0;
   std::unique_ptr<Impl> impl_;

@@ -460,12 +460,13 @@ void Runtime::notify_window_end(std::optional<uint32_t> window) {
 void Runtime::end_step() {
   // Under cudaProfilerApi only cudaProfilerStart/Stop move the steps.
   if (!active() || config_->step.kind == StepRule::Kind::CudaProfilerApi) return;
+  // The step's completed GPU buffers, outside the step lock: the window's
+  // end waits for the rest (CuptiConsumer::window_ended); this spreads the
+  // conversion over the window's steps.
+  if (cupti_->correlating()) cupti_->flush();
   std::optional<uint32_t> ended;
   {
     std::lock_guard lock(step_mu_);
-    // GPU records of the step reach the rings before its boundary is taken,
-    // so that they land in the window they belong to.
-    if (cupti_->correlating()) cupti_->flush();
     uint64_t t = clock::ticks_ordered(clock_kind_);
     ended = apply_step(step_ + 1, t, /*first=*/false);
   }
@@ -478,10 +479,10 @@ void Runtime::end_step() {
 // steps inside a window run from one Start to the next.
 void Runtime::cuda_profiler_api(bool start) {
   if (!active() || config_->step.kind != StepRule::Kind::CudaProfilerApi) return;
+  if (cupti_->correlating()) cupti_->flush();
   std::optional<uint32_t> ended;
   {
     std::lock_guard lock(step_mu_);
-    if (cupti_->correlating()) cupti_->flush();
     ended = move_capture(start);
   }
   notify_window_end(ended);
@@ -571,15 +572,16 @@ void Runtime::count_lost_event() {
 
 void Runtime::stop() {
   if (!active()) return;
-  cupti_->shutdown();  // the last window's GPU records
   // The window still open ends with the process: the listener (the CUPTI
-  // consumer) flushes what is in flight before the launcher sees `closed`.
+  // consumer) synchronizes and flushes what is in flight before the launcher
+  // sees `closed`; CUPTI is let go after it.
   std::optional<uint32_t> open;
   {
     std::lock_guard lock(step_mu_);
     if (windows_.in_window) open = windows_.window;
   }
   notify_window_end(open);
+  cupti_->shutdown();
   header_->closed.store(1, std::memory_order_release);
   // A target that outlived a killed launcher and forks no more: its exit
   // is the last chance to remove the session's objects.

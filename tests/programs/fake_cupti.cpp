@@ -4,12 +4,23 @@
 // when another tool holds CUPTI. A flush hands the agent one buffer with a
 // kernel record and the external correlation of the innermost pushed id,
 // through the callbacks the agent registered.
+//
+// $FAKE_CUPTI_OPS=1 models the GPU work of ops instead: each pushed id (an
+// op's handle) "launches" one kernel (grid 4x1x1, block 128x1x1, 5 us from
+// the push) and one 4096-byte HtoD copy (2 us), each with its own CUPTI
+// correlation id and an external correlation to the id. A flush hands over
+// the completed ones; the kernel of the op whose handle is
+// $FAKE_CUPTI_PENDING is still running until a forced flush (as if the
+// device had been synchronized just before it), which first sleeps
+// $FAKE_CUPTI_FORCED_DELAY_MS (the synchronization's wait).
 #include <cupti.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -34,6 +45,92 @@ uint64_t now_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+bool ops_mode() {
+  const char* v = std::getenv("FAKE_CUPTI_OPS");
+  return v && *v == '1';
+}
+
+uint64_t env_number(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::strtoull(v, nullptr, 10) : 0;
+}
+
+// FAKE_CUPTI_OPS: the launched work not yet handed over.
+struct Launch {
+  uint64_t external_id;
+  uint32_t correlation;
+  bool copy;            // else a kernel
+  uint64_t start, end;  // end 0: still running
+};
+std::vector<Launch> g_launched;
+
+void launch(uint64_t id) {
+  const uint64_t t = now_ns();
+  const bool pending = std::getenv("FAKE_CUPTI_PENDING") && env_number("FAKE_CUPTI_PENDING") == id;
+  g_launched.push_back({id, ++g_correlation, false, t, pending ? 0 : t + 5000});
+  g_launched.push_back({id, ++g_correlation, true, t + 5000, t + 7000});
+}
+
+size_t record_bytes(const CUpti_Activity* r) {
+  switch (r->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+      return sizeof(CUpti_ActivityKernel10);
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+      return sizeof(CUpti_ActivityMemcpy6);
+    default:
+      return sizeof(CUpti_ActivityExternalCorrelation);
+  }
+}
+
+template <class T>
+void put(uint8_t* buffer, size_t& at, const T& record) {
+  std::memcpy(buffer + at, &record, sizeof record);
+  at = (at + sizeof record + 7) & ~size_t(7);
+}
+
+// Writes the completed launches (all of them when `forced`) into `buffer`.
+size_t hand_over(uint8_t* buffer, size_t size, bool forced) {
+  size_t at = 0;
+  std::vector<Launch> kept;
+  for (Launch l : g_launched) {
+    if (l.end == 0 && forced) l.end = now_ns();
+    if (l.end == 0 || at + 1024 > size) {
+      kept.push_back(l);
+      continue;
+    }
+    if (l.copy) {
+      CUpti_ActivityMemcpy6 m{};
+      m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+      m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+      m.bytes = 4096;
+      m.start = l.start;
+      m.end = l.end;
+      m.correlationId = l.correlation;
+      put(buffer, at, m);
+    } else {
+      CUpti_ActivityKernel10 k{};
+      k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+      k.start = l.start;
+      k.end = l.end;
+      k.correlationId = l.correlation;
+      k.gridX = 4;
+      k.gridY = k.gridZ = 1;
+      k.blockX = 128;
+      k.blockY = k.blockZ = 1;
+      k.name = "_Z9fake_gemmPf";
+      put(buffer, at, k);
+    }
+    CUpti_ActivityExternalCorrelation e{};
+    e.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+    e.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2;
+    e.externalId = l.external_id;
+    e.correlationId = l.correlation;
+    put(buffer, at, e);
+  }
+  g_launched = std::move(kept);
+  return at;
 }
 
 }  // namespace
@@ -84,6 +181,7 @@ CUptiResult cuptiGetTimestamp(uint64_t* t) {
 CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind, uint64_t id) {
   g_pushed.push_back(id);
   log_line("push %llu", id);
+  if (ops_mode()) launch(id);
   return kind == CUPTI_EXTERNAL_CORRELATION_KIND_INVALID ? CUPTI_ERROR_INVALID_PARAMETER : CUPTI_SUCCESS;
 }
 
@@ -102,13 +200,20 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag) {
   size_t size = 0, max_records = 0;
   g_request(&buffer, &size, &max_records);
   if (!buffer || size < 1024) return CUPTI_SUCCESS;
+  if (ops_mode()) {
+    const bool forced = flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED;
+    if (forced) std::this_thread::sleep_for(std::chrono::milliseconds(env_number("FAKE_CUPTI_FORCED_DELAY_MS")));
+    g_complete(nullptr, 0, buffer, size, hand_over(buffer, size, forced));
+    log_line("completed");
+    return CUPTI_SUCCESS;
+  }
   const uint64_t t = now_ns();
   CUpti_ActivityKernel10 k{};
   k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
   k.start = t - 2000;
   k.end = t - 1000;
   k.correlationId = ++g_correlation;
-  k.name = "_Z10fake_gemmPf";  // demangled by the agent: fake_gemm(float*)
+  k.name = "_Z9fake_gemmPf";  // demangled by the agent: fake_gemm(float*)
   std::memcpy(buffer, &k, sizeof k);
   CUpti_ActivityExternalCorrelation e{};
   e.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
@@ -125,9 +230,7 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag) {
 CUptiResult cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid, CUpti_Activity** record) {
   size_t at = 0;
   if (*record) {
-    at = size_t(reinterpret_cast<uint8_t*>(*record) - buffer) +
-         ((*record)->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ? sizeof(CUpti_ActivityKernel10)
-                                                                   : sizeof(CUpti_ActivityExternalCorrelation));
+    at = size_t(reinterpret_cast<uint8_t*>(*record) - buffer) + record_bytes(*record);
     at = (at + 7) & ~size_t(7);
   }
   if (at >= valid) return CUPTI_ERROR_MAX_LIMIT_REACHED;
