@@ -78,8 +78,8 @@ class TraceWriter final : public TraceSink {
   void set_window_end(int64_t end_ns) override;
   void add_event(const trace::Event& e) override;  // e.name/e.shapes: ids from intern()
   uint32_t add_memory(const trace::MemoryInfo& m) override;
-  Status finish() override;                        // flush, footer, close, rename
-  void flush() override;                           // a partial event chunk and the stdio buffer to the file
+  Status finish() override;  // flush, footer, close, rename
+  void flush() override;     // a partial event chunk and the stdio buffer to the file
   std::string path() const override;
 
   uint64_t bytes_written() const override;
