@@ -54,6 +54,30 @@ void copy_name(char* dst, size_t cap, const char* src) {
   dst[cap - 1] = '\0';
 }
 
+// A rank variable of the environment: a decimal that fits int32, else -1
+// (unset, or something a launcher other than torchrun put there).
+int32_t env_rank(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return -1;
+  int64_t n = 0;
+  for (const char* p = v; *p; ++p) {
+    if (*p < '0' || *p > '9' || n > INT32_MAX / 10) return -1;
+    n = n * 10 + (*p - '0');
+  }
+  return n > INT32_MAX ? -1 : int32_t(n);
+}
+
+// Read at every registration, a fork child's included: a parent may set RANK
+// in its environment (os.environ) before it starts its ranks by fork.
+void read_distributed(wire::ProcessHeader& h) {
+  h.rank = env_rank("RANK");
+  h.local_rank = env_rank("LOCAL_RANK");
+  h.world_size = env_rank("WORLD_SIZE");
+  if (::gethostname(h.host, sizeof h.host - 1) != 0) h.host[0] = '\0';
+  h.host[sizeof h.host - 1] = '\0';
+  h.dist_known = 1;
+}
+
 // Random bits for a region's name. getrandom() is there on every kernel the
 // agent supports; the fallback only keeps names distinct.
 uint64_t random_u64() {
@@ -274,6 +298,7 @@ bool Runtime::create_region() {
   h->start_realtime_ns = clock::realtime_ns();
   h->start_monotonic_ns = clock::monotonic_ns();
   read_cmdline(h->cmdline, sizeof h->cmdline);
+  read_distributed(*h);
 
   region_ = p;
   region_bytes_ = bytes;

@@ -20,6 +20,7 @@ enum class ChunkType : uint32_t {
   Threads = 4,
   Events = 5,
   Footer = 6,
+  ProcessAttributes = 10,  // rank, local rank, world size, host of processes
 };
 
 enum ChunkFlags : uint32_t {

@@ -227,6 +227,7 @@ struct ReportBuilder::Impl {
   Options options;
   Aggregator agg;
   Report r;
+  RankSummaryBuilder ranks;
   uint32_t inputs = 0;
 };
 
@@ -244,6 +245,7 @@ void ReportBuilder::add(const std::string& path, const trace::Trace& t) {
   r.events += t.events.size();
   r.losses += t.losses;
   m.agg.add_trace(input, t);
+  m.ranks.add(t);
   std::vector<StepPhases> phases = step_phases(t);
   r.phases.insert(r.phases.end(), phases.begin(), phases.end());
   for (const auto& th : t.threads) {
@@ -267,6 +269,7 @@ Report ReportBuilder::finish() && {
                     row.stats.self_cuda_memory != 0;
     r.has_input_shapes |= !row.input_shapes.empty() && row.input_shapes != kNoShapes;
   }
+  r.ranks = std::move(impl_->ranks).finish();
   r.steps = impl_->agg.take_steps();
   std::stable_sort(r.steps.begin(), r.steps.end(), [](const StepRow& a, const StepRow& b) {
     return std::tie(a.step, a.pid, a.tid) < std::tie(b.step, b.pid, b.tid);

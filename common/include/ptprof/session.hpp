@@ -124,6 +124,15 @@ struct ProcessHeader {
   std::atomic<uint32_t> shm_small_rings{0};    // threads that got a smaller ring than asked
   std::atomic<uint32_t> shm_short_names{0};    // names refused: no room to grow the string arena
   uint32_t reserved2 = 0;
+  // The process's place in a distributed job, from its environment at
+  // registration (RANK, LOCAL_RANK, WORLD_SIZE, as torchrun sets them; -1 =
+  // unset or not a number), and its host name. `dist_known` is 0 in a
+  // region whose agent did not fill them.
+  uint32_t dist_known = 0;
+  int32_t rank = -1;
+  int32_t local_rank = -1;
+  int32_t world_size = -1;
+  char host[64] = {};
 };
 
 // The ABI is fixed: these fail to compile when a field moves.
@@ -142,7 +151,8 @@ static_assert(offsetof(ProcessHeader, strings_offset) == 32 && offsetof(ProcessH
               offsetof(ProcessHeader, lost_thread_events) == 592 && offsetof(ProcessHeader, strings_committed) == 600 &&
               offsetof(ProcessHeader, in_transition) == 616 && offsetof(ProcessHeader, closed) == 624 &&
               offsetof(ProcessHeader, boundaries) == 632);
-static_assert(sizeof(ProcessHeader) == 632 + sizeof(Boundary) * kMaxBoundaries + sizeof(ThreadSlot) * kMaxThreads + 16);
+static_assert(sizeof(ProcessHeader) ==
+              632 + sizeof(Boundary) * kMaxBoundaries + sizeof(ThreadSlot) * kMaxThreads + 16 + 80);
 
 // Where everything is in a process region. The agent writes these offsets
 // into the header; the launcher accepts a region only if they are what this

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ptprof/analysis/report_phases.hpp"
+#include "ptprof/analysis/report_ranks.hpp"
 #include "ptprof/trace.hpp"
 
 namespace ptprof::report {
@@ -108,6 +109,7 @@ struct Report {
   uint64_t events = 0;             // events in the inputs that matched
   uint64_t dropped = 0;
   trace::Losses losses;  // the inputs' ledgers, summed
+  RankSummary ranks;     // the processes, and the ranks of a distributed job
 };
 
 // Builds a report one trace at a time, so a caller can read, add and free
