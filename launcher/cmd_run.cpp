@@ -22,6 +22,7 @@
 #include "session.hpp"
 #include "target.hpp"
 #include "trace_ready.hpp"
+#include "trigger_service.hpp"
 
 extern char** environ;
 
@@ -32,7 +33,7 @@ struct RunOptions {
   std::string output, schedule, step, activities, on_trace_ready, log_level;
   // Strings: the schedule parser validates them, with its messages.
   std::optional<std::string> skip_first, wait, warmup, active, repeat;
-  bool record_shapes = false, profile_memory = false, with_stack = false;
+  bool record_shapes = false, profile_memory = false, with_stack = false, on_demand = false;
   std::optional<uint64_t> ring_kb;
   std::vector<std::string> command;
 };
@@ -90,6 +91,7 @@ void apply_flags(const RunOptions& o, std::map<std::string, std::string>& env) {
   if (!o.on_trace_ready.empty()) env[env::kOnTraceReady] = o.on_trace_ready;
   if (!o.log_level.empty()) env[env::kLogLevel] = o.log_level;
   if (o.ring_kb) env[env::kRingKb] = std::to_string(*o.ring_kb);
+  if (o.on_demand) env[env::kOnDemand] = "1";
 }
 
 std::string prepend_path(const std::map<std::string, std::string>& env, const char* var, const std::string& first,
@@ -118,6 +120,16 @@ std::string human_bytes(uint64_t b) {
   return out;
 }
 
+// What `ptprof sessions` shows and `ptprof trigger` checks.
+void describe_session(wire::SessionHeader& h, const Config& config, const std::vector<std::string>& command) {
+  h.launcher_pid = getpid();
+  h.on_demand = config.on_demand ? 1 : 0;
+  std::snprintf(h.output, sizeof h.output, "%s", config.output.c_str());
+  std::string cmd;
+  for (const std::string& a : command) cmd += (cmd.empty() ? "" : " ") + a;
+  std::snprintf(h.command, sizeof h.command, "%s", cmd.c_str());
+}
+
 // Records consumed in one round above which the next round starts at once.
 constexpr uint64_t kBusyRound = 32 * 1024;
 
@@ -139,6 +151,13 @@ int run(const RunOptions& o) {
     return 2;
   }
   if (!config->log_level.empty()) launcher::set_log_level(config->log_level);
+  if (config->on_demand && !config->schedule.to_string().empty()) {
+    spdlog::error(
+        "run: --on-demand (PTPROF_ON_DEMAND=1) records only the windows `ptprof trigger` asks for; it "
+        "takes no schedule, got '{}'",
+        config->schedule.to_string());
+    return 2;
+  }
 
   if (config->step.kind == StepRule::Kind::CudaProfilerApi)
     spdlog::warn(
@@ -172,6 +191,7 @@ int run(const RunOptions& o) {
   std::unique_ptr<launcher::Session> session = std::move(*created);
 
   env[wire::kSessionEnv] = session->name();
+  describe_session(*session->header(), *config, o.command);
   // The agent runs `ptprof bridge build` through this when a process imports
   // a torch that has no cached bridge yet.
   if (!paths->launcher.empty()) env[env::kLauncher] = paths->launcher;
@@ -189,6 +209,7 @@ int run(const RunOptions& o) {
   copts.realtime_offset_ns = int64_t(clock::realtime_ns()) - int64_t(clock::monotonic_ns());
   launcher::TraceReady sink(config->on_trace_ready);
   launcher::Collector collector(*session, copts, clock_kind, sink);
+  launcher::TriggerService triggers(*session, collector, sink);
 
   launcher::become_subreaper();
   auto target = launcher::Target::start(o.command, envv);
@@ -210,12 +231,14 @@ int run(const RunOptions& o) {
       if (collector.all_finished() || Clock::now() - *exited_at > std::chrono::seconds(2)) break;
     }
     sink.reap();
+    if (config->on_demand) triggers.poll(false);
     // Drain in batches: a short sleep between rounds leaves the target's
     // cores alone (on a small machine the launcher shares them). Only a round
     // that found a lot, i.e. rings filling up, goes again at once.
     if (n < kBusyRound) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   collector.finish_all();
+  if (config->on_demand) triggers.poll(true);
   session->unlink();
   sink.wait_all();
 
@@ -280,6 +303,9 @@ void add_run(CLI::App& app, int& exit_code) {
                   "(PTPROF_ON_TRACE_READY)");
   sub->add_option("--log-level", opts->log_level,
                   "Log level of the launcher and the agent: trace, debug, info, warn, error, off (PTPROF_LOG_LEVEL)");
+  sub->add_flag("--on-demand", opts->on_demand,
+                "Record nothing until `ptprof trigger` asks for the next N steps or seconds; each trigger writes "
+                "a new window file (PTPROF_ON_DEMAND=1)");
   sub->add_option("--ring-kb", opts->ring_kb,
                   "Ring size per thread in KiB, a power of two (PTPROF_RING_KB; default 2048)");
   sub->add_option("command", opts->command, "The command to profile, after --")->required();

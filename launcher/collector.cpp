@@ -141,6 +141,15 @@ void Collector::finish_all() {
   for (auto& p : processes_) p->finish();
 }
 
+Collector::WindowProgress Collector::window_progress(uint32_t index) const {
+  WindowProgress w;
+  for (const auto& p : processes_) {
+    w.begun |= p->window_begun(index);
+    w.open |= p->window_open(index);
+  }
+  return w;
+}
+
 Totals Collector::totals() const {
   Totals t;
   for (const auto& p : processes_) {

@@ -37,6 +37,11 @@ class Collector {
   // Final drain; writes every window still open.
   void finish_all();
   Totals totals() const;
+  struct WindowProgress {
+    bool begun = false;  // some process began window `index`
+    bool open = false;   // some process has not had it written yet
+  };
+  WindowProgress window_progress(uint32_t index) const;
 
  private:
   void attach_new_processes();

@@ -16,6 +16,7 @@ int run_cli(int argc, char** argv) {
       "  ptprof info ptprof-out/            what the trace files hold\n"
       "  ptprof export ptprof-out/ --chrome trace.json.gz   for Perfetto UI, chrome://tracing, HTA\n"
       "  ptprof diff before/ after/         the operators that changed most between two runs\n"
+      "  ptprof run --on-demand -- python train.py; ptprof trigger --steps 3   capture a running job\n"
       "  ptprof bridge list                 the per-torch bridges built so far",
       "ptprof"};
   app.set_version_flag("--version", std::string("ptprof ") + PTPROF_VERSION);
@@ -27,6 +28,8 @@ int run_cli(int argc, char** argv) {
   ptprof::cli::add_bridge(app, exit_code);
   ptprof::cli::add_export(app, exit_code);
   ptprof::cli::add_diff(app, exit_code);
+  ptprof::cli::add_trigger(app, exit_code);
+  ptprof::cli::add_sessions(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

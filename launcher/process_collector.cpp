@@ -463,6 +463,14 @@ void ProcessCollector::write_window(Window& w) {
   sink_.window_written(f);
 }
 
+bool ProcessCollector::window_begun(uint32_t index) const {
+  return std::any_of(windows_.begin(), windows_.end(), [&](const Window& w) { return w.index == index; });
+}
+
+bool ProcessCollector::window_open(uint32_t index) const {
+  return std::any_of(windows_.begin(), windows_.end(), [&](const Window& w) { return w.index == index && !w.done; });
+}
+
 void ProcessCollector::finish_ready_windows() {
   auto now = std::chrono::steady_clock::now();
   for (auto& w : windows_) {

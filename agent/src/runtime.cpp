@@ -445,8 +445,42 @@ void Runtime::publish_boundary(wire::BoundaryKind kind, uint64_t ticks, uint32_t
 }
 
 // Moves the schedule to `step`, which begins at `ticks`. Caller holds step_mu_.
+// On demand: no window until `ptprof trigger` moves the session's
+// trigger_seq; then, from this step boundary, the next trigger_steps steps
+// (or whole steps until trigger_duration_ns has passed) are window
+// trigger_seq - 1. A process that registers later ignores the requests made
+// before it. Caller holds step_mu_.
+StepTransition Runtime::on_demand_transition(bool first) {
+  StepTransition t;
+  t.after = windows_;
+  const uint64_t now = clock::monotonic_ns();
+  const uint32_t seq = session_->trigger_seq.load(std::memory_order_acquire);
+  if (first) trigger_seen_ = seq;
+  if (windows_.in_window) {
+    const bool ended = trigger_steps_left_ ? --trigger_steps_left_ == 0 : now >= trigger_deadline_ns_;
+    if (ended) {
+      t.end_window = true;
+      t.after.in_window = false;
+    }
+  }
+  if (!t.after.in_window && seq != trigger_seen_) {
+    trigger_seen_ = seq;
+    const int32_t pid = session_->trigger_pid;
+    if (pid == 0 || pid == header_->pid) {
+      t.begin_window = true;
+      t.after.in_window = true;
+      t.after.window = seq - 1;
+      trigger_steps_left_ = session_->trigger_steps;
+      trigger_deadline_ns_ = now + session_->trigger_duration_ns;
+    }
+  }
+  t.recording = t.after.in_window;
+  return t;
+}
+
 void Runtime::apply_step(uint64_t step, uint64_t ticks, bool first) {
-  const StepTransition t = step_transition(config_->schedule, windows_, step_, step, first);
+  const StepTransition t = config_->on_demand ? on_demand_transition(first)
+                                              : step_transition(config_->schedule, windows_, step_, step, first);
   header_->in_transition.store(1, std::memory_order_seq_cst);
   if (t.end_window) publish_boundary(wire::BoundaryKind::WindowEnd, ticks, windows_.window);
   step_ = step;

@@ -44,6 +44,7 @@
 #include "no_destructor.hpp"
 #include "ptprof/clock.hpp"
 #include "ptprof/config.hpp"
+#include "ptprof/schedule.hpp"
 #include "ptprof/session.hpp"
 #include "ptprof/string_arena.hpp"
 
@@ -109,6 +110,7 @@ class Runtime {
   bool reserve_arena(uint64_t upto);
   void publish_boundary(wire::BoundaryKind kind, uint64_t ticks, uint32_t window);
   void apply_step(uint64_t step, uint64_t ticks, bool first);
+  StepTransition on_demand_transition(bool first);
   void set_bridge_recording(bool on);
 
   std::atomic<bool> active_{false};
@@ -151,6 +153,11 @@ class Runtime {
   static constexpr uint32_t kNoNamedStepId = UINT32_MAX;  // the arena refused the name
   std::atomic<uint32_t> named_step_id_{0};
   WindowState windows_;
+  // On demand (PTPROF_ON_DEMAND): the last trigger request seen, and what is
+  // left of the window it opened. Guarded by step_mu_.
+  uint32_t trigger_seen_ = 0;
+  uint64_t trigger_steps_left_ = 0;
+  uint64_t trigger_deadline_ns_ = 0;
 
   std::atomic<int> bridge_state_{0};  // 0 not loaded, 1 loading, 2 loaded, 3 failed
   void (*bridge_set_recording_)(int) = nullptr;

@@ -28,6 +28,7 @@ inline constexpr const char* kTorchBridge = "PTPROF_TORCH_BRIDGE";  // a bridge 
 inline constexpr const char* kBridgeCache = "PTPROF_BRIDGE_CACHE";  // see bridge_cache.hpp
 inline constexpr const char* kBridgeBuild = "PTPROF_BRIDGE_BUILD";  // 0: never build on demand
 inline constexpr const char* kLauncher = "PTPROF_LAUNCHER";         // set by ptprof run: its own path
+inline constexpr const char* kOnDemand = "PTPROF_ON_DEMAND";        // 1: record only what `ptprof trigger` asks
 }  // namespace env
 
 struct Activities {
@@ -47,6 +48,7 @@ struct Config {
   std::string log_level = "warn";
   uint64_t ring_bytes = 0;   // 0: default
   bool bridge_build = true;  // build a missing torch bridge on demand
+  bool on_demand = false;    // no schedule: windows only when `ptprof trigger` asks
 };
 
 // Reads the PTPROF_* variables through `getenv_fn` (getenv in production).

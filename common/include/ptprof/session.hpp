@@ -66,8 +66,23 @@ struct SessionHeader {
   std::atomic<uint32_t> lost_processes;       // could not register (table full, shm failure)
   std::atomic<uint32_t> shm_short_processes;  // of those: /dev/shm had no room for the region's header
   std::atomic<uint32_t> launcher_gone;        // set by the agent that found the launcher dead and cleaned up
-  char pad[56];
+  // On demand (ptprof run --on-demand): `ptprof trigger` writes the request's
+  // fields, then bumps trigger_seq; request k records window k - 1 in the
+  // processes it names; the launcher bumps trigger_done to k once that
+  // window's files are written, their paths in trigger_paths.
+  std::atomic<uint32_t> trigger_seq;
+  int32_t trigger_pid;           // 0: every process
+  uint64_t trigger_steps;        // steps to record; 0: by duration
+  uint64_t trigger_duration_ns;  // record whole steps until this has passed
+  std::atomic<uint32_t> trigger_done;
+  int32_t launcher_pid;
+  uint32_t on_demand;  // the run records only what triggers ask for
+  char pad[20];
   ProcessSlot slots[kMaxProcesses];
+  // What `ptprof sessions` shows, written before the target starts.
+  char output[1024];
+  char command[1024];
+  char trigger_paths[4096];  // the files of the last window a trigger asked for, one per line
 };
 
 struct ThreadSlot {
@@ -142,8 +157,9 @@ static_assert(sizeof(ProcessSlot) == 80 && offsetof(ProcessSlot, region) == 16);
 static_assert(offsetof(SessionHeader, ring_bytes) == 16 && offsetof(SessionHeader, name) == 24 &&
               offsetof(SessionHeader, next_slot) == 88 && offsetof(SessionHeader, lost_processes) == 92 &&
               offsetof(SessionHeader, shm_short_processes) == 96 && offsetof(SessionHeader, launcher_gone) == 100 &&
+              offsetof(SessionHeader, trigger_seq) == 104 && offsetof(SessionHeader, trigger_done) == 128 &&
               offsetof(SessionHeader, slots) == 160);
-static_assert(sizeof(SessionHeader) == 160 + sizeof(ProcessSlot) * kMaxProcesses);
+static_assert(sizeof(SessionHeader) == 160 + sizeof(ProcessSlot) * kMaxProcesses + 1024 + 1024 + 4096);
 static_assert(sizeof(ThreadSlot) == 64 && offsetof(ThreadSlot, name) == 8);
 static_assert(sizeof(Boundary) == 24);
 static_assert(offsetof(ProcessHeader, strings_offset) == 32 && offsetof(ProcessHeader, rings_offset) == 48 &&
