@@ -88,6 +88,10 @@ struct RankSummaryBuilder::Impl {
       r.cmdline = p.cmdline;
       of_process[i] = &s;
     }
+    // Collectives of each process, across its threads: gloo's and NCCL's
+    // work is recorded from enqueue to completion and need not nest in c10d's
+    // op, so their time is the union of the intervals.
+    std::vector<std::vector<std::pair<int64_t, int64_t>>> comm(t.processes.size());
     // Events by thread, in start order with parents ahead of their children.
     std::vector<std::vector<uint32_t>> by_thread(t.threads.size());
     for (uint32_t i = 0; i < t.events.size(); ++i)
@@ -118,10 +122,18 @@ struct RankSummaryBuilder::Impl {
         CollectiveTotals& c = s.collectives[std::string(name)];
         ++c.calls;
         c.ns += duration(e);
-        if (async || collectives.take(e)) {
-          ++s.row.collective_calls;
-          s.row.collective_ns += duration(e);
-        }
+        if (async || collectives.take(e)) ++s.row.collective_calls;
+        comm[pi].emplace_back(e.start_ns, e.start_ns + duration(e));
+      }
+    }
+    for (size_t pi = 0; pi < comm.size(); ++pi) {
+      auto& iv = comm[pi];
+      std::sort(iv.begin(), iv.end());
+      int64_t end = INT64_MIN;
+      for (const auto& [b, e] : iv) {
+        if (e <= end) continue;
+        of_process[pi]->row.collective_ns += e - std::max(b, end);
+        end = e;
       }
     }
   }
@@ -254,17 +266,17 @@ std::string processes_table(const RankSummary& s) {
 
 std::string ranks_table(const RankSummary& s) {
   if (s.ranks.empty()) return {};
-  TextTable t({"Rank", "Host", "PID", "Procs", "Steps", "Step avg", "Step max", "Ops", "Op time", "Collectives",
-               "Collective time", "Collective %"});
+  TextTable t({"Rank", "Host", "PID", "Procs", "Steps", "Step avg", "Step max", "Ops", "Op time", "Collective time"});
   for (const RankRow& r : s.ranks) {
     const size_t n = r.step_ns.size();
     t.add({std::to_string(r.rank), r.host, std::to_string(r.pid), std::to_string(r.processes), std::to_string(n),
            n ? time_text(r.step_total_ns() / int64_t(n)) : "-", n ? time_text(r.step_max_ns()) : "-",
-           std::to_string(r.ops), time_text(r.op_ns), std::to_string(r.collective_calls), time_text(r.collective_ns),
-           format_time_share(double(r.collective_ns), double(r.op_ns))});
+           std::to_string(r.ops), time_text(r.op_ns), time_text(r.collective_ns)});
   }
   std::string out =
-      "\nRanks (steps of each rank's main process; ops and collectives of all its processes)\n" + t.render();
+      "\nRanks (steps of each rank's main process; ops and collectives of all its processes; collective time: while "
+      "any collective op was in flight)\n" +
+      t.render();
   TextTable c({"Rank", "Collective", "Calls", "Total time"});
   bool any = false;
   for (const RankRow& r : s.ranks)

@@ -30,11 +30,11 @@ struct ProcessRow {
   int32_t local_rank = -1;
   int32_t world_size = -1;
   std::string cmdline;
-  uint64_t events = 0;            // every event of the process in the inputs
-  uint64_t ops = 0;               // Op events
-  int64_t op_ns = 0;              // time in top-level ops (= the ops' self time summed)
-  uint64_t collective_calls = 0;  // outermost collective ops
-  int64_t collective_ns = 0;
+  uint64_t events = 0;                  // every event of the process in the inputs
+  uint64_t ops = 0;                     // Op events
+  int64_t op_ns = 0;                    // time in top-level ops (= the ops' self time summed)
+  uint64_t collective_calls = 0;        // collective ops not nested in another on their thread
+  int64_t collective_ns = 0;            // while any collective op of the process was in flight
   std::map<uint64_t, int64_t> step_ns;  // ProfilerStep#N: N -> wall time
 };
 
@@ -53,7 +53,7 @@ struct RankRow {
   uint64_t ops = 0;        // of all its processes
   int64_t op_ns = 0;
   uint64_t collective_calls = 0;
-  int64_t collective_ns = 0;               // outermost collective ops: time spent communicating
+  int64_t collective_ns = 0;               // while any collective op was in flight (its processes summed)
   std::vector<CollectiveRow> collectives;  // by name
   std::map<uint64_t, int64_t> step_ns;     // the main process's steps
   int64_t step_total_ns() const;
