@@ -9,6 +9,7 @@
 set(PTPROF_BRIDGE_KIT_FILES
   agent/torch/bridge.cpp
   agent/torch/encode_inputs.hpp
+  agent/torch/memory_reporter.hpp
   agent/torch/torch_compat.hpp
   agent/src/bridge_api.h
   common/include/ptprof/record.hpp

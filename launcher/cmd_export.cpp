@@ -60,8 +60,10 @@ int run_export(const ExportArgs& a) {
   }
 
   std::string error;
-  auto expanded = format::expand_trace_paths(a.paths);
+  std::vector<std::string> notes;
+  auto expanded = format::expand_trace_paths(a.paths, &notes);
   if (!expanded) return usage_error(expanded.error());
+  for (const auto& n : notes) spdlog::warn("export: {}", n);
   const std::vector<std::string>& files = *expanded;
   if (!a.chrome.empty()) {
     auto r = exporting::export_chrome(files, a.chrome, chrome, &error);

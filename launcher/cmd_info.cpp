@@ -46,7 +46,7 @@ void print_trace(const std::string& path, const trace::Trace& t) {
   std::printf("  host       %s\n", h.host.c_str());
   std::printf("  window     %u: %s .. %s (%s)\n", h.window, wall_clock(h.window_start_ns, h.realtime_offset_ns).c_str(),
               wall_clock(h.window_end_ns, h.realtime_offset_ns).c_str(),
-              report::format_time_us(double(h.window_end_ns - h.window_start_ns) / 1000.0).c_str());
+              report::format_time_us((double(h.window_end_ns) - double(h.window_start_ns)) / 1000.0).c_str());
   std::printf("  schedule   %s\n", h.schedule.empty() ? "(none: one window)" : h.schedule.c_str());
   std::printf("  ptprof     %s\n", h.ptprof_version.c_str());
   std::printf("  processes  %zu\n", t.processes.size());
@@ -69,11 +69,13 @@ void print_trace(const std::string& path, const trace::Trace& t) {
 }
 
 int run_info(const std::vector<std::string>& paths) {
-  auto expanded = format::expand_trace_paths(paths);
+  std::vector<std::string> notes;
+  auto expanded = format::expand_trace_paths(paths, &notes);
   if (!expanded) {
     spdlog::error("info: {}", expanded.error());
     return 2;
   }
+  for (const auto& n : notes) spdlog::warn("info: {}", n);
   const std::vector<std::string>& files = *expanded;
   for (size_t i = 0; i < files.size(); ++i) {
     std::vector<std::string> warnings;

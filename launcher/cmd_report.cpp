@@ -130,7 +130,11 @@ void add_report(CLI::App& app, int& exit_code) {
   CLI::App* cmd =
       app.add_subcommand("report",
                          "Operator tables with torch.profiler's key_averages().table() columns and semantics,\n"
-                         "then per-step times; any mix of trace files and directories is merged.");
+                         "then per-step times; any mix of trace files and directories is merged.\n"
+                         "CPU Mem / Self CPU Mem (and CUDA Mem / Self CUDA Mem for device memory) appear when the\n"
+                         "traces were recorded with `ptprof run --profile-memory`: as torch's, the bytes allocated\n"
+                         "(+) and freed (-) while each op ran, its children included / excluded; memory events\n"
+                         "inside no op form a [memory] row. `ptprof memory` shows peaks and live allocations.");
   cmd->add_option("paths", args->paths, "Trace files, or directories (their *.bin files)")->required();
   cmd->add_option("--sort-by", args->sort_by, "Sort key, as torch's sort_by: " + join(report::sort_key_names()))
       ->capture_default_str();

@@ -2,10 +2,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <map>
 #include <string>
 #include <thread>
@@ -17,8 +17,10 @@
 #include "commands.hpp"
 #include "install_paths.hpp"
 #include "log.hpp"
+#include "output_dir.hpp"
 #include "ptprof/config.hpp"
 #include "ptprof/losses.hpp"
+#include "run_names.hpp"
 #include "session.hpp"
 #include "target.hpp"
 #include "trace_ready.hpp"
@@ -30,13 +32,23 @@ namespace ptprof::cli {
 namespace {
 
 struct RunOptions {
-  std::string output, schedule, step, activities, on_trace_ready, log_level;
+  std::string schedule, step, activities, on_trace_ready, log_level;
   // Strings: the schedule parser validates them, with its messages.
   std::optional<std::string> skip_first, wait, warmup, active, repeat;
-  bool record_shapes = false, profile_memory = false, with_stack = false, on_demand = false;
-  std::optional<uint64_t> ring_kb;
+  // Passed on as given, even empty or negative: config_from_env rejects them
+  // with the same message as the environment variable's.
+  std::optional<std::string> output, ring_kb;
+  bool record_shapes = false, profile_memory = false, with_stack = false, wait_descendants = false, on_demand = false;
   std::vector<std::string> command;
 };
+
+// The exit status of a run whose target succeeded but whose trace could not
+// be written (or completed): distinct from 0, from 2 (bad input) and from
+// 127 (cannot start); a failing target's own status is passed on instead.
+constexpr int kWriteFailedStatus = 3;
+
+// How long descendants may outlive the target before they are cut off.
+constexpr std::chrono::seconds kDescendantGrace{2};
 
 std::map<std::string, std::string> current_environment() {
   std::map<std::string, std::string> env;
@@ -51,7 +63,7 @@ std::map<std::string, std::string> current_environment() {
 // Flags become PTPROF_* variables; individual schedule flags override the
 // matching keys of --schedule (or of PTPROF_SCHEDULE from the environment).
 void apply_flags(const RunOptions& o, std::map<std::string, std::string>& env) {
-  if (!o.output.empty()) env[env::kOutput] = o.output;
+  if (o.output) env[env::kOutput] = *o.output;
   if (!o.schedule.empty()) env[env::kSchedule] = o.schedule;
   std::pair<const char*, const std::optional<std::string>*> keys[] = {{"skip_first", &o.skip_first},
                                                                       {"wait", &o.wait},
@@ -90,8 +102,9 @@ void apply_flags(const RunOptions& o, std::map<std::string, std::string>& env) {
   if (o.with_stack) env[env::kWithStack] = "1";
   if (!o.on_trace_ready.empty()) env[env::kOnTraceReady] = o.on_trace_ready;
   if (!o.log_level.empty()) env[env::kLogLevel] = o.log_level;
-  if (o.ring_kb) env[env::kRingKb] = std::to_string(*o.ring_kb);
+  if (o.ring_kb) env[env::kRingKb] = *o.ring_kb;
   if (o.on_demand) env[env::kOnDemand] = "1";
+  if (o.wait_descendants) env[env::kWaitDescendants] = "1";
 }
 
 std::string prepend_path(const std::map<std::string, std::string>& env, const char* var, const std::string& first,
@@ -133,6 +146,14 @@ void describe_session(wire::SessionHeader& h, const Config& config, const std::v
 // Records consumed in one round above which the next round starts at once.
 constexpr uint64_t kBusyRound = 32 * 1024;
 
+// An option's value, not the `--` that ends the options (CLI11 takes it for
+// one when the value is missing).
+CLI::Validator a_value() {
+  return CLI::Validator(
+      [](std::string& v) { return v == "--" ? std::string("needs a value before '--', got none") : std::string(); },
+      "");
+}
+
 int run(const RunOptions& o) {
   if (o.command.empty()) {
     spdlog::error("run: no command given; usage: ptprof run [options] -- cmd args...");
@@ -159,25 +180,16 @@ int run(const RunOptions& o) {
     return 2;
   }
 
-  if (config->step.kind == StepRule::Kind::CudaProfilerApi)
-    spdlog::warn(
-        "run: PTPROF_STEP=cudaProfilerApi needs CUDA interposition, which this version does not have: no step will "
-        "end (use optimizer, manual or a scope name)");
-  if (config->profile_memory || config->with_stack)
-    spdlog::warn(
-        "run: this version records no memory events and no call stacks yet; PTPROF_PROFILE_MEMORY / "
-        "PTPROF_WITH_STACK are passed on only");
+  if (config->with_stack)
+    spdlog::warn("run: this version records no call stacks yet; PTPROF_WITH_STACK is passed on only");
 
   auto paths = launcher::find_install_paths();
   if (!paths) {
     spdlog::error("run: {}", paths.error());
     return 1;
   }
-  std::error_code ec;
-  std::filesystem::create_directories(config->output, ec);
-  if (ec || !std::filesystem::is_directory(config->output)) {
-    spdlog::error("run: cannot create output directory '{}': {}", config->output,
-                  ec ? ec.message() : "not a directory");
+  if (Status s = launcher::prepare_output_dir(config->output); !s.ok()) {
+    spdlog::error("run: {}", s.message());
     return 2;
   }
 
@@ -195,7 +207,11 @@ int run(const RunOptions& o) {
   // The agent runs `ptprof bridge build` through this when a process imports
   // a torch that has no cached bridge yet.
   if (!paths->launcher.empty()) env[env::kLauncher] = paths->launcher;
-  env["LD_PRELOAD"] = prepend_path(env, "LD_PRELOAD", paths->agent, ':');
+  env["LD_PRELOAD"] = prepend_path(env, "LD_PRELOAD", paths->preload, ':');
+  // NVTX ranges become ptprof ranges: NVTX loads its injection from here
+  // (the agent implements InitializeInjectionNvtx2). A tool the user set
+  // there already keeps its place.
+  if (!env.count("NVTX_INJECTION64_PATH")) env["NVTX_INJECTION64_PATH"] = paths->agent;
   if (!paths->python_dir.empty()) env["PYTHONPATH"] = prepend_path(env, "PYTHONPATH", paths->python_dir, ':');
   env[env::kOutput] = config->output;
   std::vector<std::string> envv;
@@ -204,7 +220,8 @@ int run(const RunOptions& o) {
 
   launcher::CollectorOptions copts;
   copts.output_dir = config->output;
-  copts.host = host_name();
+  copts.host = launcher::file_safe_host(host_name());
+  copts.run_id = launcher::new_run_id();
   copts.schedule = config->schedule.to_string();
   copts.realtime_offset_ns = int64_t(clock::realtime_ns()) - int64_t(clock::monotonic_ns());
   launcher::TraceReady sink(config->on_trace_ready);
@@ -221,14 +238,23 @@ int run(const RunOptions& o) {
 
   using Clock = std::chrono::steady_clock;
   std::optional<Clock::time_point> exited_at;
+  uint32_t cut_off = 0;
+  const auto hook = [&sink](pid_t pid) { return sink.owns(pid); };
   for (;;) {
     uint64_t n = collector.poll();
-    launcher::reap_orphans(target->pid());
+    launcher::reap_orphans(target->pid(), hook);
     if (!exited_at && target->poll_exit()) exited_at = Clock::now();
     if (exited_at) {
-      // Descendants may outlive the target briefly (workers shutting down);
-      // give them a moment, not forever.
-      if (collector.all_finished() || Clock::now() - *exited_at > std::chrono::seconds(2)) break;
+      // What is left of the target's tree: the launcher is a subreaper, so
+      // orphans are its children (a child may not have registered yet).
+      const uint32_t left = launcher::count_children(hook);
+      if (left == 0 && (config->wait_descendants || collector.all_finished())) break;
+      if (!config->wait_descendants && Clock::now() - *exited_at > kDescendantGrace) {
+        // Descendants may outlive the target briefly (workers shutting
+        // down); give them a moment, not forever, and say what was cut.
+        cut_off = std::max(collector.still_running(), left);
+        break;
+      }
     }
     sink.reap();
     if (config->on_demand) triggers.poll(false);
@@ -260,25 +286,42 @@ int run(const RunOptions& o) {
                  "ptprof: warning: /dev/shm was short: %u processes got no region and were not profiled; give "
                  "/dev/shm more room (docker run --shm-size) or lower --ring-kb\n",
                  t.shm_short_processes);
+  if (cut_off)
+    std::fprintf(stderr,
+                 "ptprof: warning: %u process%s still running %lld s after the target exited and %s cut off: "
+                 "%s events after that are not in the trace (--wait-descendants or PTPROF_WAIT_DESCENDANTS=1 "
+                 "waits for the whole process tree)\n",
+                 cut_off, cut_off == 1 ? " was" : "es were", (long long)kDescendantGrace.count(),
+                 cut_off == 1 ? "was" : "were", cut_off == 1 ? "its" : "their");
+  for (const std::string& line : t.cuda_notes) std::fprintf(stderr, "%s\n", line.c_str());
   for (const std::string& line : trace::loss_lines(t.losses))
     std::fprintf(stderr, "ptprof: warning: %s\n", line.c_str());
   for (auto& f : sink.files())
     std::fprintf(stderr, "ptprof: wrote %s (%s, %llu events)\n", f.path.c_str(), human_bytes(f.bytes).c_str(),
                  (unsigned long long)f.events);
-  if (sink.files().empty()) std::fprintf(stderr, "ptprof: no events were recorded; no trace file written\n");
-  return target->exit_status();
+  for (const std::string& line : sink.failed_commands()) std::fprintf(stderr, "ptprof: warning: %s\n", line.c_str());
+  for (auto& failure : sink.failed_files())
+    std::fprintf(stderr, "ptprof: error: window %u of process %d was not written, its events are lost: %s\n",
+                 failure.file.window, failure.file.pid, failure.error.c_str());
+  if (sink.files().empty() && sink.failed_files().empty())
+    std::fprintf(stderr, "ptprof: no events were recorded; no trace file written\n");
+  const int status = target->exit_status();
+  return status == 0 && !sink.failed_files().empty() ? kWriteFailedStatus : status;
 }
 
 }  // namespace
 
 void add_run(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<RunOptions>();
-  auto* sub =
-      app.add_subcommand("run",
-                         "Run a command under the profiler: ptprof run [options] -- python train.py\n"
-                         "Every option is also an environment variable (PTPROF_*); flags override the environment.");
-  sub->add_option("-o,--output", opts->output,
-                  "Output directory for trace files (PTPROF_OUTPUT; default ./ptprof-out)");
+  auto* sub = app.add_subcommand(
+      "run",
+      "Run a command under the profiler: ptprof run [options] -- python train.py\n"
+      "Every option is also an environment variable (PTPROF_*); flags override the environment.\n"
+      "Exit status: the command's (128+N if killed by signal N); 2 for bad options or an output directory that "
+      "cannot be written, before the command starts; 127 if it cannot start; 3 if it exited 0 but a trace file "
+      "could not be written (a full disk, say).");
+  sub->add_option("-o,--output", opts->output, "Output directory for trace files (PTPROF_OUTPUT; default ./ptprof-out)")
+      ->check(a_value());
   sub->add_option("--schedule", opts->schedule,
                   "skip_first=N,wait=N,warmup=N,active=N,repeat=N as torch.profiler.schedule (PTPROF_SCHEDULE; "
                   "default: record everything as one window)");
@@ -287,27 +330,37 @@ void add_run(CLI::App& app, int& exit_code) {
   sub->add_option("--warmup", opts->warmup, "Schedule: warmup steps in each cycle (recorded, discarded)");
   sub->add_option("--active", opts->active, "Schedule: recorded steps in each cycle");
   sub->add_option("--repeat", opts->repeat, "Schedule: cycles (0 = until the program ends)");
-  sub->add_option("--step", opts->step,
-                  "What ends a step: optimizer (end of Optimizer.step#*), manual (ptprof.step() only), "
-                  "cudaProfilerApi (not supported yet: needs CUDA interposition), or the name of a "
-                  "record_function scope or ptprof.range (PTPROF_STEP; default optimizer)");
+  sub->add_option(
+      "--step", opts->step,
+      "What ends a step: optimizer (end of Optimizer.step#*), manual (ptprof.step() only), "
+      "cudaProfilerApi (each cudaProfilerStart..Stop is a step; nothing is recorded outside them; without a "
+      "schedule each is a window of its own), or the name of a "
+      "record_function scope or ptprof.range (PTPROF_STEP; default optimizer)");
   sub->add_option("--activities", opts->activities,
-                  "cpu, cuda or cpu,cuda (PTPROF_ACTIVITIES; default cpu,cuda). This version collects "
-                  "CPU-side events only; CUDA activity is not collected yet");
+                  "cpu, cuda or cpu,cuda (PTPROF_ACTIVITIES; default cpu,cuda). cuda records the CUDA "
+                  "runtime and driver calls the program makes");
   sub->add_flag("--record-shapes", opts->record_shapes, "Record operator input shapes (PTPROF_RECORD_SHAPES=1)");
   sub->add_flag("--profile-memory", opts->profile_memory,
-                "Sets PTPROF_PROFILE_MEMORY=1; this version records no memory events yet");
+                "Sets PTPROF_PROFILE_MEMORY=1: every allocation and free torch reports to profilers (its CPU "
+                "allocator's), in recorded steps; see `ptprof memory`. A program that starts torch.profiler "
+                "itself cannot use it (torch then says the profiler is already enabled)");
   sub->add_flag("--with-stack", opts->with_stack, "Sets PTPROF_WITH_STACK=1; this version records no call stacks yet");
   sub->add_option("--on-trace-ready", opts->on_trace_ready,
-                  "Shell command run after each window's file is complete; {} is replaced by its path "
-                  "(PTPROF_ON_TRACE_READY)");
+                  "Shell command (sh -c) run after each window's file is complete, e.g. 'gzip {}'; {} stands for "
+                  "its path, bare or quoted alike, which is also in $PTPROF_TRACE_FILE; a failing command is "
+                  "reported (PTPROF_ON_TRACE_READY)")
+      ->check(a_value());
   sub->add_option("--log-level", opts->log_level,
                   "Log level of the launcher and the agent: trace, debug, info, warn, error, off (PTPROF_LOG_LEVEL)");
   sub->add_flag("--on-demand", opts->on_demand,
                 "Record nothing until `ptprof trigger` asks for the next N steps or seconds; each trigger writes "
                 "a new window file (PTPROF_ON_DEMAND=1)");
   sub->add_option("--ring-kb", opts->ring_kb,
-                  "Ring size per thread in KiB, a power of two (PTPROF_RING_KB; default 2048)");
+                  "Ring size per thread in KiB, a power of two from 64 to 1048576 (PTPROF_RING_KB; default 2048)");
+  sub->add_flag("--wait-descendants", opts->wait_descendants,
+                "Wait for the command's whole process tree to exit, daemons included: by default processes "
+                "still running 2 s after the command exits are cut off, and the summary says so "
+                "(PTPROF_WAIT_DESCENDANTS=1)");
   sub->add_option("command", opts->command, "The command to profile, after --")->required();
   sub->positionals_at_end();
   sub->callback([opts, &exit_code]() { exit_code = run(*opts); });

@@ -150,9 +150,22 @@ Collector::WindowProgress Collector::window_progress(uint32_t index) const {
   return w;
 }
 
-Totals Collector::totals() const {
+uint32_t Collector::still_running() {
+  uint32_t n = 0;
+  for (size_t i = 0; i < processes_.size(); ++i)
+    if (!processes_[i]->finished() && !process_gone(*processes_[i], i)) ++n;
+  return n;
+}
+
+Totals Collector::totals() {
   Totals t;
+  std::vector<std::string> seen;
   for (const auto& p : processes_) {
+    for (std::string& note : p->cuda_notes()) {
+      if (std::find(seen.begin(), seen.end(), note) != seen.end()) continue;
+      t.cuda_notes.push_back(note + " (pid " + std::to_string(p->pid()) + ")");
+      seen.push_back(std::move(note));
+    }
     ++t.processes;
     t.threads += p->threads();
     t.events += p->events();

@@ -22,6 +22,7 @@ struct Totals {
   uint32_t lost_processes = 0;
   uint32_t shm_short_processes = 0;  // of lost_processes: /dev/shm had no room for their region
   trace::Losses losses;
+  std::vector<std::string> cuda_notes;  // the agents' lines on CUDA, "<line> (pid N)", one per distinct line
 };
 
 class Collector {
@@ -36,7 +37,9 @@ class Collector {
   bool all_finished();
   // Final drain; writes every window still open.
   void finish_all();
-  Totals totals() const;
+  // Registered processes still running (before finish_all: those it cuts off).
+  uint32_t still_running();
+  Totals totals();
   struct WindowProgress {
     bool begun = false;  // some process began window `index`
     bool open = false;   // some process has not had it written yet

@@ -14,5 +14,6 @@ void add_export(CLI::App& app, int& exit_code);
 void add_diff(CLI::App& app, int& exit_code);
 void add_trigger(CLI::App& app, int& exit_code);
 void add_sessions(CLI::App& app, int& exit_code);
+void add_memory(CLI::App& app, int& exit_code);
 
 }  // namespace ptprof::cli

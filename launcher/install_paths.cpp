@@ -1,5 +1,7 @@
 #include "install_paths.hpp"
 
+#include "sanitizer_runtime.hpp"
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -27,6 +29,8 @@ Result<InstallPaths> find_install_paths() {
     return Status::error("cannot find libptprof_agent.so in " + (prefix / PTPROF_INSTALL_LIBDIR).string() +
                          " (is ptprof installed completely?)");
   }
+  const std::string runtime = sanitizer_runtime();
+  p.preload = runtime.empty() ? p.agent : runtime + ":" + p.agent;
   for (const fs::path& candidate :
        {prefix / PTPROF_INSTALL_DATADIR / "ptprof" / "python", fs::path(PTPROF_SOURCE_PYTHON_DIR)}) {
     if (fs::exists(candidate / "ptprof" / "__init__.py", ec)) {

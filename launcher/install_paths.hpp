@@ -10,6 +10,7 @@ namespace ptprof::launcher {
 struct InstallPaths {
   std::string launcher;    // this ptprof executable
   std::string agent;       // libptprof_agent.so
+  std::string preload;     // what LD_PRELOAD starts with: the agent, after the sanitizer runtime in sanitizer builds
   std::string python_dir;  // directory holding the `ptprof` package
   std::string bridge_kit;  // the torch bridge's sources (cmake/BridgeKit.cmake)
 };

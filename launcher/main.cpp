@@ -1,6 +1,9 @@
 // `ptprof`: the launcher and the front end of the analysis library.
 #include <cstdio>
 #include <exception>
+#include <string>
+
+#include <spdlog/spdlog.h>
 
 #include "commands.hpp"
 #include "log.hpp"
@@ -17,6 +20,7 @@ int run_cli(int argc, char** argv) {
       "  ptprof export ptprof-out/ --chrome trace.json.gz   for Perfetto UI, chrome://tracing, HTA\n"
       "  ptprof diff before/ after/         the operators that changed most between two runs\n"
       "  ptprof run --on-demand -- python train.py; ptprof trigger --steps 3   capture a running job\n"
+      "  ptprof memory ptprof-out/          peaks, live allocations, allocations per op (--profile-memory)\n"
       "  ptprof bridge list                 the per-torch bridges built so far",
       "ptprof"};
   app.set_version_flag("--version", std::string("ptprof ") + PTPROF_VERSION);
@@ -30,6 +34,22 @@ int run_cli(int argc, char** argv) {
   ptprof::cli::add_diff(app, exit_code);
   ptprof::cli::add_trigger(app, exit_code);
   ptprof::cli::add_sessions(app, exit_code);
+  ptprof::cli::add_memory(app, exit_code);
+  // The only arguments before a command are options (--help, --version):
+  // a word there is a command, known or not.
+  if (argc > 1 && argv[1][0] != '-') {
+    const CLI::App& commands = app;
+    bool known = false;
+    std::string names;
+    for (const CLI::App* sub : commands.get_subcommands([](const CLI::App*) { return true; })) {
+      known |= sub->check_name(argv[1]);
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      spdlog::error("unknown command '{}'; commands are: {} (ptprof --help says more)", argv[1], names);
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <span>
 
 #include <spdlog/spdlog.h>
 
+#include "ptprof/cuda_status.hpp"
 #include "ptprof/record.hpp"
 #include "ptprof/shapes.hpp"
 
@@ -42,6 +44,19 @@ trace::Losses ProcessCollector::losses() const {
   return l;
 }
 
+std::vector<std::string> ProcessCollector::cuda_notes() {
+  const uint32_t packed = header_->cuda_status.load(std::memory_order_acquire);
+  const wire::CudaStatus code = wire::cuda_status_code(packed);
+  std::vector<std::string> notes;
+  if (code == wire::CudaStatus::None) return notes;
+  const uint32_t id = wire::cuda_status_message(packed);
+  if (id >= strings_.size()) read_strings();
+  notes.push_back(id && id < strings_.size() ? strings_[id] : "ptprof: CUDA status " + std::to_string(uint32_t(code)));
+  if (wire::cuda_status_yielded(packed) && code != wire::CudaStatus::CuptiTaken)
+    notes.emplace_back(wire::kCudaYieldedNote);
+  return notes;
+}
+
 void ProcessCollector::read_strings() {
   arena_.read_new([this](std::string_view s) { strings_.emplace_back(s); });
 }
@@ -59,6 +74,9 @@ void ProcessCollector::read_boundaries() {
       w.index = b.window;
       w.begin = b.ticks;
       windows_.push_back(std::move(w));
+    } else if (b.kind == uint32_t(wire::BoundaryKind::GpuFlushed)) {
+      for (auto& w : windows_)
+        if (w.index == b.window) w.gpu_flushed = true;
     } else if (b.kind == uint32_t(wire::BoundaryKind::WindowEnd)) {
       for (auto it = windows_.rbegin(); it != windows_.rend(); ++it) {
         if (it->index == b.window && it->end == UINT64_MAX) {
@@ -94,6 +112,7 @@ void ProcessCollector::attach_new_threads() {
     t.live = true;
     t.instance = uint32_t(instances_.size());
     instances_.push_back(Instance{t.slot, true, slot.tid, {}});
+    tid_instances_[slot.tid] = t.instance;
   }
 }
 
@@ -229,10 +248,178 @@ bool ProcessCollector::visit(ThreadDecode& t, const wire::RecordHeader& h, uint6
       }
       break;
     }
+    case RecordType::CudaApi:
+      cuda_api_record(t, h);
+      break;
+    case RecordType::GpuActivity:
+      gpu_activity_record(t, h);
+      break;
+    case RecordType::ExternalCorrelation: {
+      wire::ExternalCorrelationPayload p;
+      std::memcpy(&p, reinterpret_cast<const uint8_t*>(&h) + sizeof h, sizeof p);
+      external_[p.correlation_id] = p.external_id;
+      cuda_seen_ = true;
+      break;
+    }
+    case RecordType::MemoryEvent:
+      memory_record(t, h);
+      break;
     default:
       break;  // Pad, ThreadName and types of later versions
   }
   return true;
+}
+
+void ProcessCollector::cuda_api_record(ThreadDecode& t, const wire::RecordHeader& h) {
+  cuda_seen_ = true;
+  wire::CudaApiPayload p;
+  std::memcpy(&p, reinterpret_cast<const uint8_t*>(&h) + sizeof h, sizeof p);
+  int32_t wi = window_for(h.ts);
+  if (wi < 0) return;
+  Window& w = windows_[size_t(wi)];
+  if (!ensure_writer(w)) return;
+  trace::Event e;
+  e.kind = trace::EventKind::CudaApi;
+  e.start_ns = conv_.to_ns(h.ts);
+  e.end_ns = conv_.to_ns(std::max(p.end_ts, h.ts));
+  e.name = file_name(w, h.arg);
+  e.thread = file_thread(w, t.instance);
+  if (h.arg == 0) ++seen_.unnamed_events;
+  trace::CudaInfo c;
+  c.correlation_id = p.correlation_id;
+  c.stream = p.stream;
+  c.ptr = p.ptr;
+  c.bytes = p.bytes;
+  std::copy(std::begin(p.grid), std::end(p.grid), c.grid);
+  std::copy(std::begin(p.block), std::end(p.block), c.block);
+  c.result = p.result;
+  c.kernel_name = p.kernel_name;
+  c.family = p.family;
+  c.copy_kind = p.copy_kind;
+  emit_cuda(w, e, c);
+}
+
+namespace {
+
+// CUpti_ActivityMemcpyKind, as Nsight Systems and torch.profiler name copies.
+const char* memcpy_name(uint8_t kind) {
+  static constexpr const char* kNames[] = {"Memcpy",      "Memcpy HtoD", "Memcpy DtoH", "Memcpy HtoA",
+                                           "Memcpy AtoH", "Memcpy AtoA", "Memcpy AtoD", "Memcpy DtoA",
+                                           "Memcpy DtoD", "Memcpy HtoH", "Memcpy PtoP"};
+  return kind < std::size(kNames) ? kNames[kind] : "Memcpy";
+}
+
+}  // namespace
+
+void ProcessCollector::gpu_activity_record(ThreadDecode& t, const wire::RecordHeader& h) {
+  cuda_seen_ = true;
+  wire::GpuActivityPayload p;
+  std::memcpy(&p, reinterpret_cast<const uint8_t*>(&h) + sizeof h, sizeof p);
+  int32_t wi = window_for(h.ts);
+  if (wi < 0) return;
+  Window& w = windows_[size_t(wi)];
+  if (!ensure_writer(w)) return;
+  trace::Event e;
+  e.start_ns = conv_.to_ns(h.ts);
+  e.end_ns = conv_.to_ns(std::max(p.end_ts, h.ts));
+  trace::CudaInfo c;
+  c.correlation_id = p.correlation_id;
+  c.bytes = p.bytes;
+  c.graph_node_id = p.graph_node_id;
+  c.device = int32_t(p.device);
+  c.stream = p.stream;
+  c.copy_kind = p.copy_kind;
+  std::copy(std::begin(p.grid), std::end(p.grid), c.grid);
+  std::copy(std::begin(p.block), std::end(p.block), c.block);
+  const char* fallback = nullptr;
+  bool on_lane = true;
+  switch (wire::GpuActivityKind(p.kind)) {
+    case wire::GpuActivityKind::Kernel:
+      e.kind = trace::EventKind::Kernel;
+      fallback = "<unnamed kernel>";
+      c.kernel_name = h.arg;
+      break;
+    case wire::GpuActivityKind::Memcpy:
+      e.kind = trace::EventKind::Memcpy;
+      fallback = memcpy_name(p.copy_kind);
+      break;
+    case wire::GpuActivityKind::Memset:
+      e.kind = trace::EventKind::Memset;
+      fallback = "Memset";
+      break;
+    case wire::GpuActivityKind::Sync:
+      e.kind = trace::EventKind::GpuSync;
+      fallback = "Synchronize";
+      break;
+    case wire::GpuActivityKind::Overhead:
+      e.kind = trace::EventKind::GpuOverhead;
+      fallback = "CUPTI overhead";
+      on_lane = false;
+      break;
+    case wire::GpuActivityKind::RuntimeApi:
+    case wire::GpuActivityKind::DriverApi:
+      e.kind = trace::EventKind::CuptiApi;
+      fallback = "<unnamed CUDA call>";
+      c.family = uint8_t(p.kind == uint8_t(wire::GpuActivityKind::RuntimeApi) ? wire::CudaApiFamily::Runtime
+                                                                              : wire::CudaApiFamily::Driver);
+      on_lane = false;
+      break;
+    default:
+      return;  // a kind of a later version
+  }
+  // Copies are named by their kind; everything else by its record's name.
+  const bool by_kind = e.kind == trace::EventKind::Memcpy || h.arg == 0;
+  e.name = by_kind ? w.writer->intern(fallback) : file_name(w, h.arg);
+  if (on_lane)
+    e.thread = file_lane(w, p.device, p.stream);
+  else
+    e.thread =
+        file_thread(w, e.kind == trace::EventKind::CuptiApi ? instance_of_tid(p.thread, t.instance) : t.instance);
+  emit_cuda(w, e, c);
+}
+
+// The thread (instance) a CUPTI API record names by tid; the latest
+// instance with that tid, as slots are reused.
+uint32_t ProcessCollector::instance_of_tid(int32_t tid, uint32_t fallback) const {
+  if (tid == 0) return fallback;
+  auto it = tid_instances_.find(tid);
+  return it == tid_instances_.end() ? fallback : it->second;
+}
+
+uint32_t ProcessCollector::file_lane(Window& w, uint32_t device, uint32_t stream) {
+  const uint64_t key = uint64_t(device) << 32 | stream;
+  uint32_t& index = w.lane_map[key];
+  if (!index) {
+    trace::Thread th;
+    th.process = 0;
+    th.tid = int32_t(stream);
+    th.device = int32_t(device & 0x7fffffff);
+    th.name = "GPU " + std::to_string(device) + " stream " + std::to_string(stream);
+    index = w.writer->add_thread(th) + 1;
+  }
+  return index - 1;
+}
+
+void ProcessCollector::emit_cuda(Window& w, trace::Event e, trace::CudaInfo info) {
+  if (info.correlation_id != 0) {
+    auto it = external_.find(info.correlation_id);
+    if (it != external_.end()) {
+      info.external_id = it->second;
+    } else if (header_->gpu_flush.load(std::memory_order_relaxed) != 0) {
+      // CUPTI may report the correlation after the activity.
+      w.pending_cuda.push_back({e, info});
+      return;
+    }
+  }
+  write_cuda(w, e, info);
+}
+
+void ProcessCollector::write_cuda(Window& w, trace::Event e, trace::CudaInfo info) {
+  info.kernel_name = info.kernel_name ? file_name(w, info.kernel_name) : 0;
+  e.arg = uint64_t(w.writer->add_cuda(info)) + 1;
+  w.writer->add_event(e);
+  ++w.events;
+  ++events_total_;
 }
 
 void ProcessCollector::open_span(ThreadDecode& t, OpenSpan s) {
@@ -289,6 +476,7 @@ void ProcessCollector::close_step(Window& w, uint64_t end) {
 
 bool ProcessCollector::ensure_writer(Window& w) {
   if (w.writer) return true;
+  if (w.done) return false;  // written, or lost: never opened twice
   trace::Header h;
   h.host = opts_.host;
   h.realtime_offset_ns = opts_.realtime_offset_ns;
@@ -303,6 +491,11 @@ bool ProcessCollector::ensure_writer(Window& w) {
   if (!writer) {
     spdlog::warn("cannot write {}: {}; this window is lost", path, writer.error());
     w.done = true;
+    WindowFile f;
+    f.path = path;
+    f.pid = pid();
+    f.window = w.index;
+    sink_.window_failed(f, writer.error());
     return false;
   }
   w.writer = std::move(*writer);
@@ -367,6 +560,9 @@ void ProcessCollector::emit(Window& w, uint32_t instance, const OpenSpan& s, uin
   e.shapes = file_shapes(w, s.shapes);
   e.seq_nr = s.seq_nr;
   e.fwd_thread_id = s.fwd_thread_id;
+  // The join key of kernels to ops (CudaInfo::external_id), once CUDA is in play.
+  if (s.kind == trace::EventKind::Op && (cuda_seen_ || header_->gpu_flush.load(std::memory_order_relaxed) != 0))
+    e.arg = s.handle;
   w.writer->add_event(e);
   if (s.name == 0) ++seen_.unnamed_events;  // every named record type: its name was lost
   ++w.events;
@@ -376,7 +572,7 @@ void ProcessCollector::emit(Window& w, uint32_t instance, const OpenSpan& s, uin
 std::string ProcessCollector::window_path(const Window& w) const {
   char suffix[32];
   std::snprintf(suffix, sizeof suffix, ".w%03u.bin", w.index);
-  return opts_.output_dir + "/" + file_stem_ + suffix;
+  return opts_.output_dir + "/" + file_stem_ + (opts_.run_id.empty() ? "" : "." + opts_.run_id) + suffix;
 }
 
 uint64_t ProcessCollector::last_ticks() const {
@@ -400,6 +596,12 @@ void ProcessCollector::write_window(Window& w) {
     }
   }
   close_step(w, end);
+  // CUDA events held for their correlation: joined with what arrived since.
+  for (auto& p : w.pending_cuda) {
+    if (auto it = external_.find(p.info.correlation_id); it != external_.end()) p.info.external_id = it->second;
+    write_cuda(w, p.event, p.info);
+  }
+  w.pending_cuda.clear();
   bool any_drops = !retired_drops_.empty();
   for (auto& t : threads_) any_drops |= t.live && t.reader.dropped() > t.dropped_accounted;
   const trace::Losses now = losses();
@@ -454,10 +656,13 @@ void ProcessCollector::write_window(Window& w) {
   f.window = w.index;
   const Status finished = w.writer->finish();
   f.bytes = w.writer->bytes_written();
+  // The writer may have had to take another name (trace_file.hpp).
+  if (std::string written = w.writer->path(); !written.empty()) f.path = written;
   w.writer.reset();
   w.done = true;
   if (!finished.ok()) {
     spdlog::warn("cannot write {}: {}", f.path, finished.message());
+    sink_.window_failed(f, finished.message());
     return;
   }
   sink_.window_written(f);
@@ -475,8 +680,19 @@ void ProcessCollector::finish_ready_windows() {
   auto now = std::chrono::steady_clock::now();
   for (auto& w : windows_) {
     if (w.done || w.end == UINT64_MAX || drained_horizon_ <= w.end) continue;
-    if (w.open_spans == 0 || now - w.end_seen >= opts_.grace) write_window(w);
+    if ((w.open_spans == 0 && !holds_for_gpu(w)) || now - w.end_seen >= opts_.grace) write_window(w);
   }
+  if (now - last_flush_ < opts_.flush_interval) return;
+  last_flush_ = now;
+  for (auto& w : windows_)
+    if (w.writer && !w.done) w.writer->flush();
+}
+
+// While the agent collects GPU activity, an ended window waits for the
+// agent's word that CUPTI's buffers are flushed (BoundaryKind::GpuFlushed):
+// its kernels and copies may still be on their way.
+bool ProcessCollector::holds_for_gpu(const Window& w) const {
+  return header_->gpu_flush.load(std::memory_order_acquire) != 0 && !w.gpu_flushed;
 }
 
 void ProcessCollector::finish() {

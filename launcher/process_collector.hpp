@@ -21,13 +21,17 @@ namespace ptprof::launcher {
 
 struct CollectorOptions {
   std::string output_dir;
-  std::string host;
+  std::string host;      // safe as a file name component (run_names.hpp)
+  std::string run_id;    // in every file name: unique per run; empty in tests
   std::string schedule;  // for the file header
   int64_t realtime_offset_ns = 0;
   // How long a window waits, after its end, for spans that began inside it
   // to end (the scope around the optimizer step, say) before it is written
   // with those spans cut at the window's end.
   std::chrono::milliseconds grace{2000};
+  // How often the windows being written are flushed to their .tmp files, so
+  // that a launcher killed mid-run leaves them readable up to that point.
+  std::chrono::milliseconds flush_interval{500};
 };
 
 class ProcessCollector {
@@ -39,7 +43,8 @@ class ProcessCollector {
   // Drains everything committed with a timestamp <= horizon (raw ticks).
   // Returns the number of records consumed.
   uint64_t drain(uint64_t horizon);
-  // Writes out windows whose end has been drained past.
+  // Writes out windows whose end has been drained past; flushes the others
+  // every opts.flush_interval.
   void finish_ready_windows();
   // The process is gone: drain all, close open spans, write every window.
   void finish();
@@ -56,6 +61,9 @@ class ProcessCollector {
   uint32_t threads() const { return uint32_t(instances_.size()); }
   // Everything this process lost so far besides ring drops (the ledger).
   trace::Losses losses() const;
+  // The agent's lines on CUDA (cuda_status.hpp): none when the process has
+  // no CUDA in it; its status; that it yielded CUPTI in some window.
+  std::vector<std::string> cuda_notes();
 
  private:
   struct OpenSpan {
@@ -111,6 +119,15 @@ class ProcessCollector {
     std::chrono::steady_clock::time_point end_seen{};
     uint64_t events = 0;
     uint64_t dropped = 0;
+    bool gpu_flushed = false;                         // the agent's GpuFlushed boundary for it arrived
+    std::unordered_map<uint64_t, uint32_t> lane_map;  // (device << 32 | stream) -> file thread index + 1
+    // CUDA events whose launching op is not known yet (their external
+    // correlation may arrive later): written with the window.
+    struct PendingCuda {
+      trace::Event event;  // name and thread already file ids
+      trace::CudaInfo info;
+    };
+    std::vector<PendingCuda> pending_cuda;
   };
 
   void read_strings();
@@ -127,6 +144,19 @@ class ProcessCollector {
   void close_span(ThreadDecode& t, size_t index, uint64_t end, uint16_t extra_flags);
   void emit(Window& w, uint32_t instance, const OpenSpan& s, uint64_t end, uint16_t flags);
   void step_record(ThreadDecode& t, uint64_t ts, uint64_t number);
+  void cuda_api_record(ThreadDecode& t, const wire::RecordHeader& h);
+  void gpu_activity_record(ThreadDecode& t, const wire::RecordHeader& h);
+  // Writes a CUDA event (e.name, e.thread: file ids; info.kernel_name: arena
+  // id) now when its launching op is known or cannot be, else at the
+  // window's end.
+  void emit_cuda(Window& w, trace::Event e, trace::CudaInfo info);
+  void write_cuda(Window& w, trace::Event e, trace::CudaInfo info);
+  uint32_t file_lane(Window& w, uint32_t device, uint32_t stream);
+  // The slot of the thread with kernel id `tid`, or `fallback`.
+  uint32_t instance_of_tid(int32_t tid, uint32_t fallback) const;
+  bool holds_for_gpu(const Window& w) const;
+  // A MemoryEvent record (process_collector_memory.cpp).
+  void memory_record(ThreadDecode& t, const wire::RecordHeader& h);
   void close_step(Window& w, uint64_t end);
   bool ensure_writer(Window& w);
   uint32_t file_thread(Window& w, uint32_t instance);
@@ -157,9 +187,34 @@ class ProcessCollector {
   std::vector<RetiredDrops> retired_drops_;  // drops of retired threads not yet charged to a window
   uint64_t drained_horizon_ = 0;
   uint64_t events_total_ = 0;
+  // Blocks allocated and not yet freed, by device and address, across
+  // windows: a free is matched to its allocation whichever window saw it.
+  struct LiveBlock {
+    uint64_t ticks = 0;
+    uint32_t op = 0;      // arena id of the innermost span's name, 0 = none
+    uint32_t shapes = 0;  // shapes_ id + 1, 0 = none
+  };
+  struct BlockKey {
+    uint64_t ptr;
+    int16_t device;  // device_type << 8 | device_index
+    bool operator==(const BlockKey&) const = default;
+  };
+  struct BlockKeyHash {
+    size_t operator()(const BlockKey& k) const {
+      return std::hash<uint64_t>{}(k.ptr ^ (uint64_t(uint16_t(k.device)) << 48));
+    }
+  };
+  std::unordered_map<BlockKey, LiveBlock, BlockKeyHash> live_blocks_;
   trace::Losses seen_;     // counted here; the header's counters are added by losses()
   trace::Losses charged_;  // already written into window files
   bool finished_ = false;
+  // CUDA: correlation id -> the launching op's handle (ExternalCorrelation
+  // records), and whether this process has shown any CUDA activity (then ops
+  // carry their handle in Event::arg, for the join).
+  std::unordered_map<uint64_t, uint64_t> external_;
+  bool cuda_seen_ = false;
+  std::unordered_map<int32_t, uint32_t> tid_instances_;  // tid -> its latest instance
+  std::chrono::steady_clock::time_point last_flush_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace ptprof::launcher

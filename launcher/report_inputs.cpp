@@ -7,8 +7,10 @@
 namespace ptprof::cli {
 
 Status read_traces(const std::vector<std::string>& paths, std::string_view command, const TraceSink& add) {
-  auto files = format::expand_trace_paths(paths);
+  std::vector<std::string> notes;
+  auto files = format::expand_trace_paths(paths, &notes);
   if (!files) return Status::error(files.error());
+  for (const auto& n : notes) spdlog::warn("{}: {}", command, n);
   for (const std::string& f : *files) {
     std::vector<std::string> warnings;
     auto t = format::read_trace(f, &warnings);

@@ -9,6 +9,8 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 
 namespace ptprof::launcher {
 namespace {
@@ -98,15 +100,35 @@ void forward_signals_to(pid_t pid) {
 
 void become_subreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 1); }
 
-void reap_orphans(pid_t target) {
+void reap_orphans(pid_t target, const std::function<bool(pid_t)>& keep) {
   // Only reap processes that are not the target; waitid with WNOWAIT peeks.
   for (;;) {
     siginfo_t info{};
     if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) return;
-    if (info.si_pid == target) return;
+    if (info.si_pid == target || keep(info.si_pid)) return;
     int status;
     ::waitpid(info.si_pid, &status, WNOHANG);
   }
+}
+
+uint32_t count_children(const std::function<bool(pid_t)>& skip) {
+  // /proc/self/task/*/children lists each thread's children.
+  std::error_code ec;
+  uint32_t n = 0;
+  bool listed = false;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/task", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    std::ifstream in(it->path() / "children");
+    if (!in) continue;
+    listed = true;
+    pid_t pid;
+    while (in >> pid)
+      if (!skip(pid)) ++n;
+  }
+  if (listed) return n;
+  // A kernel without that file: waitid tells whether there is any child.
+  siginfo_t info{};
+  return ::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 && errno == ECHILD ? 0 : 1;
 }
 
 }  // namespace ptprof::launcher

@@ -3,6 +3,7 @@
 #pragma once
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -36,7 +37,13 @@ void forward_signals_to(pid_t pid);
 // orphaned processes of the target's tree become its children: their exit is
 // seen (a process that is gone) and they are reaped here.
 void become_subreaper();
-// Reaps exited descendants other than the target.
-void reap_orphans(pid_t target);
+// Reaps exited descendants other than the target and those `keep` claims
+// (the launcher's own children, e.g. on-trace-ready commands, reaped by
+// whoever started them).
+void reap_orphans(pid_t target, const std::function<bool(pid_t)>& keep);
+// The launcher's children, running or not yet reaped, but those `skip`
+// claims. As a subreaper, once the target has exited these are the tops of
+// what is left of its process tree (none: the whole tree is gone).
+uint32_t count_children(const std::function<bool(pid_t)>& skip);
 
 }  // namespace ptprof::launcher

@@ -28,6 +28,12 @@ class WindowSink {
   virtual Result<std::unique_ptr<format::TraceSink>> open(const std::string& path, const trace::Header& header) = 0;
   // The trace opened for `f.path` is complete.
   virtual void window_written(const WindowFile& f) = 0;
+  // The trace of `f.window` could not be written (or completed): `error` says
+  // why; its events are lost.
+  virtual void window_failed(const WindowFile& f, const std::string& error) {
+    (void)f;
+    (void)error;
+  }
 };
 
 }  // namespace ptprof::launcher

@@ -28,9 +28,12 @@ die() {
 PACKAGES=(build-essential cmake pkg-config libspdlog-dev libcli11-dev catch2
           libzstd-dev zlib1g-dev python3-torch libtorch-dev python3-venv)
 # What only the tests use (scripts/test.sh sets PTPROF_SETUP_TESTS=1): protoc
-# decodes the Perfetto export, headless Chromium opens the HTML report.
+# decodes the Perfetto export, headless Chromium opens the HTML report, Clang
+# and its runtimes (libFuzzer, ASan, UBSan) build the fuzz targets
+# (scripts/fuzz.sh); GCC's sanitizer runtimes (scripts/sanitize.sh) come with
+# build-essential.
 if [[ "${PTPROF_SETUP_TESTS:-0}" == 1 ]]; then
-  PACKAGES+=(protobuf-compiler chromium)
+  PACKAGES+=(protobuf-compiler chromium clang-14 libclang-rt-14-dev)
 fi
 
 missing=()

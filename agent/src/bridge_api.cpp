@@ -48,6 +48,11 @@ PTPROF_EXPORT void ptprof_agent_op_begin(const ptprof_op_begin* op) {
                      std::span<const uint8_t>(op->shapes, shapes))) [[unlikely]]
     return;
   t->ops[t->op_depth] = op->handle;
+  // While CUPTI records, the kernels this op launches carry its handle.
+  const bool push = g_runtime.cuda_correlating();
+  if (push) [[unlikely]]
+    g_runtime.cupti().push(op->handle);
+  t->ops_pushed[t->op_depth] = push;
   ++t->op_depth;
 }
 
@@ -59,8 +64,14 @@ PTPROF_EXPORT void ptprof_agent_op_end(uint64_t handle) {
   // scope that ends out of order.
   for (uint32_t i = depth; i > 0 && depth - i < 4; --i) {
     if (t->ops[i - 1] != handle) continue;
-    if (i != depth) std::memmove(&t->ops[i - 1], &t->ops[i], (depth - i) * sizeof(uint64_t));
+    const bool pushed = t->ops_pushed[i - 1];
+    if (i != depth) {
+      std::memmove(&t->ops[i - 1], &t->ops[i], (depth - i) * sizeof(uint64_t));
+      std::memmove(&t->ops_pushed[i - 1], &t->ops_pushed[i], (depth - i) * sizeof(bool));
+    }
     --t->op_depth;
+    if (pushed) [[unlikely]]
+      g_runtime.cupti().pop();
     t->emit_end(wire::RecordType::OpEnd, t->now(), wire::OpEndPayload{handle});
     return;
   }
@@ -76,6 +87,23 @@ PTPROF_EXPORT void ptprof_agent_scope_end(const char* name) {
   if (!t) return;
   t->scopes.pop();
   g_runtime.scope_ended(*t, name);
+}
+
+PTPROF_EXPORT int ptprof_agent_profile_memory(void) { return g_runtime.profile_memory() ? 1 : 0; }
+
+PTPROF_EXPORT int ptprof_agent_memory_recording(void) { return g_runtime.memory_recording() ? 1 : 0; }
+
+PTPROF_EXPORT void ptprof_agent_memory(const ptprof_memory_event* m) {
+  ThreadState* t = thread_state();
+  if (!t || !g_runtime.memory_recording()) return;
+  wire::MemoryEventPayload p{};
+  p.ptr = m->ptr;
+  p.bytes = m->bytes;
+  p.total_allocated = m->total_allocated;
+  p.total_reserved = m->total_reserved;
+  p.device_type = m->device_type;
+  p.device_index = m->device_index;
+  (void)t->emit(wire::RecordType::MemoryEvent, 0, t->now(), p);
 }
 
 PTPROF_EXPORT void ptprof_agent_warn(const char* message) {

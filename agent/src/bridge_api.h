@@ -39,6 +39,24 @@ void ptprof_agent_scope_end(const char* name);
 // Logs `message` at warn level (the bridge warns once per condition).
 void ptprof_agent_warn(const char* message);
 
+// One allocation (bytes > 0) or free (bytes < 0) as torch reports it to a
+// profiler (c10::MemoryReportingInfoBase::reportMemoryUsage).
+struct ptprof_memory_event {  // NOLINT(readability-identifier-naming): a C API
+  uint64_t ptr;
+  int64_t bytes;
+  int64_t total_allocated;
+  int64_t total_reserved;
+  int8_t device_type;  // c10::DeviceType
+  int8_t device_index;
+};
+// PTPROF_PROFILE_MEMORY as the agent parsed it.
+int ptprof_agent_profile_memory(void);
+// Nonzero while memory events are recorded (PTPROF_PROFILE_MEMORY, in a
+// window). Cheap: a load of one flag.
+int ptprof_agent_memory_recording(void);
+// Records `m` on the calling thread.
+void ptprof_agent_memory(const struct ptprof_memory_event* m);
+
 // The bridge's entry point. `set_recording(on)` is how the agent switches
 // operator callbacks off in skip/wait steps and on again (any thread may call
 // it). Returns 0 on success; on failure fills `why` (NUL-terminated).

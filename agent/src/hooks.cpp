@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "cuda_hook_support.hpp"
 #include "export.hpp"
 #include "thread_state.hpp"
 
@@ -13,6 +14,7 @@ namespace {
 
 using DlopenFn = void* (*)(const char*, int);
 using SetnameFn = int (*)(pthread_t, const char*);
+using DlsymFn = void* (*)(void*, const char*);
 
 // dlopen calls in progress on this thread. A library's constructor may call
 // dlopen while the outer dlopen is still initializing libraries (libtorch's
@@ -29,9 +31,22 @@ DlopenFn next_dlopen() {
   return fn;
 }
 
+// The real dlsym: found with dlvsym, which the agent does not interpose.
+// glibc 2.34 moved dlsym into libc under a new version; older ones have
+// only GLIBC_2.2.5.
+DlsymFn next_dlsym() {
+  static DlsymFn fn = [] {
+    void* p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+    if (!p) p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+    return reinterpret_cast<DlsymFn>(p);
+  }();
+  return fn;
+}
+
 }  // namespace
 
 void* real_dlopen(const char* file, int mode) { return next_dlopen()(file, mode); }
+void* real_dlsym(void* handle, const char* name) { return next_dlsym()(handle, name); }
 
 }  // namespace ptprof::agent
 
@@ -43,7 +58,10 @@ using namespace ptprof::agent;
 // that such a call made is noticed on the next dlopen.
 PTPROF_EXPORT void* dlopen(const char* file, int mode) {
   bool outermost = tls_dlopen_depth == 0;
-  if (outermost) g_runtime.maybe_load_torch_bridge();
+  if (outermost) {
+    g_runtime.maybe_load_torch_bridge();
+    g_runtime.check_for_cuda();
+  }
   DlopenFn real = next_dlopen();
   if (!file || !std::strchr(file, '/')) return real(file, mode);
   void* handle;
@@ -51,9 +69,26 @@ PTPROF_EXPORT void* dlopen(const char* file, int mode) {
     DepthGuard guard;
     handle = real(file, mode);
   }
-  if (handle && outermost) g_runtime.maybe_load_torch_bridge();
+  if (handle && outermost) {
+    g_runtime.maybe_load_torch_bridge();
+    g_runtime.check_for_cuda();
+  }
   return handle;
 }
+
+// The CUDA runtime (dynamic or static) loads the driver itself, RTLD_LOCAL,
+// and takes cuGetProcAddress from it with dlsym on that handle, which no
+// preloaded definition can interpose: this hands out the wrapper instead
+// (cuda_hook_support.hpp). RTLD_NEXT is relative to the caller, which glibc
+// finds from the return address: every lookup that is not for a CUDA name on
+// a real handle leaves by a tail call, so glibc sees the original caller.
+#if PTPROF_CUDA_HOOKS
+PTPROF_EXPORT void* dlsym(void* handle, const char* name) {
+  DlsymFn real = next_dlsym();
+  if (handle == RTLD_NEXT || handle == RTLD_DEFAULT || name[0] != 'c' || name[1] != 'u') return real(handle, name);
+  return ptprof::agent::cuda::wrap_resolved_symbol(name, real(handle, name));
+}
+#endif
 
 PTPROF_EXPORT int pthread_setname_np(pthread_t thread, const char* name) {
   static SetnameFn real = reinterpret_cast<SetnameFn>(dlsym(RTLD_NEXT, "pthread_setname_np"));

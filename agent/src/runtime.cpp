@@ -119,6 +119,7 @@ void Runtime::start() {
   }
   *config_ = *cfg;
   record_shapes_ = config_->record_shapes;
+  profile_memory_ = config_->profile_memory;
 
   if (!map_session(session)) return;
   thread_key_ok_ = pthread_key_create(&thread_key_, on_thread_exit) == 0;
@@ -128,11 +129,13 @@ void Runtime::start() {
   std::atexit(on_exit);
   active_.store(true, std::memory_order_release);
 
-  uint64_t t = clock::ticks_ordered(clock_kind_);
-  {
+  // Under cudaProfilerApi nothing records before the first capture range.
+  if (config_->step.kind != StepRule::Kind::CudaProfilerApi) {
+    uint64_t t = clock::ticks_ordered(clock_kind_);
     std::lock_guard lock(step_mu_);
     apply_step(0, t, /*first=*/true);
   }
+  check_for_cuda();  // a program linked against CUDA has it loaded already
   log(Level::Debug, "registered in session %s", session);
 }
 
@@ -444,7 +447,6 @@ void Runtime::publish_boundary(wire::BoundaryKind kind, uint64_t ticks, uint32_t
   header_->boundary_count.store(n + 1, std::memory_order_release);
 }
 
-// Moves the schedule to `step`, which begins at `ticks`. Caller holds step_mu_.
 // On demand: no window until `ptprof trigger` moves the session's
 // trigger_seq; then, from this step boundary, the next trigger_steps steps
 // (or whole steps until trigger_duration_ns has passed) are window
@@ -478,11 +480,16 @@ StepTransition Runtime::on_demand_transition(bool first) {
   return t;
 }
 
-void Runtime::apply_step(uint64_t step, uint64_t ticks, bool first) {
+// Moves the schedule to `step`, which begins at `ticks`. Caller holds step_mu_.
+std::optional<uint32_t> Runtime::apply_step(uint64_t step, uint64_t ticks, bool first) {
   const StepTransition t = config_->on_demand ? on_demand_transition(first)
                                               : step_transition(config_->schedule, windows_, step_, step, first);
+  std::optional<uint32_t> ended;
   header_->in_transition.store(1, std::memory_order_seq_cst);
-  if (t.end_window) publish_boundary(wire::BoundaryKind::WindowEnd, ticks, windows_.window);
+  if (t.end_window) {
+    publish_boundary(wire::BoundaryKind::WindowEnd, ticks, windows_.window);
+    ended = windows_.window;
+  }
   step_ = step;
   current_step_.store(step, std::memory_order_relaxed);
   // A window open from the start of the region takes everything in it: tick
@@ -491,19 +498,98 @@ void Runtime::apply_step(uint64_t step, uint64_t ticks, bool first) {
   if (t.begin_window) publish_boundary(wire::BoundaryKind::WindowBegin, t.begin_at_zero ? 0 : ticks, t.after.window);
   windows_ = t.after;
   header_->in_transition.store(0, std::memory_order_release);
+  memory_recording_.store(profile_memory_ && t.after.in_window, std::memory_order_relaxed);
 
   bool was = recording_.exchange(t.recording, std::memory_order_relaxed);
-  if (t.recording != was) set_bridge_recording(t.recording);
+  if (t.recording != was) {
+    set_bridge_recording(t.recording);
+    cupti_->recording_changed(t.recording);
+  }
   if (t.recording) {
     if (ThreadState* th = thread_state()) th->write(wire::RecordType::Step, uint32_t(step), ticks);
   }
+  return ended;
+}
+
+void Runtime::notify_window_end(std::optional<uint32_t> window) {
+  if (!window) return;
+  if (WindowEndListener fn = window_end_listener_.load(std::memory_order_acquire)) fn(*window);
 }
 
 void Runtime::end_step() {
+  // Under cudaProfilerApi only cudaProfilerStart/Stop move the steps.
+  if (!active() || config_->step.kind == StepRule::Kind::CudaProfilerApi) return;
+  std::optional<uint32_t> ended;
+  {
+    std::lock_guard lock(step_mu_);
+    // GPU records of the step reach the rings before its boundary is taken,
+    // so that they land in the window they belong to.
+    if (cupti_->correlating()) cupti_->flush();
+    uint64_t t = clock::ticks_ordered(clock_kind_);
+    ended = apply_step(step_ + 1, t, /*first=*/false);
+  }
+  notify_window_end(ended);
+}
+
+// Capture range k is step k. Without a schedule each capture range is a
+// window of its own (as nsys writes one report per range); with one, the
+// schedule groups them. A window ends at the Stop of its last step, so the
+// steps inside a window run from one Start to the next.
+void Runtime::cuda_profiler_api(bool start) {
+  if (!active() || config_->step.kind != StepRule::Kind::CudaProfilerApi) return;
+  std::optional<uint32_t> ended;
+  {
+    std::lock_guard lock(step_mu_);
+    if (cupti_->correlating()) cupti_->flush();
+    ended = move_capture(start);
+  }
+  notify_window_end(ended);
+}
+
+// cuda_profiler_api's transition; caller holds step_mu_.
+std::optional<uint32_t> Runtime::move_capture(bool start) {
+  std::optional<uint32_t> ended;
+  if (start == capturing_) return ended;  // a Start inside a range, a Stop outside one
+  capturing_ = start;
+  Schedule schedule = config_->schedule;
+  if (!schedule.enabled) schedule = Schedule{.enabled = true};  // active=1: every range RecordAndSave
+  uint64_t t = clock::ticks_ordered(clock_kind_);
+  bool recording = false;
+  header_->in_transition.store(1, std::memory_order_seq_cst);
+  if (start) {
+    step_ = captures_++;
+    current_step_.store(step_, std::memory_order_relaxed);
+    const StepAction action = schedule.action(step_);
+    if (!windows_.in_window && Schedule::records(action)) {
+      publish_boundary(wire::BoundaryKind::WindowBegin, t, windows_.window);
+      windows_.in_window = true;
+    }
+    recording = action != StepAction::None;
+  } else if (windows_.in_window && (schedule.action(step_) != StepAction::Record || schedule.finished_after(step_))) {
+    publish_boundary(wire::BoundaryKind::WindowEnd, t, windows_.window);
+    ended = windows_.window;
+    windows_.in_window = false;
+    ++windows_.window;
+  }
+  header_->in_transition.store(0, std::memory_order_release);
+  bool was = recording_.exchange(recording, std::memory_order_relaxed);
+  if (recording != was) set_bridge_recording(recording);
+  if (recording) {
+    if (ThreadState* th = thread_state()) th->write(wire::RecordType::Step, uint32_t(step_), t);
+  }
+  return ended;
+}
+
+void Runtime::set_gpu_flush_protocol(bool on) {
+  if (header_) header_->gpu_flush.store(on ? 1 : 0, std::memory_order_release);
+}
+
+void Runtime::gpu_flushed(uint32_t window) {
   if (!active()) return;
   std::lock_guard lock(step_mu_);
-  uint64_t t = clock::ticks_ordered(clock_kind_);
-  apply_step(step_ + 1, t, /*first=*/false);
+  header_->in_transition.store(1, std::memory_order_seq_cst);
+  publish_boundary(wire::BoundaryKind::GpuFlushed, clock::ticks_ordered(clock_kind_), window);
+  header_->in_transition.store(0, std::memory_order_release);
 }
 
 void Runtime::scope_ended(ThreadState& t, const char* name) {
@@ -530,12 +616,29 @@ void Runtime::set_bridge_recording(bool on) {
   if (bridge_set_recording_) bridge_set_recording_(on ? 1 : 0);
 }
 
+uint32_t Runtime::publish_cuda_status(wire::CudaStatus s, bool yielded, const char* message) {
+  if (!header_) return 0;
+  const char* text = nullptr;
+  uint32_t id = intern(message, &text);
+  header_->cuda_status.store(wire::pack_cuda_status(s, yielded, id), std::memory_order_release);
+  return id;
+}
+
 void Runtime::count_lost_event() {
   if (header_) header_->lost_thread_events.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Runtime::stop() {
   if (!active()) return;
+  cupti_->shutdown();  // the last window's GPU records
+  // The window still open ends with the process: the listener (the CUPTI
+  // consumer) flushes what is in flight before the launcher sees `closed`.
+  std::optional<uint32_t> open;
+  {
+    std::lock_guard lock(step_mu_);
+    if (windows_.in_window) open = windows_.window;
+  }
+  notify_window_end(open);
   header_->closed.store(1, std::memory_order_release);
   // A target that outlived a killed launcher and forks no more: its exit
   // is the last chance to remove the session's objects.
@@ -564,6 +667,7 @@ void Runtime::after_fork_child() {
   // The parent's rings and arena stay the parent's: leave them alone and
   // start a region of our own. The other threads do not exist here.
   active_.store(false, std::memory_order_release);
+  cupti_->forget_after_fork();
   forget_thread_state();
   if (thread_key_ok_) pthread_setspecific(thread_key_, nullptr);
   tls_unregistrable = false;

@@ -41,9 +41,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cupti_consumer.hpp"
 #include "no_destructor.hpp"
 #include "ptprof/clock.hpp"
 #include "ptprof/config.hpp"
+#include "ptprof/cuda_status.hpp"
 #include "ptprof/schedule.hpp"
 #include "ptprof/session.hpp"
 #include "ptprof/string_arena.hpp"
@@ -62,6 +64,10 @@ class Runtime {
   clock::Kind clock_kind() const { return clock_kind_; }
   const Config& config() const { return *config_; }
   bool record_shapes() const { return record_shapes_; }
+  bool profile_memory() const { return profile_memory_; }
+  // Memory events are recorded in windows only (torch.profiler reports
+  // memory in active steps only): PTPROF_PROFILE_MEMORY and a window open.
+  bool memory_recording() const { return memory_recording_.load(std::memory_order_relaxed); }
 
   // Slow path of thread_state(): registers the calling thread. Null when the
   // agent is inert or the thread table is full.
@@ -85,6 +91,17 @@ class Runtime {
   // The torch bridge: loaded once libtorch is in the process.
   void maybe_load_torch_bridge();
 
+  // CUDA (PTPROF_ACTIVITIES has cuda): CUPTI is tried once CUDA is in the
+  // process (checked after each library load), held only while windows record.
+  void check_for_cuda() {
+    if (active() && config_->activities.cuda) cupti_->check_for_cuda(recording());
+  }
+  CuptiConsumer& cupti() { return *cupti_; }
+  bool cuda_correlating() const { return cupti_->correlating(); }
+  // Publishes the CUDA status and its one-line reason for the launcher;
+  // returns the reason's string id (0 when the arena refused it).
+  uint32_t publish_cuda_status(wire::CudaStatus s, bool yielded, const char* message);
+
   // Fork handlers (pthread_atfork).
   void before_fork();
   void after_fork_parent();
@@ -96,6 +113,24 @@ class Runtime {
   void note_unrecorded_event();
   // Pthread key destructor: the calling thread exits.
   void thread_exited(ThreadState* t);
+
+  // cudaProfilerStart (start) or cudaProfilerStop was called: under
+  // PTPROF_STEP=cudaProfilerApi each Start..Stop is one step, recorded as
+  // the schedule says; nothing is recorded between a Stop and the next Start.
+  void cuda_profiler_api(bool start);
+
+  // The GPU activity protocol (session.hpp, BoundaryKind::GpuFlushed), for
+  // the CUPTI consumer: set while it collects, so that the launcher holds
+  // ended windows until gpu_flushed(window) says their records are all in
+  // the rings. Neither may be called with step_mu_ held (from a callback of
+  // end_step).
+  void set_gpu_flush_protocol(bool on);
+  void gpu_flushed(uint32_t window);
+  // Called (on the thread that ended it, without step_mu_ held) after each
+  // WindowEnd is published, and at exit for the window still open: where the
+  // CUPTI consumer flushes CUPTI and then calls gpu_flushed(window).
+  using WindowEndListener = void (*)(uint32_t window);
+  void set_window_end_listener(WindowEndListener fn) { window_end_listener_.store(fn, std::memory_order_release); }
 
  private:
   bool map_session(const char* name);
@@ -109,14 +144,19 @@ class Runtime {
   uint64_t reserve_ring(uint32_t slot);
   bool reserve_arena(uint64_t upto);
   void publish_boundary(wire::BoundaryKind kind, uint64_t ticks, uint32_t window);
-  void apply_step(uint64_t step, uint64_t ticks, bool first);
+  // Returns the index of the window it ended, if it ended one.
+  std::optional<uint32_t> apply_step(uint64_t step, uint64_t ticks, bool first);
   StepTransition on_demand_transition(bool first);
+  void notify_window_end(std::optional<uint32_t> window);
+  std::optional<uint32_t> move_capture(bool start);
   void set_bridge_recording(bool on);
 
   std::atomic<bool> active_{false};
   std::atomic<bool> recording_{false};
   clock::Kind clock_kind_ = clock::Kind::Monotonic;
   bool record_shapes_ = false;
+  bool profile_memory_ = false;
+  std::atomic<bool> memory_recording_{false};
   NoDestructor<Config> config_;
 
   void* session_map_ = nullptr;
@@ -158,6 +198,12 @@ class Runtime {
   uint32_t trigger_seen_ = 0;
   uint64_t trigger_steps_left_ = 0;
   uint64_t trigger_deadline_ns_ = 0;
+
+  std::atomic<WindowEndListener> window_end_listener_{nullptr};
+  bool capturing_ = false;  // cudaProfilerApi: between a Start and its Stop
+  uint64_t captures_ = 0;   // cudaProfilerApi: capture ranges begun so far
+
+  NoDestructor<CuptiConsumer> cupti_;
 
   std::atomic<int> bridge_state_{0};  // 0 not loaded, 1 loading, 2 loaded, 3 failed
   void (*bridge_set_recording_)(int) = nullptr;

@@ -77,6 +77,7 @@ struct ThreadState {
   // Handles of operators whose begin this thread recorded, innermost last;
   // an end is written only for these.
   uint64_t ops[kMaxDepth];
+  bool ops_pushed[kMaxDepth];  // whether the op's handle was pushed to CUPTI as external correlation id
   uint32_t op_depth = 0;
   // For each open range: whether its push was recorded, and its name id.
   uint32_t ranges[kMaxDepth];  // name id, or 0 when the push was not recorded

@@ -18,6 +18,7 @@
 
 #include "bridge_api.h"
 #include "encode_inputs.hpp"
+#include "memory_reporter.hpp"
 #include "ptprof/record.hpp"
 #include "ptprof/torch_version.hpp"
 #include "torch_compat.hpp"
@@ -32,6 +33,8 @@ static_assert(kShapesCapacity <= UINT16_MAX);
 
 // Written once in init, before the callbacks are registered; read-only after.
 bool g_record_shapes = false;
+// PTPROF_PROFILE_MEMORY: the reporter every thread's PROFILER_STATE slot gets.
+std::shared_ptr<c10::DebugInfoBase> g_memory_reporter;
 at::CallbackHandle g_op_callback = at::INVALID_CALLBACK_HANDLE;
 
 // Serialises toggles so the last caller's state wins; `g_enabled` mirrors what
@@ -51,7 +54,12 @@ bool g_enabled = false;
 }
 
 // The hot path: ~1,000 calls per training step. No allocation, no lock.
+// kMemory: the callback registered under PTPROF_PROFILE_MEMORY, which first
+// gives a thread that has none the memory reporter (memory_reporter.hpp);
+// without it nothing here changes.
+template <bool kMemory>
 std::unique_ptr<at::ObserverContext> op_start(const at::RecordFunction& fn) {
+  if constexpr (kMemory) MemoryReporter::install(g_memory_reporter);
   ptprof_op_begin op;
   op.name = op_name(fn);
   op.handle = fn.handle();
@@ -141,8 +149,13 @@ int init(void (**set_recording_out)(int), char* why, uint32_t why_len) {
   // Handles pair begins with ends in the agent; without needsIds torch leaves
   // them 0. needsInputs only when shapes are wanted: boxing inputs is the most
   // expensive thing a callback can ask of torch.
+  if (ptprof_agent_profile_memory()) {
+    g_memory_reporter = std::make_shared<MemoryReporter>();
+    MemoryReporter::install(g_memory_reporter);  // the thread that imports torch, before any op
+  }
+  auto start = g_memory_reporter ? &op_start<true> : &op_start<false>;
   g_op_callback =
-      at::addGlobalCallback(at::RecordFunctionCallback(&op_start, &op_end).needsInputs(g_record_shapes).needsIds(true));
+      at::addGlobalCallback(at::RecordFunctionCallback(start, &op_end).needsInputs(g_record_shapes).needsIds(true));
   {
     std::lock_guard lock(g_toggle_mutex);
     g_enabled = true;

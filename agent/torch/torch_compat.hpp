@@ -20,6 +20,18 @@
 //   reenableCallback            is safe in both (agent/torch/README.md).
 //   optional                    c10::optional in 1.13, std::optional in 2.x:
 //                               not used.
+//   MemoryReportingInfoBase::   total_allocated/total_reserved are int64_t in
+//   reportMemoryUsage           1.13 and size_t in 2.x: MemoryTotal is
+//                               whichever the torch declares. The CPU
+//                               allocator reports in both through
+//                               ProfiledCPUMemoryReporter (alloc +bytes, free
+//                               -bytes of a block allocated while profiled;
+//                               total_reserved 0).
+//   DebugInfoKind::             an enum value in 1.13, a static member in
+//   PROFILER_STATE              2.x: the same spelling works for both.
+//   ProfilerStateBase           torch/csrc/profiler/orchestration/observer.h in
+//                               both, constructible from a ProfilerConfig;
+//                               profilerType() the one pure virtual.
 //   Steps                       torch.optim.Optimizer wraps step() in
 //                               record_function("Optimizer.step#<Class>.step")
 //                               in both (USER_SCOPE); 2.x's record_function
@@ -28,6 +40,7 @@
 //                               profiler::* as torch does).
 #pragma once
 #include <ATen/record_function.h>
+#include <c10/core/Allocator.h>
 
 #include <type_traits>
 
@@ -43,6 +56,15 @@ inline const char* op_name(const RF& fn) {
   else
     return fn.name().str();  // c10::StringView (torch <= 1.12)
 }
+
+// The type of reportMemoryUsage's total_allocated (and total_reserved).
+template <class F>
+struct MemoryTotalOf;
+template <class C, class R, class Ptr, class Size, class Total, class Reserved, class Device>
+struct MemoryTotalOf<R (C::*)(Ptr, Size, Total, Reserved, Device)> {
+  using type = Total;
+};
+using MemoryTotal = typename MemoryTotalOf<decltype(&c10::MemoryReportingInfoBase::reportMemoryUsage)>::type;
 
 inline uint8_t wire_scope(at::RecordScope s) noexcept {
   using W = wire::OpScope;

@@ -20,8 +20,27 @@ void append_int(std::string& out, Int v) {
 }  // namespace
 
 std::string_view chrome_category(const trace::Event& e) {
-  if (e.kind == trace::EventKind::Op && e.scope != kUserScope) return "cpu_op";
-  return "user_annotation";
+  using trace::EventKind;
+  switch (e.kind) {
+    case EventKind::Op:
+      return e.scope != kUserScope ? "cpu_op" : "user_annotation";
+    // torch.profiler's categories for what CUDA brings.
+    case EventKind::CudaApi:
+    case EventKind::CuptiApi:
+      return "cuda_runtime";
+    case EventKind::Kernel:
+      return "kernel";
+    case EventKind::Memcpy:
+      return "gpu_memcpy";
+    case EventKind::Memset:
+      return "gpu_memset";
+    case EventKind::GpuSync:
+      return "cuda_sync";
+    case EventKind::GpuOverhead:
+      return "overhead";
+    default:
+      return "user_annotation";
+  }
 }
 
 std::string input_dims_json(std::string_view text, bool* truncated) {
@@ -107,6 +126,7 @@ const std::string& ChromeEventFormatter::pid_tid_json(const trace::Trace& t, uin
 }
 
 void ChromeEventFormatter::append(std::string& out, const trace::Trace& t, const trace::Event& e, uint64_t id) {
+  if (e.kind == trace::EventKind::Memory) return append_memory(out, t, e, id);
   const bool instant = e.kind == trace::EventKind::Mark;
   out += instant ? "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"" : "{\"ph\":\"X\",\"cat\":\"";
   out += chrome_category(e);

@@ -42,6 +42,8 @@ class ChromeEventFormatter {
   const std::string& name_json(const trace::Trace& t, uint32_t id);
   const std::string& dims_json(const trace::Trace& t, uint32_t id);
   const std::string& pid_tid_json(const trace::Trace& t, uint32_t thread);
+  // A Memory event as Kineto writes it (chrome_memory_event.cpp).
+  void append_memory(std::string& out, const trace::Trace& t, const trace::Event& e, uint64_t id);
 
   int64_t base_wall_ns_;
   int64_t realtime_offset_ns_ = 0;

@@ -5,9 +5,14 @@
 #include <limits>
 
 #include "format_layout.hpp"
+#include "memory_chunk.hpp"
 
 namespace ptprof::format::detail {
 namespace {
+
+// Event times are ns of a monotonic clock: 2^61 ns is 73 years either side
+// of its zero, so that any difference or sum of two fits an int64.
+constexpr int64_t kMaxAbsTimeNs = int64_t(1) << 61;
 
 const char* const kTruncatedPayload = "payload ends inside a record or holds a malformed varint";
 
@@ -129,6 +134,88 @@ Status decode_threads(Cursor c, trace::Trace& t) {
   return {};
 }
 
+Status decode_cuda(Cursor c, trace::Trace& t) {
+  uint64_t count = 0;
+  if (auto e = check_first(c, t.cuda.size(), "CUDA", count); !e.ok()) return e;
+  uint64_t ncols = c.varint();
+  if (!c.ok()) return Status::error(kTruncatedPayload);
+  if (ncols < kCudaColumns)
+    return Status::error("CUDA chunk has " + std::to_string(ncols) + " columns, expected " +
+                         std::to_string(unsigned(kCudaColumns)));
+  if (ncols > c.remaining()) return Status::error("CUDA chunk claims " + std::to_string(ncols) + " columns");
+  // Every record takes at least one byte in each column.
+  if (count > c.remaining() / kCudaColumns)
+    return Status::error("CUDA chunk claims " + std::to_string(count) + " records in " + std::to_string(c.remaining()) +
+                         " bytes");
+  std::array<uint64_t, kCudaColumns> sizes{};
+  for (uint64_t i = 0; i < ncols; ++i) {
+    uint64_t s = c.varint();
+    if (i < kCudaColumns) sizes[i] = s;
+  }
+  if (!c.ok()) return Status::error(kTruncatedPayload);
+  std::array<Cursor, kCudaColumns> col;
+  for (size_t i = 0; i < kCudaColumns; ++i) {
+    if (sizes[i] > c.remaining()) return Status::error("CUDA column " + std::to_string(i) + " overruns the chunk");
+    col[i] = c.sub(size_t(sizes[i]));
+  }
+  const size_t nstrings = t.strings.size();
+  t.cuda.reserve(t.cuda.size() + count);
+  for (uint64_t i = 0; i < count; ++i) {
+    trace::CudaInfo r;
+    r.correlation_id = col[kCudaCorrelation].varint();
+    r.external_id = col[kCudaExternal].varint();
+    r.stream = col[kCudaStream].varint();
+    r.ptr = col[kCudaPtr].varint();
+    r.bytes = col[kCudaBytes].varint();
+    r.graph_node_id = col[kCudaGraphNode].varint();
+    for (int d = 0; d < 3; ++d) {
+      r.grid[d] = col[kCudaGridX + d].varint32();
+      r.block[d] = col[kCudaBlockX + d].varint32();
+    }
+    int64_t device = col[kCudaDevice].svarint();
+    int64_t result = col[kCudaResult].svarint();
+    uint64_t name = col[kCudaKernelName].varint();
+    uint64_t family = col[kCudaFamily].varint();
+    uint64_t copy_kind = col[kCudaCopyKind].varint();
+    if (!fits_i32(device) || !fits_i32(result) || family > UINT8_MAX || copy_kind > UINT8_MAX)
+      return Status::error("CUDA record " + std::to_string(t.cuda.size()) + " has a value out of range");
+    if (name >= nstrings)
+      return Status::error("CUDA record " + std::to_string(t.cuda.size()) + " names string " + std::to_string(name) +
+                           " of " + std::to_string(nstrings));
+    r.device = int32_t(device);
+    r.result = int32_t(result);
+    r.kernel_name = uint32_t(name);
+    r.family = uint8_t(family);
+    r.copy_kind = uint8_t(copy_kind);
+    t.cuda.push_back(r);
+  }
+  for (size_t i = 0; i < kCudaColumns; ++i) {
+    if (!col[i].ok()) return Status::error("CUDA column " + std::to_string(i) + " ends early or is malformed");
+    if (!col[i].at_end()) return Status::error("CUDA column " + std::to_string(i) + " has trailing bytes");
+  }
+  return {};
+}
+
+Status decode_gpu_lanes(Cursor c, trace::Trace& t) {
+  uint64_t count = c.varint();
+  if (!c.ok()) return Status::error(kTruncatedPayload);
+  if (count > c.remaining() / 2)
+    return Status::error("GPU lanes chunk claims " + std::to_string(count) + " lanes in " +
+                         std::to_string(c.remaining()) + " bytes");
+  for (uint64_t i = 0; i < count; ++i) {
+    uint64_t thread = c.varint();
+    uint64_t device = c.varint();
+    if (!c.ok()) return Status::error(kTruncatedPayload);
+    if (thread >= t.threads.size())
+      return Status::error("GPU lane names thread " + std::to_string(thread) + " of " +
+                           std::to_string(t.threads.size()));
+    if (device > uint64_t(std::numeric_limits<int32_t>::max()))
+      return Status::error("GPU lane device " + std::to_string(device) + " out of range");
+    t.threads[thread].device = int32_t(device);
+  }
+  return {};
+}
+
 Status decode_events(Cursor c, trace::Trace& t, std::vector<uint64_t>& counts) {
   uint64_t n = c.varint();
   uint64_t ncols = c.varint();
@@ -186,6 +273,14 @@ Status decode_events(Cursor c, trace::Trace& t, std::vector<uint64_t>& counts) {
     e.name = uint32_t(name);
     e.start_ns = int64_t(uint64_t(prev_start[thread]) + uint64_t(start_delta));
     e.end_ns = int64_t(uint64_t(e.start_ns) + duration);
+    // No clock gives such times, and differences and sums of them would
+    // overflow in every consumer: a checksum-valid file that holds them is
+    // damaged (or crafted).
+    if (e.start_ns < -kMaxAbsTimeNs || e.start_ns > kMaxAbsTimeNs || e.end_ns < -kMaxAbsTimeNs ||
+        e.end_ns > kMaxAbsTimeNs)
+      return Status::error("event " + std::to_string(i) + " has times out of range (start " +
+                           std::to_string(e.start_ns) + " ns, duration " + std::to_string(duration) +
+                           " ns; accepted: within 2^61 ns, 73 years, of the clock's zero)");
     prev_start[thread] = e.end_ns;
     e.scope = uint8_t(scope);
     e.flags = uint16_t(flags);
@@ -194,8 +289,14 @@ Status decode_events(Cursor c, trace::Trace& t, std::vector<uint64_t>& counts) {
       e.seq_nr = int64_t(uint64_t(prev_seq[thread]) + uint64_t(col[kColSeqNr].svarint()));
       prev_seq[thread] = e.seq_nr;
     }
+    if (kind_has_cuda_info(kind & kKindMask) && arg > t.cuda.size())
+      return Status::error("event " + std::to_string(i) + " refers to CUDA record " + std::to_string(arg) + " of " +
+                           std::to_string(t.cuda.size()));
     e.fwd_thread_id = fwd;
     e.arg = arg;
+    if (!memory_ref_ok(e, t))
+      return Status::error("event " + std::to_string(i) + " references memory record " + std::to_string(arg) + " of " +
+                           std::to_string(t.memory.size()));
     ++counts[thread];
     t.events.push_back(e);
   }

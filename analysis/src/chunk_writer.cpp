@@ -1,5 +1,7 @@
 #include "chunk_writer.hpp"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -10,10 +12,12 @@ namespace ptprof::format::detail {
 
 ChunkWriter::ChunkWriter(std::FILE* f, std::string path) : file_(f), path_(std::move(path)) {}
 
-Result<std::unique_ptr<ChunkWriter>> ChunkWriter::open(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
+Result<std::unique_ptr<ChunkWriter>> ChunkWriter::open(int fd, const std::string& path) {
+  std::FILE* f = ::fdopen(fd, "wb");
   if (!f) {
-    return Status::error(path + ": " + std::strerror(errno));
+    const int err = errno;
+    ::close(fd);
+    return Status::error(path + ": " + std::strerror(err));
   }
   // Chunks are written whole; a large buffer turns them into few syscalls.
   std::setvbuf(f, nullptr, _IOFBF, 1u << 20);
@@ -61,6 +65,12 @@ Status ChunkWriter::write(ChunkType type, std::string_view raw) {
   put_u32(head, crc32c(head.data(), head.size()));
   if (Status s = put(head.data(), head.size()); !s.ok()) return s;
   return put(stored.data(), stored.size());
+}
+
+Status ChunkWriter::flush() {
+  if (!file_) return {};
+  if (std::fflush(file_.get()) != 0) return Status::error(path_ + ": write failed: " + std::strerror(errno));
+  return {};
 }
 
 Status ChunkWriter::close() {

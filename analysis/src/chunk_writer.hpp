@@ -15,12 +15,16 @@ namespace ptprof::format::detail {
 
 class ChunkWriter {
  public:
-  // Opens `path` for writing (truncating) and writes the file preamble.
-  static Result<std::unique_ptr<ChunkWriter>> open(const std::string& path);
+  // Writes the file preamble to `fd`, a new file created for `path` (named in
+  // errors); takes ownership of fd.
+  static Result<std::unique_ptr<ChunkWriter>> open(int fd, const std::string& path);
   ChunkWriter(std::FILE* f, std::string path);  // takes ownership of f; use open()
 
   // Appends one chunk; an error on an I/O or zstd failure.
   Status write(ChunkType type, std::string_view raw);
+  // Hands what is buffered to the file, so that a reader (of a file whose
+  // writer is killed later) sees every chunk written so far.
+  Status flush();
   // Flushes and closes the file; an error if any write failed.
   Status close();
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "saturating.hpp"
+
 namespace ptprof::report::detail {
 
 Tree build_tree(const std::vector<TreeNode>& nodes) {
@@ -39,7 +41,8 @@ Tree build_tree(const std::vector<TreeNode>& nodes) {
   for (size_t i = 0; i < n; ++i) {
     if (t.parent[i] < 0) continue;
     ++children[size_t(t.parent[i])];
-    child_ns[size_t(t.parent[i])] += nodes[i].end - nodes[i].start;
+    child_ns[size_t(t.parent[i])] =
+        ptprof::detail::saturating_add(child_ns[size_t(t.parent[i])], nodes[i].end - nodes[i].start);
   }
 
   // _remove_dup_nodes: a node that is the only child of a same-named parent
@@ -56,7 +59,10 @@ Tree build_tree(const std::vector<TreeNode>& nodes) {
       child_ns[size_t(p)] = child_ns[i];
     }
   }
-  for (size_t i = 0; i < n; ++i) t.self_ns[i] = nodes[i].end - nodes[i].start - child_ns[i];
+  for (size_t i = 0; i < n; ++i)
+    t.self_ns[i] = ptprof::detail::saturating_sub(nodes[i].end - nodes[i].start, child_ns[i]);
+  t.order = std::move(order);
+  t.live_parent = std::move(live_parent);
   return t;
 }
 

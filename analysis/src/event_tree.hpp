@@ -13,9 +13,11 @@ struct TreeNode {
 };
 
 struct Tree {
-  std::vector<int32_t> parent;   // direct parent before folding, -1 for roots
-  std::vector<uint8_t> folded;   // 1: merged into its same-named parent; not reported
-  std::vector<int64_t> self_ns;  // duration minus the children left after folding
+  std::vector<int32_t> parent;       // direct parent before folding, -1 for roots
+  std::vector<uint8_t> folded;       // 1: merged into its same-named parent; not reported
+  std::vector<int64_t> self_ns;      // duration minus the children left after folding
+  std::vector<uint32_t> order;       // node indices, every parent before its children
+  std::vector<int32_t> live_parent;  // parent after folding (a folded node's: the one it merged into)
 };
 
 // Nodes nest by time: sorted by start, then longer first, each node's parent is

@@ -12,6 +12,7 @@
 #include "export_inputs.hpp"
 #include "ptprof/analysis/export.hpp"
 #include "ptprof/analysis/trace_file.hpp"
+#include "ptprof/cuda_status.hpp"
 #include "step_spans.hpp"
 
 namespace ptprof::exporting {
@@ -32,7 +33,8 @@ bool for_each_event(const std::vector<std::string>& files, ChromeEventFormatter*
     format::EventChunkSink sink = [&](const trace::Trace& meta, const std::vector<trace::Event>& events) {
       if (!started && formatter) formatter->begin_file(meta.header.realtime_offset_ns);
       started = true;
-      for (const trace::Event& e : events) visit(i, meta, e);
+      for (const trace::Event& e : events)
+        if (!wire::is_cuda_note(meta, e)) visit(i, meta, e);
     };
     auto read = format::read_trace_streaming(files[i], sink, warnings);
     if (!read) {

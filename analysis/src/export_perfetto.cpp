@@ -18,6 +18,7 @@
 #include "protobuf_encode.hpp"
 #include "ptprof/analysis/export.hpp"
 #include "ptprof/analysis/trace_file.hpp"
+#include "ptprof/cuda_status.hpp"
 #include "step_spans.hpp"
 #include "utf8_sanitize.hpp"
 
@@ -257,6 +258,7 @@ uint64_t PerfettoWriter::write_file(const trace::Trace& t) {
   order.reserve(t.events.size());
   for (uint32_t i = 0; i < t.events.size(); ++i) {
     const trace::Event& e = t.events[i];
+    if (wire::is_cuda_note(t, e)) continue;  // the report's line, not an event of the program
     int64_t end = e.kind == trace::EventKind::Step ? steps.end_of(0, e) : e.end_ns;
     order.push_back({e.thread, i, e.start_ns, end});
   }
@@ -275,7 +277,7 @@ uint64_t PerfettoWriter::write_file(const trace::Trace& t) {
   for (const Key& k : order) {
     const trace::Event& e = t.events[k.index];
     uint64_t track = thread_track(t, e.thread);
-    bool instant = e.kind == trace::EventKind::Mark;
+    bool instant = e.kind == trace::EventKind::Mark || e.kind == trace::EventKind::Memory;
     close_until(e.start_ns, track);
     write_begin(t, e, track, instant);
     if (instant) continue;

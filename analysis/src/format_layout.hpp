@@ -20,6 +20,9 @@ enum class ChunkType : uint32_t {
   Threads = 4,
   Events = 5,
   Footer = 6,
+  Cuda = 7,                // continues Trace::cuda (column-oriented CudaInfo records)
+  GpuLanes = 8,            // marks threads as GPU lanes (Thread::device)
+  Memory = 9,              // the table of trace::MemoryInfo (memory_chunk.hpp)
   ProcessAttributes = 10,  // rank, local rank, world size, host of processes
 };
 
@@ -53,7 +56,34 @@ enum EventColumn : uint32_t {
 constexpr uint64_t kKindMask = 0x0f;
 constexpr uint64_t kKindHasSeqNr = 0x10;
 
+// CUDA chunk columns (one per CudaInfo field), in payload order. Readers
+// require the first kCudaColumns and skip any extra columns.
+enum CudaColumn : uint32_t {
+  kCudaCorrelation = 0,
+  kCudaExternal,
+  kCudaStream,
+  kCudaPtr,
+  kCudaBytes,
+  kCudaGraphNode,
+  kCudaGridX,
+  kCudaGridY,
+  kCudaGridZ,
+  kCudaBlockX,
+  kCudaBlockY,
+  kCudaBlockZ,
+  kCudaDevice,
+  kCudaResult,
+  kCudaKernelName,
+  kCudaFamily,
+  kCudaCopyKind,
+  kCudaColumns,
+};
+
+// Event kinds whose arg is 1 + an index into Trace::cuda (0: none).
+constexpr bool kind_has_cuda_info(uint64_t kind) { return kind >= 5 && kind <= 11; }
+
 constexpr uint32_t kEventsPerChunk = 64 * 1024;
+constexpr uint32_t kCudaPerChunk = 64 * 1024;
 constexpr size_t kMetadataChunkBytes = 1u << 20;  // split string tables near this size
 constexpr int kZstdLevel = 3;
 

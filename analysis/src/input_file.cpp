@@ -8,13 +8,26 @@
 #include <cstring>
 
 namespace ptprof::format::detail {
+namespace {
+
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  return "another kind of file";
+}
+
+}  // namespace
 
 InputFile::~InputFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
 Status InputFile::open(const std::string& path) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO (or a device) must not wait for a writer
+  // before its type can be checked.
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd_ < 0) {
     return Status::error(path + ": " + std::strerror(errno));
   }
@@ -23,8 +36,9 @@ Status InputFile::open(const std::string& path) {
     return Status::error(path + ": " + std::strerror(errno));
   }
   if (!S_ISREG(st.st_mode)) {
-    return Status::error(path + ": not a regular file");
+    return Status::error(path + ": not a regular file (a trace file is; this is " + file_kind(st.st_mode) + ")");
   }
+  ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
   size_ = uint64_t(st.st_size);
   return {};
 }

@@ -1,11 +1,15 @@
 // Plain and gzip output files behind OutputFile.
 #include "output_file.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+
+#include "exclusive_file.hpp"
 
 namespace ptprof::exporting::detail {
 
@@ -23,8 +27,26 @@ class TempFile {
   bool open(const std::string& path, std::string* error) {
     path_ = path;
     tmp_ = path + ".tmp";
-    f_ = std::fopen(tmp_.c_str(), "wb");
-    if (!f_ && error) *error = tmp_ + ": " + std::strerror(errno);
+    // Never through a symlink someone planted; a leftover of our own (an
+    // export that was killed) is replaced.
+    int fd = format::detail::create_exclusive(tmp_);
+    struct stat st {};
+    if (fd < 0 && errno == EEXIST && ::lstat(tmp_.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        st.st_uid == ::geteuid() && st.st_nlink == 1 && ::unlink(tmp_.c_str()) == 0)
+      fd = format::detail::create_exclusive(tmp_);
+    if (fd < 0) {
+      if (error)
+        *error = tmp_ + ": " +
+                 (errno == EEXIST ? std::string("exists and is not a file of ours (a symlink?); not written through")
+                                  : std::string(std::strerror(errno)));
+      return false;
+    }
+    f_ = ::fdopen(fd, "wb");
+    if (!f_) {
+      if (error) *error = tmp_ + ": " + std::strerror(errno);
+      ::close(fd);
+      ::unlink(tmp_.c_str());
+    }
     return f_ != nullptr;
   }
   ~TempFile() {

@@ -7,7 +7,10 @@
 
 #include "event_tree.hpp"
 #include "ptprof/analysis/report.hpp"
+#include "ptprof/cuda_status.hpp"
+#include "report_memory.hpp"
 #include "report_sort.hpp"
+#include "saturating.hpp"
 
 namespace ptprof::report {
 
@@ -28,9 +31,15 @@ constexpr std::array<std::string_view, 8> kFilteredNames = {
     "aten::_version",
 };
 
+constexpr std::string_view kMemoryEventName = "[memory]";
 constexpr std::string_view kStepPrefix = "ProfilerStep#";
 constexpr std::string_view kStepKey = "ProfilerStep*";
 constexpr std::string_view kNoShapes = "[]";
+
+// Kernels, copies and sets: the GPU work torch's table counts as CUDA time.
+bool is_device_work(trace::EventKind k) {
+  return k == trace::EventKind::Kernel || k == trace::EventKind::Memcpy || k == trace::EventKind::Memset;
+}
 
 bool is_filtered(std::string_view name) {
   return std::find(kFilteredNames.begin(), kFilteredNames.end(), name) != kFilteredNames.end();
@@ -44,6 +53,31 @@ struct StringHash {
   using is_transparent = void;
   size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
+
+struct CudaTimes {
+  int64_t total_ns = 0;
+  int64_t self_ns = 0;
+};
+
+// torch's device_time_total and self_device_time_total of each node: its
+// own GPU work (`own(n)`) plus that of its children after folding. A folded
+// node's GPU work replaces its parent's (_remove_dup_nodes lifts the child's
+// kernels up), so the self time of what remains is its own work.
+template <class Own>
+std::vector<CudaTimes> cuda_times(const detail::Tree& tree, size_t n, Own&& own) {
+  std::vector<CudaTimes> c(n);
+  bool any = false;
+  for (size_t i = 0; i < n; ++i) any |= (c[i].self_ns = own(i)) != 0;
+  if (!any) return c;
+  for (uint32_t i : tree.order)  // parents first: a chain of folds ends with the deepest
+    if (tree.folded[i] && tree.live_parent[i] >= 0) c[size_t(tree.live_parent[i])].self_ns = c[i].self_ns;
+  for (size_t i = 0; i < n; ++i) c[i].total_ns = c[i].self_ns;
+  for (auto it = tree.order.rbegin(); it != tree.order.rend(); ++it) {  // children first
+    const uint32_t i = *it;
+    if (!tree.folded[i] && tree.live_parent[i] >= 0) c[size_t(tree.live_parent[i])].total_ns += c[i].total_ns;
+  }
+  return c;
+}
 
 class Aggregator {
  public:
@@ -62,11 +96,18 @@ class Aggregator {
     return out;
   }
   std::vector<StepRow> take_steps() { return std::move(steps_); }
+  // torch's base of Self CUDA %: the GPU events' own time (never the ops',
+  // which would count each kernel twice).
+  int64_t device_self_ns() const { return device_self_ns_; }
+  bool saw_memory() const { return saw_memory_; }
+  bool saw_device_memory() const { return saw_device_memory_; }
 
  private:
   struct Local;  // per-trace caches from string ids to rows
   uint32_t row_for(std::string_view name, std::string_view shapes);
-  void add(uint32_t row, const FirstSeen& at, bool async, int64_t total_ns, int64_t self_ns);
+  void add(uint32_t row, const FirstSeen& at, bool async, int64_t total_ns, int64_t self_ns, int64_t cuda_total_ns = 0,
+           int64_t self_cuda_ns = 0);
+  void add_memory(uint32_t row, const detail::MemorySum& total, const detail::MemorySum& self);
   void add_thread(uint32_t input, const trace::Trace& t, const trace::Thread& thread,
                   const std::vector<uint32_t>& events, Local& local);
 
@@ -75,6 +116,9 @@ class Aggregator {
   std::vector<Row> rows_;
   std::vector<FirstSeen> first_;
   std::vector<StepRow> steps_;
+  int64_t device_self_ns_ = 0;
+  bool saw_memory_ = false;
+  bool saw_device_memory_ = false;
 };
 
 struct Aggregator::Local {
@@ -84,6 +128,9 @@ struct Aggregator::Local {
   uint32_t step_key = 0;                        // name_key of ProfilerStep*
   std::unordered_map<uint64_t, uint32_t> rows;  // (name id, shapes id) -> row
   int64_t unnamed_step_row = -1;
+  // GPU time of the kernels, copies and sets each op launched, by op id
+  // (CudaInfo::external_id == the op's Event::arg; a trace is one process).
+  std::unordered_map<uint64_t, int64_t> device_ns_by_op;
 };
 
 uint32_t Aggregator::row_for(std::string_view name, std::string_view shapes) {
@@ -104,7 +151,8 @@ uint32_t Aggregator::row_for(std::string_view name, std::string_view shapes) {
   return id;
 }
 
-void Aggregator::add(uint32_t row, const FirstSeen& at, bool async, int64_t total_ns, int64_t self_ns) {
+void Aggregator::add(uint32_t row, const FirstSeen& at, bool async, int64_t total_ns, int64_t self_ns,
+                     int64_t cuda_total_ns, int64_t self_cuda_ns) {
   Row& r = rows_[row];
   // FunctionEventAvg takes is_async from the first event it sees.
   if (at < first_[row]) {
@@ -112,12 +160,27 @@ void Aggregator::add(uint32_t row, const FirstSeen& at, bool async, int64_t tota
     r.is_async = async;
   }
   ++r.stats.count;
-  r.stats.cpu_total_ns += total_ns;
-  r.stats.self_cpu_ns += self_ns;
+  r.stats.cpu_total_ns = ptprof::detail::saturating_add(r.stats.cpu_total_ns, total_ns);
+  r.stats.self_cpu_ns = ptprof::detail::saturating_add(r.stats.self_cpu_ns, self_ns);
+  r.stats.cuda_total_ns = ptprof::detail::saturating_add(r.stats.cuda_total_ns, cuda_total_ns);
+  r.stats.self_cuda_ns = ptprof::detail::saturating_add(r.stats.self_cuda_ns, self_cuda_ns);
+}
+
+void Aggregator::add_memory(uint32_t row, const detail::MemorySum& total, const detail::MemorySum& self) {
+  Stats& s = rows_[row].stats;
+  s.cpu_memory += total.cpu;
+  s.self_cpu_memory += self.cpu;
+  s.cuda_memory += total.device;
+  s.self_cuda_memory += self.device;
 }
 
 void Aggregator::add_trace(uint32_t input, const trace::Trace& t) {
-  Local local{t, {}, {}, 0, {}, -1};
+  Local local{t, {}, {}, 0, {}, -1, {}};
+  for (const auto& e : t.events) {
+    if (!is_device_work(e.kind) || e.arg == 0 || e.arg > t.cuda.size()) continue;
+    if (uint64_t op = t.cuda[e.arg - 1].external_id)
+      local.device_ns_by_op[op] += std::max<int64_t>(0, e.end_ns - e.start_ns);
+  }
   local.filtered.resize(t.strings.size());
   local.name_key.resize(t.strings.size());
   std::unordered_map<std::string_view, uint32_t> keys;
@@ -169,8 +232,19 @@ void Aggregator::add_thread(uint32_t input, const trace::Trace& t, const trace::
 
   std::vector<TreeNode> nodes;
   std::vector<uint32_t> node_event;
+  std::vector<uint32_t> async_events;
+  detail::ThreadMemory memory;
   for (uint32_t i : events) {
     const trace::Event& e = t.events[i];
+    if (e.kind == EventKind::Memory) {
+      if (e.arg >= 1 && e.arg <= t.memory.size()) {
+        const trace::MemoryInfo& m = t.memory[e.arg - 1];
+        memory.add(e.start_ns, m);
+        saw_memory_ = true;
+        saw_device_memory_ |= detail::is_device_memory(m.device_type);
+      }
+      continue;
+    }
     // Hand-built traces are not validated by a reader: skip what cannot be named.
     if (e.name >= t.strings.size() || e.shapes >= t.strings.size()) continue;
     if (local.filtered[e.name]) continue;
@@ -180,9 +254,11 @@ void Aggregator::add_thread(uint32_t input, const trace::Trace& t, const trace::
       case EventKind::Op:
       case EventKind::Range:
       case EventKind::Step:
+      case EventKind::CudaApi:  // torch's table has its runtime calls (cudaLaunchKernel...) as rows
         if (e.flags & trace::kAsync) {
           // Async events span threads: no children, no self time.
           add(row_of(e), at, true, dur, 0);
+          async_events.push_back(i);
         } else {
           uint32_t key = e.kind == EventKind::Step && e.name == 0 ? local.step_key : local.name_key[e.name];
           nodes.push_back(TreeNode{e.start_ns, e.start_ns + dur, key});
@@ -190,7 +266,15 @@ void Aggregator::add_thread(uint32_t input, const trace::Trace& t, const trace::
         }
         break;
       case EventKind::Mark:
-        add(row_of(e), at, false, 0, 0);  // counted, no time
+        if (wire::is_cuda_note(t, e)) break;  // the agent's note, not the program's
+        add(row_of(e), at, false, 0, 0);      // counted, no time
+        break;
+      case EventKind::Kernel:
+      case EventKind::Memcpy:
+      case EventKind::Memset:
+        // torch's device events: rows of their own, with CUDA time and no CPU time.
+        add(row_of(e), at, false, 0, 0, dur, dur);
+        device_self_ns_ += dur;
         break;
       default:
         break;  // kinds from later versions have no place in this table
@@ -198,6 +282,34 @@ void Aggregator::add_thread(uint32_t input, const trace::Trace& t, const trace::
   }
 
   detail::Tree tree = detail::build_tree(nodes);
+  const std::vector<CudaTimes> cuda = cuda_times(tree, nodes.size(), [&](size_t n) -> int64_t {
+    const trace::Event& e = t.events[node_event[n]];
+    if (e.kind != EventKind::Op || e.arg == 0) return 0;
+    auto it = local.device_ns_by_op.find(e.arg);
+    return it == local.device_ns_by_op.end() ? 0 : it->second;
+  });
+  if (!memory.empty()) {
+    memory.seal();
+    std::vector<detail::MemorySum> total(nodes.size()), self(nodes.size());
+    for (size_t n = 0; n < nodes.size(); ++n) self[n] = total[n] = memory.in(nodes[n].start, nodes[n].end);
+    // Self: less the children left after folding (a folded node is gone, its
+    // children are its parent's).
+    for (size_t n = 0; n < nodes.size(); ++n)
+      if (!tree.folded[n] && tree.live_parent[n] >= 0) self[size_t(tree.live_parent[n])] -= total[n];
+    for (size_t n = 0; n < nodes.size(); ++n)
+      if (!tree.folded[n]) add_memory(row_of(t.events[node_event[n]]), total[n], self[n]);
+    for (uint32_t i : async_events)
+      add_memory(row_of(t.events[i]), memory.in(t.events[i].start_ns, t.events[i].end_ns), {});
+    // Inside no event: torch's top-level "[memory]" events, one call each.
+    uint64_t count = 0;
+    int64_t first_ts = 0;
+    const detail::MemorySum top = memory.outside(&count, &first_ts);
+    if (count) {
+      const uint32_t r = row_for(kMemoryEventName, kNoShapes);
+      for (uint64_t k = 0; k < count; ++k) add(r, FirstSeen{first_ts, -first_ts, input, UINT32_MAX}, false, 0, 0);
+      add_memory(r, top, top);
+    }
+  }
   const int32_t pid = thread.process < t.processes.size() ? t.processes[thread.process].pid : 0;
   std::unordered_map<uint32_t, size_t> step_of_node;
   for (size_t n = 0; n < nodes.size(); ++n) {
@@ -212,11 +324,12 @@ void Aggregator::add_thread(uint32_t input, const trace::Trace& t, const trace::
     int32_t p = tree.parent[n];
     if (p >= 0 && (e.kind == EventKind::Op || e.kind == EventKind::Range)) {
       if (auto it = step_of_node.find(uint32_t(p)); it != step_of_node.end())
-        steps_[it->second].operator_ns += nodes[n].end - nodes[n].start;
+        steps_[it->second].operator_ns =
+            ptprof::detail::saturating_add(steps_[it->second].operator_ns, nodes[n].end - nodes[n].start);
     }
     if (tree.folded[n]) continue;
     FirstSeen at{nodes[n].start, -nodes[n].end, input, node_event[n]};
-    add(row_of(e), at, false, nodes[n].end - nodes[n].start, tree.self_ns[n]);
+    add(row_of(e), at, false, nodes[n].end - nodes[n].start, tree.self_ns[n], cuda[n].total_ns, cuda[n].self_ns);
   }
 }
 
@@ -226,9 +339,11 @@ struct ReportBuilder::Impl {
   explicit Impl(const Options& o) : options(o), agg(o) { r.options = o; }
   Options options;
   Aggregator agg;
+  GpuReportBuilder gpu;
   Report r;
   RankSummaryBuilder ranks;
   uint32_t inputs = 0;
+  CudaApiSummary cuda_api;
 };
 
 ReportBuilder::ReportBuilder(const Options& options) : impl_(std::make_unique<Impl>(options)) {}
@@ -242,9 +357,14 @@ void ReportBuilder::add(const std::string& path, const trace::Trace& t) {
   r.files.push_back(path);
   if (std::find(r.windows.begin(), r.windows.end(), t.header.window) == r.windows.end())
     r.windows.insert(std::upper_bound(r.windows.begin(), r.windows.end(), t.header.window), t.header.window);
-  r.events += t.events.size();
+  // The agent's CUDA notes are lines of the report, not events of the program.
+  r.events += t.events.size() - uint64_t(std::count_if(t.events.begin(), t.events.end(), [&](const trace::Event& e) {
+                return wire::is_cuda_note(t, e);
+              }));
   r.losses += t.losses;
   m.agg.add_trace(input, t);
+  m.cuda_api.add(t);
+  m.gpu.add(t);
   m.ranks.add(t);
   std::vector<StepPhases> phases = step_phases(t);
   r.phases.insert(r.phases.end(), phases.begin(), phases.end());
@@ -260,15 +380,17 @@ Report ReportBuilder::finish() && {
   Report r = std::move(impl_->r);
   r.rows = impl_->agg.take_rows();
   sort_rows(r.rows, r.options.sort_by);
+  r.self_cuda_total_ns = impl_->agg.device_self_ns();
+  r.gpu = std::move(impl_->gpu).finish();
   for (const Row& row : r.rows) {
-    r.self_cpu_total_ns += row.stats.self_cpu_ns;
-    r.self_cuda_total_ns += row.stats.self_cuda_ns;
-    r.has_cuda_time |= row.stats.self_cuda_ns > 0;
-    r.has_cuda_memory |= row.stats.self_cuda_memory > 0;
-    r.has_memory |= row.stats.cpu_memory != 0 || row.stats.self_cpu_memory != 0 || row.stats.cuda_memory != 0 ||
-                    row.stats.self_cuda_memory != 0;
+    r.self_cpu_total_ns = ptprof::detail::saturating_add(r.self_cpu_total_ns, row.stats.self_cpu_ns);
+    r.has_cuda_time |= row.stats.self_cuda_ns > 0 || row.stats.cuda_total_ns > 0;
+    r.has_cuda_memory |= impl_->agg.saw_device_memory() || row.stats.self_cuda_memory > 0;
+    r.has_memory |= impl_->agg.saw_memory() || row.stats.cpu_memory != 0 || row.stats.self_cpu_memory != 0 ||
+                    row.stats.cuda_memory != 0 || row.stats.self_cuda_memory != 0;
     r.has_input_shapes |= !row.input_shapes.empty() && row.input_shapes != kNoShapes;
   }
+  r.cuda_api = impl_->cuda_api.rows();
   r.ranks = std::move(impl_->ranks).finish();
   r.steps = impl_->agg.take_steps();
   std::stable_sort(r.steps.begin(), r.steps.end(), [](const StepRow& a, const StepRow& b) {

@@ -39,6 +39,9 @@ std::string render_csv(const Report& r, size_t row_limit) {
     for (size_t c = 0; c < cols.size(); ++c) out += (c ? "," : "") + csv_cell(cols[c].get(r.rows[i], r));
     out += "\n";
   }
+  // Further tables follow after an empty line, as `nsys stats --format csv`
+  // separates its reports.
+  if (!r.cuda_api.empty()) out += "\n" + render_cuda_api_csv(r.cuda_api);
   return out;
 }
 

@@ -116,6 +116,7 @@ std::string render_html(const Report& r, const HtmlBaseline* baseline) {
   out += kStyle;
   out += "</style></head><body>\n<h1>ptprof report</h1>\n";
   out += metadata(r) + "\n" + drops(r) + "\n";
+  for (const std::string& note : r.gpu.notes) out += "<p class=\"cuda-note\">" + html_escape(note) + "</p>\n";
   std::string steps = step_breakdown_svg(r);
   out += "<h2>Time per step</h2>\n" + (steps.empty() ? "<p>No ProfilerStep spans in the inputs.</p>" : steps);
   std::string phases = phase_breakdown_svg(r);

@@ -119,6 +119,7 @@ std::string render_json(const Report& r, size_t row_limit) {
              },
              "    ") +
          ",\n";
+  if (r.gpu.any()) out += "  \"gpu\": " + render_gpu_json(r.gpu) + ",\n";
   out += "  \"phases\": {\"total\": " + phase_times_json(phase_totals(r.phases)) + ",\n    \"steps\": " +
          json_array(
              std::span<const StepPhases>(r.phases),
@@ -128,8 +129,9 @@ std::string render_json(const Report& r, size_t row_limit) {
                       phase_times_json(s.ns).substr(1);
              },
              "      ") +
-         "}\n";
-  return out + "}\n";
+         "}";
+  if (!r.cuda_api.empty()) out += ",\n  \"cuda_api_summary\": " + render_cuda_api_json(r.cuda_api);
+  return out + "\n}\n";
 }
 
 }  // namespace ptprof::report

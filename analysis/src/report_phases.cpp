@@ -8,6 +8,7 @@
 
 #include "ptprof/analysis/report_phases.hpp"
 #include "ptprof/record.hpp"
+#include "saturating.hpp"
 
 namespace ptprof::report {
 
@@ -57,7 +58,7 @@ Intervals merged(Intervals v) {
 
 int64_t length(const Intervals& v) {
   int64_t n = 0;
-  for (const Interval& i : v) n += i.second - i.first;
+  for (const Interval& i : v) n = ptprof::detail::saturating_add(n, i.second - i.first);
   return n;
 }
 
@@ -66,7 +67,8 @@ int64_t overlap(const Intervals& a, const Intervals& b) {
   int64_t n = 0;
   size_t i = 0, j = 0;
   while (i < a.size() && j < b.size()) {
-    n += std::max<int64_t>(0, std::min(a[i].second, b[j].second) - std::max(a[i].first, b[j].first));
+    n = ptprof::detail::saturating_add(
+        n, std::max<int64_t>(0, std::min(a[i].second, b[j].second) - std::max(a[i].first, b[j].first)));
     if (a[i].second < b[j].second)
       ++i;
     else
@@ -201,7 +203,7 @@ std::vector<StepPhases> step_phases(const trace::Trace& t) {
 PhaseTimes phase_totals(const std::vector<StepPhases>& steps) {
   PhaseTimes total{};
   for (const StepPhases& s : steps)
-    for (size_t p = 0; p < kPhaseCount; ++p) total[p] += s.ns[p];
+    for (size_t p = 0; p < kPhaseCount; ++p) total[p] = ptprof::detail::saturating_add(total[p], s.ns[p]);
   return total;
 }
 

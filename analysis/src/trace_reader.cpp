@@ -8,6 +8,7 @@
 #include "crc32c.hpp"
 #include "format_layout.hpp"
 #include "input_file.hpp"
+#include "memory_chunk.hpp"
 #include "ptprof/analysis/trace_file.hpp"
 #include "zstd_codec.hpp"
 
@@ -136,10 +137,9 @@ bool Reader::process(const ChunkHead& h) {
   if (!have_header_ && type != ChunkType::Header) return fail(h.offset, "the first chunk is not a header chunk");
   if (have_header_ && type == ChunkType::Header) return fail(h.offset, "a second header chunk");
   // Unknown chunk types come from later writers and are skipped unread.
-  if ((h.type < uint32_t(ChunkType::Header) || h.type > uint32_t(ChunkType::Footer)) &&
-      type != ChunkType::ProcessAttributes)
-    return true;
-  if (type == ChunkType::Events && mode_ == Mode::Summary) return true;
+  const bool known = h.type >= uint32_t(ChunkType::Header) && h.type <= uint32_t(ChunkType::ProcessAttributes);
+  if (!known) return true;
+  if ((type == ChunkType::Events || type == ChunkType::Memory) && mode_ == Mode::Summary) return true;
   if (!load_payload(h)) return false;
   Cursor c(reinterpret_cast<const uint8_t*>(raw_.data()), raw_.size());
   Status e;
@@ -170,6 +170,15 @@ bool Reader::process(const ChunkHead& h) {
     case ChunkType::Footer:
       e = decode_footer(c, footer_);
       have_footer_ = true;
+      break;
+    case ChunkType::Cuda:
+      e = decode_cuda(c, trace_);
+      break;
+    case ChunkType::GpuLanes:
+      e = decode_gpu_lanes(c, trace_);
+      break;
+    case ChunkType::Memory:
+      e = decode_memory(c, trace_);
       break;
   }
   return e.ok() || fail(h.offset, e.message());

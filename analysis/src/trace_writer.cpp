@@ -8,7 +8,9 @@
 
 #include "byte_io.hpp"
 #include "chunk_writer.hpp"
+#include "exclusive_file.hpp"
 #include "format_layout.hpp"
+#include "memory_chunk.hpp"
 #include "ptprof/analysis/trace_file.hpp"
 
 namespace ptprof::format {
@@ -57,9 +59,15 @@ struct ThreadCounts {
   uint64_t dropped = 0;
 };
 
+// Names tried when the one asked for is taken (by another run's file, or by
+// a file or symlink someone planted): "x.w000-1.bin", "x.w000-2.bin", ...
+constexpr unsigned kNameAttempts = 100;
+
 }  // namespace
 
 struct TraceWriter::Impl {
+  std::string requested;    // the name asked for
+  unsigned name_index = 0;  // alternative_name(requested, name_index) is the name
   std::string path, tmp_path;
   std::unique_ptr<ChunkWriter> out;
   Status status;  // the first error; sticky
@@ -73,7 +81,14 @@ struct TraceWriter::Impl {
   // PROCESS_ATTRIBUTES records not yet written (a count, not a table).
   uint32_t attribute_count = 0;
   std::string attributes;
+  Pending memory;  // Trace::memory records not yet written
   std::vector<ThreadCounts> thread_counts;
+
+  // CUDA records not yet written, column by column, and GPU lanes.
+  std::array<std::string, kCudaColumns> cuda_columns;
+  uint32_t cuda_first = 0, cuda_count = 0;
+  std::string lanes;
+  uint32_t lane_count = 0;
 
   std::array<std::string, kEventColumns> columns;
   uint32_t chunk_events = 0;
@@ -105,6 +120,69 @@ struct TraceWriter::Impl {
       attributes.clear();
     }
     if (!threads.empty()) write_chunk(ChunkType::Threads, threads.take());
+    flush_cuda();
+    if (lane_count) {
+      std::string raw;
+      put_varint(raw, lane_count);
+      raw += lanes;
+      write_chunk(ChunkType::GpuLanes, raw);
+      lanes.clear();
+      lane_count = 0;
+    }
+    flush_memory();
+  }
+
+  void flush_cuda() {
+    if (cuda_count == 0) return;
+    std::string raw;
+    put_varint(raw, cuda_first);
+    put_varint(raw, cuda_count);
+    put_varint(raw, kCudaColumns);
+    for (const auto& c : cuda_columns) put_varint(raw, c.size());
+    for (auto& c : cuda_columns) {
+      raw += c;
+      c.clear();
+    }
+    write_chunk(ChunkType::Cuda, raw);
+    cuda_first += cuda_count;
+    cuda_count = 0;
+  }
+
+  uint32_t add_cuda(const trace::CudaInfo& c) {
+    if (c.kernel_name >= string_count) {
+      fail("CUDA record names string " + std::to_string(c.kernel_name) + " of " + std::to_string(string_count));
+      return cuda_first + cuda_count;
+    }
+    auto& col = cuda_columns;
+    put_varint(col[kCudaCorrelation], c.correlation_id);
+    put_varint(col[kCudaExternal], c.external_id);
+    put_varint(col[kCudaStream], c.stream);
+    put_varint(col[kCudaPtr], c.ptr);
+    put_varint(col[kCudaBytes], c.bytes);
+    put_varint(col[kCudaGraphNode], c.graph_node_id);
+    for (int i = 0; i < 3; ++i) {
+      put_varint(col[kCudaGridX + i], c.grid[i]);
+      put_varint(col[kCudaBlockX + i], c.block[i]);
+    }
+    put_svarint(col[kCudaDevice], c.device);
+    put_svarint(col[kCudaResult], c.result);
+    put_varint(col[kCudaKernelName], c.kernel_name);
+    put_varint(col[kCudaFamily], c.family);
+    put_varint(col[kCudaCopyKind], c.copy_kind);
+    uint32_t index = cuda_first + cuda_count;
+    // Strings first: a record may name one interned since the last chunk.
+    if (++cuda_count == kCudaPerChunk) {
+      if (!strings.empty()) write_chunk(ChunkType::Strings, strings.take());
+      flush_cuda();
+    }
+    return index;
+  }
+
+  // After the strings its records name.
+  void flush_memory() {
+    if (memory.empty()) return;
+    if (!strings.empty()) write_chunk(ChunkType::Strings, strings.take());
+    write_chunk(ChunkType::Memory, memory.take());
   }
 
   void flush_events() {
@@ -131,11 +209,17 @@ struct TraceWriter::Impl {
     if (finished) return fail("add_event after finish()");
     if (e.thread >= thread_counts.size())
       return fail("event for thread " + std::to_string(e.thread) + " of " + std::to_string(thread_counts.size()));
+    if (e.kind == trace::EventKind::Memory && (e.arg == 0 || e.arg > memory.first + memory.count))
+      return fail("memory event references record " + std::to_string(e.arg) + " of " +
+                  std::to_string(memory.first + memory.count));
     if (e.name >= string_count || e.shapes >= string_count)
       return fail("event names string " + std::to_string(std::max(e.name, e.shapes)) + " of " +
                   std::to_string(string_count));
     if (uint8_t(e.kind) > kKindMask)
       return fail("event kind " + std::to_string(unsigned(e.kind)) + " does not fit the format");
+    if (kind_has_cuda_info(uint8_t(e.kind)) && e.arg > uint64_t(cuda_first) + cuda_count)
+      return fail("event refers to CUDA record " + std::to_string(e.arg) + " of " +
+                  std::to_string(cuda_first + cuda_count));
     ThreadDelta& d = deltas[e.thread];
     if (d.chunk != chunk_index) d = ThreadDelta{chunk_index, 0, 0};
     bool has_seq = e.seq_nr != -1;
@@ -187,10 +271,22 @@ TraceWriter::~TraceWriter() = default;
 
 Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& path, const trace::Header& h) {
   auto impl = std::make_unique<Impl>();
-  impl->path = path;
-  impl->tmp_path = path + ".tmp";
+  impl->requested = path;
   impl->window_end_ns = h.window_end_ns;
-  auto out = ChunkWriter::open(impl->tmp_path);
+  // Never through a symlink, never into a file that is there already: the
+  // output directory may be writable by others.
+  int fd = -1;
+  for (unsigned n = 0; n < kNameAttempts && fd < 0; ++n) {
+    impl->name_index = n;
+    impl->path = alternative_name(path, n);
+    impl->tmp_path = impl->path + ".tmp";
+    fd = create_exclusive(impl->tmp_path);
+    if (fd < 0 && errno != EEXIST) return Status::error(impl->tmp_path + ": " + std::strerror(errno));
+  }
+  if (fd < 0)
+    return Status::error(path + ".tmp: exists, and so do " + std::to_string(kNameAttempts - 1) +
+                         " alternative names; nothing was written over");
+  auto out = ChunkWriter::open(fd, impl->tmp_path);
   if (!out) return out.status();
   impl->out = std::move(*out);
   std::string raw;
@@ -249,8 +345,16 @@ uint32_t TraceWriter::add_thread(const trace::Thread& t) {
   put_bytes(m.threads.records, t.name);
   m.thread_counts.push_back(ThreadCounts{0, t.dropped});
   m.deltas.emplace_back();
-  return m.threads.first + m.threads.count++;
+  uint32_t index = m.threads.first + m.threads.count++;
+  if (t.device >= 0) {
+    put_varint(m.lanes, index);
+    put_varint(m.lanes, uint64_t(t.device));
+    ++m.lane_count;
+  }
+  return index;
 }
+
+uint32_t TraceWriter::add_cuda(const trace::CudaInfo& c) { return impl_->add_cuda(c); }
 
 void TraceWriter::set_thread_dropped(uint32_t thread, uint64_t dropped) {
   Impl& m = *impl_;
@@ -264,6 +368,16 @@ void TraceWriter::set_losses(const trace::Losses& losses) { impl_->losses = loss
 
 void TraceWriter::add_event(const trace::Event& e) { impl_->add_event(e); }
 
+uint32_t TraceWriter::add_memory(const trace::MemoryInfo& m) {
+  Impl& w = *impl_;
+  if (std::max({m.op, m.op_shapes, m.top_op, m.top_shapes, m.alloc_op, m.alloc_shapes}) >= w.string_count)
+    w.fail("memory record names a string not interned");
+  put_memory_record(w.memory.records, m);
+  const uint32_t index = w.memory.first + w.memory.count++;
+  if (w.memory.records.size() >= kMetadataChunkBytes) w.flush_memory();
+  return index;
+}
+
 Status TraceWriter::finish() {
   Impl& m = *impl_;
   if (m.finished) return Status::error(m.path + ": finish() called twice");
@@ -272,8 +386,16 @@ Status TraceWriter::finish() {
   m.flush_metadata();
   m.write_chunk(ChunkType::Footer, m.footer());
   m.fail(m.out->close());
-  if (m.ok() && std::rename(m.tmp_path.c_str(), m.path.c_str()) != 0)
-    m.fail(m.path + ": rename from .tmp failed: " + std::strerror(errno));
+  // The name may have been taken meanwhile: another name then, never over it.
+  for (unsigned n = m.name_index; m.ok() && n < kNameAttempts; ++n) {
+    const std::string to = alternative_name(m.requested, n);
+    if (rename_no_replace(m.tmp_path, to) == 0) {
+      m.path = to;
+      break;
+    }
+    if (errno != EEXIST || n + 1 == kNameAttempts)
+      m.fail(to + ": rename from " + m.tmp_path + " failed: " + std::strerror(errno));
+  }
   if (!m.ok()) {
     // A writer that failed must not leave something that looks like a trace.
     std::remove(m.tmp_path.c_str());
@@ -282,6 +404,16 @@ Status TraceWriter::finish() {
   }
   return {};
 }
+
+void TraceWriter::flush() {
+  Impl& m = *impl_;
+  if (m.finished || !m.ok()) return;
+  m.flush_events();
+  m.flush_metadata();
+  m.fail(m.out->flush());
+}
+
+std::string TraceWriter::path() const { return impl_->path; }
 
 uint64_t TraceWriter::bytes_written() const { return impl_->out->bytes_written(); }
 uint64_t TraceWriter::events_written() const { return impl_->events_written; }

@@ -53,9 +53,10 @@ def test_every_process_has_its_own_file_and_ops():
         files = [f for f in os.listdir(out) if f.endswith(".bin")]
         by_pid = {}
         for f in files:
-            # <host>.<pid>[.<run id>].wNNN.bin (a run id in names is expected)
-            m = re.match(r"^.+?\.(\d+)(?:\.[0-9a-f]{8})?\.w(\d{3})\.bin$", f)
-            if T.check(m, "file name %s is <host>.<pid>.wNNN.bin" % f):
+            # <host>.<pid>[-<exec>].<run id>.wNNN.bin: the run id is not optional,
+            # or one of all decimal digits would read as the pid
+            m = re.match(r"^.+?\.(\d+)(?:-\d+)?\.[0-9a-f]{8}\.w(\d{3})\.bin$", f)
+            if T.check(m, "file name %s is <host>.<pid>[-K].<run>.wNNN.bin" % f):
                 by_pid.setdefault(int(m.group(1)), []).append(os.path.join(out, f))
         for role, pid in sorted(roles.items()):
             op, count = EXPECTED[role]

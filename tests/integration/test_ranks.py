@@ -53,12 +53,12 @@ def test_two_ranks():
         files = sorted(f for f in os.listdir(out) if f.endswith(".bin"))
         rank_files = {}
         for f in files:
-            # <host>.r<rank>.<pid>[.<run id>].wNNN.bin
-            m = re.match(r"^.+?\.r(\d+)\.(\d+)(?:\.[0-9a-f]{8})?\.w(\d{3})\.bin$", f)
+            # <host>.r<rank>.<pid>[-<exec>].<run id>.wNNN.bin
+            m = re.match(r"^.+?\.r(\d+)\.(\d+)(?:-\d+)?\.[0-9a-f]{8}\.w(\d{3})\.bin$", f)
             if m:
                 rank_files.setdefault(int(m.group(3)), []).append(int(m.group(1)))
         T.check_eq({w: sorted(r) for w, r in rank_files.items()}, {0: [0, 1], 1: [0, 1]},
-                   "one file per rank per window, named <host>.r<rank>.<pid>.wNNN.bin; files: %s" % files)
+                   "one file per rank per window, named <host>.r<rank>.<pid>.<run>.wNNN.bin; files: %s" % files)
 
         rep = T.report_json(out)
         ranks = {r["rank"]: r for r in rep["ranks"]}

@@ -38,10 +38,18 @@ class TraceWriterForTesting final : public format::TraceSink {
     out_->threads.push_back(t);
     return uint32_t(out_->threads.size() - 1);
   }
+  uint32_t add_cuda(const trace::CudaInfo& c) override {
+    out_->cuda.push_back(c);
+    return uint32_t(out_->cuda.size() - 1);
+  }
   void set_thread_dropped(uint32_t thread, uint64_t dropped) override { out_->threads.at(thread).dropped = dropped; }
   void set_losses(const trace::Losses& losses) override { out_->losses = losses; }
   void set_window_end(int64_t end_ns) override { out_->header.window_end_ns = end_ns; }
   void add_event(const trace::Event& e) override { out_->events.push_back(e); }
+  uint32_t add_memory(const trace::MemoryInfo& m) override {
+    out_->memory.push_back(m);
+    return uint32_t(out_->memory.size() - 1);
+  }
   Status finish() override { return {}; }
   uint64_t bytes_written() const override { return 0; }
 

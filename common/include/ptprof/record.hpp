@@ -24,9 +24,10 @@ enum class RecordType : uint16_t {
   CudaApi = 8,               // arg = name id of the entry point; payload CudaApiPayload; ts = call
   GpuActivity = 9,           // arg = name id (kernel name; 0 otherwise); payload GpuActivityPayload
   ExternalCorrelation = 10,  // payload ExternalCorrelationPayload; ts = when CUPTI reported it
+  MemoryEvent = 11,          // payload MemoryEventPayload; an allocation or free, on the thread that made it
 };
 // Types this version knows; a reader skips records of any other type.
-constexpr uint16_t kRecordTypeCount = 11;
+constexpr uint16_t kRecordTypeCount = 12;
 
 struct RecordHeader {
   uint16_t type;  // RecordType
@@ -133,6 +134,20 @@ struct ExternalCorrelationPayload {
   uint64_t external_id;  // OpBeginPayload::handle of the op
 };
 
+// One allocation (bytes > 0) or free (bytes < 0) as torch reports it to a
+// profiler (c10::reportMemoryUsageToProfiler), written on the thread that
+// made it, inside whatever op is open there.
+struct MemoryEventPayload {
+  uint64_t ptr;
+  int64_t bytes;
+  int64_t total_allocated;  // the allocator's total after this event (CPU: blocks allocated while profiled)
+  int64_t total_reserved;   // 0 for the CPU allocator
+  int8_t device_type;       // c10::DeviceType: 0 CPU, 1 CUDA, ...
+  int8_t device_index;      // -1: none
+  uint8_t reserved0[6];
+};
+static_assert(sizeof(MemoryEventPayload) == 40);
+
 constexpr size_t kMaxRecordBytes = 4096;  // larger shape payloads are truncated
 
 constexpr uint32_t align8(uint32_t n) { return (n + 7u) & ~7u; }
@@ -157,6 +172,7 @@ inline constexpr std::array<RecordTypeInfo, kRecordTypeCount> kRecordTypes = {{
     {RecordType::CudaApi, sizeof(RecordHeader) + sizeof(CudaApiPayload), true},
     {RecordType::GpuActivity, sizeof(RecordHeader) + sizeof(GpuActivityPayload), true},
     {RecordType::ExternalCorrelation, sizeof(RecordHeader) + sizeof(ExternalCorrelationPayload), false},
+    {RecordType::MemoryEvent, sizeof(RecordHeader) + sizeof(MemoryEventPayload), false},
 }};
 
 constexpr bool record_table_is_complete() {

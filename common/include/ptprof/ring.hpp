@@ -13,6 +13,7 @@
 // would make the launcher close the wrong span). A refused begin is the one
 // drop counted for the pair: recorded + dropped counts each pair once.
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -164,10 +165,18 @@ class RingReader {
   // A corrupt record (size 0 or past the committed head, not 8-aligned)
   // makes drain() skip the rest of what is committed and count it in
   // `corrupt_bytes`, so a misbehaving target cannot wedge the launcher.
+  // So do positions no producer can make, as both live in shared memory: a
+  // head more than a ring ahead of the tail (it would be read round and
+  // round, for ever) or a tail off the 8-byte grid (records are aligned).
   template <class Visit>
   uint64_t drain(Visit&& visit) {
     uint64_t tail = ctl_->tail.load(std::memory_order_relaxed);
     const uint64_t head = ctl_->head.load(std::memory_order_acquire);
+    if (tail < head && (head - tail > capacity_ || (tail & 7u))) {
+      corrupt_bytes += std::min(head - tail, capacity_);
+      ctl_->tail.store(head, std::memory_order_release);
+      return 0;
+    }
     uint64_t n = 0;
     while (tail < head) {
       uint64_t pos = tail & mask_;

@@ -30,7 +30,7 @@ namespace ptprof::wire {
 
 constexpr uint64_t kSessionMagic = 0x31534650'52505450ull;  // "PTPRPFS1"
 constexpr uint64_t kProcessMagic = 0x31524650'52505450ull;  // "PTPRPFR1"
-constexpr uint32_t kWireVersion = 3;
+constexpr uint32_t kWireVersion = 4;
 
 constexpr uint32_t kMaxProcesses = 4096;
 constexpr uint32_t kMaxThreads = 1024;            // per process
@@ -94,7 +94,13 @@ struct ThreadSlot {
 
 // A schedule boundary published by the agent (see schedule.hpp). The
 // launcher classifies events by comparing their ticks with these.
-enum class BoundaryKind : uint32_t { WindowBegin = 1, WindowEnd = 2 };
+//
+// GpuFlushed: every GPU activity record (GpuActivity, ExternalCorrelation)
+// of `window` is in the rings. CUPTI hands its buffers over asynchronously,
+// so records of a window can be committed long after its WindowEnd; while
+// ProcessHeader::gpu_flush is set, the launcher writes an ended window only
+// after its GpuFlushed (or after the grace period, or when the process ends).
+enum class BoundaryKind : uint32_t { WindowBegin = 1, WindowEnd = 2, GpuFlushed = 3 };
 struct Boundary {
   uint64_t ticks;
   uint32_t kind;    // BoundaryKind
@@ -131,14 +137,17 @@ struct ProcessHeader {
   std::atomic<uint32_t> in_transition{0};
   std::atomic<uint32_t> boundary_count{0};
   std::atomic<uint32_t> closed{0};  // process exited cleanly
-  uint32_t reserved = 0;
+  // cuda_status.hpp: pack_cuda_status(status, message id); 0 = no CUDA.
+  std::atomic<uint32_t> cuda_status{0};
   Boundary boundaries[kMaxBoundaries];
   ThreadSlot threads[kMaxThreads];
   // What a short /dev/shm cost this process (the agent could not reserve the memory).
   std::atomic<uint32_t> shm_short_threads{0};  // threads that got no ring: nothing of theirs recorded
   std::atomic<uint32_t> shm_small_rings{0};    // threads that got a smaller ring than asked
   std::atomic<uint32_t> shm_short_names{0};    // names refused: no room to grow the string arena
-  uint32_t reserved2 = 0;
+  // Nonzero while the agent collects GPU activity (CUPTI) and publishes a
+  // GpuFlushed boundary after each WindowEnd once CUPTI's buffers are flushed.
+  std::atomic<uint32_t> gpu_flush{0};
   // The process's place in a distributed job, from its environment at
   // registration (RANK, LOCAL_RANK, WORLD_SIZE, as torchrun sets them; -1 =
   // unset or not a number), and its host name. `dist_known` is 0 in a
@@ -167,6 +176,11 @@ static_assert(offsetof(ProcessHeader, strings_offset) == 32 && offsetof(ProcessH
               offsetof(ProcessHeader, lost_thread_events) == 592 && offsetof(ProcessHeader, strings_committed) == 600 &&
               offsetof(ProcessHeader, in_transition) == 616 && offsetof(ProcessHeader, closed) == 624 &&
               offsetof(ProcessHeader, boundaries) == 632);
+static_assert(offsetof(ProcessHeader, cuda_status) == 628);
+static_assert(offsetof(ProcessHeader, gpu_flush) ==
+                  632 + sizeof(Boundary) * kMaxBoundaries + sizeof(ThreadSlot) * kMaxThreads + 12 &&
+              offsetof(ProcessHeader, dist_known) == offsetof(ProcessHeader, gpu_flush) + 4 &&
+              offsetof(ProcessHeader, host) == offsetof(ProcessHeader, gpu_flush) + 20);
 static_assert(sizeof(ProcessHeader) ==
               632 + sizeof(Boundary) * kMaxBoundaries + sizeof(ThreadSlot) * kMaxThreads + 16 + 80);
 
@@ -198,6 +212,10 @@ static_assert(region_layout(kDefaultRingBytes, kMaxThreads).rings_offset % align
 // region_layout() says (the launcher's check on what a target wrote).
 inline bool layout_matches(const ProcessHeader& h, uint64_t mapped_bytes) {
   if (h.max_threads > kMaxThreads || !is_power_of_two(h.ring_bytes) || h.ring_bytes % 8 != 0) return false;
+  // A ring larger than the mapping is refused before region_layout()
+  // multiplies it by the thread count, where 2^63 bytes times two threads
+  // would wrap round to a total that fits.
+  if (h.ring_bytes > mapped_bytes) return false;
   const RegionLayout l = region_layout(h.ring_bytes, h.max_threads);
   return h.strings_offset == l.strings_offset && h.strings_capacity == l.strings_capacity &&
          h.rings_offset == l.rings_offset && l.total_bytes <= mapped_bytes;

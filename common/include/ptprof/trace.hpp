@@ -20,6 +20,9 @@ enum class EventKind : uint8_t {
   GpuSync = 9,       // CUPTI synchronization record
   GpuOverhead = 10,  // CUPTI overhead: never part of an op's CUDA time
   CuptiApi = 11,     // CUPTI's record of a runtime/driver call (correlation and timing)
+  // An allocation or free: an instant on the thread that made it; arg = 1 +
+  // index into Trace::memory.
+  Memory = 12,
 };
 
 enum EventFlags : uint16_t {
@@ -61,6 +64,34 @@ struct CudaInfo {
   uint8_t family = 0;        // CudaApi: wire::CudaApiFamily
   uint8_t copy_kind = 0;     // Memcpy: CUpti_ActivityMemcpyKind; CudaApi: cudaMemcpyKind
 };
+
+// What a Memory event carries: torch's report of one allocation (bytes > 0)
+// or free (bytes < 0), with the op it happened in, and for a free the
+// allocation it ends when the launcher saw that allocation (this window or an
+// earlier one of the same process).
+struct MemoryInfo {
+  uint64_t ptr = 0;
+  int64_t bytes = 0;
+  int64_t total_allocated = 0;  // the allocator's total after this event, as torch reports it
+  int64_t total_reserved = 0;   // 0 for the CPU allocator
+  int8_t device_type = 0;       // c10::DeviceType: 0 CPU, 1 CUDA, ...
+  int8_t device_index = -1;
+  uint32_t op = 0;         // strings index: the innermost op or range open on the thread; 0 = none
+  uint32_t op_shapes = 0;  // strings index: that op's input shapes; 0 = not recorded
+  // The outermost operator open on the thread (an op, not a user scope or
+  // range): what the program called, e.g. aten::ones around aten::empty.
+  uint32_t top_op = 0;
+  uint32_t top_shapes = 0;
+  // Frees only: the matching allocation, 0 when the launcher never saw it;
+  // alloc_op/alloc_shapes are its top_op/top_shapes.
+  int64_t alloc_ns = 0;
+  uint32_t alloc_op = 0;
+  uint32_t alloc_shapes = 0;
+};
+
+// c10::DeviceType values the analysis names.
+inline constexpr int8_t kDeviceCpu = 0;
+inline constexpr int8_t kDeviceCuda = 1;
 
 struct Process {
   int32_t pid = 0;
@@ -148,8 +179,9 @@ struct Trace {
   std::vector<std::string> strings{std::string()};  // strings[0] is ""
   std::vector<Process> processes;
   std::vector<Thread> threads;
-  std::vector<Event> events;   // any order; readers sort as they need
-  std::vector<CudaInfo> cuda;  // referenced by CUDA events' arg
+  std::vector<Event> events;       // any order; readers sort as they need
+  std::vector<CudaInfo> cuda;      // referenced by CUDA events' arg
+  std::vector<MemoryInfo> memory;  // referenced by Memory events' arg
 };
 
 }  // namespace ptprof::trace

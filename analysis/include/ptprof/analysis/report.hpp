@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ptprof/analysis/report_cuda_api.hpp"
+#include "ptprof/analysis/report_gpu.hpp"
 #include "ptprof/analysis/report_phases.hpp"
 #include "ptprof/analysis/report_ranks.hpp"
 #include "ptprof/trace.hpp"
@@ -108,8 +110,10 @@ struct Report {
   std::vector<ThreadDrops> drops;  // threads with dropped > 0
   uint64_t events = 0;             // events in the inputs that matched
   uint64_t dropped = 0;
-  trace::Losses losses;  // the inputs' ledgers, summed
-  RankSummary ranks;     // the processes, and the ranks of a distributed job
+  trace::Losses losses;              // the inputs' ledgers, summed
+  std::vector<CudaApiRow> cuda_api;  // CUDA API summary; empty when no CUDA call was recorded
+  GpuReport gpu;                     // kernels, memory operations, utilisation... (report_gpu.hpp)
+  RankSummary ranks;                 // the processes, and the ranks of a distributed job
 };
 
 // Builds a report one trace at a time, so a caller can read, add and free

@@ -26,20 +26,36 @@ class TraceSink {
   virtual uint32_t intern(std::string_view s) = 0;            // string id (0 = "")
   virtual uint32_t add_process(const trace::Process& p) = 0;  // returns its index
   virtual uint32_t add_thread(const trace::Thread& t) = 0;    // returns its index; t.events ignored
+  // Appends to Trace::cuda; returns its index (a CUDA event's arg is index + 1).
+  // c.kernel_name: an id from intern().
+  virtual uint32_t add_cuda(const trace::CudaInfo& c) = 0;
   virtual void set_thread_dropped(uint32_t thread, uint64_t dropped) = 0;
   virtual void set_losses(const trace::Losses& losses) = 0;
   virtual void set_window_end(int64_t end_ns) = 0;
   virtual void add_event(const trace::Event& e) = 0;  // e.name/e.shapes: ids from intern()
-  virtual Status finish() = 0;                        // complete the trace
+  // Appends to the Trace::memory table; returns its index (a Memory event's
+  // arg is that + 1). Its string ids come from intern().
+  virtual uint32_t add_memory(const trace::MemoryInfo& m) = 0;
+  virtual Status finish() = 0;  // complete the trace
   virtual uint64_t bytes_written() const = 0;
+  // Puts what was added so far where a reader finds it if the writer dies.
+  virtual void flush() {}
+  // Where the trace is (once finished) or goes; empty when not a file.
+  virtual std::string path() const { return {}; }
 };
 
 // Writes a trace file incrementally. Events are encoded as they arrive and
-// flushed every ~64K; metadata (strings, processes, threads) is written ahead
-// of the first event chunk that may use it. Output goes to `path + ".tmp"`,
-// renamed to `path` by finish(), so a file under its final name is complete.
-// A writer destroyed without finish() leaves the .tmp file, which reads as a
-// truncated trace: after a launcher crash the events are still there.
+// flushed every ~64K, and by flush(); metadata (strings, processes, threads)
+// is written ahead of the first event chunk that may use it. Output goes to
+// `path + ".tmp"`, renamed to `path` by finish(), so a file under its final
+// name is complete. A writer destroyed without finish() leaves the .tmp file,
+// which reads as a truncated trace: after a launcher crash the events up to
+// the last flush are still there.
+//
+// The directory may be writable by others: the .tmp is created with
+// O_EXCL|O_NOFOLLOW (mode 0644 less the umask), and the rename never replaces
+// anything. When a name is taken (a leftover, another run's file, a planted
+// symlink) the trace goes to "NAME-1.bin", "NAME-2.bin"...; path() says where.
 //
 // Misuse (an index out of range, an I/O error) does not throw: the first such
 // error is kept and finish() reports it and returns false.
@@ -54,13 +70,17 @@ class TraceWriter final : public TraceSink {
   uint32_t intern(std::string_view s) override;            // file-level string id (0 = "")
   uint32_t add_process(const trace::Process& p) override;  // returns its index
   uint32_t add_thread(const trace::Thread& t) override;    // returns its index; t.events ignored
+  uint32_t add_cuda(const trace::CudaInfo& c) override;
   void set_thread_dropped(uint32_t thread, uint64_t dropped) override;
   void set_losses(const trace::Losses& losses) override;  // stored in the footer
   // The window's end is often known only when it closes; this overrides the
   // Header's value (stored in the footer).
   void set_window_end(int64_t end_ns) override;
   void add_event(const trace::Event& e) override;  // e.name/e.shapes: ids from intern()
+  uint32_t add_memory(const trace::MemoryInfo& m) override;
   Status finish() override;                        // flush, footer, close, rename
+  void flush() override;                           // a partial event chunk and the stdio buffer to the file
+  std::string path() const override;
 
   uint64_t bytes_written() const override;
   uint64_t events_written() const;
@@ -95,7 +115,10 @@ Result<trace::Trace> read_trace_summary(const std::string& path, std::vector<std
 
 // Expands files and directories (the *.bin files inside, sorted by name) into
 // a list of files, in argument order. An error when a path does not exist or
-// a directory holds no trace file.
-Result<std::vector<std::string>> expand_trace_paths(const std::vector<std::string>& paths);
+// a directory holds no trace file. Unfinished *.bin.tmp files (a window being
+// written, or left by a launcher that was killed) are read only when named;
+// `notes` gets a line for each directory that holds some.
+Result<std::vector<std::string>> expand_trace_paths(const std::vector<std::string>& paths,
+                                                    std::vector<std::string>* notes = nullptr);
 
 }  // namespace ptprof::format

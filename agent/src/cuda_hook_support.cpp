@@ -1,0 +1,213 @@
+#include "cuda_hook_support.hpp"
+
+#include <dlfcn.h>
+#include <link.h>
+
+#include <array>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "thread_state.hpp"
+
+namespace ptprof::agent {
+void* real_dlopen(const char* file, int mode);
+void* real_dlsym(void* handle, const char* name);
+}  // namespace ptprof::agent
+
+namespace ptprof::agent::cuda {
+
+constinit thread_local uint32_t tls_call_depth = 0;
+constinit thread_local uint64_t tls_correlation_id = 0;
+
+namespace {
+
+constexpr std::array<HookEntry, kHookCount> kHooks = {{
+#define PTPROF_RUNTIME_ENTRY(id, api) {#id, api, wire::CudaApiFamily::Runtime},
+#define PTPROF_DRIVER_ENTRY(id, api) {#id, api, wire::CudaApiFamily::Driver},
+    PTPROF_CUDA_RUNTIME_HOOKS(PTPROF_RUNTIME_ENTRY) PTPROF_CUDA_DRIVER_HOOKS(PTPROF_DRIVER_ENTRY)
+#undef PTPROF_RUNTIME_ENTRY
+#undef PTPROF_DRIVER_ENTRY
+}};
+
+// The resolved real functions, one per entry; null until looked up, absent()
+// when no loaded library had it (cuGetProcAddress asks about each name again
+// and again; a miss must not walk the loaded objects each time). A cache of
+// what the dynamic linker knows (like the function-local statics of
+// hooks.cpp), filled once per entry.
+std::array<std::atomic<void*>, kHookCount>& real_slots() {
+  static std::array<std::atomic<void*>, kHookCount> slots{};
+  return slots;
+}
+
+void* absent() {
+  static const char kMarker = 0;
+  return const_cast<char*>(&kMarker);
+}
+
+// Sonames under which the libraries are found when they were loaded
+// RTLD_LOCAL (RTLD_NEXT does not see those).
+constexpr const char* kDriverSonames[] = {"libcuda.so.1", "libcuda.so"};
+constexpr const char* kRuntimeSonames[] = {"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0", "libcudart.so"};
+
+void* find_in_loaded(const char* soname, const char* symbol, void* self) {
+  void* h = real_dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
+  if (!h) return nullptr;
+  void* p = real_dlsym(h, symbol);
+  dlclose(h);
+  return p == self ? nullptr : p;
+}
+
+// Every loaded object but the agent, by path: the last resort for a library
+// loaded RTLD_LOCAL under a name we do not know.
+void* find_in_any_object(const char* symbol, void* self) {
+  std::vector<std::string> paths;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        if (info->dlpi_name && info->dlpi_name[0] == '/')
+          static_cast<std::vector<std::string>*>(out)->emplace_back(info->dlpi_name);
+        return 0;
+      },
+      &paths);
+  Dl_info self_info{};
+  dladdr(self, &self_info);
+  for (const std::string& path : paths) {
+    if (self_info.dli_fname && path == self_info.dli_fname) continue;
+    if (void* p = find_in_loaded(path.c_str(), symbol, self)) return p;
+  }
+  return nullptr;
+}
+
+void* lookup(const char* symbol, wire::CudaApiFamily family, void* self) {
+  const bool driver = family == wire::CudaApiFamily::Driver;
+  // The driver first by soname: there is one driver per process, and the
+  // runtime loads it RTLD_LOCAL.
+  if (driver)
+    for (const char* soname : kDriverSonames)
+      if (void* p = find_in_loaded(soname, symbol, self)) return p;
+  if (void* p = real_dlsym(RTLD_NEXT, symbol); p && p != self) return p;
+  if (!driver)
+    for (const char* soname : kRuntimeSonames)
+      if (void* p = find_in_loaded(soname, symbol, self)) return p;
+  return find_in_any_object(symbol, self);
+}
+
+}  // namespace
+
+const HookEntry& hook_entry(HookId id) { return kHooks[size_t(id)]; }
+
+const HookEntry* find_hook(const char* symbol, HookId* id) {
+  for (size_t i = 0; i < kHooks.size(); ++i) {
+    if (std::strcmp(kHooks[i].symbol, symbol) == 0) {
+      *id = HookId(i);
+      return &kHooks[i];
+    }
+  }
+  return nullptr;
+}
+
+void* real_function(HookId id) {
+  std::atomic<void*>& slot = real_slots()[size_t(id)];
+  void* p = slot.load(std::memory_order_acquire);
+  if (p) [[likely]]
+    return p == absent() ? nullptr : p;
+  CallGuard guard;  // the lookups may run library code that calls CUDA
+  p = lookup(hook_entry(id).symbol, hook_entry(id).family, wrapper(id));
+  void* expected = nullptr;
+  if (slot.compare_exchange_strong(expected, p ? p : absent(), std::memory_order_acq_rel)) return p;
+  return expected == absent() ? nullptr : expected;
+}
+
+void* find_function(const char* symbol, wire::CudaApiFamily family) {
+  CallGuard guard;
+  return lookup(symbol, family, nullptr);
+}
+
+void* wrap_resolved_symbol(const char* symbol, void* found) {
+  HookId id{};
+  if (!found || !find_hook(symbol, &id)) return found;
+  void* w = wrapper(id);
+  if (found == w) return found;
+  // The first definition the wrapper meets is the one it forwards to; a
+  // second copy of the library (another version loaded RTLD_LOCAL) keeps
+  // its own function, unwrapped, rather than be sent to the first copy.
+  std::atomic<void*>& slot = real_slots()[size_t(id)];
+  void* expected = nullptr;
+  if (slot.compare_exchange_strong(expected, found, std::memory_order_acq_rel) || expected == found) return w;
+  // Looked up before the library was loaded: this is the first definition.
+  if (expected == absent() && slot.compare_exchange_strong(expected, found, std::memory_order_acq_rel)) return w;
+  return found;
+}
+
+namespace {
+
+bool per_thread_stream(const char* symbol) {
+  return std::strstr(symbol, "_ptsz") != nullptr || std::strstr(symbol, "_ptds") != nullptr;
+}
+
+// Whether cuGetProcAddress(api, version, flags) selects the export of entry
+// `i`: the per-thread-stream flag picks the _ptsz export where there is one;
+// a version before CUDA 3.2 picks the 32-bit forms that _v2 replaced; CUDA 12
+// turned cuGetProcAddress into cuGetProcAddress_v2.
+bool selects(size_t i, int version, uint64_t flags) {
+  const HookEntry& e = kHooks[i];
+  bool has_per_thread_form = false;
+  for (const HookEntry& other : kHooks)
+    has_per_thread_form |= std::strcmp(other.api, e.api) == 0 && per_thread_stream(other.symbol);
+  const bool want_per_thread = (flags & 2u) != 0;  // CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
+  if (has_per_thread_form && per_thread_stream(e.symbol) != want_per_thread) return false;
+  if (std::strcmp(e.api, "cuGetProcAddress") == 0)
+    return (std::strcmp(e.symbol, "cuGetProcAddress_v2") == 0) == (version >= 12000);
+  if (std::strstr(e.symbol, "_v2") != nullptr) return version >= 3020;
+  return true;
+}
+
+}  // namespace
+
+void* wrap_proc_address(const char* api, void* found, int version, uint64_t flags) {
+  if (!found || !api) return found;
+  // Which versioned export `found` is (cuMemAlloc may be cuMemAlloc_v2, or
+  // cuMemAlloc of CUDA 3.1 for an old cudaVersion; the per-thread flag gives
+  // the _ptsz one): an exact match first.
+  std::optional<size_t> by_abi;
+  for (size_t i = 0; i < kHooks.size(); ++i) {
+    if (std::strcmp(kHooks[i].api, api) != 0) continue;
+    const HookId id = HookId(i);
+    if (real_function(id) == found) return wrapper(id);
+    if (selects(i, version, flags)) by_abi = i;
+  }
+  // Not an export: an internal entry point of the driver. The export the
+  // query selects does the same, through the driver's public door.
+  if (by_abi && real_function(HookId(*by_abi))) return wrapper(HookId(*by_abi));
+  return found;
+}
+
+ApiCall::ApiCall(HookId id) : id_(id) {
+  if (!g_runtime.active()) [[likely]]
+    return;
+  entered_ = true;
+  outermost_ = tls_call_depth++ == 0;
+  // PTPROF_ACTIVITIES without cuda: the calls pass through unrecorded.
+  if (!outermost_ || !g_runtime.recording() || !g_runtime.config().activities.cuda) return;
+  tls_correlation_id = 0;
+  thread_ = thread_state();
+  if (!thread_) return;
+  args_ = wire::CudaApiPayload{};
+  start_ = thread_->now();
+}
+
+uint32_t ApiCall::intern(const char* name) { return thread_ && name ? thread_->intern(name) : 0; }
+
+void ApiCall::finish(int32_t result) {
+  if (!thread_) return;
+  wire::CudaApiPayload& p = args_;
+  p.end_ts = thread_->now();
+  p.result = result;
+  p.family = uint8_t(hook_entry(id_).family);
+  p.correlation_id = tls_correlation_id;
+  tls_correlation_id = 0;
+  (void)thread_->emit(wire::RecordType::CudaApi, thread_->intern(hook_entry(id_).symbol), start_, p);
+}
+
+}  // namespace ptprof::agent::cuda

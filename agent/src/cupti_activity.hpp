@@ -1,0 +1,75 @@
+// CUPTI activity buffers -> ring records: the one path every completed
+// buffer takes, whether CUPTI hands it over (cupti_consumer.cpp) or a test
+// does. Pure: no CUPTI library, no runtime; the caller passes the record
+// iterator (cuptiActivityGetNextRecord or a test's), the clock mapping and
+// where the records go.
+//
+// What is written (record.hpp):
+//   kernel, memcpy, memset, synchronization, overhead, runtime and driver
+//   API records -> GpuActivity (ts/end_ts on the session clock; arg = name
+//   id: the kernel's name, the API function's name, "Memcpy HtoD" style for
+//   copies, "Memset", the synchronization type or the overhead kind);
+//   EXTERNAL_CORRELATION records of ptprof's own kind -> ExternalCorrelation
+//   (ts = `now_ticks`: CUPTI gives them no time). Records of other external
+//   kinds (torch.profiler's own) and other activity kinds are skipped.
+#pragma once
+#include <cupti_activity.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "ptprof/record.hpp"
+#include "ptprof/ring.hpp"
+
+namespace ptprof::agent::cupti {
+
+// The external correlation kind ptprof pushes op handles under. Kineto uses
+// CUSTOM0 (ops) and CUSTOM1 (user annotations); ptprof keeps a stack of its
+// own so that the two never pop each other's ids.
+constexpr CUpti_ExternalCorrelationKind kExternalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2;
+
+// CUPTI's nanoseconds -> the session clock's raw ticks:
+// ticks = anchor_ticks + (ns - anchor_ns) * ticks_per_ns.
+struct GpuClock {
+  uint64_t anchor_ns = 0;
+  uint64_t anchor_ticks = 0;
+  double ticks_per_ns = 1.0;
+
+  uint64_t to_ticks(uint64_t ns) const {
+    const double d = double(int64_t(ns - anchor_ns)) * ticks_per_ns;
+    return anchor_ticks + uint64_t(int64_t(d));
+  }
+};
+
+using NextRecordFn = CUptiResult (*)(uint8_t* buffer, size_t valid_bytes, CUpti_Activity** record);
+using CallbackNameFn = CUptiResult (*)(CUpti_CallbackDomain domain, uint32_t cbid, const char** name);
+
+struct ActivityOutput {
+  wire::RingWriter* ring = nullptr;
+  uint32_t (*intern)(void* ctx, const char* name) = nullptr;  // 0: the name was refused
+  void* intern_ctx = nullptr;
+  uint64_t now_ticks = 0;  // the time given to records CUPTI does not time
+};
+
+struct ActivityCounts {
+  uint64_t records = 0;  // records in the buffer
+  uint64_t written = 0;  // records written to the ring
+  uint64_t dropped = 0;  // refused by the full ring (the ring counts them too)
+  uint64_t skipped = 0;  // kinds ptprof does not keep, other tools' correlations
+};
+
+// Converts every record of `buffer` (valid_bytes long) and writes it to
+// out.ring. `callback_name` may be null (API records are then unnamed).
+ActivityCounts convert_buffer(uint8_t* buffer, size_t valid_bytes, NextRecordFn next, CallbackNameFn callback_name,
+                              const GpuClock& clock, const ActivityOutput& out);
+
+// The name a copy of CUpti_ActivityMemcpyKind `kind` is reported under
+// ("Memcpy HtoD", as torch.profiler and nsys name them).
+const char* memcpy_name(uint8_t kind);
+// Short names of overhead kinds and synchronization types.
+const char* overhead_name(CUpti_ActivityOverheadKind kind);
+const char* sync_name(CUpti_ActivitySynchronizationType type);
+// CUpti_ActivityOverheadKind folded into GpuActivityPayload::copy_kind's byte.
+uint8_t overhead_code(CUpti_ActivityOverheadKind kind);
+
+}  // namespace ptprof::agent::cupti

@@ -1,0 +1,67 @@
+// PTPROF_PROFILE_MEMORY: torch's own memory reporting to profilers, taken as
+// torch.profiler(profile_memory=True) takes it.
+//
+// Every allocator torch has reports to c10::reportMemoryUsageToProfiler (the
+// CPU allocator through ProfiledCPUMemoryReporter, the CUDA caching allocator
+// directly), which hands each allocation (+bytes) and free (-bytes) with the
+// allocator's totals to the thread's ThreadLocalDebugInfo of kind
+// PROFILER_STATE, if it says memoryProfilingEnabled(). torch.profiler puts its
+// own state there; when that slot is empty on a thread, the bridge puts this
+// reporter there. It is a ProfilerStateBase in the Disabled state, not a bare
+// MemoryReportingInfoBase, because torch static_casts whatever it finds in the
+// slot to ProfilerStateBase (profilerEnabled(), getProfilerConfig()): as a
+// disabled profiler it reads as "no profiler" there. But torch.profiler's
+// enableProfiler requires the slot to be empty, so it cannot be started on a
+// thread that holds the reporter ("Profiler is already enabled on this
+// thread"): a known limit of --profile-memory (docs/memory.md).
+//
+// The slot is thread-local but travels with c10::ThreadLocalState (autograd
+// workers, at::launch, JIT forks), so a thread that runs ops for another
+// carries the reporter installed on that one; other threads get it at their
+// first op (install()).
+#pragma once
+#include <c10/core/Allocator.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
+#include <torch/csrc/profiler/orchestration/observer.h>
+
+#include <memory>
+
+#include "bridge_api.h"
+#include "torch_compat.hpp"
+
+namespace ptprof::torch_bridge {
+
+class MemoryReporter final : public torch::profiler::impl::ProfilerStateBase {
+ public:
+  MemoryReporter()
+      : ProfilerStateBase(torch::profiler::impl::ProfilerConfig(torch::profiler::impl::ProfilerState::Disabled)) {}
+
+  void reportMemoryUsage(void* ptr, int64_t alloc_size, MemoryTotal total_allocated, MemoryTotal total_reserved,
+                         c10::Device device) override {
+    ptprof_memory_event m;
+    m.ptr = reinterpret_cast<uintptr_t>(ptr);
+    m.bytes = alloc_size;
+    m.total_allocated = int64_t(total_allocated);
+    m.total_reserved = int64_t(total_reserved);
+    m.device_type = int8_t(device.type());
+    m.device_index = int8_t(device.index());
+    ptprof_agent_memory(&m);
+  }
+
+  // Asked by the allocator before every allocation and free: only in windows,
+  // as torch.profiler tracks memory only while it records.
+  bool memoryProfilingEnabled() const override { return ptprof_agent_memory_recording() != 0; }
+
+  torch::profiler::impl::ActiveProfilerType profilerType() override {
+    return torch::profiler::impl::ActiveProfilerType::NONE;
+  }
+
+  // Puts `reporter` in the calling thread's PROFILER_STATE slot unless
+  // something (torch.profiler, or the reporter itself) is already there.
+  static void install(const std::shared_ptr<c10::DebugInfoBase>& reporter) {
+    if (c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PROFILER_STATE) == nullptr)
+      c10::ThreadLocalDebugInfo::_push(c10::DebugInfoKind::PROFILER_STATE, reporter);
+  }
+};
+
+}  // namespace ptprof::torch_bridge

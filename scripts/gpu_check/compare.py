@@ -1,0 +1,90 @@
+"""Compares torch.profiler's view of a CUDA run (workload.py --torch-profiler)
+with ptprof's (`ptprof report --format json`), prints them side by side, and
+exits 1 when kernel instance counts differ or total kernel time differs by
+more than 10% (2 on unreadable input).
+
+    python compare.py LABEL TORCH.json PTPROF_REPORT.json
+"""
+import json
+import sys
+
+TIME_TOLERANCE = 0.10
+
+
+def from_ptprof(report):
+    """The same summary as workload.py's, from ptprof's report JSON."""
+    gpu = report.get("gpu", {})
+    kernels = {}
+    for k in gpu.get("kernels", []):  # one row per (name, grid, block): merge by name
+        e = kernels.setdefault(k["name"], {"count": 0, "total_us": 0.0})
+        e["count"] += k["time_ns"]["count"]
+        e["total_us"] += k["time_ns"]["total"] / 1000.0
+    memcpy = {}
+    for m in gpu.get("memory_ops", []):
+        if m["name"].startswith("Memcpy"):
+            memcpy[m["name"]] = {"count": m["time_ns"]["count"], "bytes": m["bytes"]["total"]}
+    kernel_names = set(kernels)
+    ops = [(r["name"], r.get("cuda_total_us", 0.0)) for r in report.get("rows", [])
+           if r.get("cuda_total_us", 0.0) > 0 and r["name"] not in kernel_names and not r["name"].startswith("Memcpy")
+           and r["name"] != "Memset"]
+    ops.sort(key=lambda kv: -kv[1])
+    return {"kernels": kernels, "kernel_total_us": gpu.get("kernel_total_ns", 0) / 1000.0,
+            "top_ops": [[k, v] for k, v in ops[:10]], "memcpy": memcpy}
+
+
+def side_by_side(label, torch_s, ptprof_s):
+    """Returns (lines, failures)."""
+    lines, failures = [], []
+    lines.append("== %s: kernels (instances, total us)" % label)
+    lines.append("%-60s %10s %10s %12s %12s" % ("kernel", "torch n", "ptprof n", "torch us", "ptprof us"))
+    names = sorted(set(torch_s["kernels"]) | set(ptprof_s["kernels"]))
+    for n in names:
+        t = torch_s["kernels"].get(n, {"count": 0, "total_us": 0.0})
+        p = ptprof_s["kernels"].get(n, {"count": 0, "total_us": 0.0})
+        mark = "" if t["count"] == p["count"] else "  <-- count differs"
+        lines.append("%-60s %10d %10d %12.1f %12.1f%s" % (n[:60], t["count"], p["count"], t["total_us"], p["total_us"], mark))
+        if t["count"] != p["count"]:
+            failures.append("%s: kernel %r: %d instances under torch.profiler, %d under ptprof" %
+                            (label, n, t["count"], p["count"]))
+    tt, pt = torch_s["kernel_total_us"], ptprof_s["kernel_total_us"]
+    diff = abs(pt - tt) / tt if tt > 0 else (0.0 if pt == 0 else float("inf"))
+    lines.append("total kernel time: torch %.1f us, ptprof %.1f us (%.1f%% apart)" % (tt, pt, 100 * diff))
+    if diff > TIME_TOLERANCE:
+        failures.append("%s: total kernel time %.1f us under torch.profiler, %.1f us under ptprof (more than %d%% apart)"
+                        % (label, tt, pt, int(100 * TIME_TOLERANCE)))
+    lines.append("== %s: top ops by CUDA total (us)" % label)
+    top_t, top_p = torch_s["top_ops"], ptprof_s["top_ops"]
+    for i in range(max(len(top_t), len(top_p))):
+        a = top_t[i] if i < len(top_t) else ["", 0.0]
+        b = top_p[i] if i < len(top_p) else ["", 0.0]
+        lines.append("%-40s %12.1f | %-40s %12.1f" % (a[0][:40], a[1], b[0][:40], b[1]))
+    lines.append("== %s: memcpy (count, bytes)" % label)
+    for kind in sorted(set(torch_s["memcpy"]) | set(ptprof_s["memcpy"])):
+        t = torch_s["memcpy"].get(kind, {"count": 0, "bytes": 0})
+        p = ptprof_s["memcpy"].get(kind, {"count": 0, "bytes": 0})
+        lines.append("%-20s torch %6d %12d | ptprof %6d %12d" % (kind, t["count"], t["bytes"], p["count"], p["bytes"]))
+    return lines, failures
+
+
+def main(argv):
+    if len(argv) != 4:
+        sys.stderr.write(__doc__)
+        return 2
+    label = argv[1]
+    try:
+        with open(argv[2]) as f:
+            torch_s = json.load(f)
+        with open(argv[3]) as f:
+            ptprof_s = from_ptprof(json.load(f))
+    except (OSError, ValueError, KeyError) as e:
+        sys.stderr.write("compare: cannot read the inputs: %s\n" % e)
+        return 2
+    lines, failures = side_by_side(label, torch_s, ptprof_s)
+    print("\n".join(lines))
+    for f in failures:
+        print("MISMATCH: " + f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Builds ptprof with sanitizers (GCC) and runs the tests they watch:
+#
+#   build-asan  AddressSanitizer + UndefinedBehaviorSanitizer: every unit test
+#               (the C test programs under the real `ptprof run`, agent
+#               preloaded), the fuzz corpus replays and the torch-free
+#               integration tests (fault injection, the Python module).
+#   build-tsan  ThreadSanitizer: the ring and collector tests, and the
+#               launcher tests that run the forking, multi-threaded C test
+#               programs under `ptprof run`.
+#
+#   bash scripts/sanitize.sh [asan] [tsan]     (default: both)
+#
+# The agent is instrumented too; `ptprof run` of a sanitizer build preloads
+# the sanitizer's runtime ahead of it (launcher/sanitizer_runtime.cpp), so an
+# uninstrumented target (a shell, Python) runs it as well. Python targets
+# leak by design, so leak checking is off in the processes of integration
+# tests (ASAN_OPTIONS detect_leaks=0 there), and on in the unit tests.
+# Any finding fails the run. Prints the time of each step.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+which=("$@")
+((${#which[@]})) || which=(asan tsan)
+JOBS=$(nproc 2>/dev/null || echo 2)
+status=0
+
+step() {  # step NAME COMMAND...: runs it, prints how long it took, records failure
+  local name=$1 t0=$SECONDS
+  shift
+  echo "sanitize.sh: $name ..."
+  if "$@"; then
+    echo "sanitize.sh: $name: ok ($((SECONDS - t0)) s)"
+  else
+    echo "sanitize.sh: $name: FAILED ($((SECONDS - t0)) s)" >&2
+    status=1
+  fi
+}
+
+configure() {  # configure DIR SANITIZERS
+  mkdir -p "$1"
+  cmake -S . -B "$1" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
+    -DPTPROF_BUILD_TESTS=ON -DPTPROF_SANITIZE="$2" >"$1/configure.log" 2>&1 ||
+    { cat "$1/configure.log"; return 1; }
+}
+
+# halt_on_error: a finding ends the process with an error status, so the
+# test that caused it fails. Symbolized stacks need llvm-symbolizer or addr2line.
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+for w in "${which[@]}"; do
+  case "$w" in
+    asan)
+      step "asan: configure" configure build-asan "address,undefined"
+      step "asan: build" cmake --build build-asan -j"$JOBS" --target ptprof_unit_tests fuzz_trace_reader_replay fuzz_region_replay
+      step "asan: unit tests" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1 \
+        build-asan/bin/ptprof_unit_tests
+      # The torch-free integration tests need no bridge: the bridge fixture is not set up.
+      step "asan: fuzz corpus and integration tests" env ASAN_OPTIONS=detect_leaks=0 \
+        ctest --test-dir build-asan --output-on-failure --no-tests=error -FS 'bridge_.*' \
+        -R '^(fuzz\.replay\..*|py\..*\.(test_fault_injection|test_python_module))$' </dev/null
+      ;;
+    tsan)
+      step "tsan: configure" configure build-tsan thread
+      step "tsan: build" cmake --build build-tsan -j"$JOBS" --target ptprof_thread_tests
+      # The launcher tests whose targets are the C test programs (threads and
+      # forks, agent instrumented); not those that run a shell: TSan's runtime,
+      # preloaded into an uninstrumented dash or bash, crashes it.
+      # die_after_fork=0: the targets fork after their threads have ended.
+      step "tsan: ring, collector and fork tests" env TSAN_OPTIONS=halt_on_error=1:die_after_fork=0:second_deadlock_stack=1 \
+        build-tsan/bin/ptprof_thread_tests "[ring],[collector],every range and mark of 4 threads*,recorded + dropped equals*,children forked in bursts*"
+      ;;
+    *)
+      echo "sanitize.sh: unknown build '$w'; accepted: asan, tsan" >&2
+      exit 2
+      ;;
+  esac
+done
+exit $status

@@ -1,0 +1,190 @@
+// The CUDA parts of the trace format (docs/format.md: CUDA and GPU_LANES
+// chunks, event kinds 5-11): every CudaInfo field round-trips, lanes keep
+// their device, records span chunks, and damage ends in an error or a valid
+// read.
+#include <catch2/catch.hpp>
+
+#include "test_format_fixtures.hpp"
+
+using namespace ptprof;
+using ptprof::testing::TempDir;
+
+namespace {
+
+trace::CudaInfo sample_info(uint32_t i, uint32_t kernel_name) {
+  trace::CudaInfo c;
+  c.correlation_id = 1000 + i;
+  c.external_id = i % 3 ? 0 : 0xFFFF'FFFF'FFFF'FFF0ull + (i % 7);
+  c.stream = 7 + i % 4;
+  c.ptr = 0x7f00'0000'0000ull + uint64_t(i) * 4096;
+  c.bytes = uint64_t(i) * 1024;
+  c.graph_node_id = i % 5 ? 0 : UINT64_MAX;
+  c.grid[0] = i;
+  c.grid[1] = 2;
+  c.grid[2] = UINT32_MAX;
+  c.block[0] = 128;
+  c.block[1] = i % 2;
+  c.block[2] = 1;
+  c.device = i % 2 ? 1 : -1;
+  c.result = i % 11 ? 0 : -35;
+  c.kernel_name = kernel_name;
+  c.family = uint8_t(i % 2);
+  c.copy_kind = uint8_t(i % 256);
+  return c;
+}
+
+void require_same(const trace::CudaInfo& a, const trace::CudaInfo& b) {
+  REQUIRE(a.correlation_id == b.correlation_id);
+  REQUIRE(a.external_id == b.external_id);
+  REQUIRE(a.stream == b.stream);
+  REQUIRE(a.ptr == b.ptr);
+  REQUIRE(a.bytes == b.bytes);
+  REQUIRE(a.graph_node_id == b.graph_node_id);
+  for (int d = 0; d < 3; ++d) {
+    REQUIRE(a.grid[d] == b.grid[d]);
+    REQUIRE(a.block[d] == b.block[d]);
+  }
+  REQUIRE(a.device == b.device);
+  REQUIRE(a.result == b.result);
+  REQUIRE(a.kernel_name == b.kernel_name);
+  REQUIRE(a.family == b.family);
+  REQUIRE(a.copy_kind == b.copy_kind);
+}
+
+// A trace with CPU threads, two GPU lanes and `n` CUDA events of every CUDA
+// kind; returns what was written.
+trace::Trace write_cuda_trace(const std::string& path, uint32_t n) {
+  auto w = testing::open_writer(path, testing::sample_header());
+  REQUIRE(w);
+  trace::Trace want;
+  w->add_process({10, 1, "python", 0});
+  uint32_t cpu = w->add_thread({0, 10, "main", 0, 0});
+  trace::Thread lane0{0, 7, "GPU 0 stream 7", 0, 0, 0};
+  trace::Thread lane1{0, 13, "GPU 1 stream 13", 0, 0, 1};
+  uint32_t l0 = w->add_thread(lane0);
+  uint32_t l1 = w->add_thread(lane1);
+  want.threads = {{0, 10, "main", 0, 0, -1}, lane0, lane1};
+  uint32_t kernel = w->intern("void gemm_kernel<float>(float*)");
+  uint32_t api = w->intern("cudaLaunchKernel");
+  for (uint32_t i = 0; i < n; ++i) {
+    trace::CudaInfo c = sample_info(i, i % 2 ? kernel : 0);
+    uint32_t index = w->add_cuda(c);
+    REQUIRE(index == i);
+    want.cuda.push_back(c);
+    trace::Event e;
+    e.kind = trace::EventKind(5 + i % 7);
+    e.thread = e.kind == trace::EventKind::CudaApi ? cpu : (i % 2 ? l1 : l0);
+    e.name = e.kind == trace::EventKind::CudaApi ? api : kernel;
+    e.start_ns = int64_t(i) * 100;
+    e.end_ns = e.start_ns + 50;
+    e.arg = uint64_t(index) + 1;
+    w->add_event(e);
+    want.events.push_back(e);
+  }
+  // An op carries its handle as arg: the join key of its kernels.
+  trace::Event op;
+  op.kind = trace::EventKind::Op;
+  op.thread = cpu;
+  op.name = w->intern("aten::mm");
+  op.arg = 0xFFFF'FFFF'FFFF'FFF0ull;
+  w->add_event(op);
+  want.events.push_back(op);
+  REQUIRE(w->finish().ok());
+  return want;
+}
+
+}  // namespace
+
+TEST_CASE("CUDA records, GPU lanes and CUDA event kinds round-trip", "[format][cuda]") {
+  TempDir dir;
+  const std::string path = dir.file("cuda.bin");
+  // More records than one CUDA chunk holds.
+  trace::Trace want = write_cuda_trace(path, 70'000);
+  std::vector<std::string> warnings;
+  auto t = format::read_trace(path, &warnings);
+  INFO(t.error());
+  REQUIRE(t);
+  CHECK(warnings.empty());
+  REQUIRE(t->threads.size() == 3);
+  for (size_t i = 0; i < 3; ++i) {
+    CHECK(t->threads[i].device == want.threads[i].device);
+    CHECK(t->threads[i].tid == want.threads[i].tid);
+    CHECK(t->threads[i].name == want.threads[i].name);
+  }
+  REQUIRE(t->cuda.size() == want.cuda.size());
+  for (size_t i = 0; i < want.cuda.size(); ++i) require_same(t->cuda[i], want.cuda[i]);
+  REQUIRE(t->events.size() == want.events.size());
+  for (size_t i = 0; i < want.events.size(); ++i) {
+    CHECK(t->events[i].kind == want.events[i].kind);
+    CHECK(t->events[i].arg == want.events[i].arg);
+    CHECK(t->events[i].thread == want.events[i].thread);
+  }
+  CHECK(t->strings.at(t->cuda[1].kernel_name) == "void gemm_kernel<float>(float*)");
+
+  // The streaming reader hands out the CUDA table with the events.
+  size_t seen = 0;
+  auto s = format::read_trace_streaming(
+      path,
+      [&](const trace::Trace& meta, const std::vector<trace::Event>& events) {
+        for (const auto& e : events) {
+          if (e.kind == trace::EventKind::Op) continue;
+          REQUIRE(e.arg <= meta.cuda.size());
+          ++seen;
+        }
+      },
+      &warnings);
+  REQUIRE(s);
+  CHECK(seen == 70'000);
+}
+
+TEST_CASE("a writer refuses an event that refers to a CUDA record it does not have", "[format][cuda]") {
+  TempDir dir;
+  auto w = testing::open_writer(dir.file("bad.bin"), testing::sample_header());
+  REQUIRE(w);
+  w->add_process({1, 0, "p", 0});
+  trace::Event e;
+  e.thread = w->add_thread({0, 1, "t", 0, 0});
+  e.kind = trace::EventKind::Kernel;
+  e.arg = 1;  // no CUDA record yet
+  w->add_event(e);
+  auto st = w->finish();
+  REQUIRE_FALSE(st.ok());
+  CHECK_THAT(st.message(), Catch::Contains("CUDA record 1 of 0"));
+}
+
+TEST_CASE("damaged CUDA chunks give an error or a valid read, never a crash", "[format][cuda][damage]") {
+  TempDir dir;
+  const std::string path = dir.file("cuda.bin");
+  write_cuda_trace(path, 300);
+  const std::string full = testing::slurp(path);
+  size_t errors = 0;
+  for (size_t at = 16; at < full.size(); ++at) {
+    std::string bytes = full;
+    bytes[at] = char(bytes[at] ^ 0x5a);
+    const std::string damaged = dir.file("damaged.bin");
+    testing::spit(damaged, bytes);
+    std::vector<std::string> warnings;
+    auto t = format::read_trace(damaged, &warnings);
+    if (!t) {
+      CHECK(t.error().rfind(damaged + ": ", 0) == 0);
+      ++errors;
+      continue;
+    }
+    // A read that succeeds holds only references that resolve.
+    for (const auto& e : t->events)
+      if (e.kind >= trace::EventKind::CudaApi && e.kind <= trace::EventKind::CuptiApi) REQUIRE(e.arg <= t->cuda.size());
+    for (const auto& c : t->cuda) REQUIRE(c.kernel_name < t->strings.size());
+  }
+  CHECK(errors > 0);
+  for (size_t len = 16; len < full.size(); len += 7) {
+    const std::string damaged = dir.file("short.bin");
+    testing::spit(damaged, full.substr(0, len));
+    std::vector<std::string> warnings;
+    auto t = format::read_trace(damaged, &warnings);
+    if (t) {
+      for (const auto& e : t->events)
+        if (e.kind >= trace::EventKind::CudaApi && e.kind <= trace::EventKind::CuptiApi)
+          REQUIRE(e.arg <= t->cuda.size());
+    }
+  }
+}

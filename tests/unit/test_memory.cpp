@@ -1,0 +1,425 @@
+// Memory events end to end on synthetic data: ring records through the
+// collector (ops, cross-window matching), the MEMORY chunk round trip and its
+// damage, the report's CPU Mem / Self CPU Mem columns with torch's semantics,
+// `ptprof memory`'s summary and the Chrome export's [memory] instants.
+#include <fcntl.h>
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+
+#include "../../analysis/src/byte_io.hpp"
+#include "../../analysis/src/chrome_event_format.hpp"
+#include "../../analysis/src/chunk_writer.hpp"
+#include "../../analysis/src/format_layout.hpp"
+#include "../../analysis/src/memory_chunk.hpp"
+#include "collector_fixtures.hpp"
+#include "ptprof/analysis/memory.hpp"
+#include "ptprof/analysis/report.hpp"
+#include "test_cli_run.hpp"
+#include "test_format_fixtures.hpp"
+
+using namespace ptprof;
+using ptprof::testing::TempDir;
+
+namespace {
+
+constexpr int64_t kMiB = 1 << 20;
+
+// A trace under construction in memory: events on thread 0 of process 4242.
+struct Builder {
+  trace::Trace t;
+  Builder() {
+    t.processes.push_back({4242, 1, "python train.py", 0});
+    t.threads.push_back({0, 4242, "main", 0, 0});
+  }
+  uint32_t str(const std::string& s) {
+    if (s.empty()) return 0;
+    for (uint32_t i = 0; i < t.strings.size(); ++i)
+      if (t.strings[i] == s) return i;
+    t.strings.push_back(s);
+    return uint32_t(t.strings.size() - 1);
+  }
+  void op(const std::string& name, int64_t start, int64_t end, const std::string& shapes = "") {
+    trace::Event e;
+    e.kind = trace::EventKind::Op;
+    e.name = str(name);
+    e.shapes = str(shapes);
+    e.start_ns = start;
+    e.end_ns = end;
+    t.events.push_back(e);
+  }
+  // An allocation (bytes > 0) or free inside `top` (outermost op).
+  void mem(int64_t ts, uint64_t ptr, int64_t bytes, int64_t total, const std::string& top = "",
+           const std::string& shapes = "", int8_t device = trace::kDeviceCpu) {
+    trace::MemoryInfo m;
+    m.ptr = ptr;
+    m.bytes = bytes;
+    m.total_allocated = total;
+    m.device_type = device;
+    m.device_index = device == trace::kDeviceCpu ? -1 : 0;
+    m.top_op = str(top);
+    m.top_shapes = str(shapes);
+    m.op = m.top_op;
+    t.memory.push_back(m);
+    trace::Event e;
+    e.kind = trace::EventKind::Memory;
+    e.name = str("[memory]");
+    e.start_ns = e.end_ns = ts;
+    e.arg = t.memory.size();
+    t.events.push_back(e);
+  }
+};
+
+const report::Row& row(const report::Report& r, const std::string& name) {
+  auto it = std::find_if(r.rows.begin(), r.rows.end(), [&](const report::Row& x) { return x.name == name; });
+  INFO("row " << name);
+  REQUIRE(it != r.rows.end());
+  return *it;
+}
+
+}  // namespace
+
+TEST_CASE("memory: CPU Mem sums the events inside an op, Self CPU Mem less its children", "[memory][report]") {
+  Builder b;
+  b.op("aten::linear", 0, 100);
+  b.op("aten::empty", 10, 20);
+  b.op("aten::addmm", 30, 90);
+  b.mem(15, 0x1000, 400, 400, "aten::linear");  // in aten::empty
+  b.mem(40, 0x2000, 64, 464, "aten::linear");   // in aten::addmm
+  b.mem(95, 0x2000, -64, 400, "aten::linear");  // in aten::linear itself
+  b.mem(100, 0x3000, 8, 408, "aten::linear");   // at its end: inside, as torch's [start, end]
+  b.mem(150, 0x1000, -400, 8);                  // inside nothing: a [memory] row
+  const report::Report r = report::compute_report({{"t", &b.t}}, report::Options{});
+  CHECK(r.has_memory);
+  CHECK_FALSE(r.has_cuda_memory);
+  CHECK(row(r, "aten::linear").stats.cpu_memory == 408);
+  CHECK(row(r, "aten::linear").stats.self_cpu_memory == 408 - 400 - 64);
+  CHECK(row(r, "aten::empty").stats.cpu_memory == 400);
+  CHECK(row(r, "aten::empty").stats.self_cpu_memory == 400);
+  CHECK(row(r, "aten::addmm").stats.self_cpu_memory == 64);
+  CHECK(row(r, "[memory]").stats.count == 1);
+  CHECK(row(r, "[memory]").stats.cpu_memory == -400);
+  CHECK(row(r, "[memory]").stats.self_cpu_memory == -400);
+  CHECK(row(r, "aten::linear").stats.cuda_memory == 0);
+}
+
+TEST_CASE("memory: a folded child's memory stays in its parent's self", "[memory][report]") {
+  Builder b;
+  b.op("aten::to", 0, 100);
+  b.op("aten::to", 10, 90);  // the only child, same name: folded away (torch's _remove_dup_nodes)
+  b.op("aten::copy_", 20, 30);
+  b.mem(15, 0x1000, 128, 128);
+  b.mem(25, 0x2000, 32, 160);
+  const report::Report r = report::compute_report({{"t", &b.t}}, report::Options{});
+  const report::Row& to = row(r, "aten::to");
+  CHECK(to.stats.count == 1);
+  CHECK(to.stats.cpu_memory == 160);
+  CHECK(to.stats.self_cpu_memory == 128);
+  CHECK(row(r, "aten::copy_").stats.self_cpu_memory == 32);
+}
+
+TEST_CASE("memory: device memory goes to the CUDA columns", "[memory][report]") {
+  Builder b;
+  b.op("aten::empty", 0, 100);
+  b.mem(10, 0x7f00, 512, 512, "aten::empty", "", trace::kDeviceCuda);
+  const report::Report r = report::compute_report({{"t", &b.t}}, report::Options{});
+  CHECK(r.has_cuda_memory);
+  CHECK(row(r, "aten::empty").stats.cuda_memory == 512);
+  CHECK(row(r, "aten::empty").stats.self_cuda_memory == 512);
+  CHECK(row(r, "aten::empty").stats.cpu_memory == 0);
+}
+
+TEST_CASE("memory: no memory events, no memory columns", "[memory][report]") {
+  Builder b;
+  b.op("aten::add", 0, 10);
+  const report::Report r = report::compute_report({{"t", &b.t}}, report::Options{});
+  CHECK_FALSE(r.has_memory);
+}
+
+TEST_CASE("memory: the MEMORY chunk round-trips and a dangling reference is damage", "[memory][format]") {
+  TempDir dir;
+  const std::string path = dir.file("m.bin");
+  auto w = testing::open_writer(path, testing::sample_header());
+  REQUIRE(w);
+  const uint32_t p = w->add_process({7, 1, "x", 0});
+  const uint32_t th = w->add_thread({p, 7, "main", 0, 0});
+  trace::MemoryInfo m;
+  m.ptr = 0xdeadbeef000;
+  m.bytes = -(int64_t(3) << 40);
+  m.total_allocated = int64_t(5) << 40;
+  m.total_reserved = 77;
+  m.device_type = 1;
+  m.device_index = 3;
+  m.op = w->intern("aten::empty");
+  m.op_shapes = w->intern("[[], [], [], [], [], []]");
+  m.top_op = w->intern("aten::ones");
+  m.top_shapes = w->intern("[[], [], [], [], []]");
+  m.alloc_ns = -12345;
+  m.alloc_op = m.top_op;
+  m.alloc_shapes = m.top_shapes;
+  trace::Event e;
+  e.kind = trace::EventKind::Memory;
+  e.thread = th;
+  e.name = w->intern("[memory]");
+  e.start_ns = e.end_ns = 1000;
+  e.arg = w->add_memory(m) + 1;
+  w->add_event(e);
+  REQUIRE(w->finish());
+  auto t = format::read_trace(path, nullptr);
+  REQUIRE(t);
+  REQUIRE(t->memory.size() == 1);
+  const trace::MemoryInfo& r = t->memory[0];
+  CHECK(r.ptr == m.ptr);
+  CHECK(r.bytes == m.bytes);
+  CHECK(r.total_allocated == m.total_allocated);
+  CHECK(r.total_reserved == 77);
+  CHECK(r.device_type == 1);
+  CHECK(r.device_index == 3);
+  CHECK(t->strings[r.op] == "aten::empty");
+  CHECK(t->strings[r.top_op] == "aten::ones");
+  CHECK(t->strings[r.top_shapes] == "[[], [], [], [], []]");
+  CHECK(r.alloc_ns == -12345);
+  CHECK(t->strings[r.alloc_op] == "aten::ones");
+  REQUIRE(t->events.size() == 1);
+  CHECK(t->events[0].kind == trace::EventKind::Memory);
+  CHECK(t->events[0].arg == 1);
+  // A summary read skips the table; info still works.
+  auto s = format::read_trace_summary(path, nullptr);
+  REQUIRE(s);
+  CHECK(s->memory.empty());
+
+  // The writer refuses an event whose record does not exist.
+  const std::string bad = dir.file("bad.bin");
+  auto w2 = testing::open_writer(bad, testing::sample_header());
+  REQUIRE(w2);
+  w2->add_process({7, 1, "x", 0});
+  w2->add_thread({0, 7, "main", 0, 0});
+  e.name = w2->intern("[memory]");
+  e.arg = 2;
+  w2->add_event(e);
+  CHECK_FALSE(w2->finish());
+}
+
+TEST_CASE("memory: a MEMORY chunk out of sequence or naming an unknown string is damage", "[memory][format]") {
+  using format::detail::ChunkType;
+  TempDir dir;
+  auto write = [&](const std::string& path, uint64_t first, uint32_t op) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    REQUIRE(fd >= 0);
+    auto out = format::detail::ChunkWriter::open(fd, path);
+    REQUIRE(out);
+    std::string header;
+    format::detail::put_bytes(header, "host");
+    for (int i = 0; i < 4; ++i) format::detail::put_varint(header, 0);  // offset, window, start, end
+    format::detail::put_bytes(header, "");
+    format::detail::put_bytes(header, "0.1.0");
+    REQUIRE((*out)->write(ChunkType::Header, header));
+    std::string memory;
+    format::detail::put_varint(memory, first);
+    format::detail::put_varint(memory, 1);
+    trace::MemoryInfo m;
+    m.bytes = 64;
+    m.op = op;
+    format::detail::put_memory_record(memory, m);
+    REQUIRE((*out)->write(ChunkType::Memory, memory));
+    REQUIRE((*out)->close());
+  };
+  const std::string good = dir.file("good.bin"), gap = dir.file("gap.bin"), name = dir.file("name.bin");
+  write(good, 0, 0);
+  write(gap, 1, 0);
+  write(name, 0, 5);
+  std::vector<std::string> warnings;
+  auto t = format::read_trace(good, &warnings);
+  REQUIRE(t);  // no footer: truncated, the table read
+  CHECK(t->memory.size() == 1);
+  auto g = format::read_trace(gap, nullptr);
+  REQUIRE_FALSE(g);
+  CHECK(g.error().find("memory chunk starts at index 1, expected 0") != std::string::npos);
+  auto n = format::read_trace(name, nullptr);
+  REQUIRE_FALSE(n);
+  CHECK(n.error().find("names string 5") != std::string::npos);
+}
+
+TEST_CASE("memory: the collector names the ops and matches frees across windows", "[memory][collector]") {
+  testing::SyntheticRegion region{1};
+  launcher::CollectorOptions opts;
+  opts.output_dir = "out";
+  opts.grace = std::chrono::milliseconds(0);
+  clock::Converter conv{clock::Kind::Monotonic};
+  testing::MemorySink sink;
+  region.boundary(wire::BoundaryKind::WindowBegin, 0, 0);
+  region.boundary(wire::BoundaryKind::WindowEnd, 100, 0);
+  region.boundary(wire::BoundaryKind::WindowBegin, 200, 1);
+  auto& ring = region.ring(0);
+  auto begin = [&](const char* name, uint64_t handle, uint64_t ts, wire::OpScope scope = wire::OpScope::Function) {
+    wire::OpBeginPayload op{};
+    op.handle = handle;
+    op.seq_nr = -1;
+    op.scope = uint8_t(scope);
+    REQUIRE(wire::emit(ring, wire::RecordType::OpBegin, region.name(name), ts, op));
+  };
+  auto end = [&](uint64_t handle, uint64_t ts) {
+    REQUIRE(wire::emit(ring, wire::RecordType::OpEnd, 0, ts, wire::OpEndPayload{handle}));
+  };
+  auto mem = [&](uint64_t ptr, int64_t bytes, uint64_t ts) {
+    wire::MemoryEventPayload p{};
+    p.ptr = ptr;
+    p.bytes = bytes;
+    p.total_allocated = bytes > 0 ? bytes : 0;
+    p.device_type = 0;
+    p.device_index = -1;
+    REQUIRE(wire::emit(ring, wire::RecordType::MemoryEvent, 0, ts, p));
+  };
+  begin("train_step", 1, 5, wire::OpScope::UserScope);
+  begin("aten::ones", 2, 10);
+  begin("aten::empty", 3, 11);
+  mem(0xa000, 4096, 12);
+  end(3, 13);
+  end(2, 14);
+  end(1, 15);
+  begin("aten::add_", 4, 210);
+  mem(0xa000, -4096, 211);  // allocated in window 0, freed in window 1
+  end(4, 212);
+  launcher::ProcessCollector c(region.take(), "host.4242", opts, conv, sink);
+  c.drain(1000);
+  c.finish();
+  const trace::Trace& w0 = sink.traces.at("out/host.4242.w000.bin");
+  const trace::Trace& w1 = sink.traces.at("out/host.4242.w001.bin");
+  REQUIRE(w0.memory.size() == 1);
+  CHECK(w0.strings[w0.memory[0].op] == "aten::empty");
+  CHECK(w0.strings[w0.memory[0].top_op] == "aten::ones");  // the user scope is not an operator
+  CHECK(w0.memory[0].bytes == 4096);
+  CHECK(w0.memory[0].alloc_ns == 0);
+  REQUIRE(w1.memory.size() == 1);
+  CHECK(w1.memory[0].bytes == -4096);
+  CHECK(w1.memory[0].alloc_ns == 12);
+  CHECK(w1.strings[w1.memory[0].alloc_op] == "aten::ones");
+  CHECK(w1.strings[w1.memory[0].top_op] == "aten::add_");
+  const auto is_memory = [](const trace::Event& e) { return e.kind == trace::EventKind::Memory; };
+  auto it = std::find_if(w1.events.begin(), w1.events.end(), is_memory);
+  REQUIRE(it != w1.events.end());
+  CHECK(it->start_ns == 211);
+  CHECK(it->end_ns == 211);
+  CHECK(w1.strings[it->name] == "[memory]");
+}
+
+TEST_CASE("memory: ptprof memory's peaks, live groups and per-op counts", "[memory][summary]") {
+  Builder b;
+  int64_t total = 0;
+  // 12 steps each keep one 1 MiB block from aten::ones and free a temporary.
+  for (int i = 0; i < 12; ++i) {
+    const int64_t t0 = i * 100;
+    b.op("aten::ones", t0, t0 + 10, "[[], [], [], [], []]");
+    total += kMiB;
+    b.mem(t0 + 5, 0x10000 + uint64_t(i) * 0x200000, kMiB, total, "aten::ones", "[[], [], [], [], []]");
+    b.op("aten::mul", t0 + 20, t0 + 30, "[[512, 512], []]");
+    total += 4096;
+    b.mem(t0 + 25, 0x9000000, 4096, total, "aten::mul", "[[512, 512], []]");
+    total -= 4096;
+    b.mem(t0 + 40, 0x9000000, -4096, total);
+  }
+  b.op("aten::empty", 2000, 2010, "[[], [], [], [], [], []]");
+  b.mem(2005, 0xf000000, 256 * kMiB, total + 256 * kMiB, "aten::empty");
+  b.mem(2020, 0xf000000, -256 * kMiB, total);
+  // A free of a block an earlier window allocated (the launcher matched it).
+  b.mem(2030, 0xe000000, -512, total, "aten::add_");
+  b.t.memory.back().alloc_ns = 7;
+  memory::SummaryBuilder sb;
+  sb.add("t.bin", b.t);
+  const memory::Summary s = std::move(sb).finish();
+  CHECK(s.events == 12 * 3 + 3);
+  CHECK(s.earlier_frees == 1);
+  CHECK(s.earlier_freed_bytes == 512);
+  CHECK(s.unmatched_frees == 0);
+  REQUIRE(s.peaks.size() == 1);
+  CHECK(s.peaks[0].allocated == 12 * kMiB + 256 * kMiB);
+  CHECK(s.peaks[0].allocated_op == "aten::empty");
+  REQUIRE(s.live.size() == 1);
+  CHECK(s.live[0].op == "aten::ones");
+  CHECK(s.live[0].count == 12);
+  CHECK(s.live[0].bytes == 12 * kMiB);
+  CHECK(s.live[0].block_bytes == kMiB);
+  REQUIRE(s.ops.size() >= 3);
+  CHECK(s.ops[0].op == "aten::empty");
+  CHECK(s.ops[1].op == "aten::ones");
+  CHECK(s.ops[1].allocs == 12);
+  CHECK(s.timeline.size() == s.events);
+  CHECK(std::is_sorted(s.timeline.begin(), s.timeline.end(),
+                       [](const memory::TimelinePoint& a, const memory::TimelinePoint& c) { return a.ns < c.ns; }));
+
+  const std::string text = memory::render_text(s, {});
+  CHECK(text.find("12.00 MiB") != std::string::npos);
+  CHECK(text.find("268.00 MiB at aten::empty") != std::string::npos);
+  CHECK(text.find("1 free(s), 512 B, of blocks allocated in an earlier window") != std::string::npos);
+  const std::string exact = memory::render_text(s, {true, 20});
+  CHECK(exact.find(std::to_string(12 * kMiB)) != std::string::npos);
+  const std::string csv = memory::render_timeline_csv(s);
+  CHECK(csv.rfind("time_ns,pid,device,allocated_bytes,reserved_bytes\n5,4242,CPU,1048576,0\n", 0) == 0);
+}
+
+TEST_CASE("memory: human units", "[memory][summary]") {
+  CHECK(memory::format_bytes(0, false) == "0 B");
+  CHECK(memory::format_bytes(1023, false) == "1023 B");
+  CHECK(memory::format_bytes(1536, false) == "1.50 KiB");
+  CHECK(memory::format_bytes(-kMiB, false) == "-1.00 MiB");
+  CHECK(memory::format_bytes(int64_t(3) << 30, false) == "3.00 GiB");
+  CHECK(memory::format_bytes(1536, true) == "1536");
+}
+
+TEST_CASE("memory: Chrome export writes Kineto's [memory] instant", "[memory][export]") {
+  Builder b;
+  b.mem(5000, 767375936, 1024, 2048, "aten::ones");
+  exporting::detail::ChromeEventFormatter f(0);
+  f.begin_file(0);
+  std::string line;
+  f.append(line, b.t, b.t.events[0], 9);
+  CHECK(line ==
+        "{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":4242,\"tid\":4242,"
+        "\"ts\":5.000,\"args\":{\"Total Reserved\":0,\"Total Allocated\":2048,\"Bytes\":1024,\"Device Id\":-1,"
+        "\"Device Type\":0,\"Addr\":767375936,\"Ev Idx\":8}}");
+}
+
+TEST_CASE("memory: the command line", "[memory][cli]") {
+  auto missing = testing::run_ptprof("memory /nonexistent/dir");
+  CHECK(missing.status == 2);
+  CHECK(missing.out.find("/nonexistent/dir") != std::string::npos);
+  auto none = testing::run_ptprof("memory");
+  CHECK(none.status == 2);
+  auto help = testing::run_ptprof("memory --help");
+  CHECK(help.status == 0);
+  CHECK(help.out.find("--timeline") != std::string::npos);
+  CHECK(help.out.find("--bytes") != std::string::npos);
+
+  TempDir dir;
+  const std::string path = dir.file("m.bin");
+  auto w = testing::open_writer(path, testing::sample_header());
+  REQUIRE(w);
+  w->add_process({7, 1, "x", 0});
+  w->add_thread({0, 7, "main", 0, 0});
+  trace::MemoryInfo m;
+  m.ptr = 0x1000;
+  m.bytes = 3 * kMiB;
+  m.total_allocated = 3 * kMiB;
+  m.top_op = w->intern("aten::zeros");
+  trace::Event e;
+  e.kind = trace::EventKind::Memory;
+  e.name = w->intern("[memory]");
+  e.start_ns = e.end_ns = 10;
+  e.arg = w->add_memory(m) + 1;
+  w->add_event(e);
+  REQUIRE(w->finish());
+  const std::string csv = dir.file("timeline.csv");
+  auto ok = testing::run_ptprof("memory " + path + " --bytes --timeline " + csv);
+  CHECK(ok.status == 0);
+  CHECK(ok.out.find("3145728") != std::string::npos);
+  CHECK(ok.out.find("aten::zeros") != std::string::npos);
+  std::FILE* f = std::fopen(csv.c_str(), "r");
+  REQUIRE(f);
+  char buf[256] = {};
+  CHECK(std::fread(buf, 1, sizeof buf - 1, f) > 0);
+  std::fclose(f);
+  CHECK(std::string(buf) == "time_ns,pid,device,allocated_bytes,reserved_bytes\n10,7,CPU,3145728,0\n");
+  auto bad_limit = testing::run_ptprof("memory " + path + " --row-limit -1");
+  CHECK(bad_limit.status == 2);
+}
