@@ -24,6 +24,7 @@
 #include "session.hpp"
 #include "target.hpp"
 #include "trace_ready.hpp"
+#include "trigger_service.hpp"
 
 extern char** environ;
 
@@ -37,7 +38,7 @@ struct RunOptions {
   // Passed on as given, even empty or negative: config_from_env rejects them
   // with the same message as the environment variable's.
   std::optional<std::string> output, ring_kb;
-  bool record_shapes = false, profile_memory = false, with_stack = false, wait_descendants = false;
+  bool record_shapes = false, profile_memory = false, with_stack = false, wait_descendants = false, on_demand = false;
   std::vector<std::string> command;
 };
 
@@ -102,6 +103,7 @@ void apply_flags(const RunOptions& o, std::map<std::string, std::string>& env) {
   if (!o.on_trace_ready.empty()) env[env::kOnTraceReady] = o.on_trace_ready;
   if (!o.log_level.empty()) env[env::kLogLevel] = o.log_level;
   if (o.ring_kb) env[env::kRingKb] = *o.ring_kb;
+  if (o.on_demand) env[env::kOnDemand] = "1";
   if (o.wait_descendants) env[env::kWaitDescendants] = "1";
 }
 
@@ -129,6 +131,16 @@ std::string human_bytes(uint64_t b) {
   else
     std::snprintf(out, sizeof out, "%.2f GiB", b / 1073741824.0);
   return out;
+}
+
+// What `ptprof sessions` shows and `ptprof trigger` checks.
+void describe_session(wire::SessionHeader& h, const Config& config, const std::vector<std::string>& command) {
+  h.launcher_pid = getpid();
+  h.on_demand = config.on_demand ? 1 : 0;
+  std::snprintf(h.output, sizeof h.output, "%s", config.output.c_str());
+  std::string cmd;
+  for (const std::string& a : command) cmd += (cmd.empty() ? "" : " ") + a;
+  std::snprintf(h.command, sizeof h.command, "%s", cmd.c_str());
 }
 
 // Records consumed in one round above which the next round starts at once.
@@ -160,6 +172,13 @@ int run(const RunOptions& o) {
     return 2;
   }
   if (!config->log_level.empty()) launcher::set_log_level(config->log_level);
+  if (config->on_demand && !config->schedule.to_string().empty()) {
+    spdlog::error(
+        "run: --on-demand (PTPROF_ON_DEMAND=1) records only the windows `ptprof trigger` asks for; it "
+        "takes no schedule, got '{}'",
+        config->schedule.to_string());
+    return 2;
+  }
 
   if (config->with_stack)
     spdlog::warn("run: this version records no call stacks yet; PTPROF_WITH_STACK is passed on only");
@@ -184,6 +203,7 @@ int run(const RunOptions& o) {
   std::unique_ptr<launcher::Session> session = std::move(*created);
 
   env[wire::kSessionEnv] = session->name();
+  describe_session(*session->header(), *config, o.command);
   // The agent runs `ptprof bridge build` through this when a process imports
   // a torch that has no cached bridge yet.
   if (!paths->launcher.empty()) env[env::kLauncher] = paths->launcher;
@@ -206,6 +226,7 @@ int run(const RunOptions& o) {
   copts.realtime_offset_ns = int64_t(clock::realtime_ns()) - int64_t(clock::monotonic_ns());
   launcher::TraceReady sink(config->on_trace_ready);
   launcher::Collector collector(*session, copts, clock_kind, sink);
+  launcher::TriggerService triggers(*session, collector, sink);
 
   launcher::become_subreaper();
   auto target = launcher::Target::start(o.command, envv);
@@ -236,12 +257,14 @@ int run(const RunOptions& o) {
       }
     }
     sink.reap();
+    if (config->on_demand) triggers.poll(false);
     // Drain in batches: a short sleep between rounds leaves the target's
     // cores alone (on a small machine the launcher shares them). Only a round
     // that found a lot, i.e. rings filling up, goes again at once.
     if (n < kBusyRound) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   collector.finish_all();
+  if (config->on_demand) triggers.poll(true);
   session->unlink();
   sink.wait_all();
 
@@ -329,6 +352,9 @@ void add_run(CLI::App& app, int& exit_code) {
       ->check(a_value());
   sub->add_option("--log-level", opts->log_level,
                   "Log level of the launcher and the agent: trace, debug, info, warn, error, off (PTPROF_LOG_LEVEL)");
+  sub->add_flag("--on-demand", opts->on_demand,
+                "Record nothing until `ptprof trigger` asks for the next N steps or seconds; each trigger writes "
+                "a new window file (PTPROF_ON_DEMAND=1)");
   sub->add_option("--ring-kb", opts->ring_kb,
                   "Ring size per thread in KiB, a power of two from 64 to 1048576 (PTPROF_RING_KB; default 2048)");
   sub->add_flag("--wait-descendants", opts->wait_descendants,

@@ -25,6 +25,17 @@ bool pid_running(int32_t pid) {
   return !(close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z');
 }
 
+// The stem of a process's trace files: <host>[.r<rank>].<pid>[-<exec>], the
+// rank when its environment had one (torchrun's RANK), so that `ls` groups a
+// rank's files and a shared directory tells the ranks of several nodes apart.
+std::string file_stem(const std::string& host, const wire::ProcessHeader& h, int32_t pid, int uses) {
+  std::string stem = host;
+  if (h.dist_known && h.rank >= 0) stem += ".r" + std::to_string(h.rank);
+  stem += "." + std::to_string(pid);
+  if (uses) stem += "-" + std::to_string(uses);
+  return stem;
+}
+
 }  // namespace
 
 Collector::Collector(Session& session, CollectorOptions opts, clock::Kind clock, WindowSink& sink)
@@ -67,8 +78,7 @@ void Collector::attach(wire::ProcessSlot& slot) {
   }
   // An exec keeps the pid: later images get a suffix so names stay unique.
   int uses = pid_uses_[slot.pid]++;
-  std::string stem = opts_.host + "." + std::to_string(slot.pid);
-  if (uses) stem += "-" + std::to_string(uses);
+  std::string stem = file_stem(opts_.host, *(*region)->header(), slot.pid, uses);
   processes_.push_back(std::make_unique<ProcessCollector>(std::move(*region), stem, opts_, conv_, sink_));
 }
 
@@ -129,6 +139,15 @@ void Collector::finish_all() {
   attach_new_processes();
   abandon_pending();
   for (auto& p : processes_) p->finish();
+}
+
+Collector::WindowProgress Collector::window_progress(uint32_t index) const {
+  WindowProgress w;
+  for (const auto& p : processes_) {
+    w.begun |= p->window_begun(index);
+    w.open |= p->window_open(index);
+  }
+  return w;
 }
 
 uint32_t Collector::still_running() {

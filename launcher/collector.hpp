@@ -40,6 +40,11 @@ class Collector {
   // Registered processes still running (before finish_all: those it cuts off).
   uint32_t still_running();
   Totals totals();
+  struct WindowProgress {
+    bool begun = false;  // some process began window `index`
+    bool open = false;   // some process has not had it written yet
+  };
+  WindowProgress window_progress(uint32_t index) const;
 
  private:
   void attach_new_processes();

@@ -12,6 +12,8 @@ void add_info(CLI::App& app, int& exit_code);
 void add_bridge(CLI::App& app, int& exit_code);
 void add_export(CLI::App& app, int& exit_code);
 void add_diff(CLI::App& app, int& exit_code);
+void add_trigger(CLI::App& app, int& exit_code);
+void add_sessions(CLI::App& app, int& exit_code);
 void add_memory(CLI::App& app, int& exit_code);
 
 }  // namespace ptprof::cli

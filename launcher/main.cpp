@@ -19,6 +19,7 @@ int run_cli(int argc, char** argv) {
       "  ptprof info ptprof-out/            what the trace files hold\n"
       "  ptprof export ptprof-out/ --chrome trace.json.gz   for Perfetto UI, chrome://tracing, HTA\n"
       "  ptprof diff before/ after/         the operators that changed most between two runs\n"
+      "  ptprof run --on-demand -- python train.py; ptprof trigger --steps 3   capture a running job\n"
       "  ptprof memory ptprof-out/          peaks, live allocations, allocations per op (--profile-memory)\n"
       "  ptprof bridge list                 the per-torch bridges built so far",
       "ptprof"};
@@ -31,6 +32,8 @@ int run_cli(int argc, char** argv) {
   ptprof::cli::add_bridge(app, exit_code);
   ptprof::cli::add_export(app, exit_code);
   ptprof::cli::add_diff(app, exit_code);
+  ptprof::cli::add_trigger(app, exit_code);
+  ptprof::cli::add_sessions(app, exit_code);
   ptprof::cli::add_memory(app, exit_code);
   // The only arguments before a command are options (--help, --version):
   // a word there is a command, known or not.

@@ -504,6 +504,12 @@ bool ProcessCollector::ensure_writer(Window& w) {
   p.ppid = header_->ppid;
   p.cmdline = std::string(header_->cmdline, strnlen(header_->cmdline, sizeof header_->cmdline));
   p.start_ns = int64_t(header_->start_monotonic_ns);
+  if (header_->dist_known) {
+    p.rank = header_->rank;
+    p.local_rank = header_->local_rank;
+    p.world_size = header_->world_size;
+    p.host = std::string(header_->host, strnlen(header_->host, sizeof header_->host));
+  }
   w.writer->add_process(p);
   return true;
 }
@@ -660,6 +666,14 @@ void ProcessCollector::write_window(Window& w) {
     return;
   }
   sink_.window_written(f);
+}
+
+bool ProcessCollector::window_begun(uint32_t index) const {
+  return std::any_of(windows_.begin(), windows_.end(), [&](const Window& w) { return w.index == index; });
+}
+
+bool ProcessCollector::window_open(uint32_t index) const {
+  return std::any_of(windows_.begin(), windows_.end(), [&](const Window& w) { return w.index == index && !w.done; });
 }
 
 void ProcessCollector::finish_ready_windows() {

@@ -53,6 +53,9 @@ class ProcessCollector {
   bool closed_flag() const { return header_->closed.load(std::memory_order_acquire) != 0; }
   bool finished() const { return finished_; }
   uint64_t events() const { return events_total_; }
+  // Whether window `index` began in this process, and is not yet written.
+  bool window_begun(uint32_t index) const;
+  bool window_open(uint32_t index) const;
   uint64_t dropped() const;
   // Threads seen, each reuse of a slot by a new thread counting as one.
   uint32_t threads() const { return uint32_t(instances_.size()); }

@@ -54,6 +54,30 @@ void copy_name(char* dst, size_t cap, const char* src) {
   dst[cap - 1] = '\0';
 }
 
+// A rank variable of the environment: a decimal that fits int32, else -1
+// (unset, or something a launcher other than torchrun put there).
+int32_t env_rank(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return -1;
+  int64_t n = 0;
+  for (const char* p = v; *p; ++p) {
+    if (*p < '0' || *p > '9' || n > INT32_MAX / 10) return -1;
+    n = n * 10 + (*p - '0');
+  }
+  return n > INT32_MAX ? -1 : int32_t(n);
+}
+
+// Read at every registration, a fork child's included: a parent may set RANK
+// in its environment (os.environ) before it starts its ranks by fork.
+void read_distributed(wire::ProcessHeader& h) {
+  h.rank = env_rank("RANK");
+  h.local_rank = env_rank("LOCAL_RANK");
+  h.world_size = env_rank("WORLD_SIZE");
+  if (::gethostname(h.host, sizeof h.host - 1) != 0) h.host[0] = '\0';
+  h.host[sizeof h.host - 1] = '\0';
+  h.dist_known = 1;
+}
+
 // Random bits for a region's name. getrandom() is there on every kernel the
 // agent supports; the fallback only keeps names distinct.
 uint64_t random_u64() {
@@ -277,6 +301,7 @@ bool Runtime::create_region() {
   h->start_realtime_ns = clock::realtime_ns();
   h->start_monotonic_ns = clock::monotonic_ns();
   read_cmdline(h->cmdline, sizeof h->cmdline);
+  read_distributed(*h);
 
   region_ = p;
   region_bytes_ = bytes;
@@ -422,9 +447,43 @@ void Runtime::publish_boundary(wire::BoundaryKind kind, uint64_t ticks, uint32_t
   header_->boundary_count.store(n + 1, std::memory_order_release);
 }
 
+// On demand: no window until `ptprof trigger` moves the session's
+// trigger_seq; then, from this step boundary, the next trigger_steps steps
+// (or whole steps until trigger_duration_ns has passed) are window
+// trigger_seq - 1. A process that registers later ignores the requests made
+// before it. Caller holds step_mu_.
+StepTransition Runtime::on_demand_transition(bool first) {
+  StepTransition t;
+  t.after = windows_;
+  const uint64_t now = clock::monotonic_ns();
+  const uint32_t seq = session_->trigger_seq.load(std::memory_order_acquire);
+  if (first) trigger_seen_ = seq;
+  if (windows_.in_window) {
+    const bool ended = trigger_steps_left_ ? --trigger_steps_left_ == 0 : now >= trigger_deadline_ns_;
+    if (ended) {
+      t.end_window = true;
+      t.after.in_window = false;
+    }
+  }
+  if (!t.after.in_window && seq != trigger_seen_) {
+    trigger_seen_ = seq;
+    const int32_t pid = session_->trigger_pid;
+    if (pid == 0 || pid == header_->pid) {
+      t.begin_window = true;
+      t.after.in_window = true;
+      t.after.window = seq - 1;
+      trigger_steps_left_ = session_->trigger_steps;
+      trigger_deadline_ns_ = now + session_->trigger_duration_ns;
+    }
+  }
+  t.recording = t.after.in_window;
+  return t;
+}
+
 // Moves the schedule to `step`, which begins at `ticks`. Caller holds step_mu_.
 std::optional<uint32_t> Runtime::apply_step(uint64_t step, uint64_t ticks, bool first) {
-  const StepTransition t = step_transition(config_->schedule, windows_, step_, step, first);
+  const StepTransition t = config_->on_demand ? on_demand_transition(first)
+                                              : step_transition(config_->schedule, windows_, step_, step, first);
   std::optional<uint32_t> ended;
   header_->in_transition.store(1, std::memory_order_seq_cst);
   if (t.end_window) {

@@ -46,6 +46,7 @@
 #include "ptprof/clock.hpp"
 #include "ptprof/config.hpp"
 #include "ptprof/cuda_status.hpp"
+#include "ptprof/schedule.hpp"
 #include "ptprof/session.hpp"
 #include "ptprof/string_arena.hpp"
 
@@ -145,6 +146,7 @@ class Runtime {
   void publish_boundary(wire::BoundaryKind kind, uint64_t ticks, uint32_t window);
   // Returns the index of the window it ended, if it ended one.
   std::optional<uint32_t> apply_step(uint64_t step, uint64_t ticks, bool first);
+  StepTransition on_demand_transition(bool first);
   void notify_window_end(std::optional<uint32_t> window);
   std::optional<uint32_t> move_capture(bool start);
   void set_bridge_recording(bool on);
@@ -191,6 +193,12 @@ class Runtime {
   static constexpr uint32_t kNoNamedStepId = UINT32_MAX;  // the arena refused the name
   std::atomic<uint32_t> named_step_id_{0};
   WindowState windows_;
+  // On demand (PTPROF_ON_DEMAND): the last trigger request seen, and what is
+  // left of the window it opened. Guarded by step_mu_.
+  uint32_t trigger_seen_ = 0;
+  uint64_t trigger_steps_left_ = 0;
+  uint64_t trigger_deadline_ns_ = 0;
+
   std::atomic<WindowEndListener> window_end_listener_{nullptr};
   bool capturing_ = false;  // cudaProfilerApi: between a Start and its Stop
   uint64_t captures_ = 0;   // cudaProfilerApi: capture ranges begun so far

@@ -39,8 +39,10 @@ std::string chrome_preamble(const InputSummary& in, const PartLabel& part) {
   out += "\"traceEvents\": [\n";
   for (const ProcessInfo& p : in.processes) {
     append_metadata(out, "process_name", p.pid, 0, "name", json(p.name));
-    append_metadata(out, "process_labels", p.pid, 0, "labels", "\"CPU\"");
-    append_metadata(out, "process_sort_index", p.pid, 0, "sort_index", std::to_string(p.pid));
+    append_metadata(out, "process_labels", p.pid, 0, "labels",
+                    p.rank >= 0 ? json("CPU, rank " + std::to_string(p.rank)) : "\"CPU\"");
+    // Ranks first, in rank order; then the other processes by pid.
+    append_metadata(out, "process_sort_index", p.pid, 0, "sort_index", std::to_string(p.rank >= 0 ? p.rank : p.pid));
   }
   for (const ThreadInfo& t : in.threads) {
     append_metadata(out, "thread_name", t.pid, t.tid, "name", json(t.name));

@@ -85,6 +85,35 @@ Status decode_processes(Cursor c, trace::Trace& t) {
   return {};
 }
 
+Status decode_process_attributes(Cursor c, trace::Trace& t) {
+  const uint64_t count = c.varint();
+  if (!c.ok()) return Status::error(kTruncatedPayload);
+  if (count > c.remaining())
+    return Status::error("process attributes chunk claims " + std::to_string(count) + " records in " +
+                         std::to_string(c.remaining()) + " bytes");
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t process = c.varint();
+    std::string_view body = c.str();
+    if (!c.ok()) return Status::error(kTruncatedPayload);
+    if (process >= t.processes.size())
+      return Status::error("process attributes name process " + std::to_string(process) + " of " +
+                           std::to_string(t.processes.size()));
+    // Fields a later writer appends to a record follow these: ignored.
+    Cursor f(reinterpret_cast<const uint8_t*>(body.data()), body.size());
+    const int64_t rank = f.svarint(), local_rank = f.svarint(), world_size = f.svarint();
+    std::string_view host = f.str();
+    if (!f.ok()) return Status::error(kTruncatedPayload);
+    if (!fits_i32(rank) || !fits_i32(local_rank) || !fits_i32(world_size))
+      return Status::error("process rank out of range");
+    trace::Process& p = t.processes[process];
+    p.rank = int32_t(rank);
+    p.local_rank = int32_t(local_rank);
+    p.world_size = int32_t(world_size);
+    p.host = std::string(host);
+  }
+  return {};
+}
+
 Status decode_threads(Cursor c, trace::Trace& t) {
   uint64_t count = 0;
   if (auto e = check_first(c, t.threads.size(), "threads", count); !e.ok()) return e;

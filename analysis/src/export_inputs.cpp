@@ -33,8 +33,13 @@ std::optional<InputSummary> summarize_inputs(const std::vector<std::string>& fil
     }
     if (s.host.empty()) s.host = t->header.host;
     earliest = std::min(earliest, t->header.window_start_ns + t->header.realtime_offset_ns);
-    for (const auto& p : t->processes)
-      if (pids.insert(p.pid).second) s.processes.push_back({p.pid, program_name(p.cmdline), p.cmdline});
+    for (const auto& p : t->processes) {
+      if (!pids.insert(p.pid).second) continue;
+      // Every view of a multi-rank export names each process's rank.
+      std::string name = program_name(p.cmdline);
+      if (p.rank >= 0) name += " [rank " + std::to_string(p.rank) + "]";
+      s.processes.push_back({p.pid, std::move(name), p.cmdline, p.rank});
+    }
     for (const auto& th : t->threads) {
       int32_t pid = th.process < t->processes.size() ? t->processes[th.process].pid : 0;
       s.dropped += th.dropped;

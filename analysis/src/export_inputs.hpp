@@ -11,8 +11,9 @@ namespace ptprof::exporting::detail {
 
 struct ProcessInfo {
   int32_t pid = 0;
-  std::string name;  // the program's file name, as Kineto's process_name
+  std::string name;  // the program's file name, as Kineto's process_name; "python3 [rank 1]" for a rank
   std::string cmdline;
+  int32_t rank = -1;  // RANK of a process of a distributed job, -1 = none
 };
 
 struct ThreadInfo {

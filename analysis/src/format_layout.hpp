@@ -20,9 +20,10 @@ enum class ChunkType : uint32_t {
   Threads = 4,
   Events = 5,
   Footer = 6,
-  Cuda = 7,      // continues Trace::cuda (column-oriented CudaInfo records)
-  GpuLanes = 8,  // marks threads as GPU lanes (Thread::device)
-  Memory = 9,    // the table of trace::MemoryInfo (memory_chunk.hpp)
+  Cuda = 7,                // continues Trace::cuda (column-oriented CudaInfo records)
+  GpuLanes = 8,            // marks threads as GPU lanes (Thread::device)
+  Memory = 9,              // the table of trace::MemoryInfo (memory_chunk.hpp)
+  ProcessAttributes = 10,  // rank, local rank, world size, host of processes
 };
 
 enum ChunkFlags : uint32_t {

@@ -341,6 +341,7 @@ struct ReportBuilder::Impl {
   Aggregator agg;
   GpuReportBuilder gpu;
   Report r;
+  RankSummaryBuilder ranks;
   uint32_t inputs = 0;
   CudaApiSummary cuda_api;
 };
@@ -364,6 +365,7 @@ void ReportBuilder::add(const std::string& path, const trace::Trace& t) {
   m.agg.add_trace(input, t);
   m.cuda_api.add(t);
   m.gpu.add(t);
+  m.ranks.add(t);
   std::vector<StepPhases> phases = step_phases(t);
   r.phases.insert(r.phases.end(), phases.begin(), phases.end());
   for (const auto& th : t.threads) {
@@ -389,6 +391,7 @@ Report ReportBuilder::finish() && {
     r.has_input_shapes |= !row.input_shapes.empty() && row.input_shapes != kNoShapes;
   }
   r.cuda_api = impl_->cuda_api.rows();
+  r.ranks = std::move(impl_->ranks).finish();
   r.steps = impl_->agg.take_steps();
   std::stable_sort(r.steps.begin(), r.steps.end(), [](const StepRow& a, const StepRow& b) {
     return std::tie(a.step, a.pid, a.tid) < std::tie(b.step, b.pid, b.tid);

@@ -108,6 +108,7 @@ std::string render_json(const Report& r, size_t row_limit) {
              },
              "    ") +
          ",\n";
+  out += render_ranks_json(r.ranks);
   out += "  \"steps\": " +
          json_array(
              std::span<const StepRow>(r.steps),

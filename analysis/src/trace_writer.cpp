@@ -78,6 +78,9 @@ struct TraceWriter::Impl {
   std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> string_ids;
   uint32_t string_count = 1;  // id 0 is the implicit ""
   Pending strings{1, 0, {}}, processes, threads;
+  // PROCESS_ATTRIBUTES records not yet written (a count, not a table).
+  uint32_t attribute_count = 0;
+  std::string attributes;
   Pending memory;  // Trace::memory records not yet written
   std::vector<ThreadCounts> thread_counts;
 
@@ -108,6 +111,14 @@ struct TraceWriter::Impl {
   void flush_metadata() {
     if (!strings.empty()) write_chunk(ChunkType::Strings, strings.take());
     if (!processes.empty()) write_chunk(ChunkType::Processes, processes.take());
+    if (attribute_count) {
+      std::string raw;
+      put_varint(raw, attribute_count);
+      raw += attributes;
+      write_chunk(ChunkType::ProcessAttributes, raw);
+      attribute_count = 0;
+      attributes.clear();
+    }
     if (!threads.empty()) write_chunk(ChunkType::Threads, threads.take());
     flush_cuda();
     if (lane_count) {
@@ -309,7 +320,18 @@ uint32_t TraceWriter::add_process(const trace::Process& p) {
   put_svarint(m.processes.records, p.ppid);
   put_svarint(m.processes.records, p.start_ns);
   put_bytes(m.processes.records, p.cmdline);
-  return m.processes.first + m.processes.count++;
+  const uint32_t index = m.processes.first + m.processes.count++;
+  if (p.rank >= 0 || p.local_rank >= 0 || p.world_size >= 0 || !p.host.empty()) {
+    std::string fields;
+    put_svarint(fields, p.rank);
+    put_svarint(fields, p.local_rank);
+    put_svarint(fields, p.world_size);
+    put_bytes(fields, p.host);
+    put_varint(m.attributes, index);
+    put_bytes(m.attributes, fields);
+    ++m.attribute_count;
+  }
+  return index;
 }
 
 uint32_t TraceWriter::add_thread(const trace::Thread& t) {

@@ -61,6 +61,7 @@ Result<Config> config_from_env(const GetEnv& get) {
   if (const char* v = get(env::kProfileMemory)) parse_bool(env::kProfileMemory, v, &c.profile_memory, errors);
   if (const char* v = get(env::kWithStack)) parse_bool(env::kWithStack, v, &c.with_stack, errors);
   if (const char* v = get(env::kBridgeBuild)) parse_bool(env::kBridgeBuild, v, &c.bridge_build, errors);
+  if (const char* v = get(env::kOnDemand)) parse_bool(env::kOnDemand, v, &c.on_demand, errors);
   if (const char* v = get(env::kWaitDescendants)) parse_bool(env::kWaitDescendants, v, &c.wait_descendants, errors);
   if (const char* v = get(env::kOutput)) {
     if (*v)

@@ -28,6 +28,7 @@ inline constexpr const char* kTorchBridge = "PTPROF_TORCH_BRIDGE";          // a
 inline constexpr const char* kBridgeCache = "PTPROF_BRIDGE_CACHE";          // see bridge_cache.hpp
 inline constexpr const char* kBridgeBuild = "PTPROF_BRIDGE_BUILD";          // 0: never build on demand
 inline constexpr const char* kLauncher = "PTPROF_LAUNCHER";                 // set by ptprof run: its own path
+inline constexpr const char* kOnDemand = "PTPROF_ON_DEMAND";                // 1: record only what `ptprof trigger` asks
 inline constexpr const char* kWaitDescendants = "PTPROF_WAIT_DESCENDANTS";  // 1: wait for the whole tree
 }  // namespace env
 
@@ -48,6 +49,7 @@ struct Config {
   std::string log_level = "warn";
   uint64_t ring_bytes = 0;   // 0: default
   bool bridge_build = true;  // build a missing torch bridge on demand
+  bool on_demand = false;    // no schedule: windows only when `ptprof trigger` asks
   // ptprof run waits for the target's whole process tree, not only the
   // target (and a grace period for its descendants).
   bool wait_descendants = false;

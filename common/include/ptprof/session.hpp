@@ -30,7 +30,7 @@ namespace ptprof::wire {
 
 constexpr uint64_t kSessionMagic = 0x31534650'52505450ull;  // "PTPRPFS1"
 constexpr uint64_t kProcessMagic = 0x31524650'52505450ull;  // "PTPRPFR1"
-constexpr uint32_t kWireVersion = 3;
+constexpr uint32_t kWireVersion = 4;
 
 constexpr uint32_t kMaxProcesses = 4096;
 constexpr uint32_t kMaxThreads = 1024;            // per process
@@ -66,8 +66,23 @@ struct SessionHeader {
   std::atomic<uint32_t> lost_processes;       // could not register (table full, shm failure)
   std::atomic<uint32_t> shm_short_processes;  // of those: /dev/shm had no room for the region's header
   std::atomic<uint32_t> launcher_gone;        // set by the agent that found the launcher dead and cleaned up
-  char pad[56];
+  // On demand (ptprof run --on-demand): `ptprof trigger` writes the request's
+  // fields, then bumps trigger_seq; request k records window k - 1 in the
+  // processes it names; the launcher bumps trigger_done to k once that
+  // window's files are written, their paths in trigger_paths.
+  std::atomic<uint32_t> trigger_seq;
+  int32_t trigger_pid;           // 0: every process
+  uint64_t trigger_steps;        // steps to record; 0: by duration
+  uint64_t trigger_duration_ns;  // record whole steps until this has passed
+  std::atomic<uint32_t> trigger_done;
+  int32_t launcher_pid;
+  uint32_t on_demand;  // the run records only what triggers ask for
+  char pad[20];
   ProcessSlot slots[kMaxProcesses];
+  // What `ptprof sessions` shows, written before the target starts.
+  char output[1024];
+  char command[1024];
+  char trigger_paths[4096];  // the files of the last window a trigger asked for, one per line
 };
 
 struct ThreadSlot {
@@ -133,6 +148,15 @@ struct ProcessHeader {
   // Nonzero while the agent collects GPU activity (CUPTI) and publishes a
   // GpuFlushed boundary after each WindowEnd once CUPTI's buffers are flushed.
   std::atomic<uint32_t> gpu_flush{0};
+  // The process's place in a distributed job, from its environment at
+  // registration (RANK, LOCAL_RANK, WORLD_SIZE, as torchrun sets them; -1 =
+  // unset or not a number), and its host name. `dist_known` is 0 in a
+  // region whose agent did not fill them.
+  uint32_t dist_known = 0;
+  int32_t rank = -1;
+  int32_t local_rank = -1;
+  int32_t world_size = -1;
+  char host[64] = {};
 };
 
 // The ABI is fixed: these fail to compile when a field moves.
@@ -142,8 +166,9 @@ static_assert(sizeof(ProcessSlot) == 80 && offsetof(ProcessSlot, region) == 16);
 static_assert(offsetof(SessionHeader, ring_bytes) == 16 && offsetof(SessionHeader, name) == 24 &&
               offsetof(SessionHeader, next_slot) == 88 && offsetof(SessionHeader, lost_processes) == 92 &&
               offsetof(SessionHeader, shm_short_processes) == 96 && offsetof(SessionHeader, launcher_gone) == 100 &&
+              offsetof(SessionHeader, trigger_seq) == 104 && offsetof(SessionHeader, trigger_done) == 128 &&
               offsetof(SessionHeader, slots) == 160);
-static_assert(sizeof(SessionHeader) == 160 + sizeof(ProcessSlot) * kMaxProcesses);
+static_assert(sizeof(SessionHeader) == 160 + sizeof(ProcessSlot) * kMaxProcesses + 1024 + 1024 + 4096);
 static_assert(sizeof(ThreadSlot) == 64 && offsetof(ThreadSlot, name) == 8);
 static_assert(sizeof(Boundary) == 24);
 static_assert(offsetof(ProcessHeader, strings_offset) == 32 && offsetof(ProcessHeader, rings_offset) == 48 &&
@@ -152,7 +177,12 @@ static_assert(offsetof(ProcessHeader, strings_offset) == 32 && offsetof(ProcessH
               offsetof(ProcessHeader, in_transition) == 616 && offsetof(ProcessHeader, closed) == 624 &&
               offsetof(ProcessHeader, boundaries) == 632);
 static_assert(offsetof(ProcessHeader, cuda_status) == 628);
-static_assert(sizeof(ProcessHeader) == 632 + sizeof(Boundary) * kMaxBoundaries + sizeof(ThreadSlot) * kMaxThreads + 16);
+static_assert(offsetof(ProcessHeader, gpu_flush) ==
+                  632 + sizeof(Boundary) * kMaxBoundaries + sizeof(ThreadSlot) * kMaxThreads + 12 &&
+              offsetof(ProcessHeader, dist_known) == offsetof(ProcessHeader, gpu_flush) + 4 &&
+              offsetof(ProcessHeader, host) == offsetof(ProcessHeader, gpu_flush) + 20);
+static_assert(sizeof(ProcessHeader) ==
+              632 + sizeof(Boundary) * kMaxBoundaries + sizeof(ThreadSlot) * kMaxThreads + 16 + 80);
 
 // Where everything is in a process region. The agent writes these offsets
 // into the header; the launcher accepts a region only if they are what this

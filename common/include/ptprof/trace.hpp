@@ -98,6 +98,12 @@ struct Process {
   int32_t ppid = 0;
   std::string cmdline;
   int64_t start_ns = 0;  // monotonic
+  // Its place in a distributed job (RANK, LOCAL_RANK, WORLD_SIZE of its
+  // environment; -1 = not set) and its host: the PROCESS_ATTRIBUTES chunk.
+  int32_t rank = -1;
+  int32_t local_rank = -1;
+  int32_t world_size = -1;
+  std::string host{};  // "" = not recorded (the file's header names the launcher's host)
 };
 
 struct Thread {

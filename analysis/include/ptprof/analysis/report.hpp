@@ -18,6 +18,7 @@
 #include "ptprof/analysis/report_cuda_api.hpp"
 #include "ptprof/analysis/report_gpu.hpp"
 #include "ptprof/analysis/report_phases.hpp"
+#include "ptprof/analysis/report_ranks.hpp"
 #include "ptprof/trace.hpp"
 
 namespace ptprof::report {
@@ -112,6 +113,7 @@ struct Report {
   trace::Losses losses;              // the inputs' ledgers, summed
   std::vector<CudaApiRow> cuda_api;  // CUDA API summary; empty when no CUDA call was recorded
   GpuReport gpu;                     // kernels, memory operations, utilisation... (report_gpu.hpp)
+  RankSummary ranks;                 // the processes, and the ranks of a distributed job
 };
 
 // Builds a report one trace at a time, so a caller can read, add and free

@@ -1,0 +1,101 @@
+// The processes and ranks behind a report: which processes the inputs hold
+// (DataLoader workers, spawned children, torchrun's ranks, from one or many
+// hosts), and for a distributed job the per-rank view: step times, op and
+// collective totals, and the slowest rank of each step.
+//
+// Computed one trace at a time, keeping per-process summaries only, so that a
+// report over hundreds of rank files holds no more than their totals.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ptprof/trace.hpp"
+
+namespace ptprof::report {
+
+// Whether an op is a collective or point-to-point communication: c10d's ops
+// (c10d::allreduce_), the process groups' work (gloo:all_reduce,
+// nccl:all_reduce, mpi:..., ucc:...) and torch's record_param_comms.
+bool is_collective(std::string_view op_name);
+
+struct ProcessRow {
+  std::string host;  // the process's own, else the file's
+  int32_t pid = 0;
+  int32_t ppid = 0;
+  int32_t rank = -1;  // RANK, -1 = none
+  int32_t local_rank = -1;
+  int32_t world_size = -1;
+  std::string cmdline;
+  uint64_t events = 0;                  // every event of the process in the inputs
+  uint64_t ops = 0;                     // Op events
+  int64_t op_ns = 0;                    // time in top-level ops (= the ops' self time summed)
+  uint64_t collective_calls = 0;        // collective ops not nested in another on their thread
+  int64_t collective_ns = 0;            // while any collective op of the process was in flight
+  std::map<uint64_t, int64_t> step_ns;  // ProfilerStep#N: N -> wall time
+};
+
+struct CollectiveRow {
+  std::string name;
+  uint64_t calls = 0;
+  int64_t total_ns = 0;  // every call's duration (nested ones too)
+};
+
+struct RankRow {
+  int32_t rank = 0;
+  int32_t world_size = -1;
+  std::string host;
+  int32_t pid = 0;         // the rank's main process (its parent is not of the rank)
+  uint32_t processes = 0;  // the rank's processes, its DataLoader workers included
+  uint64_t ops = 0;        // of all its processes
+  int64_t op_ns = 0;
+  uint64_t collective_calls = 0;
+  int64_t collective_ns = 0;               // while any collective op was in flight (its processes summed)
+  std::vector<CollectiveRow> collectives;  // by name
+  std::map<uint64_t, int64_t> step_ns;     // the main process's steps
+  int64_t step_total_ns() const;
+  int64_t step_max_ns() const;
+};
+
+// One step as the ranks that recorded it saw it.
+struct StragglerRow {
+  uint64_t step = 0;
+  uint32_t ranks = 0;  // ranks that recorded the step
+  int32_t slowest_rank = 0;
+  int64_t slowest_ns = 0;
+  int64_t median_ns = 0;
+  int64_t lag_ns = 0;  // slowest - median
+};
+
+struct RankSummary {
+  std::vector<ProcessRow> processes;     // by host, rank (none last), pid
+  std::vector<RankRow> ranks;            // by rank; empty when no process had a rank
+  std::vector<StragglerRow> stragglers;  // steps recorded by two ranks or more, by step
+};
+
+class RankSummaryBuilder {
+ public:
+  RankSummaryBuilder();
+  ~RankSummaryBuilder();
+  RankSummaryBuilder(RankSummaryBuilder&&) noexcept;
+  RankSummaryBuilder& operator=(RankSummaryBuilder&&) noexcept;
+
+  void add(const trace::Trace& t);
+  RankSummary finish() &&;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The report's sections: processes (when there are several) and ranks
+// (when any process had one), as text tables; "" when neither applies.
+std::string render_ranks_table(const RankSummary& s);
+// `"processes": [...],\n  "ranks": {...},\n`: members of the report's JSON
+// object, indented as its other members.
+std::string render_ranks_json(const RankSummary& s);
+
+}  // namespace ptprof::report

@@ -1,0 +1,117 @@
+"""Ranks: a 2-rank DDP training on the CPU with gloo, under one `ptprof run`.
+With a torch whose torchrun runs (pip's torch 2.x) the real torchrun starts the
+ranks; otherwise (Debian's 1.13: its torchrun fails on Python 3.11)
+scripts/launch_ranks.py starts them with the variables torchrun sets. Each rank
+gets its own file per window, named with its rank; the merged report lists
+both ranks with their step times, allreduce time and a straggler table; the
+exports label each process with its rank."""
+
+import json
+import os
+import re
+
+import ptproftest as T
+
+SCRIPTS = os.path.join(T.HERE, "scripts")
+TRAIN = os.path.join(SCRIPTS, "ddp_train.py")
+LAUNCH = os.path.join(SCRIPTS, "launch_ranks.py")
+STEPS = 6
+SCHEDULE = "wait=1,warmup=0,active=2,repeat=2"  # steps 1-2 in window 0, 4-5 in window 1
+RECORDED = [1, 2, 4, 5]
+ALLREDUCE = ("c10d::allreduce_", "gloo:all_reduce")
+
+
+def torchrun():
+    """The torchrun next to PTPROF_PYTHON, else None. torch 1.x's fails on
+    Python 3.11 (its elastic agent passes redirects=None), so not that one."""
+    path = os.path.join(os.path.dirname(T.PYTHON), "torchrun")
+    if os.environ.get("PTPROF_TORCH_VERSION", "").startswith("1."):
+        return None
+    return path if os.access(path, os.X_OK) else None
+
+
+def launch_command():
+    tr = torchrun()
+    if tr:
+        return [tr, "--standalone", "--nproc_per_node=2", TRAIN], "torchrun"
+    return [T.PYTHON, LAUNCH, "2", TRAIN], "launch_ranks.py"
+
+
+def run_ranks(out):
+    cmd, how = launch_command()
+    print("ranks started by " + how, flush=True)
+    env = T.clean_env(STEPS=STEPS, OMP_NUM_THREADS=1)
+    proc = T.run_ptprof(["run", "-o", out, "--schedule", SCHEDULE, "--"] + cmd, env=env, timeout=600)
+    T.check_eq(proc.returncode, 0, "ptprof run -- " + " ".join(cmd) + "\n" + T.describe(proc))
+    return proc
+
+
+def test_two_ranks():
+    with T.tempdir() as d:
+        out = os.path.join(d, "out")
+        run_ranks(out)
+        files = sorted(f for f in os.listdir(out) if f.endswith(".bin"))
+        rank_files = {}
+        for f in files:
+            # <host>.r<rank>.<pid>[-<exec>].<run id>.wNNN.bin
+            m = re.match(r"^.+?\.r(\d+)\.(\d+)(?:-\d+)?\.[0-9a-f]{8}\.w(\d{3})\.bin$", f)
+            if m:
+                rank_files.setdefault(int(m.group(3)), []).append(int(m.group(1)))
+        T.check_eq({w: sorted(r) for w, r in rank_files.items()}, {0: [0, 1], 1: [0, 1]},
+                   "one file per rank per window, named <host>.r<rank>.<pid>.<run>.wNNN.bin; files: %s" % files)
+
+        rep = T.report_json(out)
+        ranks = {r["rank"]: r for r in rep["ranks"]}
+        T.check_eq(sorted(ranks), [0, 1], "the merged report lists both ranks")
+        for rank, r in sorted(ranks.items()):
+            T.check_eq(r["world_size"], 2, "rank %d: world size" % rank)
+            T.check_eq([s["step"] for s in r["steps"]], RECORDED, "rank %d: recorded steps" % rank)
+            T.check(all(s["wall_us"] > 0 for s in r["steps"]), "rank %d: step times %r" % (rank, r["steps"]))
+            names = {c["name"]: c for c in r["collectives"]}
+            T.check("c10d::allreduce_" in names or "gloo:all_reduce" in names,
+                    "rank %d: an allreduce among its collectives: %r" % (rank, sorted(names)))
+            # One allreduce per step (DDP's one gradient bucket), recorded as
+            # c10d's op and gloo's work.
+            for n in ALLREDUCE:
+                if n in names:
+                    T.check_eq(names[n]["calls"], len(RECORDED), "rank %d: %s calls" % (rank, n))
+                    T.check(names[n]["time_us"] > 0, "rank %d: %s time" % (rank, n))
+            T.check(r["collective_time_us"] > 0, "rank %d: collective time" % rank)
+            T.check(r["ops"] > 0 and r["op_time_us"] > 0, "rank %d: op totals" % rank)
+        T.check_eq([s["step"] for s in rep["stragglers"]], RECORDED, "a straggler row per recorded step")
+        for s in rep["stragglers"]:
+            T.check(s["slowest_rank"] in (0, 1) and s["ranks"] == 2, "straggler row %r" % s)
+            T.check(s["lag_us"] >= 0 and s["slowest_us"] >= s["median_us"], "straggler lag %r" % s)
+        procs = [p for p in rep["processes"] if p["rank"] >= 0]
+        T.check_eq(sorted(p["rank"] for p in procs), [0, 1], "processes with a rank")
+        T.check(all(p["host"] for p in procs), "every rank's host is recorded")
+
+        table = T.run_ptprof(["report", out])
+        T.check(table.returncode == 0 and "Stragglers" in table.stdout and "Ranks" in table.stdout,
+                "the table has Ranks and Stragglers sections\n" + T.describe(table))
+
+        # Exports: every rank's process is labelled with its rank.
+        chrome = os.path.join(d, "trace.json")
+        proc = T.run_ptprof(["export", out, "--chrome", chrome])
+        T.check_eq(proc.returncode, 0, "export --chrome\n" + T.describe(proc))
+        names = {}
+        if os.path.exists(chrome):
+            with open(chrome) as f:
+                doc = json.load(f)
+            for e in doc["traceEvents"]:
+                if e.get("ph") == "M" and e.get("name") == "process_name":
+                    names[e["pid"]] = e["args"]["name"]
+        for p in procs:
+            T.check(names.get(p["pid"], "").endswith("[rank %d]" % p["rank"]),
+                    "chrome process_name of rank %d: %r" % (p["rank"], names.get(p["pid"])))
+        perfetto = os.path.join(d, "trace.pftrace")
+        proc = T.run_ptprof(["export", out, "--perfetto", perfetto])
+        T.check_eq(proc.returncode, 0, "export --perfetto\n" + T.describe(proc))
+        if os.path.exists(perfetto):
+            data = open(perfetto, "rb").read()
+            for p in procs:
+                T.check(("[rank %d]" % p["rank"]).encode() in data, "perfetto names rank %d" % p["rank"])
+
+
+if __name__ == "__main__":
+    T.main()

@@ -1,0 +1,258 @@
+// Ranks: the PROCESS_ATTRIBUTES chunk round-trips and is skipped by readers
+// that do not know it; the report's processes, ranks and stragglers from
+// hand-built traces of a 2-rank job with a DataLoader worker.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstring>
+
+#include "../../analysis/src/byte_io.hpp"
+#include "../../analysis/src/crc32c.hpp"
+#include "ptprof/analysis/report.hpp"
+#include "ptprof/analysis/report_format.hpp"
+#include "test_format_fixtures.hpp"
+
+using namespace ptprof;
+using ptprof::testing::TempDir;
+
+namespace {
+
+trace::Process ranked(int32_t pid, int32_t ppid, int32_t rank, std::string host) {
+  trace::Process p;
+  p.pid = pid;
+  p.ppid = ppid;
+  p.cmdline = "python train.py";
+  p.start_ns = pid;
+  p.rank = rank;
+  p.local_rank = rank;
+  p.world_size = rank >= 0 ? 2 : -1;
+  p.host = std::move(host);
+  return p;
+}
+
+trace::Event event(trace::EventKind kind, uint32_t thread, uint32_t name, int64_t start, int64_t end,
+                   uint64_t arg = 0) {
+  trace::Event e;
+  e.kind = kind;
+  e.thread = thread;
+  e.name = name;
+  e.start_ns = start;
+  e.end_ns = end;
+  e.arg = arg;
+  return e;
+}
+
+// The chunk types of a file, in order, read from the chunk headers.
+std::vector<uint32_t> chunk_types(const std::string& bytes) {
+  std::vector<uint32_t> types;
+  size_t off = 16;
+  while (off + 24 <= bytes.size()) {
+    uint32_t type, stored;
+    std::memcpy(&type, bytes.data() + off, 4);
+    std::memcpy(&stored, bytes.data() + off + 8, 4);
+    types.push_back(type);
+    off += 24 + stored;
+  }
+  return types;
+}
+
+// One rank's window: a main process with `steps` (number -> duration) and
+// an allreduce per step (gloo's work nested in c10d's op), plus, for rank 0,
+// a DataLoader worker (its child, same rank) running ops.
+trace::Trace rank_trace(int32_t rank, const std::vector<std::pair<uint64_t, int64_t>>& steps) {
+  trace::Trace t;
+  t.header.host = "launcher-host";
+  const int32_t pid = 1000 + rank;
+  t.processes.push_back(ranked(pid, 1, rank, "node-" + std::to_string(rank)));
+  t.threads.push_back({0, pid, "main", 0, 0});
+  auto intern = [&](const char* s) {
+    t.strings.emplace_back(s);
+    return uint32_t(t.strings.size() - 1);
+  };
+  const uint32_t mm = intern("aten::mm"), c10d = intern("c10d::allreduce_"), gloo = intern("gloo:all_reduce");
+  int64_t at = 0;
+  for (const auto& [n, dur] : steps) {
+    t.events.push_back(
+        event(trace::EventKind::Step, 0, intern(("ProfilerStep#" + std::to_string(n)).c_str()), at, at + dur, n));
+    t.events.push_back(event(trace::EventKind::Op, 0, mm, at + 10, at + 30));
+    t.events.push_back(event(trace::EventKind::Op, 0, c10d, at + 40, at + 60));
+    t.events.push_back(event(trace::EventKind::Op, 0, gloo, at + 45, at + 55));
+    at += dur;
+  }
+  if (rank == 0) {
+    t.processes.push_back(ranked(2000, pid, rank, "node-0"));
+    t.threads.push_back({1, 2000, "worker", 0, 0});
+    t.events.push_back(event(trace::EventKind::Step, 1, 0, 0, 100'000, steps.front().first));  // inherited at fork
+    t.events.push_back(event(trace::EventKind::Op, 1, mm, 5, 8));
+  }
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("process attributes round-trip in a chunk of their own", "[format][ranks]") {
+  TempDir dir;
+  const std::string path = dir.file("t.bin");
+  auto w = testing::open_writer(path, testing::sample_header());
+  REQUIRE(w);
+  w->add_process(ranked(10, 1, 3, "node-3"));
+  trace::Process plain;
+  plain.pid = 11;
+  plain.ppid = 10;
+  w->add_process(plain);
+  trace::Process host_only = ranked(12, 10, -1, "node-9");
+  w->add_process(host_only);
+  w->add_thread({0, 10, "main", 0, 0});
+  REQUIRE(w->finish().ok());
+
+  std::vector<std::string> warnings;
+  auto t = format::read_trace(path, &warnings);
+  INFO(t.error());
+  REQUIRE(t);
+  REQUIRE(t->processes.size() == 3);
+  CHECK(t->processes[0].rank == 3);
+  CHECK(t->processes[0].local_rank == 3);
+  CHECK(t->processes[0].world_size == 2);
+  CHECK(t->processes[0].host == "node-3");
+  CHECK(t->processes[1].rank == -1);
+  CHECK(t->processes[1].world_size == -1);
+  CHECK(t->processes[1].host.empty());
+  CHECK(t->processes[2].rank == -1);
+  CHECK(t->processes[2].host == "node-9");
+  const std::vector<uint32_t> types = chunk_types(testing::slurp(path));
+  // Right after the processes it describes.
+  auto at = std::find(types.begin(), types.end(), 10u);
+  REQUIRE(at != types.end());
+  REQUIRE(at != types.begin());
+  CHECK(*(at - 1) == 3u);
+  CHECK(std::count(types.begin(), types.end(), 10u) == 1);
+}
+
+TEST_CASE("a file without process attributes reads as before: no ranks", "[format][ranks]") {
+  TempDir dir;
+  const std::string path = dir.file("t.bin");
+  auto w = testing::open_writer(path, testing::sample_header());
+  REQUIRE(w);
+  trace::Process p;
+  p.pid = 7;
+  w->add_process(p);
+  REQUIRE(w->finish().ok());
+  const std::vector<uint32_t> types = chunk_types(testing::slurp(path));
+  CHECK(std::count(types.begin(), types.end(), 10u) == 0);
+  auto t = format::read_trace(path, nullptr);
+  REQUIRE(t);
+  CHECK(t->processes[0].rank == -1);
+}
+
+TEST_CASE("a process attributes record naming a process not yet defined is damage", "[format][ranks]") {
+  // HEADER (empty fields), then a type-10 chunk naming process 0 of 0.
+  std::string file(reinterpret_cast<const char*>("\x89PTPROF\n"), 8);
+  file += std::string("\x01\0\0\0\0\0\0\0", 8);
+  auto chunk = [&](uint32_t type, const std::string& payload) {
+    std::string h(24, '\0');
+    const uint32_t size = uint32_t(payload.size());
+    const uint32_t crc = format::detail::crc32c(payload.data(), payload.size());
+    std::memcpy(h.data(), &type, 4);
+    std::memcpy(h.data() + 8, &size, 4);
+    std::memcpy(h.data() + 12, &size, 4);
+    std::memcpy(h.data() + 16, &crc, 4);
+    const uint32_t hcrc = format::detail::crc32c(h.data(), 20);
+    std::memcpy(h.data() + 20, &hcrc, 4);
+    file += h + payload;
+  };
+  std::string header;
+  format::detail::put_bytes(header, "h");
+  header += std::string("\0\0\0\0", 4);
+  format::detail::put_bytes(header, "");
+  format::detail::put_bytes(header, "");
+  chunk(1, header);
+  std::string attrs;
+  format::detail::put_varint(attrs, 1);
+  format::detail::put_varint(attrs, 0);
+  format::detail::put_bytes(attrs, std::string("\x01\x01\x01\x00", 4));
+  chunk(10, attrs);
+  TempDir dir;
+  const std::string path = dir.file("bad.bin");
+  testing::spit(path, file);
+  auto t = format::read_trace(path, nullptr);
+  REQUIRE_FALSE(t);
+  CHECK_THAT(t.error(), Catch::Contains("process attributes name process 0 of 0"));
+}
+
+TEST_CASE("collective op names", "[report][ranks]") {
+  CHECK(report::is_collective("c10d::allreduce_"));
+  CHECK(report::is_collective("gloo:all_reduce"));
+  CHECK(report::is_collective("nccl:all_reduce"));
+  CHECK(report::is_collective("record_param_comms"));
+  CHECK_FALSE(report::is_collective("aten::add"));
+  CHECK_FALSE(report::is_collective("DistributedDataParallel.forward"));
+}
+
+TEST_CASE("the report merges ranks: steps, collectives, stragglers", "[report][ranks]") {
+  // Rank 1 is slow in step 2.
+  trace::Trace r0 = rank_trace(0, {{1, 1000}, {2, 1000}});
+  trace::Trace r1 = rank_trace(1, {{1, 1100}, {2, 1600}});
+  report::Report r = report::compute_report({{"r0.bin", &r0}, {"r1.bin", &r1}}, {});
+  const report::RankSummary& s = r.ranks;
+
+  REQUIRE(s.processes.size() == 3);
+  CHECK(s.processes[0].pid == 1000);  // node-0: rank 0, then its worker (same rank, higher pid)
+  CHECK(s.processes[0].host == "node-0");
+  CHECK(s.processes[1].pid == 2000);
+  CHECK(s.processes[1].ppid == 1000);
+  CHECK(s.processes[1].ops == 1);
+  CHECK(s.processes[2].pid == 1001);
+  CHECK(s.processes[2].host == "node-1");
+
+  REQUIRE(s.ranks.size() == 2);
+  const report::RankRow& a = s.ranks[0];
+  CHECK(a.rank == 0);
+  CHECK(a.pid == 1000);  // the main process, not the worker
+  CHECK(a.host == "node-0");
+  CHECK(a.processes == 2);
+  CHECK(a.world_size == 2);
+  CHECK(a.step_ns ==
+        std::map<uint64_t, int64_t>{{1, 1000}, {2, 1000}});  // the worker's inherited step is not the rank's
+  CHECK(a.ops == 2 * 3 + 1);
+  CHECK(a.op_ns == 2 * (20 + 20) + 3);  // top-level ops only: gloo's work is inside c10d's op
+  CHECK(a.collective_calls == 2);       // outermost collectives
+  CHECK(a.collective_ns == 2 * 20);
+  REQUIRE(a.collectives.size() == 2);
+  CHECK(a.collectives[0].name == "c10d::allreduce_");
+  CHECK(a.collectives[0].calls == 2);
+  CHECK(a.collectives[0].total_ns == 40);
+  CHECK(a.collectives[1].name == "gloo:all_reduce");
+  CHECK(a.collectives[1].total_ns == 20);
+  CHECK(s.ranks[1].rank == 1);
+  CHECK(s.ranks[1].processes == 1);
+
+  REQUIRE(s.stragglers.size() == 2);
+  CHECK(s.stragglers[0].step == 1);
+  CHECK(s.stragglers[0].slowest_rank == 1);
+  CHECK(s.stragglers[0].median_ns == 1050);
+  CHECK(s.stragglers[0].lag_ns == 50);
+  CHECK(s.stragglers[1].slowest_rank == 1);
+  CHECK(s.stragglers[1].slowest_ns == 1600);
+  CHECK(s.stragglers[1].lag_ns == 300);
+
+  const std::string table = report::render_table(r, 0);
+  CHECK_THAT(table, Catch::Contains("Ranks (") && Catch::Contains("Stragglers (") && Catch::Contains("Processes ("));
+  const std::string json = report::render_json(r, 0);
+  CHECK_THAT(json, Catch::Contains("\"ranks\": [") && Catch::Contains("\"stragglers\": [") &&
+                       Catch::Contains("\"slowest_rank\": 1, \"slowest_us\": 1.600, \"median_us\": 1.300"));
+}
+
+TEST_CASE("a single process has no ranks section and no processes table", "[report][ranks]") {
+  trace::Trace t;
+  t.processes.push_back(ranked(5, 1, -1, ""));
+  t.header.host = "h";
+  t.threads.push_back({0, 5, "main", 0, 0});
+  t.strings.emplace_back("aten::mm");
+  t.events.push_back(event(trace::EventKind::Op, 0, 1, 0, 10));
+  report::Report r = report::compute_report({{"t.bin", &t}}, {});
+  REQUIRE(r.ranks.processes.size() == 1);
+  CHECK(r.ranks.processes[0].host == "h");  // the file's host when the process has none
+  CHECK(r.ranks.ranks.empty());
+  CHECK(r.ranks.stragglers.empty());
+  const std::string table = report::render_table(r, 0);
+  CHECK_THAT(table, !Catch::Contains("Ranks (") && !Catch::Contains("Processes ("));
+}
