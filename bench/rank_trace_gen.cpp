@@ -31,6 +31,7 @@ int write_rank(const std::string& dir, uint32_t rank, uint32_t ranks, uint64_t n
   }
   auto& w = *created;
   std::vector<uint32_t> names;
+  names.reserve(60);
   for (int i = 0; i < 60; ++i) names.push_back(w->intern("aten::op_" + std::to_string(i)));
   const uint32_t c10d = w->intern("c10d::allreduce_"), gloo = w->intern("gloo:all_reduce");
   trace::Process p;

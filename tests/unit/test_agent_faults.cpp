@@ -26,6 +26,7 @@
 
 #include "launcher_fixtures.hpp"
 #include "ptprof/session.hpp"
+#include "sanitizer_runtime.hpp"
 
 using namespace ptprof::testing;
 using ptprof::trace::EventKind;
@@ -252,7 +253,11 @@ TEST_CASE("a malformed session object leaves every preloaded process untouched",
       munmap(p, c.bytes);
     }
     close(fd);
-    std::string env = "LD_PRELOAD=" + kAgent;
+    // A sanitizer build's agent needs its runtime first, as `ptprof run` arranges.
+    const std::string runtime = ptprof::launcher::sanitizer_runtime();
+    std::string env = "LD_PRELOAD=";
+    if (!runtime.empty()) env += runtime + ":";
+    env += kAgent;
     env += " PTPROF_SESSION=" + name + " ";
     auto echo = sh(env + "/bin/echo hello-from-echo");
     INFO(echo.output);
