@@ -10,10 +10,6 @@
 namespace ptprof::format::detail {
 namespace {
 
-// Event times are ns of a monotonic clock: 2^61 ns is 73 years either side
-// of its zero, so that any difference or sum of two fits an int64.
-constexpr int64_t kMaxAbsTimeNs = int64_t(1) << 61;
-
 const char* const kTruncatedPayload = "payload ends inside a record or holds a malformed varint";
 
 bool fits_i32(int64_t v) {

@@ -82,6 +82,12 @@ enum CudaColumn : uint32_t {
 // Event kinds whose arg is 1 + an index into Trace::cuda (0: none).
 constexpr bool kind_has_cuda_info(uint64_t kind) { return kind >= 5 && kind <= 11; }
 
+// Event times are ns of a monotonic clock: 2^61 ns is 73 years either side
+// of its zero, so that any difference or sum of two fits an int64. Readers
+// refuse times beyond it; the writer clamps them (from a garbled ring) so that
+// it never writes a file ptprof cannot read.
+constexpr int64_t kMaxAbsTimeNs = int64_t(1) << 61;
+
 constexpr uint32_t kEventsPerChunk = 64 * 1024;
 constexpr uint32_t kCudaPerChunk = 64 * 1024;
 constexpr size_t kMetadataChunkBytes = 1u << 20;  // split string tables near this size

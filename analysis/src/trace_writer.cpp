@@ -205,8 +205,15 @@ struct TraceWriter::Impl {
     ++chunk_index;
   }
 
-  void add_event(const trace::Event& e) {
+  void add_event(const trace::Event& in) {
     if (finished) return fail("add_event after finish()");
+    trace::Event e = in;
+    if (e.start_ns < -kMaxAbsTimeNs || e.start_ns > kMaxAbsTimeNs || e.end_ns < -kMaxAbsTimeNs ||
+        e.end_ns > kMaxAbsTimeNs) {
+      e.start_ns = std::clamp(e.start_ns, -kMaxAbsTimeNs, kMaxAbsTimeNs);
+      e.end_ns = std::clamp(e.end_ns, e.start_ns, kMaxAbsTimeNs);
+      e.flags |= trace::kTruncated;
+    }
     if (e.thread >= thread_counts.size())
       return fail("event for thread " + std::to_string(e.thread) + " of " + std::to_string(thread_counts.size()));
     if (e.kind == trace::EventKind::Memory && (e.arg == 0 || e.arg > memory.first + memory.count))

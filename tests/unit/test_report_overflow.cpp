@@ -34,11 +34,12 @@ std::string crafted(const TempDir& dir, const std::string& name,
 
 }  // namespace
 
-// The writer stores end - start modulo 2^64: a duration of 2^63-1 ns.
+// A file with a valid checksum and a duration of 2^63-1 ns. ptprof's writer
+// clamps such times (so it never writes it), hence a file crafted byte by
+// byte: the fuzz corpus's reproducer of the defect.
 TEST_CASE("a duration of 2^63-1 ns is damage, not a negative total", "[report][reliability]") {
-  TempDir dir;
-  const std::string f =
-      crafted(dir, "h.1.w000.bin", {{1000, 1000 + 10}, {2000, int64_t(uint64_t(2000) + uint64_t(INT64_MAX))}});
+  const std::string f = std::string(PTPROF_SOURCE_DIR) +
+                        "/tests/fuzz/corpus/fuzz_trace_reader/crash-duration-overflow-awaits-defect16.bin";
   std::vector<std::string> warnings;
   auto t = format::read_trace(f, &warnings);
   REQUIRE(!t);
@@ -48,6 +49,22 @@ TEST_CASE("a duration of 2^63-1 ns is damage, not a negative total", "[report][r
   CHECK(r.status == 2);
   CHECK_THAT(r.out, Catch::Contains("out of range"));
   CHECK_THAT(r.out, !Catch::Contains("-9"));
+}
+
+// The writer never writes a time a reader refuses: it clamps it and marks the
+// event truncated (a garbled ring can give any tick count).
+TEST_CASE("the writer clamps times beyond 2^61 ns instead of writing an unreadable file", "[format][reliability]") {
+  TempDir dir;
+  const std::string f =
+      crafted(dir, "h.1.w000.bin", {{1000, 1000 + 10}, {2000, int64_t(uint64_t(2000) + uint64_t(INT64_MAX))}});
+  std::vector<std::string> warnings;
+  auto t = format::read_trace(f, &warnings);
+  REQUIRE(t);
+  REQUIRE(t->events.size() == 2);
+  CHECK(t->events[1].end_ns >= t->events[1].start_ns);  // the wrapped end (before its start) is clamped to it
+  CHECK(t->events[1].end_ns <= int64_t(1) << 61);
+  CHECK((t->events[1].flags & trace::kTruncated) != 0);
+  CHECK((t->events[0].flags & trace::kTruncated) == 0);
 }
 
 TEST_CASE("sums of huge durations saturate instead of wrapping negative", "[report][reliability]") {
