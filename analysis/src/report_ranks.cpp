@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "ptprof/analysis/report_format.hpp"
+#include "saturating.hpp"
 #include "text_util.hpp"
 
 namespace ptprof::report {
@@ -116,12 +117,12 @@ struct RankSummaryBuilder::Impl {
         if (e.kind != trace::EventKind::Op) continue;
         ++s.row.ops;
         const bool async = e.flags & trace::kAsync;  // spans threads: no place in a thread's nesting
-        if (!async && ops.take(e)) s.row.op_ns += duration(e);
+        if (!async && ops.take(e)) s.row.op_ns = ptprof::detail::saturating_add(s.row.op_ns, duration(e));
         const std::string_view name = e.name < t.strings.size() ? std::string_view(t.strings[e.name]) : "";
         if (!is_collective(name)) continue;
         CollectiveTotals& c = s.collectives[std::string(name)];
         ++c.calls;
-        c.ns += duration(e);
+        c.ns = ptprof::detail::saturating_add(c.ns, duration(e));
         if (async || collectives.take(e)) ++s.row.collective_calls;
         comm[pi].emplace_back(e.start_ns, e.start_ns + duration(e));
       }
@@ -132,7 +133,8 @@ struct RankSummaryBuilder::Impl {
       int64_t end = INT64_MIN;
       for (const auto& [b, e] : iv) {
         if (e <= end) continue;
-        of_process[pi]->row.collective_ns += e - std::max(b, end);
+        of_process[pi]->row.collective_ns =
+            ptprof::detail::saturating_add(of_process[pi]->row.collective_ns, e - std::max(b, end));
         end = e;
       }
     }
@@ -156,14 +158,14 @@ struct RankSummaryBuilder::Impl {
       std::map<std::string, CollectiveRow> collectives;
       for (const ProcessState* s : members) {
         r.ops += s->row.ops;
-        r.op_ns += s->row.op_ns;
+        r.op_ns = ptprof::detail::saturating_add(r.op_ns, s->row.op_ns);
         r.collective_calls += s->row.collective_calls;
-        r.collective_ns += s->row.collective_ns;
+        r.collective_ns = ptprof::detail::saturating_add(r.collective_ns, s->row.collective_ns);
         for (const auto& [name, c] : s->collectives) {
           CollectiveRow& row = collectives[name];
           row.name = name;
           row.calls += c.calls;
-          row.total_ns += c.ns;
+          row.total_ns = ptprof::detail::saturating_add(row.total_ns, c.ns);
         }
         // The main process: its parent is not one of the rank's (DataLoader
         // workers are the main process's children, with its RANK).
