@@ -1,10 +1,16 @@
-// `ptprof trigger [--pid P | --session S] (--steps N | --duration 10s)`:
-// asks a session started with `ptprof run --on-demand` to record the next N
-// steps (or the steps of the next 10 s) into a new window file, waits for the
-// file and prints its path.
+// `ptprof trigger [--pid P | --session S] (--steps N | --duration 10s)
+// [--record-shapes] [--profile-memory] [--with-stack]`: asks a session
+// started with `ptprof run --on-demand` to record the next N steps (or the
+// next 10 s) into a new window file, with those options for that window,
+// waits for the file and prints its path.
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -23,7 +29,19 @@ struct TriggerOptions {
   std::string session;
   std::optional<uint64_t> steps;
   std::string duration;
+  bool record_shapes = false;
+  bool profile_memory = false;
+  bool with_stack = false;
 };
+
+uint32_t window_options(const TriggerOptions& o) {
+  return (o.record_shapes ? wire::kWindowShapes : 0) | (o.profile_memory ? wire::kWindowMemory : 0) |
+         (o.with_stack ? wire::kWindowStack : 0);
+}
+
+// Wakes every agent's trigger watcher (agent/src/on_demand.cpp) sleeping on
+// the session's trigger_seq: a shared futex, as the session is shared memory.
+void wake_watchers(std::atomic<uint32_t>* seq) { ::syscall(SYS_futex, seq, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0); }
 
 // "10s", "500ms", "2m", "1h", or seconds without a unit.
 std::optional<uint64_t> parse_duration_ns(const std::string& s) {
@@ -96,7 +114,9 @@ int trigger(const TriggerOptions& o) {
   h.trigger_pid = o.pid.value_or(0);
   h.trigger_steps = o.steps.value_or(0);
   h.trigger_duration_ns = duration_ns.value_or(0);
+  h.trigger_options = window_options(o);
   h.trigger_seq.store(seq + 1, std::memory_order_release);
+  wake_watchers(&h.trigger_seq);
   std::fprintf(stderr, "ptprof: trigger: window %u of session %s requested (%s); waiting for it\n", seq,
                s.name().c_str() + 1, o.pid ? ("process " + std::to_string(*o.pid)).c_str() : "every process");
   std::fflush(stderr);
@@ -126,12 +146,19 @@ void add_trigger(CLI::App& app, int& exit_code) {
   auto* sub = app.add_subcommand(
       "trigger",
       "Record the next steps of a job started with `ptprof run --on-demand` into a new window file; prints its "
-      "path once written. Steps are counted from the next step boundary; --duration records whole steps until the "
-      "time has passed.");
+      "path once written. --steps N: the N steps from the next step boundary. --duration T: from now until T has "
+      "passed, whatever the steps (also inside one long step, or in a job with no steps); a step cut by either end "
+      "of the window is recorded in part.");
   auto* pid = sub->add_option("--pid", opts->pid, "Only this process of the job (finds its session)");
   sub->add_option("--session", opts->session, "The session, as `ptprof sessions` lists it")->excludes(pid);
   sub->add_option("--steps", opts->steps, "Record the next N steps");
-  sub->add_option("--duration", opts->duration, "Record whole steps until this much time has passed: 10s, 500ms, 2m");
+  sub->add_option("--duration", opts->duration, "Record from now until this much time has passed: 10s, 500ms, 2m");
+  sub->add_flag("--record-shapes", opts->record_shapes,
+                "Record operator input shapes in this window (as `ptprof run --record-shapes` does in all)");
+  sub->add_flag("--profile-memory", opts->profile_memory,
+                "Record memory allocations and frees in this window (as `ptprof run --profile-memory` does in all)");
+  sub->add_flag("--with-stack", opts->with_stack,
+                "Ask for call stacks in this window (as `ptprof run --with-stack` does in all)");
   sub->callback([opts, &exit_code]() { exit_code = trigger(*opts); });
 }
 

@@ -25,7 +25,8 @@ struct ptprof_op_begin {   // NOLINT(readability-identifier-naming): a C API
 // Nonzero while this thread's operator events are recorded (warmup or active
 // step). Cheap: a load of one flag.
 int ptprof_agent_recording(void);
-// PTPROF_RECORD_SHAPES / PTPROF_WITH_STACK as the agent parsed them.
+// Whether the current (or last) window records shapes: PTPROF_RECORD_SHAPES,
+// or the trigger that opened it asked for them.
 int ptprof_agent_record_shapes(void);
 void ptprof_agent_op_begin(const struct ptprof_op_begin* op);
 // Writes the end only if this thread recorded the matching begin.
@@ -49,18 +50,31 @@ struct ptprof_memory_event {  // NOLINT(readability-identifier-naming): a C API
   int8_t device_type;  // c10::DeviceType
   int8_t device_index;
 };
-// PTPROF_PROFILE_MEMORY as the agent parsed it.
+// Whether the current (or last) window profiles memory: PTPROF_PROFILE_MEMORY,
+// or the trigger that opened it asked for it.
 int ptprof_agent_profile_memory(void);
-// Nonzero while memory events are recorded (PTPROF_PROFILE_MEMORY, in a
-// window). Cheap: a load of one flag.
+// Nonzero while memory events are recorded (in a window that profiles
+// memory). Cheap: a load of one flag.
 int ptprof_agent_memory_recording(void);
 // Records `m` on the calling thread.
 void ptprof_agent_memory(const struct ptprof_memory_event* m);
 
-// The bridge's entry point. `set_recording(on)` is how the agent switches
+// What `set_recording(mode)` asks of the bridge, as bits; 0: no operator
+// callback at all (torch's fast path). A window's options may differ from the
+// last window's (`ptprof trigger --record-shapes`), so shapes and memory are
+// switched with the operators, never fixed when the bridge loads.
+// NOLINTBEGIN(readability-identifier-naming): a C API
+enum {
+  PTPROF_BRIDGE_OPS = 1,     // operator events
+  PTPROF_BRIDGE_SHAPES = 2,  // ... with their input shapes (torch boxes the inputs)
+  PTPROF_BRIDGE_MEMORY = 4,  // ... and torch's memory reporting on every thread that runs one
+};
+// NOLINTEND(readability-identifier-naming)
+
+// The bridge's entry point. `set_recording(mode)` is how the agent switches
 // operator callbacks off in skip/wait steps and on again (any thread may call
 // it). Returns 0 on success; on failure fills `why` (NUL-terminated).
-typedef int (*ptprof_torch_bridge_init_fn)(void (**set_recording)(int on), char* why, uint32_t why_len);
+typedef int (*ptprof_torch_bridge_init_fn)(void (**set_recording)(int mode), char* why, uint32_t why_len);
 
 #ifdef __cplusplus
 }

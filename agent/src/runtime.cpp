@@ -14,6 +14,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "bridge_api.h"
 #include "log.hpp"
 #include "thread_state.hpp"
 
@@ -118,8 +119,9 @@ void Runtime::start() {
     return;
   }
   *config_ = *cfg;
-  record_shapes_ = config_->record_shapes;
-  profile_memory_ = config_->profile_memory;
+  run_options_ = (config_->record_shapes ? wire::kWindowShapes : 0) |
+                 (config_->profile_memory ? wire::kWindowMemory : 0) | (config_->with_stack ? wire::kWindowStack : 0);
+  window_options_.store(run_options_, std::memory_order_relaxed);
 
   if (!map_session(session)) return;
   thread_key_ok_ = pthread_key_create(&thread_key_, on_thread_exit) == 0;
@@ -135,6 +137,7 @@ void Runtime::start() {
     std::lock_guard lock(step_mu_);
     apply_step(0, t, /*first=*/true);
   }
+  if (config_->on_demand) start_trigger_watcher();
   check_for_cuda();  // a program linked against CUDA has it loaded already
   log(Level::Debug, "registered in session %s", session);
 }
@@ -447,66 +450,40 @@ void Runtime::publish_boundary(wire::BoundaryKind kind, uint64_t ticks, uint32_t
   header_->boundary_count.store(n + 1, std::memory_order_release);
 }
 
-// On demand: no window until `ptprof trigger` moves the session's
-// trigger_seq; then, from this step boundary, the next trigger_steps steps
-// (or whole steps until trigger_duration_ns has passed) are window
-// trigger_seq - 1. A process that registers later ignores the requests made
-// before it. Caller holds step_mu_.
-StepTransition Runtime::on_demand_transition(bool first) {
-  StepTransition t;
-  t.after = windows_;
-  const uint64_t now = clock::monotonic_ns();
-  const uint32_t seq = session_->trigger_seq.load(std::memory_order_acquire);
-  if (first) trigger_seen_ = seq;
-  if (windows_.in_window) {
-    const bool ended = trigger_steps_left_ ? --trigger_steps_left_ == 0 : now >= trigger_deadline_ns_;
-    if (ended) {
-      t.end_window = true;
-      t.after.in_window = false;
-    }
-  }
-  if (!t.after.in_window && seq != trigger_seen_) {
-    trigger_seen_ = seq;
-    const int32_t pid = session_->trigger_pid;
-    if (pid == 0 || pid == header_->pid) {
-      t.begin_window = true;
-      t.after.in_window = true;
-      t.after.window = seq - 1;
-      trigger_steps_left_ = session_->trigger_steps;
-      trigger_deadline_ns_ = now + session_->trigger_duration_ns;
-    }
-  }
-  t.recording = t.after.in_window;
-  return t;
-}
-
 // Moves the schedule to `step`, which begins at `ticks`. Caller holds step_mu_.
 std::optional<uint32_t> Runtime::apply_step(uint64_t step, uint64_t ticks, bool first) {
   const StepTransition t = config_->on_demand ? on_demand_transition(first)
                                               : step_transition(config_->schedule, windows_, step_, step, first);
+  return apply_transition(t, ticks, step);
+}
+
+std::optional<uint32_t> Runtime::apply_transition(const StepTransition& t, uint64_t ticks,
+                                                  std::optional<uint64_t> step) {
   std::optional<uint32_t> ended;
   header_->in_transition.store(1, std::memory_order_seq_cst);
   if (t.end_window) {
     publish_boundary(wire::BoundaryKind::WindowEnd, ticks, windows_.window);
     ended = windows_.window;
   }
-  step_ = step;
-  current_step_.store(step, std::memory_order_relaxed);
+  if (step) {
+    step_ = *step;
+    current_step_.store(*step, std::memory_order_relaxed);
+  }
   // A window open from the start of the region takes everything in it: tick
   // 0, so that no event is lost to a clock read on another core that runs a
   // little behind this one.
   if (t.begin_window) publish_boundary(wire::BoundaryKind::WindowBegin, t.begin_at_zero ? 0 : ticks, t.after.window);
   windows_ = t.after;
   header_->in_transition.store(0, std::memory_order_release);
-  memory_recording_.store(profile_memory_ && t.after.in_window, std::memory_order_relaxed);
+  memory_recording_.store(t.after.in_window && profile_memory(), std::memory_order_relaxed);
 
   bool was = recording_.exchange(t.recording, std::memory_order_relaxed);
-  if (t.recording != was) {
-    set_bridge_recording(t.recording);
-    cupti_->recording_changed(t.recording);
-  }
-  if (t.recording) {
-    if (ThreadState* th = thread_state()) th->write(wire::RecordType::Step, uint32_t(step), ticks);
+  set_bridge_recording(t.recording);  // also when only the window's options changed
+  if (t.recording != was) cupti_->recording_changed(t.recording);
+  // A window that opens inside a step (by time) has no ProfilerStep span for
+  // that step: it would hold only the step's tail.
+  if (t.recording && step) {
+    if (ThreadState* th = thread_state()) th->write(wire::RecordType::Step, uint32_t(*step), ticks);
   }
   return ended;
 }
@@ -573,8 +550,8 @@ std::optional<uint32_t> Runtime::move_capture(bool start) {
     ++windows_.window;
   }
   header_->in_transition.store(0, std::memory_order_release);
-  bool was = recording_.exchange(recording, std::memory_order_relaxed);
-  if (recording != was) set_bridge_recording(recording);
+  recording_.store(recording, std::memory_order_relaxed);
+  set_bridge_recording(recording);
   if (recording) {
     if (ThreadState* th = thread_state()) th->write(wire::RecordType::Step, uint32_t(step_), t);
   }
@@ -613,8 +590,19 @@ uint32_t Runtime::named_step_id() {
   return id;
 }
 
+int Runtime::bridge_mode(bool recording) const {
+  if (!recording) return 0;
+  return PTPROF_BRIDGE_OPS | (record_shapes() ? PTPROF_BRIDGE_SHAPES : 0) |
+         (profile_memory() ? PTPROF_BRIDGE_MEMORY : 0);
+}
+
+// Caller holds step_mu_ (or is the bridge's loader, before anyone else can
+// call the switch). Calls the bridge only when the mode changes.
 void Runtime::set_bridge_recording(bool on) {
-  if (bridge_set_recording_) bridge_set_recording_(on ? 1 : 0);
+  const int mode = bridge_mode(on);
+  if (!bridge_set_recording_ || mode == bridge_mode_) return;
+  bridge_mode_ = mode;
+  bridge_set_recording_(mode);
 }
 
 uint32_t Runtime::publish_cuda_status(wire::CudaStatus s, bool yielded, const char* message) {
@@ -637,6 +625,7 @@ void Runtime::stop() {
   std::optional<uint32_t> open;
   {
     std::lock_guard lock(step_mu_);
+    stopped_ = true;
     if (windows_.in_window) open = windows_.window;
   }
   notify_window_end(open);
@@ -695,6 +684,7 @@ void Runtime::after_fork_child() {
     header_->in_transition.store(0, std::memory_order_release);
     if (ThreadState* th = thread_state()) th->write(wire::RecordType::Step, uint32_t(step_), t);
   }
+  if (config_->on_demand) start_trigger_watcher();  // the parent's is not in this process
 }
 
 }  // namespace ptprof::agent

@@ -28,6 +28,9 @@
 //
 // Steps and windows: end_step() moves the schedule on; it is serialized by
 // step_mu_ and publishes window boundaries in the region for the launcher.
+// On demand, a thread of the agent's own (the trigger watcher, on_demand.cpp)
+// sleeps on the session's trigger_seq and opens and closes windows that a
+// trigger asked for by time (`--duration`), inside a step or with no steps.
 #pragma once
 #include <pthread.h>
 #include <atomic>
@@ -63,10 +66,15 @@ class Runtime {
   bool recording() const { return recording_.load(std::memory_order_relaxed); }
   clock::Kind clock_kind() const { return clock_kind_; }
   const Config& config() const { return *config_; }
-  bool record_shapes() const { return record_shapes_; }
-  bool profile_memory() const { return profile_memory_; }
+  // What the current (or last) window records beyond operators: the run's
+  // PTPROF_RECORD_SHAPES / PTPROF_PROFILE_MEMORY / PTPROF_WITH_STACK, or'ed
+  // with what the trigger that opened it asked for (wire::kWindow* bits).
+  uint32_t window_options() const { return window_options_.load(std::memory_order_relaxed); }
+  bool record_shapes() const { return (window_options() & wire::kWindowShapes) != 0; }
+  bool profile_memory() const { return (window_options() & wire::kWindowMemory) != 0; }
+  bool with_stack() const { return (window_options() & wire::kWindowStack) != 0; }
   // Memory events are recorded in windows only (torch.profiler reports
-  // memory in active steps only): PTPROF_PROFILE_MEMORY and a window open.
+  // memory in active steps only): a window open that profiles memory.
   bool memory_recording() const { return memory_recording_.load(std::memory_order_relaxed); }
 
   // Slow path of thread_state(): registers the calling thread. Null when the
@@ -146,7 +154,19 @@ class Runtime {
   void publish_boundary(wire::BoundaryKind kind, uint64_t ticks, uint32_t window);
   // Returns the index of the window it ended, if it ended one.
   std::optional<uint32_t> apply_step(uint64_t step, uint64_t ticks, bool first);
+  // Publishes `t`'s boundaries at `ticks` and switches recording; `step`:
+  // the step that begins at `ticks`, none when a window opens or ends by
+  // time, inside a step. Caller holds step_mu_.
+  std::optional<uint32_t> apply_transition(const StepTransition& t, uint64_t ticks, std::optional<uint64_t> step);
+  // On demand (on_demand.cpp).
   StepTransition on_demand_transition(bool first);
+  bool take_trigger(uint32_t seq, uint64_t now_ns, StepTransition& t);
+  void start_trigger_watcher();
+  static void* trigger_watcher_main(void*);
+  void watch_triggers();
+  // The bridge's switch (bridge_api.h: PTPROF_BRIDGE_*) for `recording` in
+  // the current window.
+  int bridge_mode(bool recording) const;
   void notify_window_end(std::optional<uint32_t> window);
   std::optional<uint32_t> move_capture(bool start);
   void set_bridge_recording(bool on);
@@ -154,8 +174,8 @@ class Runtime {
   std::atomic<bool> active_{false};
   std::atomic<bool> recording_{false};
   clock::Kind clock_kind_ = clock::Kind::Monotonic;
-  bool record_shapes_ = false;
-  bool profile_memory_ = false;
+  uint32_t run_options_ = 0;  // wire::kWindow* bits of PTPROF_RECORD_SHAPES, ...
+  std::atomic<uint32_t> window_options_{0};
   std::atomic<bool> memory_recording_{false};
   NoDestructor<Config> config_;
 
@@ -194,10 +214,13 @@ class Runtime {
   std::atomic<uint32_t> named_step_id_{0};
   WindowState windows_;
   // On demand (PTPROF_ON_DEMAND): the last trigger request seen, and what is
-  // left of the window it opened. Guarded by step_mu_.
+  // left of the window it opened (steps, or a deadline on the monotonic
+  // clock). Guarded by step_mu_.
   uint32_t trigger_seen_ = 0;
   uint64_t trigger_steps_left_ = 0;
   uint64_t trigger_deadline_ns_ = 0;
+  bool stopped_ = false;  // the process is exiting: the watcher opens no window; guarded by step_mu_
+  int bridge_mode_ = 0;   // last mode given to the bridge; guarded by step_mu_
 
   std::atomic<WindowEndListener> window_end_listener_{nullptr};
   bool capturing_ = false;  // cudaProfilerApi: between a Start and its Stop

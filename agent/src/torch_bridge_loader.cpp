@@ -179,7 +179,8 @@ void Runtime::maybe_load_torch_bridge() {
     // Publish under step_mu_ so a concurrent step change cannot miss it.
     std::lock_guard lock(step_mu_);
     bridge_set_recording_ = set_recording;
-    if (set_recording) set_recording(recording() ? 1 : 0);
+    bridge_mode_ = -1;  // whatever init chose: say what this step wants
+    set_bridge_recording(recording());
     // No operator can run before torch is loaded: a first step still in
     // progress restarts here, so that it does not hold the import of torch.
     if (step_ == 0 && recording()) {

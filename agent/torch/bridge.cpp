@@ -1,12 +1,15 @@
 // libptprof_torch.so: turns RecordFunction callbacks into agent calls
-// (bridge_api.h). Two global callbacks:
+// (bridge_api.h). Global callbacks:
 //   (a) ops: every scope; start -> ptprof_agent_op_begin, end -> op_end.
-//       Switched off wholesale (at::disableCallback) in skip/wait steps, so
-//       torch then takes its no-callback fast path and never calls us.
+//       One variant per combination of shapes (needsInputs) and memory
+//       reporting; at most one is enabled, the one the agent's mode asks
+//       for, and none in skip/wait steps (at::disableCallback), so torch
+//       then takes its no-callback fast path and never calls us.
 //   (b) step watcher: USER_SCOPE only, always on; its end reports the scope
 //       name so the agent can end a step (Optimizer.step#...).
-// (a) is registered first: torch runs global callbacks in registration order,
-// so a user scope's op_end is written before the step it ends is closed.
+// (a) is registered first, all variants at once: torch runs global callbacks
+// in registration order, so a user scope's op_end is written before the step
+// it ends is closed, whichever variant a later window enables.
 #include <ATen/record_function.h>
 #include <torch/version.h>
 
@@ -31,17 +34,21 @@ namespace {
 constexpr size_t kShapesCapacity = wire::kMaxRecordBytes - 48;
 static_assert(kShapesCapacity <= UINT16_MAX);
 
-// Written once in init, before the callbacks are registered; read-only after.
-bool g_record_shapes = false;
-// PTPROF_PROFILE_MEMORY: the reporter every thread's PROFILER_STATE slot gets.
+// The op callback variants, indexed by variant(shapes, memory); written once
+// in init, before any is enabled; read-only after.
+constexpr int kVariants = 4;
+constexpr int variant(bool shapes, bool memory) { return (shapes ? 1 : 0) | (memory ? 2 : 0); }
+at::CallbackHandle g_op_callbacks[kVariants] = {};
+bool g_registered = false;
+// The reporter every thread's PROFILER_STATE slot gets in memory windows.
 std::shared_ptr<c10::DebugInfoBase> g_memory_reporter;
-at::CallbackHandle g_op_callback = at::INVALID_CALLBACK_HANDLE;
 
 // Serialises toggles so the last caller's state wins; `g_enabled` mirrors what
-// torch has, so a repeated call costs neither torch's mutex nor a cache rebuild
-// in every thread (each real toggle bumps torch's callback version).
+// torch has (the enabled variant, -1: none), so a repeated call costs neither
+// torch's mutex nor a cache rebuild in every thread (each real toggle bumps
+// torch's callback version).
 std::mutex g_toggle_mutex;
-bool g_enabled = false;
+int g_enabled = -1;
 
 // Kept out of op_start so that the shapes buffer (on the stack: a
 // thread_local in a dlopen-ed library costs a __tls_get_addr call, and the
@@ -54,10 +61,11 @@ bool g_enabled = false;
 }
 
 // The hot path: ~1,000 calls per training step. No allocation, no lock.
-// kMemory: the callback registered under PTPROF_PROFILE_MEMORY, which first
-// gives a thread that has none the memory reporter (memory_reporter.hpp);
-// without it nothing here changes.
-template <bool kMemory>
+// kShapes: the variant that asked torch for the inputs. kMemory: the variant
+// of windows that profile memory, which first gives a thread that has none
+// the memory reporter (memory_reporter.hpp); it stays there, saying "off"
+// outside such windows (memoryProfilingEnabled).
+template <bool kShapes, bool kMemory>
 std::unique_ptr<at::ObserverContext> op_start(const at::RecordFunction& fn) {
   if constexpr (kMemory) MemoryReporter::install(g_memory_reporter);
   ptprof_op_begin op;
@@ -70,8 +78,8 @@ std::unique_ptr<at::ObserverContext> op_start(const at::RecordFunction& fn) {
   op.shapes_bytes = 0;
   op.shapes = nullptr;
   // needsInputs() is per RecordFunction: torch boxes inputs if any callback
-  // asked, so check our own setting too.
-  if (g_record_shapes && fn.needsInputs())
+  // asked, so check our own variant too.
+  if (kShapes && fn.needsInputs())
     begin_with_shapes(op, fn);
   else
     ptprof_agent_op_begin(&op);
@@ -91,15 +99,25 @@ void watch_end(const at::RecordFunction& fn, at::ObserverContext*) { ptprof_agen
 // watch_end): torch 1.13 holds no lock while running callbacks, a RecordFunction
 // runs the end callbacks it captured at its start whatever happens later, and
 // other threads pick the change up at their next RecordFunction through an
-// atomic version check (see the report in agent/torch/README.md).
-void set_recording(int on) {
+// atomic version check (see the report in agent/torch/README.md). Switching
+// variants disables the old one before enabling the new: never two at once,
+// which would record an op twice.
+void set_recording(int mode) {
   std::lock_guard lock(g_toggle_mutex);
-  if (g_op_callback == at::INVALID_CALLBACK_HANDLE || bool(on) == g_enabled) return;
-  if (on)
-    at::reenableCallback(g_op_callback);
-  else
-    at::disableCallback(g_op_callback);
-  g_enabled = bool(on);
+  if (!g_registered) return;
+  const int want = (mode & PTPROF_BRIDGE_OPS) != 0
+                       ? variant((mode & PTPROF_BRIDGE_SHAPES) != 0, (mode & PTPROF_BRIDGE_MEMORY) != 0)
+                       : -1;
+  if (want == g_enabled) return;
+  if (g_enabled >= 0) at::disableCallback(g_op_callbacks[g_enabled]);
+  if (want >= 0) at::reenableCallback(g_op_callbacks[want]);
+  g_enabled = want;
+}
+
+int initial_mode() {
+  if (ptprof_agent_recording() == 0) return 0;
+  return PTPROF_BRIDGE_OPS | (ptprof_agent_record_shapes() != 0 ? PTPROF_BRIDGE_SHAPES : 0) |
+         (ptprof_agent_profile_memory() != 0 ? PTPROF_BRIDGE_MEMORY : 0);
 }
 
 void fill(char* why, uint32_t why_len, const std::string& text) {
@@ -129,7 +147,7 @@ std::string version_mismatch() {
 }
 
 int init(void (**set_recording_out)(int), char* why, uint32_t why_len) {
-  if (g_op_callback != at::INVALID_CALLBACK_HANDLE) {  // a second init: hand back the same switch
+  if (g_registered) {  // a second init: hand back the same switch
     if (set_recording_out) *set_recording_out = &set_recording;
     return 0;
   }
@@ -137,8 +155,6 @@ int init(void (**set_recording_out)(int), char* why, uint32_t why_len) {
     fill(why, why_len, err);
     return 1;
   }
-  g_record_shapes = ptprof_agent_record_shapes() != 0;
-  const bool recording = ptprof_agent_recording() != 0;
 
   // RecordFunction is on by default in every thread; a thread where it is off
   // was switched off on purpose (DisableRecordFunctionGuard), so we leave it.
@@ -147,20 +163,24 @@ int init(void (**set_recording_out)(int), char* why, uint32_t why_len) {
         "ptprof: RecordFunction is disabled on the thread that loaded torch; its operators are not recorded");
 
   // Handles pair begins with ends in the agent; without needsIds torch leaves
-  // them 0. needsInputs only when shapes are wanted: boxing inputs is the most
-  // expensive thing a callback can ask of torch.
-  if (ptprof_agent_profile_memory()) {
-    g_memory_reporter = std::make_shared<MemoryReporter>();
+  // them 0. needsInputs only in the shapes variants: boxing inputs is the
+  // most expensive thing a callback can ask of torch, and a disabled
+  // callback asks nothing.
+  g_memory_reporter = std::make_shared<MemoryReporter>();
+  if (ptprof_agent_profile_memory() != 0)
     MemoryReporter::install(g_memory_reporter);  // the thread that imports torch, before any op
-  }
-  auto start = g_memory_reporter ? &op_start<true> : &op_start<false>;
-  g_op_callback =
-      at::addGlobalCallback(at::RecordFunctionCallback(start, &op_end).needsInputs(g_record_shapes).needsIds(true));
+  constexpr at::RecordFunctionCallback::StartCallback kStarts[kVariants] = {
+      &op_start<false, false>, &op_start<true, false>, &op_start<false, true>, &op_start<true, true>};
   {
     std::lock_guard lock(g_toggle_mutex);
-    g_enabled = true;
+    for (int v = 0; v < kVariants; ++v) {
+      g_op_callbacks[v] = at::addGlobalCallback(
+          at::RecordFunctionCallback(kStarts[v], &op_end).needsInputs((v & 1) != 0).needsIds(true));
+      at::disableCallback(g_op_callbacks[v]);
+    }
+    g_registered = true;
   }
-  if (!recording) set_recording(0);
+  set_recording(initial_mode());
   at::addGlobalCallback(at::RecordFunctionCallback(&watch_start, &watch_end).scopes({at::RecordScope::USER_SCOPE}));
   if (set_recording_out) *set_recording_out = &set_recording;
   return 0;

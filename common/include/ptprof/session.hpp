@@ -46,6 +46,14 @@ constexpr uint64_t kMaxRingBytes = 1ull << 30;
 // Thread slots go Free -> Ready -> Retired (the thread exited) and back to
 // Free once the launcher has drained the ring and closed the thread, so that
 // the agent can give the slot, and its ring, to a new thread.
+// What a window records beyond operators, as bits: the run's own options
+// (PTPROF_RECORD_SHAPES, ...) for every window, or'ed with a trigger's
+// (`ptprof trigger --record-shapes ...`) for the window it asks for.
+constexpr uint32_t kWindowShapes = 1u << 0;
+constexpr uint32_t kWindowMemory = 1u << 1;
+constexpr uint32_t kWindowStack = 1u << 2;
+constexpr uint32_t kWindowOptionsMask = kWindowShapes | kWindowMemory | kWindowStack;
+
 enum class SlotState : uint32_t { Free = 0, Claimed = 1, Ready = 2, Failed = 3, Retired = 4 };
 
 struct ProcessSlot {
@@ -67,7 +75,8 @@ struct SessionHeader {
   std::atomic<uint32_t> shm_short_processes;  // of those: /dev/shm had no room for the region's header
   std::atomic<uint32_t> launcher_gone;        // set by the agent that found the launcher dead and cleaned up
   // On demand (ptprof run --on-demand): `ptprof trigger` writes the request's
-  // fields, then bumps trigger_seq; request k records window k - 1 in the
+  // fields, then bumps trigger_seq and wakes the agents' trigger watchers
+  // (a shared futex on trigger_seq); request k records window k - 1 in the
   // processes it names; the launcher bumps trigger_done to k once that
   // window's files are written, their paths in trigger_paths.
   std::atomic<uint32_t> trigger_seq;
@@ -76,8 +85,9 @@ struct SessionHeader {
   uint64_t trigger_duration_ns;  // record whole steps until this has passed
   std::atomic<uint32_t> trigger_done;
   int32_t launcher_pid;
-  uint32_t on_demand;  // the run records only what triggers ask for
-  char pad[20];
+  uint32_t on_demand;        // the run records only what triggers ask for
+  uint32_t trigger_options;  // kWindow* bits the request adds to the run's own
+  char pad[16];
   ProcessSlot slots[kMaxProcesses];
   // What `ptprof sessions` shows, written before the target starts.
   char output[1024];
@@ -167,7 +177,7 @@ static_assert(offsetof(SessionHeader, ring_bytes) == 16 && offsetof(SessionHeade
               offsetof(SessionHeader, next_slot) == 88 && offsetof(SessionHeader, lost_processes) == 92 &&
               offsetof(SessionHeader, shm_short_processes) == 96 && offsetof(SessionHeader, launcher_gone) == 100 &&
               offsetof(SessionHeader, trigger_seq) == 104 && offsetof(SessionHeader, trigger_done) == 128 &&
-              offsetof(SessionHeader, slots) == 160);
+              offsetof(SessionHeader, trigger_options) == 140 && offsetof(SessionHeader, slots) == 160);
 static_assert(sizeof(SessionHeader) == 160 + sizeof(ProcessSlot) * kMaxProcesses + 1024 + 1024 + 4096);
 static_assert(sizeof(ThreadSlot) == 64 && offsetof(ThreadSlot, name) == 8);
 static_assert(sizeof(Boundary) == 24);

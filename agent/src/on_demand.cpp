@@ -1,0 +1,142 @@
+// On-demand capture in the agent (PTPROF_ON_DEMAND, `ptprof trigger`).
+//
+// A request (session.hpp: trigger_*) names the processes, a length in steps
+// or in time, and options (shapes, memory, stacks) for its window alone.
+// `--steps N` counts step boundaries, so its window opens and closes at them
+// (on_demand_transition, from end_step). `--duration T` needs no boundary:
+// the trigger watcher, a thread of the agent's own that sleeps on a futex on
+// the session's trigger_seq, opens the window as soon as the request arrives
+// and closes it when the time has passed, in the middle of a step or in a job
+// that has no steps at all. The watcher never records an event; it publishes
+// boundaries and switches recording under step_mu_, as a step boundary does.
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <ctime>
+
+#include "log.hpp"
+#include "runtime.hpp"
+
+namespace ptprof::agent {
+namespace {
+
+constexpr uint64_t kNsPerSecond = 1'000'000'000ull;
+
+// Sleeps while *word == expected, at most `timeout_ns` (0: no limit). Not a
+// private futex: `ptprof trigger` wakes it from another process.
+void futex_wait(const std::atomic<uint32_t>* word, uint32_t expected, uint64_t timeout_ns) {
+  timespec ts{};
+  ts.tv_sec = time_t(timeout_ns / kNsPerSecond);
+  ts.tv_nsec = long(timeout_ns % kNsPerSecond);
+  ::syscall(SYS_futex, word, FUTEX_WAIT, expected, timeout_ns ? &ts : nullptr, nullptr, 0);
+}
+
+}  // namespace
+
+void* Runtime::trigger_watcher_main(void*) {
+  g_runtime.watch_triggers();
+  return nullptr;
+}
+
+// Request `seq` has been seen here; if it names this process, `t` opens its
+// window (window seq - 1) with the request's options. Caller holds step_mu_.
+bool Runtime::take_trigger(uint32_t seq, uint64_t now_ns, StepTransition& t) {
+  trigger_seen_ = seq;
+  const int32_t pid = session_->trigger_pid;
+  if (pid != 0 && pid != header_->pid) return false;
+  t.begin_window = true;
+  t.after.in_window = true;
+  t.after.window = seq - 1;
+  trigger_steps_left_ = session_->trigger_steps;
+  const uint64_t duration = session_->trigger_duration_ns;
+  trigger_deadline_ns_ = duration > UINT64_MAX - now_ns ? UINT64_MAX : now_ns + duration;
+  window_options_.store(run_options_ | (session_->trigger_options & wire::kWindowOptionsMask),
+                        std::memory_order_relaxed);
+  return true;
+}
+
+// A step boundary, on demand: no window until `ptprof trigger` moves the
+// session's trigger_seq; then, from this boundary, the next trigger_steps
+// steps are window trigger_seq - 1 (a request by time that the watcher has
+// not taken yet opens here too, and ends here if its time has passed). A
+// process that registers later ignores the requests made before it. Caller
+// holds step_mu_.
+StepTransition Runtime::on_demand_transition(bool first) {
+  StepTransition t;
+  t.after = windows_;
+  const uint64_t now = clock::monotonic_ns();
+  const uint32_t seq = session_->trigger_seq.load(std::memory_order_acquire);
+  if (first) trigger_seen_ = seq;
+  if (windows_.in_window) {
+    const bool ended = trigger_steps_left_ ? --trigger_steps_left_ == 0 : now >= trigger_deadline_ns_;
+    if (ended) {
+      t.end_window = true;
+      t.after.in_window = false;
+    }
+  }
+  if (!t.after.in_window && seq != trigger_seen_) take_trigger(seq, now, t);
+  t.recording = t.after.in_window;
+  return t;
+}
+
+// Blocks every signal in the new thread (a process-directed signal is the
+// program's, for its own threads) and names it, so that a user who lists the
+// process's threads sees whose it is.
+void Runtime::start_trigger_watcher() {
+  sigset_t all;
+  sigset_t old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&attr, 64u << 10);
+  pthread_t thread;
+  const int rc = pthread_create(&thread, &attr, trigger_watcher_main, nullptr);
+  pthread_attr_destroy(&attr);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (rc != 0) {
+    log(Level::Warn, "cannot start the trigger watcher (error %d): a --duration trigger opens and ends at steps only",
+        rc);
+    return;
+  }
+  pthread_setname_np(thread, "ptprof-trigger");
+}
+
+// The watcher's loop: take a request by time as it arrives, end its window
+// at its deadline, sleep until the next request or deadline. Requests by
+// steps are left to the step boundaries.
+void Runtime::watch_triggers() {
+  for (;;) {
+    uint32_t seq = 0;
+    uint64_t timeout_ns = 0;
+    std::optional<uint32_t> ended;
+    {
+      std::lock_guard lock(step_mu_);
+      if (stopped_ || !active()) return;
+      seq = session_->trigger_seq.load(std::memory_order_acquire);
+      const uint64_t now = clock::monotonic_ns();
+      StepTransition t;
+      t.after = windows_;
+      const bool by_time = windows_.in_window && trigger_steps_left_ == 0;
+      if (by_time && now >= trigger_deadline_ns_) {
+        t.end_window = true;
+        t.after.in_window = false;
+      }
+      if (!t.after.in_window && seq != trigger_seen_ && session_->trigger_steps == 0) take_trigger(seq, now, t);
+      t.recording = t.after.in_window;
+      if (t.end_window || t.begin_window) ended = apply_transition(t, clock::ticks_ordered(clock_kind_), std::nullopt);
+      if (windows_.in_window && trigger_steps_left_ == 0) {
+        const uint64_t at = clock::monotonic_ns();
+        timeout_ns = trigger_deadline_ns_ > at ? trigger_deadline_ns_ - at : 1;
+      }
+    }
+    notify_window_end(ended);  // outside step_mu_: the CUPTI flush takes it
+    futex_wait(&session_->trigger_seq, seq, timeout_ns);
+  }
+}
+
+}  // namespace ptprof::agent
