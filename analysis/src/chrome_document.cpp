@@ -29,8 +29,16 @@ std::string json(std::string_view s) {
 
 std::string chrome_preamble(const InputSummary& in, const PartLabel& part) {
   std::string out = "{\n\"schemaVersion\": 1,\n\"deviceProperties\": [],\n";
-  // Traces do not record a distributed rank yet; without distributedInfo HTA
-  // reads the file as rank 0, which is what a single process is.
+  // Kineto's distributedInfo, on a line of its own and before anything else
+  // that could match: HTA takes a file's rank from the first line matching
+  // "rank":\s+(\d+), and reads a file without one as rank 0.
+  if (const auto& d = in.distributed) {
+    out += "\"distributedInfo\": {";
+    if (!d->backend.empty()) out += "\"backend\": " + json(d->backend) + ", ";
+    out += "\"rank\": " + std::to_string(d->rank);
+    if (d->world_size > 0) out += ", \"world_size\": " + std::to_string(d->world_size);
+    out += "},\n";
+  }
   out += "\"displayTimeUnit\": \"ms\",\n";
   out += "\"baseTimeNanoseconds\": " + std::to_string(in.base_wall_ns) + ",\n";
   out += "\"host_name\": " + json(in.host) + ",\n";

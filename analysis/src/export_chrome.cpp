@@ -120,6 +120,10 @@ std::optional<ExportResult> export_chrome(const std::vector<std::string>& files,
   std::vector<std::string> ignored;  // the write pass reports each file's warnings once
   auto inputs = summarize_inputs(files, error, &ignored);
   if (!inputs) return std::nullopt;
+  if (inputs->ranks > 1)
+    result.warnings.push_back("the inputs hold " + std::to_string(inputs->ranks) +
+                              " ranks and the trace has no distributedInfo; HTA reads one rank per file: for HTA, "
+                              "export each rank's files (<host>.r<rank>.*) to a file of its own");
   ChromeEventFormatter formatter(inputs->base_wall_ns);
   std::string line;
   auto steps = find_steps(files, error);

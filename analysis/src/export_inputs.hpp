@@ -22,12 +22,23 @@ struct ThreadInfo {
   std::string name;  // as recorded, or "thread TID" when the thread had none
 };
 
+// Kineto's `distributedInfo` for HTA: set when every process of the inputs
+// that has a rank has the same one (one rank's files, its DataLoader workers
+// included); HTA maps one file to one rank.
+struct DistributedInfo {
+  int32_t rank = -1;
+  int32_t world_size = -1;  // -1: not recorded
+  std::string backend;      // "gloo", "nccl", ... from its collectives' names; "" when none was recorded
+};
+
 struct InputSummary {
   std::vector<ProcessInfo> processes;  // in order of first appearance
   std::vector<ThreadInfo> threads;
   std::string host;          // of the first file
   int64_t base_wall_ns = 0;  // the earliest window start, down to a whole second
   uint64_t dropped = 0;      // events the agent dropped, all files
+  size_t ranks = 0;          // distinct ranks among the processes
+  std::optional<DistributedInfo> distributed;
 };
 
 // Reads the files' metadata and footers (not their events). nullopt with

@@ -4,8 +4,12 @@ ranks; otherwise (Debian's 1.13: its torchrun fails on Python 3.11)
 scripts/launch_ranks.py starts them with the variables torchrun sets. Each rank
 gets its own file per window, named with its rank; the merged report lists
 both ranks with their step times, allreduce time and a straggler table; the
-exports label each process with its rank."""
+exports label each process with its rank; a rank's Chrome export carries
+Kineto's distributedInfo (rank, world size, backend), and Holistic Trace
+Analysis (from .venv, when it is importable there) reads a directory of the
+two ranks' exports as ranks 0 and 1."""
 
+import gzip
 import json
 import os
 import re
@@ -19,6 +23,8 @@ STEPS = 6
 SCHEDULE = "wait=1,warmup=0,active=2,repeat=2"  # steps 1-2 in window 0, 4-5 in window 1
 RECORDED = [1, 2, 4, 5]
 ALLREDUCE = ("c10d::allreduce_", "gloo:all_reduce")
+VENV_PYTHON = os.path.join(T.SOURCE_DIR, ".venv", "bin", "python")
+HTA_PROBE = os.path.join(T.HERE, "hta_probe.py")
 
 
 def torchrun():
@@ -111,6 +117,36 @@ def test_two_ranks():
             data = open(perfetto, "rb").read()
             for p in procs:
                 T.check(("[rank %d]" % p["rank"]).encode() in data, "perfetto names rank %d" % p["rank"])
+        check_hta(d, out, files)
+
+
+def check_hta(d, out, files):
+    """Each rank's window 0 exported to a file of its own: its
+    distributedInfo, then HTA's reading of the directory."""
+    hta_dir = os.path.join(d, "hta")
+    os.mkdir(hta_dir)
+    for rank in (0, 1):
+        mine = [os.path.join(out, f) for f in files
+                if re.match(r"^.+?\.r%d\.\d+(?:-\d+)?\.[0-9a-f]{8}\.w000\.bin$" % rank, f)]
+        path = os.path.join(hta_dir, "rank%d.json.gz" % rank)
+        proc = T.run_ptprof(["export"] + mine + ["--chrome", path])
+        if not T.check_eq(proc.returncode, 0, "export rank %d --chrome\n%s" % (rank, T.describe(proc))):
+            return
+        with gzip.open(path, "rt") as f:
+            doc = json.load(f)
+        T.check_eq(doc.get("distributedInfo"), {"backend": "gloo", "rank": rank, "world_size": 2},
+                   "rank %d: distributedInfo" % rank)
+    if not os.path.exists(VENV_PYTHON) or T.run([VENV_PYTHON, "-c", "import hta.trace_analysis"]).returncode != 0:
+        print("HTA is not importable with %s: its reading not checked" % VENV_PYTHON, flush=True)
+        return
+    proc = T.run([VENV_PYTHON, HTA_PROBE, hta_dir], timeout=600)
+    if not T.check_eq(proc.returncode, 0, "HTA loads the ranks' exports\n" + T.describe(proc)):
+        return
+    view = json.loads(proc.stdout)["all"]
+    T.check_eq(sorted(view), ["0", "1"], "the ranks HTA reads")
+    for rank in sorted(view):
+        T.check_eq(view[rank]["steps"], RECORDED[:2], "rank %s: the steps HTA finds" % rank)
+        T.check(view[rank]["events"] > 0, "rank %s: HTA parsed its events" % rank)
 
 
 if __name__ == "__main__":

@@ -1,15 +1,20 @@
 // Ranks: the PROCESS_ATTRIBUTES chunk round-trips and is skipped by readers
-// that do not know it; the report's processes, ranks and stragglers from
-// hand-built traces of a 2-rank job with a DataLoader worker.
+// that do not know it; the report's processes, ranks and stragglers, and the
+// Chrome export's distributedInfo, from hand-built traces of a 2-rank job
+// with a DataLoader worker.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <regex>
+#include <sstream>
 
 #include "../../analysis/src/byte_io.hpp"
 #include "../../analysis/src/crc32c.hpp"
+#include "ptprof/analysis/export.hpp"
 #include "ptprof/analysis/report.hpp"
 #include "ptprof/analysis/report_format.hpp"
 #include "test_format_fixtures.hpp"
+#include "test_report_json.hpp"
 
 using namespace ptprof;
 using ptprof::testing::TempDir;
@@ -255,4 +260,87 @@ TEST_CASE("a single process has no ranks section and no processes table", "[repo
   CHECK(r.ranks.stragglers.empty());
   const std::string table = report::render_table(r, 0);
   CHECK_THAT(table, !Catch::Contains("Ranks (") && !Catch::Contains("Processes ("));
+}
+
+namespace {
+
+// Writes `t` as a trace file (strings interned anew, in order).
+void write_trace(const std::string& path, const trace::Trace& t) {
+  auto w = testing::open_writer(path, testing::sample_header());
+  REQUIRE(w);
+  for (const auto& p : t.processes) w->add_process(p);
+  for (const auto& th : t.threads) w->add_thread(th);
+  std::vector<uint32_t> names;
+  for (const auto& s : t.strings) names.push_back(w->intern(s));
+  for (trace::Event e : t.events) {
+    e.name = names[e.name];
+    e.start_ns += 6'000'000'000;
+    e.end_ns += 6'000'000'000;
+    w->add_event(e);
+  }
+  REQUIRE(w->finish().ok());
+}
+
+// The rank HTA gives a file: the first line matching "rank":\s+(\d+)
+// (hta/common/trace_file.py), else 0.
+int hta_rank(const std::string& text) {
+  const std::regex rank_re(R"re("rank":\s+(\d+))re");
+  std::istringstream lines(text);
+  std::string line;
+  std::smatch m;
+  while (std::getline(lines, line))
+    if (std::regex_search(line, m, rank_re)) return std::stoi(m[1].str());
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("the Chrome export of one rank has Kineto's distributedInfo, as HTA reads it", "[export][ranks]") {
+  TempDir dir;
+  write_trace(dir.file("r0.bin"), rank_trace(0, {{1, 1000}, {2, 1000}}));  // with its DataLoader worker
+  write_trace(dir.file("r1.bin"), rank_trace(1, {{1, 1100}, {2, 1600}}));
+  std::string err;
+
+  for (int rank : {0, 1}) {
+    const std::string out = dir.file("r" + std::to_string(rank) + ".json");
+    auto r = exporting::export_chrome({dir.file("r" + std::to_string(rank) + ".bin")}, out, {}, &err);
+    INFO(err);
+    REQUIRE(r);
+    CHECK(r->warnings.empty());
+    const std::string text = testing::slurp(out);
+    CHECK_THAT(text, Catch::Contains("\n\"distributedInfo\": {\"backend\": \"gloo\", \"rank\": " +
+                                     std::to_string(rank) + ", \"world_size\": 2},\n"));
+    CHECK(hta_rank(text) == rank);
+    testing::Json doc = testing::JsonParser(text).parse();
+    const testing::Json& info = doc["distributedInfo"];
+    CHECK(info["rank"].num == rank);
+    CHECK(info["world_size"].num == 2);
+    CHECK(info["backend"].str == "gloo");
+  }
+
+  // Both ranks in one file: no rank to give it, and a warning says so.
+  auto both = exporting::export_chrome({dir.file("r0.bin"), dir.file("r1.bin")}, dir.file("both.json"), {}, &err);
+  REQUIRE(both);
+  CHECK(testing::slurp(dir.file("both.json")).find("distributedInfo") == std::string::npos);
+  REQUIRE(both->warnings.size() == 1);
+  CHECK_THAT(both->warnings[0], Catch::Contains("2 ranks") && Catch::Contains("HTA"));
+
+  // A rank whose files hold no collective: no backend, the rest as before.
+  trace::Trace quiet;
+  quiet.processes.push_back(ranked(7, 1, 3, "node-3"));
+  quiet.threads.push_back({0, 7, "main", 0, 0});
+  quiet.strings.emplace_back("aten::mm");
+  quiet.events.push_back(event(trace::EventKind::Op, 0, 1, 0, 10));
+  write_trace(dir.file("quiet.bin"), quiet);
+  REQUIRE(exporting::export_chrome({dir.file("quiet.bin")}, dir.file("quiet.json"), {}, &err));
+  CHECK_THAT(testing::slurp(dir.file("quiet.json")),
+             Catch::Contains("\n\"distributedInfo\": {\"rank\": 3, \"world_size\": 2},\n"));
+
+  // No rank at all: no distributedInfo (HTA reads it as rank 0).
+  trace::Trace single = quiet;
+  single.processes[0].rank = -1;
+  single.processes[0].world_size = -1;
+  write_trace(dir.file("single.bin"), single);
+  REQUIRE(exporting::export_chrome({dir.file("single.bin")}, dir.file("single.json"), {}, &err));
+  CHECK(testing::slurp(dir.file("single.json")).find("distributedInfo") == std::string::npos);
 }
