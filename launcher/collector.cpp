@@ -70,7 +70,7 @@ void Collector::attach_new_processes() {
 void Collector::attach(wire::ProcessSlot& slot) {
   char name[sizeof slot.region + 1] = {};
   std::memcpy(name, slot.region, sizeof slot.region);
-  auto region = map_region(name);
+  auto region = map_region(name, session_.name());
   if (!region) {
     spdlog::warn("process {}: {}", slot.pid, region.error());
     ++unattached_;
@@ -90,8 +90,7 @@ void Collector::abandon_pending() {
     // The agent publishes its region's (random) name before creating it.
     char name[sizeof(wire::ProcessSlot::region) + 1] = {};
     std::memcpy(name, session_.header()->slots[index].region, sizeof(wire::ProcessSlot::region));
-    const std::string prefix = std::string(session_.name()) + ".";
-    if (std::strncmp(name, prefix.c_str(), prefix.size()) == 0) ::shm_unlink(name);
+    if (wire::is_region_of(name, session_.name())) ::shm_unlink(name);
   }
   pending_.clear();
 }

@@ -96,15 +96,31 @@ RegionMapping::~RegionMapping() {
   if (base) ::munmap(base, bytes);
 }
 
-Result<std::unique_ptr<RegionMapping>> map_region(const char* name) {
+Result<std::unique_ptr<RegionMapping>> map_region(const char* name, std::string_view session, uid_t owner) {
+  if (!wire::is_region_of(name, session)) {
+    return Status::error(std::string("the region name '") + name + "' is not one of session " + std::string(session) +
+                         "'s (<session>.<16 hex digits>); not opened");
+  }
+  // shm_open adds O_NOFOLLOW: a link in /dev/shm is not followed.
   int fd = ::shm_open(name, O_RDWR | O_CLOEXEC, 0);
   if (fd < 0) {
     return Status::error(std::string("cannot open ") + name + ": " + std::strerror(errno));
   }
+  // The name is the session's: whatever is wrong with the object, its name
+  // goes, so that nothing of the session is left in /dev/shm.
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || size_t(st.st_size) < sizeof(wire::ProcessHeader)) {
+  std::string refused;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    refused = " is not a shared-memory object";
+  else if (st.st_uid != owner)
+    refused = " is owned by uid " + std::to_string(st.st_uid) + ", not by the launcher's (" + std::to_string(owner) +
+              "); not read";
+  else if (size_t(st.st_size) < sizeof(wire::ProcessHeader))
+    refused = " is too small to be a process region";
+  if (!refused.empty()) {
     ::close(fd);
-    return Status::error(std::string(name) + " is too small to be a process region");
+    ::shm_unlink(name);
+    return Status::error(std::string(name) + refused);
   }
   void* p = ::mmap(nullptr, size_t(st.st_size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ::close(fd);

@@ -3,9 +3,13 @@
 // as long as the launcher lives (agents check it), and removes it when
 // destroyed.
 #pragma once
+#include <sys/types.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "ptprof/clock.hpp"
 #include "ptprof/session.hpp"
@@ -41,6 +45,12 @@ class Session {
 // Opens and maps a process region by name, read-write (the launcher moves
 // each ring's tail). The name is removed at once: both sides keep their
 // mappings, and nothing is left in /dev/shm if either side dies.
+//
+// A slot's name is written by the target, so it is checked before anything
+// is opened or removed: it must be a region name of `session`
+// (wire::is_region_of), and the object a regular file owned by `owner` (the
+// launcher's effective uid; a parameter for tests), else it is refused; a
+// refused object of the session's own namespace is still unlinked.
 struct RegionMapping {
   void* base = nullptr;
   size_t bytes = 0;
@@ -50,6 +60,7 @@ struct RegionMapping {
   RegionMapping& operator=(const RegionMapping&) = delete;
   wire::ProcessHeader* header() const { return static_cast<wire::ProcessHeader*>(base); }
 };
-Result<std::unique_ptr<RegionMapping>> map_region(const char* name);
+Result<std::unique_ptr<RegionMapping>> map_region(const char* name, std::string_view session,
+                                                  uid_t owner = ::geteuid());
 
 }  // namespace ptprof::launcher

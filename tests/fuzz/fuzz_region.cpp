@@ -58,9 +58,15 @@ class CheckingSink final : public launcher::WindowSink {
   }
 };
 
+// The name an agent of `session` would give its region.
+std::string region_name_of(const std::string& session) {
+  char name[sizeof(wire::ProcessSlot::region)];
+  wire::region_name(name, sizeof name, session.c_str(), uint64_t(::getpid()));
+  return name;
+}
+
 // The fuzz region as a shared-memory object, as an agent would create it.
-std::string create_region(const fuzz::RegionInput& in) {
-  std::string name = "/ptprof-fuzz-" + std::to_string(::getpid());
+std::string create_region(const fuzz::RegionInput& in, const std::string& name) {
   ::shm_unlink(name.c_str());
   const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
   require(fd >= 0);
@@ -80,11 +86,13 @@ std::string create_region(const fuzz::RegionInput& in) {
   return name;
 }
 
-void through_process_collector(const std::string& region, const fuzz::RegionInput& in,
+void through_process_collector(const std::string& session, const fuzz::RegionInput& in,
                                const launcher::CollectorOptions& opts, const clock::Converter& conv,
                                launcher::WindowSink& sink) {
-  auto mapping = launcher::map_region(region.c_str());
-  if (!mapping) return;  // refused: the validation did its job
+  const std::string region = create_region(in, region_name_of(session));
+  auto mapping = launcher::map_region(region.c_str(), session);
+  ::shm_unlink(region.c_str());  // when map_region refused it before removing it
+  if (!mapping) return;          // refused: the validation did its job
   launcher::ProcessCollector pc(std::move(*mapping), "fuzz", opts, conv, sink);
   if (in.flags & fuzz::kTwoRounds) {
     pc.drain(in.horizon);
@@ -95,10 +103,11 @@ void through_process_collector(const std::string& region, const fuzz::RegionInpu
   (void)pc.dropped();
 }
 
-void through_session(const std::string& region, const fuzz::RegionInput& in, const launcher::CollectorOptions& opts,
-                     clock::Kind kind, launcher::WindowSink& sink) {
+void through_session(const fuzz::RegionInput& in, const launcher::CollectorOptions& opts, clock::Kind kind,
+                     launcher::WindowSink& sink) {
   auto session = launcher::Session::create(wire::kDefaultRingBytes, kind);
   require(session.ok());
+  const std::string region = create_region(in, region_name_of((*session)->name()));
   wire::SessionHeader* h = (*session)->header();
   // The region in slot 0; the horizon's bytes say how many more slots were
   // claimed and in which state the process left them.
@@ -149,7 +158,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {  // NO
   static const WorkDir kWorkDir;
 
   const fuzz::RegionInput in = fuzz::parse_region_input(data, size);
-  const std::string region = create_region(in);
 
   launcher::CollectorOptions opts;
   opts.output_dir = kWorkDir.path().string();
@@ -158,12 +166,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {  // NO
   const clock::Kind kind = (in.flags & fuzz::kTscClock) ? clock::Kind::Tsc : clock::Kind::Monotonic;
   const clock::Converter conv(kind);
   CheckingSink sink;
-  if (in.flags & fuzz::kThroughSession) {
-    through_session(region, in, opts, kind, sink);
-  } else {
-    through_process_collector(region, in, opts, conv, sink);
-    ::shm_unlink(region.c_str());
-  }
+  if (in.flags & fuzz::kThroughSession)
+    through_session(in, opts, kind, sink);
+  else
+    through_process_collector("/ptprof-fuzz-" + std::to_string(::getpid()), in, opts, conv, sink);
 
   kWorkDir.empty();
   return 0;

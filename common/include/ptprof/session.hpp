@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "ptprof/clock.hpp"
 #include "ptprof/ring.hpp"
@@ -265,8 +266,25 @@ inline bool session_header_valid(const SessionHeader& s, uint64_t mapped_bytes) 
 // so that no one can create it first. The agent creates it and publishes it in
 // its process slot; the launcher maps it, or removes it when its process died
 // registering.
+constexpr size_t kRegionSessionChars = 40;  // of the session's name; "/ptprof-" and 32 hex digits
+constexpr size_t kRegionRandomChars = 16;
 inline void region_name(char* out, size_t size, const char* session, uint64_t random) {
-  std::snprintf(out, size, "%.40s.%016llx", session, static_cast<unsigned long long>(random));
+  std::snprintf(out, size, "%.*s.%0*llx", int(kRegionSessionChars), session, int(kRegionRandomChars),
+                static_cast<unsigned long long>(random));
+}
+
+// Whether `region` is a name region_name() makes for `session`: the session's
+// name, a dot and 16 lowercase hex digits, nothing more. The launcher opens
+// and unlinks no other name a slot announces (a target that dropped its
+// privileges could write any name there).
+inline bool is_region_of(std::string_view region, std::string_view session) {
+  const std::string_view prefix = session.substr(0, kRegionSessionChars);
+  if (prefix.empty() || prefix.front() != '/' || region.size() != prefix.size() + 1 + kRegionRandomChars ||
+      region.substr(0, prefix.size()) != prefix || region[prefix.size()] != '.')
+    return false;
+  for (char c : region.substr(prefix.size() + 1))
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
 }
 
 // Environment variable through which the launcher hands the session over.
