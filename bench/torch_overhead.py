@@ -9,10 +9,13 @@ noisy; only ratios measured together mean anything):
     floor           a global RecordFunction callback that does nothing
     ptprof          ptprof run
     ptprof+shapes   ptprof run --record-shapes
+    ptprof-on-demand  ptprof run --on-demand, never triggered (what a job
+                    waiting for `ptprof trigger` costs)
     torch           torch.profiler.profile(activities=[CPU])
     torch+shapes    torch.profiler.profile(activities=[CPU], record_shapes=True)
 
-It prints the median step time of each, what each adds per operator over
+(ptprof-on-demand is a seventh, run only when --modes names it.) It prints
+the median step time of each, what each adds per operator over
 `none` and over `floor`, ptprof's cost as a fraction of torch.profiler's, and
 the time a step that ends a window takes beyond a normal step (ptprof:
 publishing a boundary; torch.profiler: building its results).
@@ -40,7 +43,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_DIR = os.path.dirname(HERE)
 FLOOR_SOURCE = os.path.join(HERE, "floor", "rf_floor.cpp")
 
-MODES = ["none", "floor", "ptprof", "ptprof+shapes", "torch", "torch+shapes"]
+MODES = ["none", "floor", "ptprof", "ptprof+shapes", "ptprof-on-demand", "torch", "torch+shapes"]
+DEFAULT_MODES = ["none", "floor", "ptprof", "ptprof+shapes", "torch", "torch+shapes"]
 
 
 def build_loop():
@@ -127,6 +131,8 @@ def run_mode(args, mode, window=False):
         pre = [args.ptprof, "run", "-o", args.out]
         if mode == "ptprof+shapes":
             pre.append("--record-shapes")
+        if mode == "ptprof-on-demand":
+            pre.append("--on-demand")
         if window:
             pre += ["--schedule", "wait=0,warmup=0,active=%d,repeat=0" % args.window_steps]
             cmd[cmd.index("--worker") + 1] = "none"
@@ -170,7 +176,7 @@ def main():
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--window-steps", type=int, default=10)
     ap.add_argument("--out", default="/tmp/ptprof-bench-out")
-    ap.add_argument("--modes", default=",".join(MODES), help="comma-separated subset of " + ",".join(MODES))
+    ap.add_argument("--modes", default=",".join(DEFAULT_MODES), help="comma-separated subset of " + ",".join(MODES))
     ap.add_argument("--worker")
     ap.add_argument("--window-run", action="store_true")
     args = ap.parse_args()
