@@ -70,18 +70,18 @@ PTPROF_EXPORT void ptprof_torch_enable_profiler_post(const void* config, const v
 
 void ptprof_torch_enable_profiler(const void* config, const void* activities, const void* scopes) {
   g_runtime.torch_profiler_starting();
-  static const auto fn = next<void (*)(const void*, const void*, const void*)>(PTPROF_TORCH_ENABLE);
+  static auto fn = next<void (*)(const void*, const void*, const void*)>(PTPROF_TORCH_ENABLE);
   if (fn) fn(config, activities, scopes);
 }
 
 void ptprof_torch_enable_profiler_legacy(const void* config) {
   g_runtime.torch_profiler_starting();
-  static const auto fn = next<void (*)(const void*)>(PTPROF_TORCH_ENABLE_LEGACY);
+  static auto fn = next<void (*)(const void*)>(PTPROF_TORCH_ENABLE_LEGACY);
   if (fn) fn(config);
 }
 
 void ptprof_torch_enable_profiler_post(const void* config, const void* activities, void* post, const void* scopes) {
   g_runtime.torch_profiler_starting();
-  static const auto fn = next<void (*)(const void*, const void*, void*, const void*)>(PTPROF_TORCH_ENABLE_POST);
+  static auto fn = next<void (*)(const void*, const void*, void*, const void*)>(PTPROF_TORCH_ENABLE_POST);
   if (fn) fn(config, activities, post, scopes);
 }

@@ -78,6 +78,7 @@ TEST_CASE("CUDA segments: every runtime and driver allocation is reserved memory
       {0, -65536, 0, "frees"},
   };
   std::vector<Want> got;
+  got.reserve(segs.size());
   for (const Segment& s : segs) got.emplace_back(s.device, s.bytes, s.reserved, s.op);
   CHECK(got == want);
   REQUIRE(!segs.empty());

@@ -16,6 +16,7 @@
 #include "collector_fixtures.hpp"
 #include "ptprof/analysis/memory.hpp"
 #include "ptprof/analysis/report.hpp"
+#include "ptprof/analysis/report_html.hpp"
 #include "test_cli_run.hpp"
 #include "test_format_fixtures.hpp"
 
@@ -517,4 +518,35 @@ TEST_CASE("memory: CUDA Mem counts CUDA segments only in a trace without torch's
   CHECK(s.live[0].bytes == 512);
   REQUIRE(s.segment_ops.size() == 1);
   CHECK(s.segment_ops[0].alloc_bytes == 2 * kMiB);
+}
+
+TEST_CASE("memory: the HTML report plots allocated and reserved memory over time", "[memory][html]") {
+  Builder b;
+  b.op("aten::ones", 0, 100);
+  b.mem(10, 0x1000, kMiB, kMiB, "aten::ones");
+  b.mem(20, 0x7f00, 2 * kMiB, 0, "", "", trace::kDeviceCuda);
+  b.t.memory.back().segment = true;
+  b.t.memory.back().total_reserved = 2 * kMiB;
+  b.mem(90, 0x1000, -kMiB, 0);
+  memory::SummaryBuilder sb;
+  sb.add("t.bin", b.t);
+  const memory::Summary s = std::move(sb).finish();
+  const report::Report r = report::compute_report({{"t", &b.t}}, report::Options{});
+  const std::string page = report::render_html(r, nullptr, &s);
+  CHECK(page.find("<h2 id=\"memory-title\">Memory over time</h2>") != std::string::npos);
+  // One solid line per device, and a dashed one where something is reserved.
+  size_t lines = 0, dashed = 0;
+  for (size_t at = page.find("<polyline"); at != std::string::npos; at = page.find("<polyline", at + 1)) {
+    ++lines;
+    const std::string tag = page.substr(at, page.find('>', at) - at);
+    dashed += tag.find("stroke-dasharray") != std::string::npos;
+  }
+  CHECK(lines == 3);
+  CHECK(dashed == 1);
+  CHECK(page.find("pid 4242 CPU: allocated") != std::string::npos);
+  CHECK(page.find("pid 4242 CUDA:0: allocated (solid), reserved (dashed)") != std::string::npos);
+  CHECK(page.find("2.00 MiB") != std::string::npos);  // the y axis' top
+
+  const std::string without = report::render_html(r, nullptr, nullptr);
+  CHECK(without.find("Memory over time") == std::string::npos);
 }
