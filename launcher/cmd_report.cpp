@@ -42,10 +42,11 @@ std::string join(const std::vector<std::string_view>& items) {
   return s;
 }
 
-int write_html(const report::Report& r, const report::HtmlBaseline* baseline, const std::string& path) {
+int write_html(const report::Report& r, const report::HtmlBaseline* baseline, const memory::Summary& memory,
+               const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (!f) return usage_error("cannot write " + path + ": " + std::strerror(errno));
-  std::string page = report::render_html(r, baseline);
+  std::string page = report::render_html(r, baseline, &memory);
   bool ok = std::fwrite(page.data(), 1, page.size(), f) == page.size();
   ok = std::fclose(f) == 0 && ok;
   if (!ok) return usage_error("cannot write " + path + ": " + std::strerror(errno));
@@ -80,11 +81,15 @@ int run_report(const ReportArgs& a) {
   by_name.window = opts.window;
   std::optional<report::ReportBuilder> compared;
   if (!a.baseline.empty()) compared.emplace(by_name);
+  // The page's memory plot: the traces of the window reported.
+  std::optional<memory::SummaryBuilder> mem;
+  if (!a.html.empty()) mem.emplace();
   std::vector<uint32_t> seen_windows;
   Status read = read_traces(a.paths, "report", [&](const std::string& f, const trace::Trace& t) {
     seen_windows.push_back(t.header.window);
     builder.add(f, t);
     if (compared) compared->add(f, t);
+    if (mem && (!opts.window || t.header.window == *opts.window)) mem->add(f, t);
   });
   if (!read) return usage_error(read.message());
   report::Report r = std::move(builder).finish();
@@ -94,14 +99,15 @@ int run_report(const ReportArgs& a) {
     return usage_error("no trace of window " + a.window + " in the inputs (their windows: " + present + ")");
   }
 
-  if (!a.html.empty() && !compared) return write_html(r, nullptr, a.html);
+  const memory::Summary mem_summary = mem ? std::move(*mem).finish() : memory::Summary{};
+  if (!a.html.empty() && !compared) return write_html(r, nullptr, mem_summary, a.html);
   if (compared) {
     auto base = read_report({a.baseline}, report::Options{}, "report");
     if (!base) return usage_error("--baseline: " + base.error());
     // Sorted as `ptprof diff` sorts by default; the page's table re-sorts.
     report::HtmlBaseline b{diff::compare(*base, std::move(*compared).finish(), diff::SortKey::SelfCpuTime),
                            base->files};
-    return write_html(r, &b, a.html);
+    return write_html(r, &b, mem_summary, a.html);
   }
   std::string out;
   switch (*format) {

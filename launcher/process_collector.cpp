@@ -228,11 +228,14 @@ bool ProcessCollector::visit(ThreadDecode& t, const wire::RecordHeader& h, uint6
       if (p.flags & wire::kOpAsync) s.flags |= trace::kAsync;
       if ((p.flags & wire::kOpHasShapes) && sizeof h + sizeof p + p.shapes_bytes <= h.size) {
         std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(&h) + sizeof h + sizeof p, p.shapes_bytes);
-        if (auto text = shapes::shapes_text(bytes)) {
-          auto [it, inserted] = shape_ids_.try_emplace(*text, uint32_t(shapes_.size()));
-          if (inserted) shapes_.push_back(*text);
-          s.shapes = it->second + 1;
-        }
+        if (auto text = shapes::shapes_text(bytes)) s.shapes = shape_id(*text);
+        // The concrete inputs name what an outermost operator allocated
+        // (memory events are charged to it): only those are worth the text.
+        const bool outermost = std::none_of(t.stack.begin(), t.stack.end(), [](const OpenSpan& o) {
+          return o.kind == trace::EventKind::Op && o.scope != uint8_t(wire::OpScope::UserScope);
+        });
+        if (outermost && p.scope != uint8_t(wire::OpScope::UserScope))
+          if (auto text = shapes::concrete_text(bytes); text && !text->empty()) s.inputs = shape_id(*text);
       }
       open_span(t, s);
       break;
@@ -538,6 +541,12 @@ uint32_t ProcessCollector::file_name(Window& w, uint32_t id) {
   if (w.name_map.size() <= id) w.name_map.resize(strings_.size(), 0);
   if (!w.name_map[id]) w.name_map[id] = w.writer->intern(strings_[id]);
   return w.name_map[id];
+}
+
+uint32_t ProcessCollector::shape_id(const std::string& text) {
+  auto [it, inserted] = shape_ids_.try_emplace(text, uint32_t(shapes_.size()));
+  if (inserted) shapes_.push_back(text);
+  return it->second + 1;
 }
 
 uint32_t ProcessCollector::file_shapes(Window& w, uint32_t id) {

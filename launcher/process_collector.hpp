@@ -73,6 +73,7 @@ class ProcessCollector {
     uint64_t fwd_thread_id = 0;
     uint32_t name = 0;    // arena id
     uint32_t shapes = 0;  // shapes_ id + 1, 0 when none
+    uint32_t inputs = 0;  // shapes_ id + 1 of the concrete inputs (outermost operators only), 0 when none
     int32_t window = -1;  // index into windows_, -1: not recorded in any
     trace::EventKind kind = trace::EventKind::Op;
     uint8_t scope = 0;
@@ -162,6 +163,8 @@ class ProcessCollector {
   uint32_t file_thread(Window& w, uint32_t instance);
   uint32_t file_name(Window& w, uint32_t id);
   uint32_t file_shapes(Window& w, uint32_t id);
+  // The shapes_ id + 1 of `text`, interned.
+  uint32_t shape_id(const std::string& text);
   void write_window(Window& w);
   uint64_t last_ticks() const;
 
@@ -193,6 +196,7 @@ class ProcessCollector {
     uint64_t ticks = 0;
     uint32_t op = 0;      // arena id of the innermost span's name, 0 = none
     uint32_t shapes = 0;  // shapes_ id + 1, 0 = none
+    uint32_t inputs = 0;  // shapes_ id + 1 of its concrete inputs, 0 = none
   };
   struct BlockKey {
     uint64_t ptr;
@@ -205,6 +209,22 @@ class ProcessCollector {
     }
   };
   std::unordered_map<BlockKey, LiveBlock, BlockKeyHash> live_blocks_;
+  // CUDA segments (MemorySource other than Torch) live in the process,
+  // windows or not, by address (or handle) and source; what each device
+  // holds of them; and torch's last allocated total of each device, which
+  // a segment's event carries so that the timeline does not drop to 0.
+  struct LiveSegment {
+    LiveBlock block;
+    int64_t bytes = 0;
+    int8_t device = -1;
+  };
+  std::unordered_map<BlockKey, LiveSegment, BlockKeyHash> live_segments_;
+  std::unordered_map<int8_t, int64_t> segment_reserved_;
+  std::unordered_map<int8_t, int64_t> cuda_allocated_;
+  // A CUDA segment's (process_collector_memory.cpp): keeps the live segments
+  // and fills in the device, the size of a free and the totals; false when
+  // the event is not written (the free of a segment never seen allocated).
+  bool segment_record(wire::MemoryEventPayload& p, const LiveBlock& here, LiveBlock* allocation);
   trace::Losses seen_;     // counted here; the header's counters are added by losses()
   trace::Losses charged_;  // already written into window files
   bool finished_ = false;

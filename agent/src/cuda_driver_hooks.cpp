@@ -152,6 +152,10 @@ CUresult do_alloc(Ptr* out, size_t bytes, Rest... rest) {
     }
     call.finish(r);
   }
+  // Device memory (pinned host memory, of the host allocators, is no device's).
+  if constexpr (std::is_same_v<Ptr, CUdeviceptr>)
+    if (r == CUDA_SUCCESS && out && *out && bytes > 0)
+      call.segment(uint64_t(*out), int64_t(bytes), wire::MemorySource::CudaSegment);
   return r;
 }
 
@@ -166,6 +170,7 @@ CUresult do_free(CUdeviceptr ptr, Rest... rest) {
     if constexpr (sizeof...(Rest) == 1) a.stream = as_u64(rest...);
     call.finish(r);
   }
+  if (r == CUDA_SUCCESS) call.segment(uint64_t(ptr), 0, wire::MemorySource::CudaSegment);
   return r;
 }
 
@@ -326,6 +331,8 @@ PTPROF_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size
     a.bytes = r == CUDA_SUCCESS && pitch ? uint64_t(*pitch) * height : uint64_t(width) * height;
     call.finish(r);
   }
+  if (r == CUDA_SUCCESS && dptr && pitch && *pitch * height > 0)
+    call.segment(uint64_t(*dptr), int64_t(*pitch * height), ptprof::wire::MemorySource::CudaSegment);
   return r;
 }
 PTPROF_EXPORT CUresult cuMemAllocHost_v2(void** pp, size_t bytes) {
@@ -382,6 +389,11 @@ PTPROF_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t 
     a.bytes = size;
     call.finish(r);
   }
+  if (r == CUDA_SUCCESS && handle && size > 0) {
+    // Memory on a device is that device's; other kinds (a host NUMA node) are no device's.
+    if (prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE)
+      call.segment(uint64_t(*handle), int64_t(size), ptprof::wire::MemorySource::CudaPhysical, prop->location.id);
+  }
   return r;
 }
 PTPROF_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
@@ -393,6 +405,7 @@ PTPROF_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
     a.ptr = uint64_t(handle);
     call.finish(r);
   }
+  if (r == CUDA_SUCCESS) call.segment(uint64_t(handle), 0, ptprof::wire::MemorySource::CudaPhysical);
   return r;
 }
 PTPROF_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,

@@ -199,6 +199,40 @@ ApiCall::ApiCall(HookId id) : id_(id) {
 
 uint32_t ApiCall::intern(const char* name) { return thread_ && name ? thread_->intern(name) : 0; }
 
+namespace {
+
+// The calling thread's current device, asked of the library the call went
+// to (neither entry point is hooked, and a call in progress records nothing
+// nested); -1 when it cannot say.
+int32_t current_device(wire::CudaApiFamily family) {
+  using RuntimeGet = int (*)(int*);
+  using DriverGet = int (*)(int*);  // cuCtxGetDevice(CUdevice*): CUdevice is an int
+  static auto runtime_get = reinterpret_cast<RuntimeGet>(find_function("cudaGetDevice", wire::CudaApiFamily::Runtime));
+  static auto driver_get = reinterpret_cast<DriverGet>(find_function("cuCtxGetDevice", wire::CudaApiFamily::Driver));
+  int device = -1;
+  const auto get = family == wire::CudaApiFamily::Runtime ? runtime_get : driver_get;
+  if (!get || get(&device) != 0) return -1;
+  return device;
+}
+
+}  // namespace
+
+void ApiCall::segment(uint64_t ptr, int64_t bytes, wire::MemorySource source, int32_t device) {
+  if (!outermost_ || ptr == 0 || !g_runtime.profile_memory()) return;
+  ThreadState* t = thread_ ? thread_ : thread_state();
+  if (!t) return;
+  wire::MemoryEventPayload p{};
+  p.ptr = ptr;
+  p.bytes = bytes;
+  p.device_type = 1;  // c10::DeviceType::CUDA
+  if (bytes > 0 && device < 0) device = current_device(hook_entry(id_).family);
+  p.device_index = int8_t(device >= 0 && device <= INT8_MAX ? device : -1);
+  p.source = uint8_t(source);
+  // At the call's end, so that the call's own interval holds it.
+  const uint64_t ts = thread_ && args_.end_ts ? args_.end_ts : t->now();
+  (void)t->emit(wire::RecordType::MemoryEvent, 0, ts, p);
+}
+
 void ApiCall::finish(int32_t result) {
   if (!thread_) return;
   wire::CudaApiPayload& p = args_;

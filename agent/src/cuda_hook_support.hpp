@@ -189,6 +189,12 @@ class ApiCall {
   // Name id of a launched kernel's name (interned on this thread); 0 when
   // not recording or `name` is null.
   uint32_t intern(const char* name);
+  // PTPROF_PROFILE_MEMORY: the call allocated (bytes > 0) or freed (bytes 0:
+  // the launcher knows the size) the segment `ptr` of `device` (-1: the
+  // calling thread's current device). Written whether a window records or
+  // not, so that the launcher's count of reserved memory is whole; after
+  // finish() when the call records, at its end time.
+  void segment(uint64_t ptr, int64_t bytes, wire::MemorySource source, int32_t device = -1);
 
  private:
   HookId id_;

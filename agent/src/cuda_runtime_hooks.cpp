@@ -98,6 +98,9 @@ cudaError_t do_malloc(void** ptr, size_t size) {
     a.bytes = size;
     call.finish(r);
   }
+  // cudaMallocHost shares this wrapper: pinned host memory is no device's.
+  if constexpr (Id == HookId::cudaMalloc)
+    if (r == cudaSuccess && ptr && size > 0) call.segment(as_u64(*ptr), int64_t(size), wire::MemorySource::CudaSegment);
   return r;
 }
 
@@ -111,6 +114,8 @@ cudaError_t do_free(void* ptr) {
     a.ptr = as_u64(ptr);
     call.finish(r);
   }
+  if constexpr (Id == HookId::cudaFree)
+    if (r == cudaSuccess) call.segment(as_u64(ptr), 0, wire::MemorySource::CudaSegment);
   return r;
 }
 
@@ -126,6 +131,7 @@ cudaError_t do_malloc_async(void** ptr, size_t size, cudaStream_t stream) {
     a.stream = as_u64(stream);
     call.finish(r);
   }
+  if (r == cudaSuccess && ptr && size > 0) call.segment(as_u64(*ptr), int64_t(size), wire::MemorySource::CudaSegment);
   return r;
 }
 
@@ -140,6 +146,7 @@ cudaError_t do_free_async(void* ptr, cudaStream_t stream) {
     a.stream = as_u64(stream);
     call.finish(r);
   }
+  if (r == cudaSuccess) call.segment(as_u64(ptr), 0, wire::MemorySource::CudaSegment);
   return r;
 }
 

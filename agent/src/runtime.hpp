@@ -98,6 +98,12 @@ class Runtime {
 
   // The torch bridge: loaded once libtorch is in the process.
   void maybe_load_torch_bridge();
+  // torch's own profiler is being enabled on the calling thread
+  // (torch_profiler_hooks.cpp): the bridge takes its memory reporter off
+  // the thread's PROFILER_STATE slot, which torch wants empty.
+  void torch_profiler_starting() {
+    if (auto fn = bridge_step_aside_.load(std::memory_order_acquire)) fn();
+  }
 
   // CUDA (PTPROF_ACTIVITIES has cuda): CUPTI is tried once CUDA is in the
   // process (checked after each library load), held only while windows record.
@@ -230,6 +236,7 @@ class Runtime {
 
   std::atomic<int> bridge_state_{0};  // 0 not loaded, 1 loading, 2 loaded, 3 failed
   void (*bridge_set_recording_)(int) = nullptr;
+  std::atomic<void (*)()> bridge_step_aside_{nullptr};
 };
 
 // The single instance. Trivially destructible (see NoDestructor), and inert

@@ -181,6 +181,9 @@ void Runtime::maybe_load_torch_bridge() {
     bridge_set_recording_ = set_recording;
     bridge_mode_ = -1;  // whatever init chose: say what this step wants
     set_bridge_recording(recording());
+    // Absent from a bridge built before it existed: then nothing steps aside.
+    bridge_step_aside_.store(reinterpret_cast<void (*)()>(dlsym(h, "ptprof_torch_bridge_step_aside")),
+                             std::memory_order_release);
     // No operator can run before torch is loaded: a first step still in
     // progress restarts here, so that it does not hold the import of torch.
     if (step_ == 0 && recording()) {

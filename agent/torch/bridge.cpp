@@ -201,5 +201,12 @@ extern "C" __attribute__((visibility("default"))) int ptprof_torch_bridge_init(v
   return 1;
 }
 
+// torch's profiler is about to be enabled on the calling thread (the agent's
+// wrapper of torch's enableProfiler*): the memory reporter leaves its slot.
+extern "C" __attribute__((visibility("default"))) void ptprof_torch_bridge_step_aside() {
+  if (ptprof::torch_bridge::g_memory_reporter)
+    ptprof::torch_bridge::MemoryReporter::step_aside(ptprof::torch_bridge::g_memory_reporter);
+}
+
 // Checked at compile time against the header's typedef, so the two cannot drift.
 static_assert(std::is_same_v<decltype(&ptprof_torch_bridge_init), ptprof_torch_bridge_init_fn>);

@@ -20,6 +20,13 @@ inline bool encode_input(shapes::Encoder& enc, const c10::IValue& v) noexcept {
       return enc.undefined();
     }
   }
+  // Concrete values, as torch 2.x's "Concrete Inputs" (torch's shapes text
+  // still prints [] for them): ints and int lists such as a factory's size.
+  if (v.isInt()) return enc.int_value(v.toInt());
+  if (v.isIntList()) {
+    const auto list = v.toListRef();  // no copy: the list's own IValues
+    return enc.int_list(list, list.size(), [](const auto& l, size_t i) { return l[i].isInt() ? l[i].toInt() : 0; });
+  }
   if (v.isScalar()) return enc.scalar();
   if (v.isTensorList()) return enc.tensor_list(v.toListRef().size());
   return enc.other();

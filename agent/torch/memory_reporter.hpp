@@ -10,10 +10,10 @@
 // reporter there. It is a ProfilerStateBase in the Disabled state, not a bare
 // MemoryReportingInfoBase, because torch static_casts whatever it finds in the
 // slot to ProfilerStateBase (profilerEnabled(), getProfilerConfig()): as a
-// disabled profiler it reads as "no profiler" there. But torch.profiler's
-// enableProfiler requires the slot to be empty, so it cannot be started on a
-// thread that holds the reporter ("Profiler is already enabled on this
-// thread"): a known limit of --profile-memory (docs/memory.md).
+// disabled profiler it reads as "no profiler" there. torch.profiler's
+// enableProfiler requires the slot to be empty ("Profiler is already enabled
+// on this thread"), so the agent wraps it and the reporter steps aside
+// (step_aside(), agent/src/torch_profiler_hooks.cpp).
 //
 // The slot is thread-local but travels with c10::ThreadLocalState (autograd
 // workers, at::launch, JIT forks), so a thread that runs ops for another
@@ -61,6 +61,21 @@ class MemoryReporter final : public torch::profiler::impl::ProfilerStateBase {
   static void install(const std::shared_ptr<c10::DebugInfoBase>& reporter) {
     if (c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PROFILER_STATE) == nullptr)
       c10::ThreadLocalDebugInfo::_push(c10::DebugInfoKind::PROFILER_STATE, reporter);
+  }
+
+  // Takes `reporter` off the calling thread's slot for torch's profiler,
+  // which is about to be enabled there (the agent's wrapper of torch's
+  // enableProfiler*). Only when it is the last debug info pushed: one
+  // pushed after it cannot be popped from under its owner (torch then
+  // refuses, as without this). install() puts it back once torch's profiler
+  // has popped its own state.
+  static void step_aside(const std::shared_ptr<c10::DebugInfoBase>& reporter) noexcept {
+    try {
+      if (c10::ThreadLocalDebugInfo::_peek(c10::DebugInfoKind::PROFILER_STATE) == reporter)
+        c10::ThreadLocalDebugInfo::_pop(c10::DebugInfoKind::PROFILER_STATE);
+    } catch (...) {
+      // _peek throws when the last info pushed is of another kind: leave it.
+    }
   }
 };
 

@@ -24,6 +24,7 @@ enum class ChunkType : uint32_t {
   GpuLanes = 8,            // marks threads as GPU lanes (Thread::device)
   Memory = 9,              // the table of trace::MemoryInfo (memory_chunk.hpp)
   ProcessAttributes = 10,  // rank, local rank, world size, host of processes
+  MemoryAttributes = 13,   // memory records' segment flag and concrete inputs (memory_chunk.hpp)
 };
 
 enum ChunkFlags : uint32_t {

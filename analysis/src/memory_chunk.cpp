@@ -66,6 +66,59 @@ Status decode_memory(Cursor c, trace::Trace& t) {
   return {};
 }
 
+namespace {
+constexpr uint64_t kAttrSegment = 1u << 0;
+}
+
+void put_memory_attributes(std::string& out, uint32_t* count, uint32_t index, const trace::MemoryInfo& m) {
+  if (!m.segment && !m.top_inputs && !m.alloc_inputs) return;
+  std::string fields;
+  put_varint(fields, m.segment ? kAttrSegment : 0);
+  put_varint(fields, m.top_inputs);
+  put_varint(fields, m.alloc_inputs);
+  put_varint(out, index);
+  put_varint(out, fields.size());
+  out += fields;
+  ++*count;
+}
+
+std::string memory_attributes_payload(uint32_t count, const std::string& records) {
+  std::string out;
+  put_varint(out, count);
+  out += records;
+  return out;
+}
+
+Status decode_memory_attributes(Cursor c, trace::Trace& t) {
+  const uint64_t count = c.varint();
+  if (!c.ok() || count > c.remaining()) return Status::error("memory attributes chunk: malformed count");
+  const uint64_t nstrings = t.strings.size();
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t index = c.varint();
+    const uint64_t size = c.varint();
+    if (!c.ok() || size > c.remaining())
+      return Status::error("memory attributes chunk: a record runs past the payload or holds a malformed varint");
+    if (index >= t.memory.size())
+      return Status::error("memory attributes chunk names record " + std::to_string(index) + " of " +
+                           std::to_string(t.memory.size()));
+    // The fields this version knows; later versions may append more.
+    Cursor f = c.sub(size);
+    const uint64_t flags = f.varint();
+    const uint64_t top_inputs = f.varint();
+    const uint64_t alloc_inputs = f.varint();
+    if (!f.ok()) return Status::error("memory attributes record " + std::to_string(index) + " is cut short");
+    if (std::max(top_inputs, alloc_inputs) >= nstrings)
+      return Status::error("memory attributes record " + std::to_string(index) + " names string " +
+                           std::to_string(std::max(top_inputs, alloc_inputs)) + " of " + std::to_string(nstrings));
+    trace::MemoryInfo& m = t.memory[index];
+    m.segment = (flags & kAttrSegment) != 0;
+    m.top_inputs = uint32_t(top_inputs);
+    m.alloc_inputs = uint32_t(alloc_inputs);
+  }
+  if (!c.at_end()) return Status::error("memory attributes chunk has trailing bytes");
+  return {};
+}
+
 bool memory_ref_ok(const trace::Event& e, const trace::Trace& t) {
   return e.kind != trace::EventKind::Memory || (e.arg >= 1 && e.arg <= t.memory.size());
 }

@@ -32,7 +32,7 @@ using DeviceKey = std::tuple<int32_t, int8_t, int8_t>;  // pid, type, index
 
 struct Block {
   int64_t bytes;
-  std::string op, shapes;
+  std::string op, shapes, inputs;
 };
 
 }  // namespace
@@ -40,9 +40,10 @@ struct Block {
 struct SummaryBuilder::Impl {
   Summary s;
   std::map<DeviceKey, Peak> peaks;
-  // (op, shapes, device) -> group
-  std::map<std::tuple<std::string, std::string, int8_t, int8_t>, LiveGroup> live;
+  // (op, shapes, inputs, device) -> group
+  std::map<std::tuple<std::string, std::string, std::string, int8_t, int8_t>, LiveGroup> live;
   std::unordered_map<std::string, OpMemory> ops;
+  std::unordered_map<std::string, OpMemory> segment_ops;
 
   void add(const std::string& path, const trace::Trace& t);
 };
@@ -84,7 +85,9 @@ void SummaryBuilder::Impl::add(const std::string& path, const trace::Trace& t) {
       p.device_type = m.device_type;
       p.device_index = m.device_index;
     }
-    if (fresh || m.total_allocated > p.allocated) {
+    // A segment's total_allocated repeats torch's last: the allocated peak is torch's events'.
+    if (!m.segment && (!p.allocated_seen || m.total_allocated > p.allocated)) {
+      p.allocated_seen = true;
       p.allocated = m.total_allocated;
       p.allocated_ns = e->start_ns;
       p.allocated_op = op;
@@ -99,13 +102,26 @@ void SummaryBuilder::Impl::add(const std::string& path, const trace::Trace& t) {
     s.timeline.push_back(
         TimelinePoint{e->start_ns, pid, m.device_type, m.device_index, m.total_allocated, m.total_reserved});
 
+    if (m.segment) {
+      ++s.segment_events;
+      OpMemory& o = segment_ops[op];
+      o.op = op;
+      if (m.bytes > 0) {
+        ++o.allocs;
+        o.alloc_bytes += m.bytes;
+      } else {
+        ++o.frees;
+        o.freed_bytes -= m.bytes;
+      }
+      continue;  // reserved memory: neither a leak candidate nor an allocation
+    }
     const auto key = std::make_tuple(pid, m.device_type, m.device_index, m.ptr);
     if (m.bytes > 0) {
       OpMemory& o = ops[op];
       o.op = op;
       ++o.allocs;
       o.alloc_bytes += m.bytes;
-      open[key] = Block{m.bytes, op, shapes};
+      open[key] = Block{m.bytes, op, shapes, m.top_op ? text(m.top_inputs) : std::string()};
     } else if (m.bytes < 0) {
       OpMemory& o = ops[op];
       o.op = op;
@@ -123,10 +139,11 @@ void SummaryBuilder::Impl::add(const std::string& path, const trace::Trace& t) {
   }
   for (const auto& [key, b] : open) {
     const int8_t type = std::get<1>(key), index = std::get<2>(key);
-    LiveGroup& g = live[std::make_tuple(b.op, b.shapes, type, index)];
+    LiveGroup& g = live[std::make_tuple(b.op, b.shapes, b.inputs, type, index)];
     if (g.count == 0) {
       g.op = b.op;
       g.shapes = b.shapes;
+      g.inputs = b.inputs;
       g.device_type = type;
       g.device_index = index;
       g.block_bytes = b.bytes;
@@ -146,10 +163,13 @@ Summary SummaryBuilder::finish() && {
   std::stable_sort(s.live.begin(), s.live.end(), [](const LiveGroup& a, const LiveGroup& b) {
     return std::tie(b.bytes, b.count) < std::tie(a.bytes, a.count);
   });
-  for (auto& [k, o] : m.ops) s.ops.push_back(std::move(o));
-  std::sort(s.ops.begin(), s.ops.end(), [](const OpMemory& a, const OpMemory& b) {
+  const auto by_bytes = [](const OpMemory& a, const OpMemory& b) {
     return std::tie(b.alloc_bytes, b.allocs, a.op) < std::tie(a.alloc_bytes, a.allocs, b.op);
-  });
+  };
+  for (auto& [k, o] : m.ops) s.ops.push_back(std::move(o));
+  std::sort(s.ops.begin(), s.ops.end(), by_bytes);
+  for (auto& [k, o] : m.segment_ops) s.segment_ops.push_back(std::move(o));
+  std::sort(s.segment_ops.begin(), s.segment_ops.end(), by_bytes);
   std::stable_sort(s.timeline.begin(), s.timeline.end(),
                    [](const TimelinePoint& a, const TimelinePoint& b) { return a.ns < b.ns; });
   return s;

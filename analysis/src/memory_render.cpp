@@ -33,7 +33,10 @@ void line(std::string& out, const char* fmt, auto... args) {
   out += buf;
 }
 
-std::string op_text(const std::string& op, const std::string& shapes) {
+// The concrete inputs, where recorded, say more than torch's shapes text
+// (which prints [] for a size argument).
+std::string op_text(const std::string& op, const std::string& shapes, const std::string& inputs = {}) {
+  if (!inputs.empty()) return op + " " + inputs;
   return shapes.empty() ? op : op + " " + shapes;
 }
 
@@ -49,13 +52,15 @@ std::string render_text(const Summary& s, const RenderOptions& o) {
   }
   line(out, "%" PRIu64 " memory events in %zu file(s)\n\n", s.events, s.files.size());
 
-  out += "Peak memory (torch's totals, per process and device)\n";
+  out += "Peak memory (torch's totals, and CUDA segments as reserved memory, per process and device)\n";
   for (const Peak& p : s.peaks) {
-    line(out, "  pid %d %-8s allocated %s at %s", p.pid, device_name(p.device_type, p.device_index).c_str(),
-         b(p.allocated).c_str(), p.allocated_op.c_str());
-    if (!p.allocated_inner.empty() && p.allocated_inner != p.allocated_op)
-      line(out, " (in %s)", p.allocated_inner.c_str());
-    out += "\n";
+    if (p.allocated_seen) {
+      line(out, "  pid %d %-8s allocated %s at %s", p.pid, device_name(p.device_type, p.device_index).c_str(),
+           b(p.allocated).c_str(), p.allocated_op.c_str());
+      if (!p.allocated_inner.empty() && p.allocated_inner != p.allocated_op)
+        line(out, " (in %s)", p.allocated_inner.c_str());
+      out += "\n";
+    }
     if (p.reserved > 0)
       line(out, "  pid %d %-8s reserved  %s at %s\n", p.pid, device_name(p.device_type, p.device_index).c_str(),
            b(p.reserved).c_str(), p.reserved_op.c_str());
@@ -66,7 +71,8 @@ std::string render_text(const Summary& s, const RenderOptions& o) {
   if (s.live.empty())
     out += "  none\n";
   else
-    line(out, "  %14s %8s %14s  %-8s %s\n", "bytes", "count", "each", "device", "op [input shapes]");
+    line(out, "  %14s %8s %14s  %-8s %s\n", "bytes", "count", "each", "device",
+         "op [concrete inputs, else input shapes]");
   for (const LiveGroup& g : s.live) {
     if (n++ == limit) {
       line(out, "  ... %zu more\n", s.live.size() - limit);
@@ -74,11 +80,14 @@ std::string render_text(const Summary& s, const RenderOptions& o) {
     }
     line(out, "  %14s %8" PRIu64 " %14s  %-8s %s\n", b(g.bytes).c_str(), g.count,
          g.block_bytes ? b(g.block_bytes).c_str() : "mixed", device_name(g.device_type, g.device_index).c_str(),
-         op_text(g.op, g.shapes).c_str());
+         op_text(g.op, g.shapes, g.inputs).c_str());
   }
 
   out += "\nAllocations per op (the outermost op at each allocation), most bytes first\n";
-  line(out, "  %12s %14s %12s %14s  %s\n", "allocs", "bytes", "frees", "freed", "op");
+  if (s.ops.empty())
+    out += "  none\n";
+  else
+    line(out, "  %12s %14s %12s %14s  %s\n", "allocs", "bytes", "frees", "freed", "op");
   n = 0;
   for (const OpMemory& m : s.ops) {
     if (n++ == limit) {
@@ -87,6 +96,20 @@ std::string render_text(const Summary& s, const RenderOptions& o) {
     }
     line(out, "  %12" PRIu64 " %14s %12" PRIu64 " %14s  %s\n", m.allocs, b(m.alloc_bytes).c_str(), m.frees,
          b(m.freed_bytes).c_str(), m.op.c_str());
+  }
+  if (!s.segment_ops.empty()) {
+    out +=
+        "\nCUDA segments per op (device memory from cudaMalloc, cuMemAlloc, cuMemCreate: reserved), most bytes first\n";
+    line(out, "  %12s %14s %12s %14s  %s\n", "segments", "bytes", "released", "released", "op");
+    n = 0;
+    for (const OpMemory& m : s.segment_ops) {
+      if (n++ == limit) {
+        line(out, "  ... %zu more\n", s.segment_ops.size() - limit);
+        break;
+      }
+      line(out, "  %12" PRIu64 " %14s %12" PRIu64 " %14s  %s\n", m.allocs, b(m.alloc_bytes).c_str(), m.frees,
+           b(m.freed_bytes).c_str(), m.op.c_str());
+    }
   }
   if (s.earlier_frees)
     line(out, "\n%" PRIu64 " free(s), %s, of blocks allocated in an earlier window\n", s.earlier_frees,

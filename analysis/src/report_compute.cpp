@@ -131,6 +131,9 @@ struct Aggregator::Local {
   // GPU time of the kernels, copies and sets each op launched, by op id
   // (CudaInfo::external_id == the op's Event::arg; a trace is one process).
   std::unordered_map<uint64_t, int64_t> device_ns_by_op;
+  // CUDA Mem counts torch's device allocations; CUDA segments (reserved
+  // memory) only in a trace that has none of those (a program without torch).
+  bool segments_as_device_memory = true;
 };
 
 uint32_t Aggregator::row_for(std::string_view name, std::string_view shapes) {
@@ -175,7 +178,9 @@ void Aggregator::add_memory(uint32_t row, const detail::MemorySum& total, const 
 }
 
 void Aggregator::add_trace(uint32_t input, const trace::Trace& t) {
-  Local local{t, {}, {}, 0, {}, -1, {}};
+  Local local{t, {}, {}, 0, {}, -1, {}, true};
+  for (const auto& m : t.memory)
+    if (!m.segment && detail::is_device_memory(m.device_type)) local.segments_as_device_memory = false;
   for (const auto& e : t.events) {
     if (!is_device_work(e.kind) || e.arg == 0 || e.arg > t.cuda.size()) continue;
     if (uint64_t op = t.cuda[e.arg - 1].external_id)
@@ -239,6 +244,7 @@ void Aggregator::add_thread(uint32_t input, const trace::Trace& t, const trace::
     if (e.kind == EventKind::Memory) {
       if (e.arg >= 1 && e.arg <= t.memory.size()) {
         const trace::MemoryInfo& m = t.memory[e.arg - 1];
+        if (m.segment && !local.segments_as_device_memory) continue;
         memory.add(e.start_ns, m);
         saw_memory_ = true;
         saw_device_memory_ |= detail::is_device_memory(m.device_type);

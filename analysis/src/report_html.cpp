@@ -109,7 +109,7 @@ std::string operator_table(const Report& r) {
 
 }  // namespace
 
-std::string render_html(const Report& r, const HtmlBaseline* baseline) {
+std::string render_html(const Report& r, const HtmlBaseline* baseline, const memory::Summary* memory) {
   std::string out =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       "<title>ptprof report</title><style>";
@@ -130,6 +130,13 @@ std::string render_html(const Report& r, const HtmlBaseline* baseline) {
         "(autograd's backward ops, on any thread of the process), else forward (operators on the step's "
         "thread), else other.</p>\n" +
         phases + "\n" + phase_table(r);
+  }
+  if (memory && !memory->timeline.empty()) {
+    out +=
+        "\n<h2 id=\"memory-title\">Memory over time</h2>\n<p>torch's allocated and reserved totals after each "
+        "memory event (CUDA segments as reserved), per process and device: <code>ptprof memory</code> has the "
+        "peaks and the leak candidates.</p>\n" +
+        memory_timeline_svg(memory->timeline);
   }
   std::string top = top_operators_svg(r, kTopOperators);
   out += "\n<h2>Top operators by self CPU time</h2>\n" + (top.empty() ? "<p>No operators.</p>" : top);

@@ -2,6 +2,7 @@
 #pragma once
 #include <string>
 
+#include "ptprof/analysis/memory.hpp"
 #include "ptprof/analysis/report.hpp"
 
 namespace ptprof::report::detail {
@@ -14,6 +15,10 @@ std::string step_breakdown_svg(const Report& r);
 std::string phase_breakdown_svg(const Report& r);
 // Horizontal bars of the operators with the most self CPU time.
 std::string top_operators_svg(const Report& r, size_t count);
+
+// Allocated (solid) and reserved (dashed) bytes over time, per process and
+// device (report_html_memory.cpp). "" without points.
+std::string memory_timeline_svg(const std::vector<memory::TimelinePoint>& timeline);
 
 // Text for HTML element content and attribute values.
 std::string html_escape(std::string_view s);

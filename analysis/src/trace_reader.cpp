@@ -137,9 +137,12 @@ bool Reader::process(const ChunkHead& h) {
   if (!have_header_ && type != ChunkType::Header) return fail(h.offset, "the first chunk is not a header chunk");
   if (have_header_ && type == ChunkType::Header) return fail(h.offset, "a second header chunk");
   // Unknown chunk types come from later writers and are skipped unread.
-  const bool known = h.type >= uint32_t(ChunkType::Header) && h.type <= uint32_t(ChunkType::ProcessAttributes);
+  const bool known = (h.type >= uint32_t(ChunkType::Header) && h.type <= uint32_t(ChunkType::ProcessAttributes)) ||
+                     type == ChunkType::MemoryAttributes;
   if (!known) return true;
-  if ((type == ChunkType::Events || type == ChunkType::Memory) && mode_ == Mode::Summary) return true;
+  if ((type == ChunkType::Events || type == ChunkType::Memory || type == ChunkType::MemoryAttributes) &&
+      mode_ == Mode::Summary)
+    return true;
   if (!load_payload(h)) return false;
   Cursor c(reinterpret_cast<const uint8_t*>(raw_.data()), raw_.size());
   Status e;
@@ -179,6 +182,9 @@ bool Reader::process(const ChunkHead& h) {
       break;
     case ChunkType::Memory:
       e = decode_memory(c, trace_);
+      break;
+    case ChunkType::MemoryAttributes:
+      e = decode_memory_attributes(c, trace_);
       break;
   }
   return e.ok() || fail(h.offset, e.message());

@@ -81,7 +81,9 @@ struct TraceWriter::Impl {
   // PROCESS_ATTRIBUTES records not yet written (a count, not a table).
   uint32_t attribute_count = 0;
   std::string attributes;
-  Pending memory;  // Trace::memory records not yet written
+  Pending memory;                 // Trace::memory records not yet written
+  std::string memory_attributes;  // MEMORY_ATTRIBUTES records of those
+  uint32_t memory_attribute_count = 0;
   std::vector<ThreadCounts> thread_counts;
 
   // CUDA records not yet written, column by column, and GPU lanes.
@@ -183,6 +185,11 @@ struct TraceWriter::Impl {
     if (memory.empty()) return;
     if (!strings.empty()) write_chunk(ChunkType::Strings, strings.take());
     write_chunk(ChunkType::Memory, memory.take());
+    if (memory_attribute_count) {
+      write_chunk(ChunkType::MemoryAttributes, memory_attributes_payload(memory_attribute_count, memory_attributes));
+      memory_attributes.clear();
+      memory_attribute_count = 0;
+    }
   }
 
   void flush_events() {
@@ -377,10 +384,12 @@ void TraceWriter::add_event(const trace::Event& e) { impl_->add_event(e); }
 
 uint32_t TraceWriter::add_memory(const trace::MemoryInfo& m) {
   Impl& w = *impl_;
-  if (std::max({m.op, m.op_shapes, m.top_op, m.top_shapes, m.alloc_op, m.alloc_shapes}) >= w.string_count)
+  if (std::max({m.op, m.op_shapes, m.top_op, m.top_shapes, m.alloc_op, m.alloc_shapes, m.top_inputs, m.alloc_inputs}) >=
+      w.string_count)
     w.fail("memory record names a string not interned");
   put_memory_record(w.memory.records, m);
   const uint32_t index = w.memory.first + w.memory.count++;
+  put_memory_attributes(w.memory_attributes, &w.memory_attribute_count, index, m);
   if (w.memory.records.size() >= kMetadataChunkBytes) w.flush_memory();
   return index;
 }

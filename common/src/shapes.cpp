@@ -70,25 +70,43 @@ class Reader {
   size_t pos_ = 0;
 };
 
+int64_t unzigzag(uint64_t z) { return int64_t(z >> 1) ^ -int64_t(z & 1); }
+
 Status malformed(size_t offset, std::string_view what) {
   return Status::error("malformed input shapes at byte " + std::to_string(offset) + ": " + std::string(what));
 }
 
 // Renders every item through `render` between "[" and "]", separated by ", ".
-// The renderer reads a tensor's dims itself, straight into the text, so
-// decoding needs no vector per tensor.
+// The renderer reads a tensor's dims and an int list's values itself,
+// straight into the text, so decoding needs no vector per tensor. A renderer
+// whose kBracketed is false leaves out the outer brackets and the items it
+// renders as nothing.
 template <typename Render>
 Result<std::string> walk(std::span<const uint8_t> bytes, Render render) {
   Reader r(bytes);
-  std::string out = "[";
+  std::string out = Render::kBracketed ? "[" : "";
   bool first = true;
   while (!r.at_end()) {
     const size_t at = r.offset();
     uint8_t t;
     r.byte(t);
+    const size_t mark = out.size();
+    const bool was_first = first;
     if (!first) out += ", ";
     first = false;
     switch (Tag(t)) {
+      case Tag::IntList: {
+        uint64_t count;
+        if (!r.varint(count)) return malformed(at, "int list cut short");
+        if (!render.int_list(out, count, r)) return malformed(at, "int list values cut short");
+        break;
+      }
+      case Tag::Int: {
+        uint64_t z;
+        if (!r.varint(z)) return malformed(at, "int cut short");
+        render.int_value(out, unzigzag(z));
+        break;
+      }
       case Tag::Tensor: {
         uint8_t dtype;
         uint64_t ndim;
@@ -114,12 +132,31 @@ Result<std::string> walk(std::span<const uint8_t> bytes, Render render) {
       default:
         return malformed(at, "unknown tag " + std::to_string(t));
     }
+    if (!Render::kBracketed && out.size() == mark + (was_first ? 0 : 2)) {
+      out.resize(mark);  // nothing to show for this item
+      first = was_first;
+    }
   }
-  out += ']';
+  if (Render::kBracketed) out += ']';
   return out;
 }
 
+// Skips an int list's values (renderers that print none).
+bool skip_ints(uint64_t count, Reader& r) {
+  for (uint64_t i = 0; i < count; ++i) {
+    uint64_t v;
+    if (!r.varint(v)) return false;
+  }
+  return true;
+}
+
 struct ShapesRender {
+  static constexpr bool kBracketed = true;
+  bool int_list(std::string& out, uint64_t count, Reader& r) const {
+    out += "[]";
+    return skip_ints(count, r);
+  }
+  void int_value(std::string& out, int64_t) const { out += "[]"; }
   bool tensor(std::string& out, uint8_t, uint64_t ndim, Reader& r) const {
     out += '[';
     for (uint64_t i = 0; i < ndim; ++i) {
@@ -136,6 +173,12 @@ struct ShapesRender {
 };
 
 struct DtypesRender {
+  static constexpr bool kBracketed = true;
+  bool int_list(std::string& out, uint64_t count, Reader& r) const {
+    quoted(out, "");
+    return skip_ints(count, r);
+  }
+  void int_value(std::string& out, int64_t) const { quoted(out, "Scalar"); }
   bool tensor(std::string& out, uint8_t dtype, uint64_t ndim, Reader& r) const {
     for (uint64_t i = 0; i < ndim; ++i) {
       uint64_t d;
@@ -155,6 +198,27 @@ struct DtypesRender {
   }
 };
 
+struct ConcreteRender {
+  static constexpr bool kBracketed = false;
+  bool int_list(std::string& out, uint64_t count, Reader& r) const {
+    out += '[';
+    for (uint64_t i = 0; i < count; ++i) {
+      uint64_t z;
+      if (!r.varint(z)) return false;
+      if (i) out += ", ";
+      out += std::to_string(unzigzag(z));
+    }
+    out += ']';
+    return true;
+  }
+  void int_value(std::string& out, int64_t v) const { out += std::to_string(v); }
+  bool tensor(std::string& out, uint8_t dtype, uint64_t ndim, Reader& r) const {
+    return ShapesRender{}.tensor(out, dtype, ndim, r);
+  }
+  void simple(std::string&, Tag) const {}
+  const char* truncated() const { return "..."; }
+};
+
 }  // namespace
 
 std::string_view dtype_name(uint8_t scalar_type) {
@@ -164,5 +228,7 @@ std::string_view dtype_name(uint8_t scalar_type) {
 Result<std::string> shapes_text(std::span<const uint8_t> bytes) { return walk(bytes, ShapesRender{}); }
 
 Result<std::string> dtypes_text(std::span<const uint8_t> bytes) { return walk(bytes, DtypesRender{}); }
+
+Result<std::string> concrete_text(std::span<const uint8_t> bytes) { return walk(bytes, ConcreteRender{}); }
 
 }  // namespace ptprof::shapes

@@ -29,8 +29,10 @@
       b. is printed, not required.
 
 2. mem_keep_ones.py keeps one torch.ones(512, 512) per step for 12 steps:
-   `ptprof memory` lists aten::ones first among the allocations live at the
-   end of the window: 12 blocks of 1 MiB, 12 MiB.
+   `ptprof memory` lists aten::ones with its size [512, 512] (the concrete
+   inputs recorded with the shapes: torch's shapes text has [] for an int
+   list) first among the allocations live at the end of the window: 12
+   blocks of 1 MiB, 12 MiB.
 
 3. mem_big_step.py allocates a 256 MiB tensor in one step: the peak of
    allocated CPU memory is within 1% of 256 MiB (it is 256 MiB plus the few
@@ -187,8 +189,8 @@ def test_live_allocations_of_a_leak():
         text = memory_text(out)
         live = section(text, "Live at the end of the window")
         T.check(len(live) >= 2, "a header and at least one live group:\n" + text)
-        fields = live[1].split(None, 4)  # bytes count each device op [shapes]
-        T.check_eq(fields[4].split(" ", 1)[0], "aten::ones", "the largest live group's op:\n" + text)
+        fields = live[1].split(None, 4)  # bytes count each device op [concrete inputs]
+        T.check_eq(fields[4], "aten::ones [512, 512]", "the largest live group's op and size:\n" + text)
         T.check_eq(int(fields[1]), 12, "blocks aten::ones left live:\n" + text)
         T.check_eq(int(fields[0]), 12 * MIB, "bytes aten::ones left live:\n" + text)
         T.check_eq(int(fields[2]), MIB, "each block's size:\n" + text)

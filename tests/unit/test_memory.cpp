@@ -16,6 +16,7 @@
 #include "collector_fixtures.hpp"
 #include "ptprof/analysis/memory.hpp"
 #include "ptprof/analysis/report.hpp"
+#include "ptprof/analysis/report_html.hpp"
 #include "test_cli_run.hpp"
 #include "test_format_fixtures.hpp"
 
@@ -422,4 +423,130 @@ TEST_CASE("memory: the command line", "[memory][cli]") {
   CHECK(std::string(buf) == "time_ns,pid,device,allocated_bytes,reserved_bytes\n10,7,CPU,3145728,0\n");
   auto bad_limit = testing::run_ptprof("memory " + path + " --row-limit -1");
   CHECK(bad_limit.status == 2);
+}
+
+TEST_CASE("memory: segments and concrete inputs round-trip in MEMORY_ATTRIBUTES; dangling ones are damage",
+          "[memory][format]") {
+  TempDir dir;
+  const std::string path = dir.file("s.bin");
+  auto w = testing::open_writer(path, testing::sample_header());
+  REQUIRE(w);
+  const uint32_t p = w->add_process({7, 1, "x", 0});
+  const uint32_t th = w->add_thread({p, 7, "main", 0, 0});
+  for (int i = 0; i < 3; ++i) {
+    trace::MemoryInfo m;
+    m.ptr = 0x1000 + uint64_t(i);
+    m.bytes = 4096;
+    m.device_type = trace::kDeviceCuda;
+    m.device_index = 1;
+    m.segment = i != 1;
+    if (i == 1) m.top_inputs = w->intern("[512, 512]");
+    trace::Event e;
+    e.kind = trace::EventKind::Memory;
+    e.thread = th;
+    e.name = w->intern("[memory]");
+    e.start_ns = e.end_ns = 1000 + i;
+    e.arg = w->add_memory(m) + 1;
+    w->add_event(e);
+  }
+  REQUIRE(w->finish());
+  auto t = format::read_trace(path, nullptr);
+  REQUIRE(t);
+  REQUIRE(t->memory.size() == 3);
+  CHECK(t->memory[0].segment);
+  CHECK_FALSE(t->memory[1].segment);
+  CHECK(t->strings.at(t->memory[1].top_inputs) == "[512, 512]");
+  CHECK(t->memory[2].segment);
+  CHECK(t->memory[2].top_inputs == 0);
+
+  trace::Trace one;
+  one.memory.resize(2);
+  one.strings.push_back("[512, 512]");
+  trace::MemoryInfo attrs;
+  attrs.segment = true;
+  attrs.top_inputs = 1;
+  std::string records;
+  uint32_t count = 0;
+  format::detail::put_memory_attributes(records, &count, 1, attrs);
+  format::detail::put_memory_attributes(records, &count, 0, trace::MemoryInfo{});  // nothing to say: no record
+  CHECK(count == 1);
+  std::string payload = format::detail::memory_attributes_payload(count, records);
+  format::detail::Cursor c(reinterpret_cast<const uint8_t*>(payload.data()), payload.size());
+  REQUIRE(format::detail::decode_memory_attributes(c, one).ok());
+  CHECK(one.memory[1].segment);
+  CHECK(one.memory[1].top_inputs == 1);
+  CHECK_FALSE(one.memory[0].segment);
+  // A record that does not exist, and a string that does not exist.
+  records.clear();
+  count = 0;
+  format::detail::put_memory_attributes(records, &count, 2, attrs);
+  payload = format::detail::memory_attributes_payload(count, records);
+  format::detail::Cursor bad(reinterpret_cast<const uint8_t*>(payload.data()), payload.size());
+  CHECK_FALSE(format::detail::decode_memory_attributes(bad, one).ok());
+  records.clear();
+  count = 0;
+  attrs.top_inputs = 9;
+  format::detail::put_memory_attributes(records, &count, 0, attrs);
+  payload = format::detail::memory_attributes_payload(count, records);
+  format::detail::Cursor bad_string(reinterpret_cast<const uint8_t*>(payload.data()), payload.size());
+  CHECK_FALSE(format::detail::decode_memory_attributes(bad_string, one).ok());
+}
+
+TEST_CASE("memory: CUDA Mem counts CUDA segments only in a trace without torch's device allocations",
+          "[memory][report]") {
+  Builder b;
+  b.op("aten::empty", 0, 100);
+  b.mem(10, 0x7f00, 2 * kMiB, 0, "aten::empty", "", trace::kDeviceCuda);  // the segment
+  b.t.memory.back().segment = true;
+  b.t.memory.back().total_reserved = 2 * kMiB;
+  {
+    const report::Report r = report::compute_report({{"t", &b.t}}, report::Options{});
+    CHECK(row(r, "aten::empty").stats.cuda_memory == 2 * kMiB);
+  }
+  b.mem(20, 0x7f00, 512, 512, "aten::empty", "", trace::kDeviceCuda);  // torch's block in it
+  const report::Report r = report::compute_report({{"t", &b.t}}, report::Options{});
+  CHECK(row(r, "aten::empty").stats.cuda_memory == 512);
+  CHECK(row(r, "aten::empty").stats.self_cuda_memory == 512);
+
+  memory::SummaryBuilder sb;
+  sb.add("t.bin", b.t);
+  const memory::Summary s = std::move(sb).finish();
+  REQUIRE(s.peaks.size() == 1);
+  CHECK(s.peaks[0].allocated == 512);
+  CHECK(s.peaks[0].reserved == 2 * kMiB);
+  REQUIRE(s.live.size() == 1);  // the segment is no leak candidate
+  CHECK(s.live[0].bytes == 512);
+  REQUIRE(s.segment_ops.size() == 1);
+  CHECK(s.segment_ops[0].alloc_bytes == 2 * kMiB);
+}
+
+TEST_CASE("memory: the HTML report plots allocated and reserved memory over time", "[memory][html]") {
+  Builder b;
+  b.op("aten::ones", 0, 100);
+  b.mem(10, 0x1000, kMiB, kMiB, "aten::ones");
+  b.mem(20, 0x7f00, 2 * kMiB, 0, "", "", trace::kDeviceCuda);
+  b.t.memory.back().segment = true;
+  b.t.memory.back().total_reserved = 2 * kMiB;
+  b.mem(90, 0x1000, -kMiB, 0);
+  memory::SummaryBuilder sb;
+  sb.add("t.bin", b.t);
+  const memory::Summary s = std::move(sb).finish();
+  const report::Report r = report::compute_report({{"t", &b.t}}, report::Options{});
+  const std::string page = report::render_html(r, nullptr, &s);
+  CHECK(page.find("<h2 id=\"memory-title\">Memory over time</h2>") != std::string::npos);
+  // One solid line per device, and a dashed one where something is reserved.
+  size_t lines = 0, dashed = 0;
+  for (size_t at = page.find("<polyline"); at != std::string::npos; at = page.find("<polyline", at + 1)) {
+    ++lines;
+    const std::string tag = page.substr(at, page.find('>', at) - at);
+    dashed += tag.find("stroke-dasharray") != std::string::npos;
+  }
+  CHECK(lines == 3);
+  CHECK(dashed == 1);
+  CHECK(page.find("pid 4242 CPU: allocated") != std::string::npos);
+  CHECK(page.find("pid 4242 CUDA:0: allocated (solid), reserved (dashed)") != std::string::npos);
+  CHECK(page.find("2.00 MiB") != std::string::npos);  // the y axis' top
+
+  const std::string without = report::render_html(r, nullptr, nullptr);
+  CHECK(without.find("Memory over time") == std::string::npos);
 }

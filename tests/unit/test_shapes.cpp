@@ -226,3 +226,47 @@ TEST_CASE("shapes: malformed bytes give an error naming the offset", "[shapes]")
   const std::vector<uint8_t> huge_ndim{uint8_t(Tag::Tensor), kFloat, 0xff, 0xff, 0xff, 0xff, 0x0f};
   CHECK_FALSE(shapes_text(huge_ndim).ok());
 }
+
+TEST_CASE("concrete inputs: int lists and ints keep their values; torch's texts do not show them", "[shapes]") {
+  std::vector<uint8_t> buf(64, 0xEE);
+  Encoder enc(buf.data(), buf.size());
+  const std::vector<int64_t> size = {512, 512};
+  const auto get = [](const std::vector<int64_t>& v, size_t i) { return v[i]; };
+  // torch.ones(512, 512): size, dtype, layout, device, pin_memory.
+  REQUIRE(enc.int_list(size, size.size(), get));
+  for (int i = 0; i < 4; ++i) REQUIRE(enc.other());
+  std::span<const uint8_t> ones(buf.data(), enc.size());
+  CHECK(shapes_text(ones).value() == "[[], [], [], [], []]");
+  CHECK(dtypes_text(ones).value() == R"(["", "", "", "", ""])");
+  CHECK(concrete_text(ones).value() == "[512, 512]");
+
+  // aten::mul(Tensor[4, 3], 2) and a negative int, an empty list, a tensor list.
+  std::vector<uint8_t> buf2(64, 0xEE);
+  Encoder e2(buf2.data(), buf2.size());
+  const std::vector<int64_t> dims = {4, 3}, none = {};
+  REQUIRE(e2.tensor(kFloat, dims));
+  REQUIRE(e2.int_value(2));
+  REQUIRE(e2.other());
+  REQUIRE(e2.int_value(-7));
+  REQUIRE(e2.int_list(none, 0, get));
+  REQUIRE(e2.tensor_list(2));
+  std::span<const uint8_t> mul(buf2.data(), e2.size());
+  CHECK(shapes_text(mul).value() == "[[4, 3], [], [], [], [], []]");
+  CHECK(dtypes_text(mul).value() == R"(["float", "Scalar", "", "Scalar", "", "TensorList"])");
+  CHECK(concrete_text(mul).value() == "[4, 3], 2, -7, []");
+
+  // Nothing with a value: "".
+  std::vector<uint8_t> buf3(8, 0xEE);
+  Encoder e3(buf3.data(), buf3.size());
+  REQUIRE(e3.other());
+  REQUIRE(e3.scalar());
+  CHECK(concrete_text({buf3.data(), e3.size()}).value().empty());
+
+  // A list that does not fit is truncated whole.
+  std::vector<uint8_t> small(6, 0xEE);
+  Encoder e4(small.data(), small.size());
+  const std::vector<int64_t> big = {1 << 20, 1 << 20, 1 << 20};
+  CHECK_FALSE(e4.int_list(big, big.size(), get));
+  CHECK(shapes_text({small.data(), e4.size()}).value() == "[...]");
+  CHECK(concrete_text({small.data(), e4.size()}).value() == "...");
+}

@@ -134,9 +134,19 @@ struct ExternalCorrelationPayload {
   uint64_t external_id;  // OpBeginPayload::handle of the op
 };
 
+// Where a MemoryEvent comes from.
+enum class MemorySource : uint8_t {
+  Torch = 0,         // torch's report to a profiler (c10::reportMemoryUsageToProfiler)
+  CudaSegment = 1,   // device memory from the CUDA runtime or driver (cudaMalloc, cuMemAlloc*): reserved memory
+  CudaPhysical = 2,  // physical memory of cuMemCreate; ptr is the allocation handle
+};
+
 // One allocation (bytes > 0) or free (bytes < 0) as torch reports it to a
 // profiler (c10::reportMemoryUsageToProfiler), written on the thread that
-// made it, inside whatever op is open there.
+// made it, inside whatever op is open there. A CUDA segment (source != Torch)
+// is written by the CUDA wrappers whenever PTPROF_PROFILE_MEMORY is set,
+// windows or not, so that the launcher knows every live segment: its free
+// has bytes 0 (the size is the launcher's to find) and no totals.
 struct MemoryEventPayload {
   uint64_t ptr;
   int64_t bytes;
@@ -144,7 +154,8 @@ struct MemoryEventPayload {
   int64_t total_reserved;   // 0 for the CPU allocator
   int8_t device_type;       // c10::DeviceType: 0 CPU, 1 CUDA, ...
   int8_t device_index;      // -1: none
-  uint8_t reserved0[6];
+  uint8_t source;           // MemorySource
+  uint8_t reserved0[5];
 };
 static_assert(sizeof(MemoryEventPayload) == 40);
 

@@ -11,6 +11,8 @@
 //   Undefined   tag                     (undefined or nested tensor)
 //   Other       tag                     (None, str, int[], Device, ...)
 //   Truncated   tag                     (the encoder ran out of room; nothing follows)
+//   IntList     tag, count (varint), count values (zigzag varint)   (int[]: its values)
+//   Int         tag, value (zigzag varint)                          (an int scalar: its value)
 //
 // Varints are unsigned LEB128. Dims are tensor sizes, so never negative.
 //
@@ -26,10 +28,17 @@
 //     A tensor prints its sizes ([] for a 0-dim tensor); every other item
 //     prints [] (scalars, tensor lists, undefined tensors, None, strings).
 //     No inputs prints "[]". Truncated prints a final "...": "[[2, 3], ...]".
+//     IntList and Int print [] too: torch's text knows no values.
 //   dtypes_text: Kineto's "Input type" JSON array, e.g. ["float", "Scalar", ""].
 //     A tensor prints its C++ type name as c10::TypeMeta does ("float",
 //     "long int", "c10::Half"); Scalar "Scalar"; TensorList "TensorList";
-//     Undefined and Other "". Truncated prints "...".
+//     Undefined and Other "". Truncated prints "...". Int prints "Scalar",
+//     IntList "" (an int is a scalar to torch, an int list is not).
+//   concrete_text: the inputs that have a value to show, as torch 2.x's
+//     "Concrete Inputs" keep them, joined by ", " without brackets around
+//     the whole: a tensor's sizes "[512, 512]", an int list's values
+//     "[512, 512]", an int's value "2"; other inputs are left out, so
+//     torch.ones(512, 512) gives "[512, 512]" and no values give "".
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -48,6 +57,8 @@ enum class Tag : uint8_t {
   Undefined = 4,
   Other = 5,
   Truncated = 6,
+  IntList = 7,
+  Int = 8,
 };
 
 // Worst-case bytes of one varint (a uint64_t).
@@ -76,6 +87,26 @@ class Encoder {
   bool scalar() noexcept { return tag(Tag::Scalar); }
   bool undefined() noexcept { return tag(Tag::Undefined); }
   bool other() noexcept { return tag(Tag::Other); }
+  // An int list: `get(list, i)` gives its i-th value.
+  template <class List, class Get>
+  bool int_list(const List& list, size_t n, Get get) noexcept {
+    if (done_) return false;
+    size_t need = 1 + varint_size(n);
+    for (size_t i = 0; i < n && need <= size_t(limit_ - pos_); ++i) need += varint_size(zigzag(get(list, i)));
+    if (need > size_t(limit_ - pos_)) return truncate();
+    *pos_++ = uint8_t(Tag::IntList);
+    put_varint(n);
+    for (size_t i = 0; i < n; ++i) put_varint(zigzag(get(list, i)));
+    return true;
+  }
+  bool int_value(int64_t v) noexcept {
+    if (done_) return false;
+    if (size_t(limit_ - pos_) < 1 + varint_size(zigzag(v))) return truncate();
+    *pos_++ = uint8_t(Tag::Int);
+    put_varint(zigzag(v));
+    return true;
+  }
+  static uint64_t zigzag(int64_t v) noexcept { return (uint64_t(v) << 1) ^ uint64_t(v >> 63); }
   bool tensor_list(uint64_t count) noexcept {
     if (done_) return false;
     if (size_t(limit_ - pos_) < 1 + varint_size(count)) return truncate();
@@ -137,5 +168,6 @@ std::string_view dtype_name(uint8_t scalar_type);
 // An error names the byte offset.
 Result<std::string> shapes_text(std::span<const uint8_t> bytes);
 Result<std::string> dtypes_text(std::span<const uint8_t> bytes);
+Result<std::string> concrete_text(std::span<const uint8_t> bytes);
 
 }  // namespace ptprof::shapes

@@ -87,6 +87,18 @@ struct MemoryInfo {
   int64_t alloc_ns = 0;
   uint32_t alloc_op = 0;
   uint32_t alloc_shapes = 0;
+  // A CUDA segment: device memory the CUDA runtime or driver handed out
+  // (cudaMalloc, cuMemAlloc*, cuMemCreate) or took back, recorded by ptprof's
+  // CUDA wrappers as reserved memory: bytes is the segment's size (+/-),
+  // total_reserved the process's segments on the device after it,
+  // total_allocated torch's last allocated total of the device (0: none).
+  bool segment = false;
+  // With shapes recorded: the concrete inputs of top_op (and, for a free, of
+  // the allocation's op): strings index of the text of its arguments that
+  // have a value to show, e.g. "[512, 512]" for torch.ones(512, 512)
+  // (shapes::concrete_text); 0 = none.
+  uint32_t top_inputs = 0;
+  uint32_t alloc_inputs = 0;
 };
 
 // c10::DeviceType values the analysis names.

@@ -51,6 +51,10 @@ CUresult internal_launch_ptsz(CUfunction f, unsigned int, unsigned int, unsigned
   return launch(f, params);
 }
 
+// The current context's device, per thread as the driver's is; a context
+// is its device + 1 made a pointer.
+thread_local CUdevice current_device = 0;
+
 bool internal_pointers() {
   const char* v = std::getenv("STUB_CUDA_INTERNAL_POINTERS");
   return v && v[0] == '1';
@@ -62,6 +66,32 @@ STUB_EXPORT CUresult cuInit(unsigned int) { return CUDA_SUCCESS; }
 STUB_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t n) { return mem_alloc(p, n); }
 STUB_EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
   std::free(reinterpret_cast<void*>(p));
+  return CUDA_SUCCESS;
+}
+STUB_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* p, size_t n, CUstream) { return mem_alloc(p, n); }
+STUB_EXPORT CUresult cuMemFreeAsync(CUdeviceptr p, CUstream) {
+  std::free(reinterpret_cast<void*>(p));
+  return CUDA_SUCCESS;
+}
+// A physical allocation's handle is host memory of its size.
+STUB_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* h, size_t n, const CUmemAllocationProp* prop,
+                                 unsigned long long) {
+  if (!h || !prop) return CUDA_ERROR_INVALID_VALUE;
+  *h = reinterpret_cast<CUmemGenericAllocationHandle>(std::malloc(n));
+  return *h ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+STUB_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle h) {
+  std::free(reinterpret_cast<void*>(h));
+  return CUDA_SUCCESS;
+}
+STUB_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx) {
+  if (!ctx) return CUDA_ERROR_INVALID_CONTEXT;
+  current_device = CUdevice(reinterpret_cast<uintptr_t>(ctx) - 1);
+  return CUDA_SUCCESS;
+}
+STUB_EXPORT CUresult cuCtxGetDevice(CUdevice* device) {
+  if (!device) return CUDA_ERROR_INVALID_VALUE;
+  *device = current_device;
   return CUDA_SUCCESS;
 }
 STUB_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void* s, size_t n, CUstream) {

@@ -53,7 +53,21 @@ const Driver& driver() {
 
 using Kernel = void (*)(void**);
 
+// The current device, per thread as the runtime's is.
+thread_local int current_device = 0;
+
 }  // namespace
+
+STUB_EXPORT cudaError_t cudaSetDevice(int device) {
+  if (device < 0) return cudaErrorInvalidDevice;
+  current_device = device;
+  return cudaSuccess;
+}
+STUB_EXPORT cudaError_t cudaGetDevice(int* device) {
+  if (!device) return cudaErrorInvalidValue;
+  *device = current_device;
+  return cudaSuccess;
+}
 
 STUB_EXPORT cudaError_t cudaMalloc(void** p, size_t n) {
   if (!p) return cudaErrorInvalidValue;

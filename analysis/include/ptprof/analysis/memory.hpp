@@ -17,7 +17,8 @@ namespace ptprof::memory {
 std::string device_name(int8_t type, int8_t index);
 
 // The highest total_allocated and total_reserved torch reported for one
-// device of one process, and where.
+// device of one process, and where. Reserved memory is also what the CUDA
+// segments (MemoryInfo::segment) add up to.
 struct Peak {
   int32_t pid = 0;
   int8_t device_type = 0;
@@ -30,13 +31,15 @@ struct Peak {
   int64_t reserved = 0;
   int64_t reserved_ns = 0;
   std::string reserved_op;
+  bool allocated_seen = false;  // some allocation or free of torch's (not only segments)
 };
 
 // Allocations still live at the end of their window, grouped by the op that
-// made them (the outermost op) and its input shapes.
+// made them (the outermost op), its input shapes and its concrete inputs.
 struct LiveGroup {
   std::string op;
   std::string shapes;  // "" when not recorded
+  std::string inputs;  // concrete inputs, e.g. "[512, 512]"; "" when none
   int8_t device_type = 0;
   int8_t device_index = -1;
   uint64_t count = 0;
@@ -44,7 +47,8 @@ struct LiveGroup {
   int64_t block_bytes = 0;  // the size of each block when all are the same size, else 0
 };
 
-// Allocations and frees made inside each op (outermost op).
+// Allocations and frees made inside each op (outermost op); for CUDA
+// segments, the segments reserved and released.
 struct OpMemory {
   std::string op;
   uint64_t allocs = 0;
@@ -71,6 +75,8 @@ struct Summary {
   std::vector<Peak> peaks;              // by pid, then device
   std::vector<LiveGroup> live;          // largest bytes first
   std::vector<OpMemory> ops;            // largest alloc_bytes first
+  std::vector<OpMemory> segment_ops;    // CUDA segments per op, largest alloc_bytes first
+  uint64_t segment_events = 0;          // of `events`, CUDA segments
   std::vector<TimelinePoint> timeline;  // by time
 };
 
