@@ -55,7 +55,10 @@ def torch_worker(steps, out_json):
     table_s = time.perf_counter() - t0
     peak_added = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
     with open(out_json) as f:
-        n = sum(1 for e in json.load(f)["traceEvents"] if e.get("ph") == "X")
+        doc = json.load(f)
+    # Kineto writes {"traceEvents": [...]}; a torch without Kineto (Debian's
+    # 1.13) writes the list alone.
+    n = sum(1 for e in (doc["traceEvents"] if isinstance(doc, dict) else doc) if e.get("ph") == "X")
     print(json.dumps({"events": n, "function_events": len(p.events()), "json_bytes": os.path.getsize(out_json),
                       "export_s": export_s, "table_s": table_s, "table_peak_added_bytes": max(0, peak_added),
                       "table_lines": table.count("\n")}))

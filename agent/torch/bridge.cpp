@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "bridge_api.h"
+#include "calibrate_ops.hpp"
 #include "encode_inputs.hpp"
 #include "memory_reporter.hpp"
 #include "ptprof/record.hpp"
@@ -160,8 +161,9 @@ int init(void (**set_recording_out)(int), char* why, uint32_t why_len) {
     std::lock_guard lock(g_toggle_mutex);
     g_enabled = true;
   }
-  if (!recording) set_recording(0);
   at::addGlobalCallback(at::RecordFunctionCallback(&watch_start, &watch_end).scopes({at::RecordScope::USER_SCOPE}));
+  calibrate_op_cost(g_op_callback);  // with both callbacks in place, as every op will run
+  if (!recording) set_recording(0);
   if (set_recording_out) *set_recording_out = &set_recording;
   return 0;
 }

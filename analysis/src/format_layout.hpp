@@ -24,6 +24,7 @@ enum class ChunkType : uint32_t {
   GpuLanes = 8,            // marks threads as GPU lanes (Thread::device)
   Memory = 9,              // the table of trace::MemoryInfo (memory_chunk.hpp)
   ProcessAttributes = 10,  // rank, local rank, world size, host of processes
+  Costs = 15,              // per-event costs the processes measured (Process::op_cost_ps, record_cost_ps)
 };
 
 enum ChunkFlags : uint32_t {
