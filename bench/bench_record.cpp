@@ -133,6 +133,7 @@ int flood(double seconds, int threads, double rate) {
   const auto end = start + std::chrono::duration<double>(seconds);
   std::atomic<uint64_t> total{0};
   std::vector<std::thread> pool;
+  pool.reserve(size_t(threads));
   for (int t = 0; t < threads; ++t)
     pool.emplace_back([&] {
       uint64_t n = 0;

@@ -574,7 +574,10 @@ void ProcessCollector::emit(Window& w, uint32_t instance, const OpenSpan& s, uin
   if (s.kind == trace::EventKind::Op && (cuda_seen_ || header_->gpu_flush.load(std::memory_order_relaxed) != 0))
     e.arg = s.handle;
   w.writer->add_event(e);
-  charge(w, e);
+  // The agent's note on CUDA is a mark of its own, not the program's.
+  if (!(s.kind == trace::EventKind::Mark && s.name < strings_.size() &&
+        strings_[s.name].starts_with(wire::kCudaNotePrefix)))
+    charge(w, e);
   if (s.name == 0) ++seen_.unnamed_events;  // every named record type: its name was lost
   ++w.events;
   ++events_total_;

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every benchmark in bench/ and rewrites the figures in
 # docs/performance.md (date, machine, torch versions and the table of the
-# Performance issue's items 1-7). About 8 minutes on a 2-core machine;
-# --quick about half (fewer rounds, a shorter long run).
+# Performance issue's items 1-7). About 8 minutes on a busy 2-core machine;
+# --quick about half (one round, a shorter long run).
 #
 #   scripts/bench.sh [--quick] [--build DIR] [--no-doc] [--only 1,2,4,6,7]
 #

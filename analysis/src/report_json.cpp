@@ -86,9 +86,9 @@ std::string render_json(const Report& r, size_t row_limit) {
          ", \"shm_small_rings\": " + std::to_string(l.shm_small_rings) +
          ", \"shm_short_names\": " + std::to_string(l.shm_short_names) + "},\n";
   const cost::Tally& c = r.cost;
-  out += "  \"ptprof_cost\": {\"added_ms\": " + fixed(c.added_ns() / 1e6, 3) +
-         ", \"share\": " + fixed(c.share(), 5) + ", \"recorded_ms\": " + fixed(double(c.recorded_ns) / 1e6, 3) +
-         ", \"ops\": " + std::to_string(c.ops) + ", \"op_ns\": " + fixed(c.ops ? c.op_ns / double(c.ops) : 0, 1) +
+  out += "  \"ptprof_cost\": {\"added_ms\": " + fixed(c.added_ns() / 1e6, 6) + ", \"share\": " + fixed(c.share(), 5) +
+         ", \"recorded_ms\": " + fixed(double(c.recorded_ns) / 1e6, 6) + ", \"ops\": " + std::to_string(c.ops) +
+         ", \"op_ns\": " + fixed(c.ops ? c.op_ns / double(c.ops) : 0, 1) +
          ", \"records\": " + std::to_string(c.records) +
          ", \"record_ns\": " + fixed(c.records ? c.record_ns / double(c.records) : 0, 1) +
          ", \"uncalibrated_events\": " + std::to_string(c.uncalibrated) + "},\n";

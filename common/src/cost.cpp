@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "ptprof/cuda_status.hpp"
+
 namespace ptprof::cost {
 
 uint32_t records_of(trace::EventKind k) {
@@ -56,6 +58,7 @@ Tally tally(const trace::Trace& t) {
     if (e.thread < t.threads.size() && t.threads[e.thread].process < t.processes.size())
       p = &t.processes[t.threads[e.thread].process];
     if (e.kind == trace::EventKind::Step && e.end_ns > e.start_ns) steps_ns += e.end_ns - e.start_ns;
+    if (wire::is_cuda_note(t, e)) continue;  // the agent's note on CUDA, once per window: not the program's
     r.charge(e.kind, p ? p->op_cost_ps : 0, p ? p->record_cost_ps : 0);
     if (e.kind == trace::EventKind::Op || records_of(e.kind)) {
       first = std::min(first, e.start_ns);

@@ -160,6 +160,13 @@ TEST_CASE("the report sums the cost over its inputs", "[cost][report]") {
   REQUIRE(table.find("8 ops x 300.0 ns, 8 records x 10.0 ns") != std::string::npos);
   const std::string json = report::render_json(r, 10);
   INFO(json);
-  REQUIRE(json.find("\"ptprof_cost\": {\"added_ms\": 0.002, \"share\": 0.02455") != std::string::npos);
+  REQUIRE(json.find("\"ptprof_cost\": {\"added_ms\": 0.002480, \"share\": 0.02455") != std::string::npos);
   REQUIRE(json.find("\"ops\": 8, \"op_ns\": 300.0, \"records\": 8, \"record_ns\": 10.0") != std::string::npos);
+}
+
+TEST_CASE("the agent's note on CUDA is not charged", "[cost]") {
+  trace::Trace t = sample_trace(true);
+  t.strings.push_back("ptprof: CUDA not recorded: no driver");
+  t.events.push_back(event(trace::EventKind::Mark, 0, uint32_t(t.strings.size() - 1), 1800, 1800));
+  REQUIRE(cost::tally(t).records == 4);  // as without the note
 }
