@@ -33,8 +33,8 @@ class ScratchRing {
   std::unique_ptr<uint8_t[]> data_;
 };
 
-// The record cost of this process, in picoseconds (best of a few batches);
-// needs the region (the calibration's one name is interned in the arena).
+// The record cost of this process, in picoseconds (best of a few batches).
+// Leaves nothing in the process's region: no name, no record.
 uint32_t calibrate_record_cost_ps();
 
 }  // namespace ptprof::agent
