@@ -8,10 +8,21 @@
 //   bench_record latency-full THREADS the same after the string arena is
 //                                     full, for a name it refused: the cost
 //                                     of a lost name (no lock, no allocation)
-//   bench_record flood SECONDS        one thread writes as fast as it can;
-//                                     run under ptprof, the launcher's summary
-//                                     gives recorded vs dropped (drain rate)
+//   bench_record flood SECONDS [THREADS [RATE]]
+//                                     THREADS threads (default 1) write as fast
+//                                     as they can, or RATE events per second in
+//                                     total, paced in bursts of 1000; run under
+//                                     ptprof, the launcher's summary gives
+//                                     recorded vs dropped (drain rate)
+//   bench_record ranges N RATE        N events (nested range pairs, 2 levels)
+//                                     from one thread at RATE events per
+//                                     second: the long-run benchmark
+// Each mode also prints its own CPU time (cpu_s=), so that a caller timing
+// `ptprof run` as a whole can tell the launcher's CPU from the target's.
+#include <sys/resource.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -108,14 +119,64 @@ int latency(int threads, const char* name) {
   return 0;
 }
 
-int flood(double seconds) {
-  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  uint64_t n = 0;
-  while (std::chrono::steady_clock::now() < end) {
-    for (int i = 0; i < 1000; ++i) ptprof_mark("bench.flood");
-    n += 1000;
+double own_cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+// rate <= 0: as fast as possible. Otherwise each thread paces itself to
+// rate / threads events per second, in bursts of 1000.
+int flood(double seconds, int threads, double rate) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const auto end = start + std::chrono::duration<double>(seconds);
+  std::atomic<uint64_t> total{0};
+  std::vector<std::thread> pool;
+  pool.reserve(size_t(threads));
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&] {
+      uint64_t n = 0;
+      const double per_thread = rate / threads;
+      while (Clock::now() < end) {
+        for (int i = 0; i < 1000; ++i) ptprof_mark("bench.flood");
+        n += 1000;
+        if (rate > 0) {
+          auto due = start + std::chrono::duration<double>(double(n) / per_thread);
+          if (due > Clock::now()) std::this_thread::sleep_until(due);
+        }
+      }
+      total += n;
+    });
+  for (auto& t : pool) t.join();
+  std::printf("flood_events=%llu seconds=%.2f threads=%d cpu_s=%.3f\n", (unsigned long long)total.load(), seconds,
+              threads, own_cpu_seconds());
+  return 0;
+}
+
+// n events as ranges, an outer range holding 7 inner ones (like an op with
+// its children), paced to `rate` events per second so that nothing drops.
+int ranges(uint64_t n, double rate) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  static const char* const kInner[7] = {"bench.aten::mm",  "bench.aten::add",  "bench.aten::relu", "bench.aten::view",
+                                        "bench.aten::sum", "bench.aten::copy", "bench.aten::mul"};
+  uint64_t written = 0;
+  while (written < n) {
+    ptprof_range_push("bench.aten::linear");
+    for (const char* name : kInner) {
+      ptprof_range_push(name);
+      ptprof_range_pop();
+    }
+    ptprof_range_pop();
+    written += 8;
+    if (written % 8000 == 0) {
+      auto due = start + std::chrono::duration<double>(double(written) / rate);
+      if (due > Clock::now()) std::this_thread::sleep_until(due);
+    }
   }
-  std::printf("flood_events=%llu seconds=%.2f\n", (unsigned long long)n, seconds);
+  std::printf("range_events=%llu seconds=%.2f cpu_s=%.3f\n", (unsigned long long)written,
+              std::chrono::duration<double>(Clock::now() - start).count(), own_cpu_seconds());
   return 0;
 }
 
@@ -127,7 +188,13 @@ int main(int argc, char** argv) {
     fill_string_arena();
     return latency(std::atoi(argv[2]), "bench.name-refused-by-the-full-arena");
   }
-  if (argc >= 3 && std::strcmp(argv[1], "flood") == 0) return flood(std::atof(argv[2]));
-  std::fprintf(stderr, "usage: bench_record latency THREADS | latency-full THREADS | flood SECONDS\n");
+  if (argc >= 3 && std::strcmp(argv[1], "flood") == 0)
+    return flood(std::atof(argv[2]), argc >= 4 ? std::max(1, std::atoi(argv[3])) : 1,
+                 argc >= 5 ? std::atof(argv[4]) : 0);
+  if (argc >= 4 && std::strcmp(argv[1], "ranges") == 0)
+    return ranges(std::strtoull(argv[2], nullptr, 10), std::max(1.0, std::atof(argv[3])));
+  std::fprintf(stderr,
+               "usage: bench_record latency THREADS | latency-full THREADS | flood SECONDS [THREADS [RATE]] | "
+               "ranges N RATE\n");
   return 2;
 }

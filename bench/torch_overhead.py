@@ -1,27 +1,39 @@
-"""Overhead of profiling a small-op PyTorch training loop, side by side.
+"""Overhead of profiling PyTorch training loops, side by side.
 
-The loop: 8 x (Linear 64->64, ReLU), batch 8, SGD: about 430 operators a
-step, so per-operator costs dominate. Six ways of running it, each in its own
-process, interleaved round by round in one run (these machines are shared and
-noisy; only ratios measured together mean anything):
+Two loops, both with torch.set_num_threads(1):
+
+    small   8 x (Linear 64->64, ReLU), batch 8, SGD: about 430 operators a
+            step, so per-operator costs dominate;
+    conv    a small conv net (3 conv layers, batch 8, 3x32x32 images), SGD:
+            fewer, heavier operators.
+
+Ways of running them, each in its own process, interleaved round by round in
+one run (these machines are shared and noisy; only ratios measured together
+mean anything; steps are timed in the thread's CPU time, see now_ns()):
 
     none            no profiler
-    floor           a global RecordFunction callback that does nothing
+    floor           a global RecordFunction callback that does nothing (no
+                    ids, no inputs): what torch costs once any callback is on
     ptprof          ptprof run
     ptprof+shapes   ptprof run --record-shapes
+    ptprof+memory   ptprof run --profile-memory
     ptprof-on-demand  ptprof run --on-demand, never triggered (what a job
                     waiting for `ptprof trigger` costs)
     torch           torch.profiler.profile(activities=[CPU])
-    torch+shapes    torch.profiler.profile(activities=[CPU], record_shapes=True)
+    torch+shapes    ... record_shapes=True
+    torch+memory    ... profile_memory=True
 
-(ptprof-on-demand is a seventh, run only when --modes names it.) It prints
-the median step time of each, what each adds per operator over
-`none` and over `floor`, ptprof's cost as a fraction of torch.profiler's, and
-the time a step that ends a window takes beyond a normal step (ptprof:
-publishing a boundary; torch.profiler: building its results).
+It prints, per loop, the median step time of each, what each adds per step
+and per operator over `none` and over `floor` (medians of differences taken
+within a round), ptprof's addition as a fraction of torch.profiler's with the
+same option, the time a step that ends a window takes beyond a normal step
+(ptprof: publishing a boundary; torch.profiler: stopping and building its
+results, plus exporting its trace), and ptprof's own estimate of what it
+added (the run summary's cost line) against the measured difference.
+ptprof-on-demand runs only when --modes names it.
 
     python bench/torch_overhead.py --ptprof build/bin/ptprof \
-        [--floor-lib build/lib/libptprof_bench_floor.so] [--rounds 5] [--steps 300]
+        [--floor-lib LIB] [--rounds 5] [--steps 300] [--loops small,conv] [--json OUT]
 
 Without --floor-lib, bench/floor/rf_floor.cpp is built for the torch of the
 interpreter running the benchmark (tests/integration/torch_cxx.py), cached in
@@ -33,6 +45,8 @@ import argparse
 import ctypes
 import json
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -43,23 +57,35 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_DIR = os.path.dirname(HERE)
 FLOOR_SOURCE = os.path.join(HERE, "floor", "rf_floor.cpp")
 
-MODES = ["none", "floor", "ptprof", "ptprof+shapes", "ptprof-on-demand", "torch", "torch+shapes"]
-DEFAULT_MODES = ["none", "floor", "ptprof", "ptprof+shapes", "torch", "torch+shapes"]
+DEFAULT_MODES = ["none", "floor", "ptprof", "ptprof+shapes", "ptprof+memory", "torch", "torch+shapes", "torch+memory"]
+MODES = DEFAULT_MODES + ["ptprof-on-demand"]
+LOOPS = ["small", "conv"]
+PTPROF_FLAGS = {"ptprof": [], "ptprof+shapes": ["--record-shapes"], "ptprof+memory": ["--profile-memory"],
+                "ptprof-on-demand": ["--on-demand"]}
+TORCH_OPTIONS = {"torch": {}, "torch+shapes": {"record_shapes": True}, "torch+memory": {"profile_memory": True}}
 
 
-def build_loop():
+def build_loop(kind):
     import torch
     import torch.nn as nn
 
     torch.manual_seed(0)
     torch.set_num_threads(1)
-    layers = []
-    for _ in range(8):
-        layers += [nn.Linear(64, 64), nn.ReLU()]
-    model = nn.Sequential(*layers)
+    if kind == "small":
+        layers = []
+        for _ in range(8):
+            layers += [nn.Linear(64, 64), nn.ReLU()]
+        model = nn.Sequential(*layers)
+        x = torch.randn(8, 64)
+        y = torch.randn(8, 64)
+    else:
+        model = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                              nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                              nn.Conv2d(32, 32, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
+                              nn.Flatten(), nn.Linear(32, 10))
+        x = torch.randn(8, 3, 32, 32)
+        y = torch.randn(8, 10)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    x = torch.randn(8, 64)
-    y = torch.randn(8, 64)
     loss_fn = nn.MSELoss()
 
     def step():
@@ -78,70 +104,107 @@ def count_ops(step):
     return len(p.events())
 
 
+# Steps are timed in the CPU time of the calling thread, not on the wall
+# clock: on a shared machine the wall clock counts the time the target waits
+# for a core (behind the launcher's drain thread, a compiler, another
+# benchmark), which is no per-operator cost. TIMER=wall times the wall clock.
+TIMER = os.environ.get("PTPROF_BENCH_TIMER", "cpu")
+
+
+def now_ns():
+    return time.perf_counter_ns() if TIMER == "wall" else time.thread_time_ns()
+
+
 def timed_steps(step, n):
     times = []
     for _ in range(n):
-        t0 = time.perf_counter_ns()
+        t0 = now_ns()
         step()
-        times.append(time.perf_counter_ns() - t0)
+        times.append(now_ns() - t0)
     return times
 
 
-def worker(mode, steps, floor_lib, window_steps):
-    import torch
+def steps_for(args, loop):
+    return args.steps if loop == "small" else max(10, args.steps // 5)
+
+
+def worker(args):
+    """One process: every loop of --loops under one mode; prints JSON."""
     from torch.profiler import ProfilerActivity, profile, schedule
-    step = build_loop()
+    mode = args.worker
     result = {}
     if mode == "ops":
-        for _ in range(20):
-            step()
-        result["ops"] = count_ops(step)
+        for loop in args.loops:
+            step = build_loop(loop)
+            for _ in range(20):
+                step()
+            result[loop] = count_ops(step)
         print(json.dumps(result))
         return
     if mode == "floor":
-        lib = ctypes.CDLL(floor_lib)
-        lib.ptprof_bench_add_noop_callback(0)
-    for _ in range(50):  # warm up caches and allocators
-        step()
-    if mode.startswith("torch"):
-        with profile(activities=[ProfilerActivity.CPU], record_shapes=mode == "torch+shapes"):
-            result["steps"] = timed_steps(step, steps)
-        # Window ends: a schedule of `window_steps` active steps, repeating;
-        # the step whose prof.step() ends a window carries torch's processing.
-        times = []
-        with profile(activities=[ProfilerActivity.CPU], record_shapes=mode == "torch+shapes",
-                     schedule=schedule(wait=0, warmup=0, active=window_steps, repeat=0),
-                     on_trace_ready=lambda p: None) as p:
-            for _ in range(window_steps * 4):
-                t0 = time.perf_counter_ns()
-                step()
-                p.step()
-                times.append(time.perf_counter_ns() - t0)
-        result["window"] = times
-    else:
-        result["steps"] = timed_steps(step, steps)
+        ctypes.CDLL(args.floor_lib).ptprof_bench_add_floor_callback(0, 0)
+    for loop in args.loops:
+        step = build_loop(loop)
+        n = steps_for(args, loop)
+        for _ in range(min(50, n)):  # warm up caches and allocators
+            step()
+        r = {}
+        if args.window_run:
+            # Under ptprof with a schedule: ptprof's window ends happen inside
+            # optimizer.step(), so timing every step catches them.
+            r["window"] = timed_steps(step, args.window_steps * 20)
+        elif mode in TORCH_OPTIONS:
+            opts = TORCH_OPTIONS[mode]
+            with profile(activities=[ProfilerActivity.CPU], **opts):
+                r["steps"] = timed_steps(step, n)
+            if loop == "small" and mode == "torch":
+                # Window ends: a schedule of `window_steps` active steps; the
+                # step whose prof.step() ends a window carries torch's stop and
+                # result building, and here the trace's export too.
+                trace = os.path.join(args.out, "torch-window.json")
+                times = []
+                with profile(activities=[ProfilerActivity.CPU],
+                             schedule=schedule(wait=0, warmup=0, active=args.window_steps, repeat=0),
+                             on_trace_ready=lambda p: p.export_chrome_trace(trace)) as p:
+                    for _ in range(args.window_steps * 4):
+                        t0 = now_ns()
+                        step()
+                        p.step()
+                        times.append(now_ns() - t0)
+                r["window"] = times
+        else:
+            r["steps"] = timed_steps(step, n)
+        result[loop] = r
     print(json.dumps(result))
+
+
+# "ptprof: cost: ... op pairs x N ns ..." from the run summary (launcher/cmd_run.cpp).
+COST_LINE = re.compile(r"ptprof: this run's cost: about ([0-9.]+) ms")
+OP_COST = re.compile(r"([0-9]+) ops? x ([0-9.]+) ns")
 
 
 def run_mode(args, mode, window=False):
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", mode, "--steps", str(args.steps),
-           "--floor-lib", args.floor_lib or "", "--window-steps", str(args.window_steps)]
-    env = dict(os.environ)
-    if mode.startswith("ptprof"):
-        pre = [args.ptprof, "run", "-o", args.out]
-        if mode == "ptprof+shapes":
-            pre.append("--record-shapes")
-        if mode == "ptprof-on-demand":
-            pre.append("--on-demand")
+           "--floor-lib", args.floor_lib or "", "--window-steps", str(args.window_steps),
+           "--loops", ",".join(args.loops if not window else ["small"]), "--out", args.out]
+    if mode in PTPROF_FLAGS:
+        out = os.path.join(args.out, "ptprof-" + mode.replace("+", "-"))
+        shutil.rmtree(out, ignore_errors=True)
+        pre = [args.ptprof, "run", "-o", out] + PTPROF_FLAGS[mode]
         if window:
             pre += ["--schedule", "wait=0,warmup=0,active=%d,repeat=0" % args.window_steps]
-            cmd[cmd.index("--worker") + 1] = "none"
             cmd += ["--window-run"]
+        cmd[cmd.index("--worker") + 1] = "none"
         cmd = pre + ["--"] + cmd
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if proc.returncode != 0:
         sys.exit("benchmark worker %s failed:\n%s" % (mode, proc.stderr[-3000:]))
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    if mode in PTPROF_FLAGS:
+        m = OP_COST.search(proc.stderr)
+        if m:
+            res["op_cost_ns"] = float(m.group(2))
+    return res
 
 
 def build_floor():
@@ -167,72 +230,123 @@ def window_cost(times, window_steps):
     return statistics.median(ends) - statistics.median(rest)
 
 
+def median_or_nan(values):
+    return statistics.median(values) if values else float("nan")
+
+
+def summarize(args, ops, medians, window, op_costs):
+    """The figures, as a JSON-able dict: per loop, per mode."""
+    import torch
+    out = {"torch": torch.__version__, "rounds": args.rounds, "ops": ops, "timer": TIMER, "loops": {}}
+    for loop, per_mode in medians.items():
+
+        def paired(a, b):
+            if a not in per_mode or b not in per_mode:
+                return float("nan")
+            return statistics.median(x - y for x, y in zip(per_mode[a], per_mode[b]))
+
+        rows = {}
+        for m, v in per_mode.items():
+            rows[m] = {"step_us": statistics.median(v) / 1e3,
+                       "added_us": paired(m, "none") / 1e3,
+                       "ns_per_op": paired(m, "none") / ops[loop],
+                       "ns_per_op_over_floor": paired(m, "floor") / ops[loop]}
+        ratios = {}
+        for a, b in (("ptprof", "floor"), ("ptprof", "torch"), ("ptprof+shapes", "torch+shapes"),
+                     ("ptprof+memory", "torch+memory")):
+            if a in per_mode and b in per_mode and "none" in per_mode:
+                r = [(x - n) / (y - n) for x, y, n in zip(per_mode[a], per_mode[b], per_mode["none"]) if y > n]
+                ratios["%s/%s" % (a, b)] = median_or_nan(r)
+        entry = {"steps": steps_for(args, loop), "modes": rows, "ratios": ratios}
+        if loop == "small" and op_costs:
+            est = median_or_nan(op_costs)
+            entry["estimate_ns_per_op"] = est
+            entry["estimate_over_measured"] = est / rows["ptprof"]["ns_per_op"] if "ptprof" in rows else float("nan")
+        out["loops"][loop] = entry
+    if window["ptprof"] or window["torch"]:
+        out["window_end_us"] = {k: median_or_nan(v) / 1e3 for k, v in window.items()}
+    return out
+
+
+def print_summary(s):
+    print("torch %s, %d rounds, steps timed in %s time; per-step and per-op figures are medians of differences "
+          "within a round" % (s["torch"], s["rounds"], "wall-clock" if s["timer"] == "wall" else "thread CPU"))
+    for loop, e in s["loops"].items():
+        print("\n%s loop: %d operators per step, %d steps per run" % (loop, s["ops"][loop], e["steps"]))
+        print("%-15s %11s %11s %14s %16s" % ("mode", "step (us)", "added (us)", "ns/op vs none", "ns/op vs floor"))
+        for m, r in e["modes"].items():
+            print("%-15s %11.1f %11.1f %14.1f %16.1f" % (m, r["step_us"], r["added_us"], r["ns_per_op"],
+                                                         r["ns_per_op_over_floor"]))
+        for k, v in e["ratios"].items():
+            a, b = k.split("/")
+            print("%s adds %.2f x what %s adds" % (a, v, b))
+        if "estimate_ns_per_op" in e:
+            print("ptprof's own estimate: %.1f ns/op, %.2f x the measured difference"
+                  % (e["estimate_ns_per_op"], e["estimate_over_measured"]))
+    if "window_end_us" in s:
+        w = s["window_end_us"]
+        print("\nwindow end, extra time in the step that ends a window: ptprof %.1f us, torch.profiler %.1f us "
+              "(stop, results and export_chrome_trace)" % (w.get("ptprof", float("nan")), w.get("torch", float("nan"))))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ptprof", default="build/bin/ptprof")
     ap.add_argument("--floor-lib", default=None,
                     help="the floor library; default: build bench/floor/rf_floor.cpp for this torch")
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--steps", type=int, default=300, help="steps per run of the small loop (conv: a fifth)")
     ap.add_argument("--window-steps", type=int, default=10)
-    ap.add_argument("--out", default="/tmp/ptprof-bench-out")
+    ap.add_argument("--out", default=None, help="scratch directory (default: a temporary one)")
     ap.add_argument("--modes", default=",".join(DEFAULT_MODES), help="comma-separated subset of " + ",".join(MODES))
+    ap.add_argument("--loops", default=",".join(LOOPS), help="comma-separated subset of " + ",".join(LOOPS))
+    ap.add_argument("--json", help="also write the figures to this file as JSON")
     ap.add_argument("--worker")
     ap.add_argument("--window-run", action="store_true")
     args = ap.parse_args()
+    args.loops = [l for l in args.loops.split(",") if l]
+    for l in args.loops:
+        if l not in LOOPS:
+            ap.error("unknown loop %r; accepted: %s" % (l, ", ".join(LOOPS)))
 
     if args.worker:
-        if args.window_run:
-            # Under ptprof with a schedule: time every step; ptprof's window
-            # ends happen inside optimizer.step().
-            step = build_loop()
-            for _ in range(50):
-                step()
-            print(json.dumps({"window": timed_steps(step, args.window_steps * 20)}))
-            return
-        worker(args.worker, args.steps, args.floor_lib, args.window_steps)
+        worker(args)
         return
 
-    modes = [m for m in MODES if m in args.modes.split(",")]
-    if "floor" in modes and not args.floor_lib:
-        args.floor_lib = build_floor()
-    ops = run_mode(args, "ops")["ops"]
-    medians = {m: [] for m in modes}
-    window = {"ptprof": [], "torch": []}
-    for r in range(args.rounds):
-        for m in modes:
-            res = run_mode(args, m)
-            medians[m].append(statistics.median(res["steps"]))
-            if m == "torch":
-                window["torch"].append(window_cost(res["window"], args.window_steps))
-        if "ptprof" in modes:
-            window["ptprof"].append(window_cost(run_mode(args, "ptprof", window=True)["window"], args.window_steps))
-        print("round %d/%d done" % (r + 1, args.rounds), file=sys.stderr, flush=True)
-
-    # Each round runs every mode back to back, so differences are taken
-    # within a round (paired) and their median over rounds is reported: the
-    # machine's drift between rounds cancels out.
-    step_ns = {m: statistics.median(v) for m, v in medians.items()}
-
-    def paired(a, b):
-        if a not in medians or b not in medians:
-            return float("nan")
-        return statistics.median((x - y) / ops for x, y in zip(medians[a], medians[b]))
-
-    print("small-op loop: %d operators per step, %d rounds x %d steps; per-op figures are medians of "
-          "differences within a round" % (ops, args.rounds, args.steps))
-    print("%-15s %12s %14s %16s" % ("mode", "step (us)", "ns/op vs none", "ns/op vs floor"))
-    for m in modes:
-        print("%-15s %12.1f %14.1f %16.1f" % (m, step_ns[m] / 1e3, paired(m, "none"), paired(m, "floor")))
-    for a, b in (("ptprof", "torch"), ("ptprof+shapes", "torch+shapes")):
-        if a not in medians or b not in medians or "none" not in medians:
-            continue
-        ratios = [(x - n) / (y - n) for x, y, n in zip(medians[a], medians[b], medians["none"]) if y > n]
-        if ratios:
-            print("%s adds %.2f x what %s adds" % (a, statistics.median(ratios), b))
-    if window["ptprof"] and window["torch"]:
-        print("window end, extra time in the step that ends a window: ptprof %.1f us, torch.profiler %.1f us"
-              % (statistics.median(window["ptprof"]) / 1e3, statistics.median(window["torch"]) / 1e3))
+    args.ptprof = os.path.abspath(args.ptprof)
+    scratch = None
+    if not args.out:
+        scratch = args.out = tempfile.mkdtemp(prefix="ptprof-bench-")
+    try:
+        modes = [m for m in MODES if m in args.modes.split(",")]
+        if "floor" in modes and not args.floor_lib:
+            args.floor_lib = build_floor()
+        ops = run_mode(args, "ops")
+        medians = {loop: {m: [] for m in modes} for loop in args.loops}
+        window = {"ptprof": [], "torch": []}
+        op_costs = []
+        for r in range(args.rounds):
+            for m in modes:
+                res = run_mode(args, m)
+                for loop in args.loops:
+                    medians[loop][m].append(statistics.median(res[loop]["steps"]))
+                if "window" in res.get("small", {}):
+                    window["torch"].append(window_cost(res["small"]["window"], args.window_steps))
+                if m == "ptprof" and "op_cost_ns" in res:
+                    op_costs.append(res["op_cost_ns"])
+            if "ptprof" in modes and "small" in args.loops:
+                res = run_mode(args, "ptprof", window=True)
+                window["ptprof"].append(window_cost(res["small"]["window"], args.window_steps))
+            print("round %d/%d done" % (r + 1, args.rounds), file=sys.stderr, flush=True)
+        import torch  # noqa: F401  (its version goes into the figures)
+        s = summarize(args, ops, medians, window, op_costs)
+        print_summary(s)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(s, f, indent=1)
+    finally:
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 # on-demand build fails (tests/integration/test_bridge.py builds from the kit).
 set(PTPROF_BRIDGE_KIT_FILES
   agent/torch/bridge.cpp
+  agent/torch/calibrate_ops.hpp
   agent/torch/encode_inputs.hpp
   agent/torch/memory_reporter.hpp
   agent/torch/torch_compat.hpp

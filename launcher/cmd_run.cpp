@@ -19,6 +19,7 @@
 #include "log.hpp"
 #include "output_dir.hpp"
 #include "ptprof/config.hpp"
+#include "ptprof/cost.hpp"
 #include "ptprof/losses.hpp"
 #include "run_names.hpp"
 #include "session.hpp"
@@ -296,6 +297,11 @@ int run(const RunOptions& o) {
   for (const std::string& line : t.cuda_notes) std::fprintf(stderr, "%s\n", line.c_str());
   for (const std::string& line : trace::loss_lines(t.losses))
     std::fprintf(stderr, "ptprof: warning: %s\n", line.c_str());
+  // Every run states its own cost (cost.hpp): what recording these events
+  // took from the target, by the per-event costs its processes measured.
+  cost::Tally cost_total;
+  for (const auto& f : sink.files()) cost_total += f.cost;
+  if (!sink.files().empty()) std::fprintf(stderr, "ptprof: this run's cost: %s\n", cost::describe(cost_total).c_str());
   for (auto& f : sink.files())
     std::fprintf(stderr, "ptprof: wrote %s (%s, %llu events)\n", f.path.c_str(), human_bytes(f.bytes).c_str(),
                  (unsigned long long)f.events);

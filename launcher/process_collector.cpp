@@ -421,8 +421,18 @@ void ProcessCollector::write_cuda(Window& w, trace::Event e, trace::CudaInfo inf
   info.kernel_name = info.kernel_name ? file_name(w, info.kernel_name) : 0;
   e.arg = uint64_t(w.writer->add_cuda(info)) + 1;
   w.writer->add_event(e);
+  charge(w, e);
   ++w.events;
   ++events_total_;
+}
+
+void ProcessCollector::charge(Window& w, const trace::Event& e) {
+  w.cost.charge(e.kind, header_->op_cost_ps.load(std::memory_order_relaxed),
+                header_->record_cost_ps.load(std::memory_order_relaxed));
+  if (e.kind == trace::EventKind::Op || cost::records_of(e.kind)) {
+    w.first_ns = std::min(w.first_ns, e.start_ns);
+    w.last_ns = std::max(w.last_ns, e.end_ns);
+  }
 }
 
 void ProcessCollector::open_span(ThreadDecode& t, OpenSpan s) {
@@ -573,6 +583,10 @@ void ProcessCollector::emit(Window& w, uint32_t instance, const OpenSpan& s, uin
   if (s.kind == trace::EventKind::Op && (cuda_seen_ || header_->gpu_flush.load(std::memory_order_relaxed) != 0))
     e.arg = s.handle;
   w.writer->add_event(e);
+  // The agent's note on CUDA is a mark of its own, not the program's.
+  if (!(s.kind == trace::EventKind::Mark && s.name < strings_.size() &&
+        strings_[s.name].starts_with(wire::kCudaNotePrefix)))
+    charge(w, e);
   if (s.name == 0) ++seen_.unnamed_events;  // every named record type: its name was lost
   ++w.events;
   ++events_total_;
@@ -656,7 +670,14 @@ void ProcessCollector::write_window(Window& w) {
   delta -= charged_;
   charged_ = now;
   w.writer->set_losses(delta);
+  w.writer->set_process_cost(0, header_->op_cost_ps.load(std::memory_order_relaxed),
+                             header_->record_cost_ps.load(std::memory_order_relaxed));
   WindowFile f;
+  f.cost = w.cost;
+  // The share is of the recorded steps' time, or of the span of the operators
+  // and records when the window has no steps.
+  for (const auto& st : w.steps) f.cost.recorded_ns += conv_.to_ns(st.end) - conv_.to_ns(st.start);
+  if (w.steps.empty() && w.last_ns > w.first_ns) f.cost.recorded_ns = w.last_ns - w.first_ns;
   f.path = window_path(w);
   f.losses = delta;
   f.events = w.events;

@@ -11,6 +11,7 @@
 
 #include "ptprof/analysis/trace_file.hpp"
 #include "ptprof/clock.hpp"
+#include "ptprof/cost.hpp"
 #include "ptprof/ring.hpp"
 #include "ptprof/string_arena.hpp"
 #include "ptprof/trace.hpp"
@@ -120,6 +121,8 @@ class ProcessCollector {
     std::chrono::steady_clock::time_point end_seen{};
     uint64_t events = 0;
     uint64_t dropped = 0;
+    cost::Tally cost;                              // what its events cost the target (cost.hpp)
+    int64_t first_ns = INT64_MAX, last_ns = INT64_MIN;  // its events' span: the recorded time without steps
     bool gpu_flushed = false;                         // the agent's GpuFlushed boundary for it arrived
     std::unordered_map<uint64_t, uint32_t> lane_map;  // (device << 32 | stream) -> file thread index + 1
     // CUDA events whose launching op is not known yet (their external
@@ -131,6 +134,8 @@ class ProcessCollector {
     std::vector<PendingCuda> pending_cuda;
   };
 
+  // Charges an event written to `w` with this process's per-event costs.
+  void charge(Window& w, const trace::Event& e);
   void read_strings();
   void read_boundaries();
   void attach_new_threads();

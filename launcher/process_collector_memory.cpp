@@ -103,6 +103,7 @@ void ProcessCollector::memory_record(ThreadDecode& t, const wire::RecordHeader& 
   e.thread = file_thread(w, t.instance);
   e.arg = uint64_t(w.writer->add_memory(m)) + 1;
   w.writer->add_event(e);
+  charge(w, e);
   ++w.events;
   ++events_total_;
 }

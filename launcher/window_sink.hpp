@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ptprof/analysis/trace_file.hpp"
+#include "ptprof/cost.hpp"
 #include "ptprof/trace.hpp"
 
 namespace ptprof::launcher {
@@ -19,6 +20,7 @@ struct WindowFile {
   trace::Losses losses;
   int32_t pid = 0;
   uint32_t window = 0;
+  cost::Tally cost;  // what recording its events cost the target
 };
 
 class WindowSink {

@@ -22,7 +22,7 @@ PTPROF_EXPORT void ptprof_agent_op_begin(const ptprof_op_begin* op) {
     if (g_runtime.recording()) g_runtime.note_unrecorded_event();
     return;
   }
-  if (!g_runtime.recording()) return;
+  if (!g_runtime.recording() && !t->calibration) return;
   if (t->op_depth >= ThreadState::kMaxDepth) [[unlikely]] {
     // Deeper than the handles kept: its end could not be matched, so its
     // begin is not written either (one drop for the pair).
@@ -104,6 +104,28 @@ PTPROF_EXPORT void ptprof_agent_memory(const ptprof_memory_event* m) {
   p.device_type = m->device_type;
   p.device_index = m->device_index;
   (void)t->emit(wire::RecordType::MemoryEvent, 0, t->now(), p);
+}
+
+PTPROF_EXPORT int ptprof_agent_calibration_begin(void) {
+  ThreadState* t = thread_state();
+  if (!t || t->calibration || t->op_depth || t->range_depth) return 0;
+  t->calibration = std::make_unique<ThreadState::Calibration>();
+  t->calibration->saved = t->ring;
+  t->ring = t->calibration->scratch.writer();
+  return 1;
+}
+
+PTPROF_EXPORT void ptprof_agent_calibration_rewind(void) {
+  ThreadState* t = detail::tls_thread;
+  if (t && t->calibration) t->calibration->scratch.rewind();
+}
+
+PTPROF_EXPORT void ptprof_agent_calibration_end(uint32_t op_cost_ps) {
+  ThreadState* t = detail::tls_thread;
+  if (!t || !t->calibration) return;
+  t->ring = t->calibration->saved;
+  t->calibration.reset();
+  g_runtime.publish_op_cost(op_cost_ps);
 }
 
 PTPROF_EXPORT void ptprof_agent_warn(const char* message) {

@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "bridge_api.h"
+#include "cost_calibration.hpp"
 #include "log.hpp"
 #include "thread_state.hpp"
 
@@ -126,6 +127,8 @@ void Runtime::start() {
   if (!map_session(session)) return;
   thread_key_ok_ = pthread_key_create(&thread_key_, on_thread_exit) == 0;
   if (!create_region()) return;
+  record_cost_ps_.store(calibrate_record_cost_ps(), std::memory_order_relaxed);
+  header_->record_cost_ps.store(record_cost_ps_.load(std::memory_order_relaxed), std::memory_order_relaxed);
 
   pthread_atfork(on_prepare, on_parent, on_child);
   std::atexit(on_exit);
@@ -305,6 +308,9 @@ bool Runtime::create_region() {
   h->start_monotonic_ns = clock::monotonic_ns();
   read_cmdline(h->cmdline, sizeof h->cmdline);
   read_distributed(*h);
+  // A fork child's region says what its parent measured.
+  h->record_cost_ps.store(record_cost_ps_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  h->op_cost_ps.store(op_cost_ps_.load(std::memory_order_relaxed), std::memory_order_relaxed);
 
   region_ = p;
   region_bytes_ = bytes;
@@ -685,6 +691,11 @@ void Runtime::after_fork_child() {
     if (ThreadState* th = thread_state()) th->write(wire::RecordType::Step, uint32_t(step_), t);
   }
   if (config_->on_demand) start_trigger_watcher();  // the parent's is not in this process
+}
+
+void Runtime::publish_op_cost(uint32_t ps) {
+  op_cost_ps_.store(ps, std::memory_order_relaxed);
+  if (header_) header_->op_cost_ps.store(ps, std::memory_order_relaxed);
 }
 
 }  // namespace ptprof::agent

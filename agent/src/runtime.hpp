@@ -145,6 +145,9 @@ class Runtime {
   // CUPTI consumer flushes CUPTI and then calls gpu_flushed(window).
   using WindowEndListener = void (*)(uint32_t window);
   void set_window_end_listener(WindowEndListener fn) { window_end_listener_.store(fn, std::memory_order_release); }
+  // What one operator costs this process (cost_calibration.hpp), as the
+  // torch bridge measured it; published for the launcher.
+  void publish_op_cost(uint32_t ps);
 
  private:
   bool map_session(const char* name);
@@ -234,6 +237,9 @@ class Runtime {
 
   NoDestructor<CuptiConsumer> cupti_;
 
+  // cost_calibration.hpp, in picoseconds; kept for a fork child's region.
+  std::atomic<uint32_t> record_cost_ps_{0};
+  std::atomic<uint32_t> op_cost_ps_{0};
   std::atomic<int> bridge_state_{0};  // 0 not loaded, 1 loading, 2 loaded, 3 failed
   void (*bridge_set_recording_)(int) = nullptr;
   std::atomic<void (*)()> bridge_step_aside_{nullptr};

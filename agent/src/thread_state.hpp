@@ -8,8 +8,10 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <span>
 
+#include "cost_calibration.hpp"
 #include "ptprof/clock.hpp"
 #include "ptprof/record.hpp"
 #include "ptprof/record_emit.hpp"
@@ -83,6 +85,14 @@ struct ThreadState {
   uint32_t ranges[kMaxDepth];  // name id, or 0 when the push was not recorded
   uint32_t range_depth = 0;
   ScopeStack scopes;
+
+  // While the torch bridge times operators (cost_calibration.hpp): the
+  // thread writes into a private ring and records whatever the schedule says.
+  struct Calibration {
+    ScratchRing scratch;
+    wire::RingWriter saved;  // the thread's own ring, untouched meanwhile
+  };
+  std::unique_ptr<Calibration> calibration;
 
   uint32_t intern(const char* s) {
     auto& e = cache[(reinterpret_cast<uintptr_t>(s) >> 4) & (kCacheSize - 1)];

@@ -20,6 +20,7 @@
 #include <type_traits>
 
 #include "bridge_api.h"
+#include "calibrate_ops.hpp"
 #include "encode_inputs.hpp"
 #include "memory_reporter.hpp"
 #include "ptprof/record.hpp"
@@ -180,8 +181,12 @@ int init(void (**set_recording_out)(int), char* why, uint32_t why_len) {
     }
     g_registered = true;
   }
-  set_recording(initial_mode());
   at::addGlobalCallback(at::RecordFunctionCallback(&watch_start, &watch_end).scopes({at::RecordScope::USER_SCOPE}));
+  // Calibrated on the plain variant (what a default run records), with both
+  // callbacks in place, as every op will run; then the variant this step wants.
+  set_recording(PTPROF_BRIDGE_OPS);
+  calibrate_op_cost(g_op_callbacks[variant(false, false)]);
+  set_recording(initial_mode());
   if (set_recording_out) *set_recording_out = &set_recording;
   return 0;
 }

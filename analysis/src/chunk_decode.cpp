@@ -81,6 +81,30 @@ Status decode_processes(Cursor c, trace::Trace& t) {
   return {};
 }
 
+Status decode_costs(Cursor c, trace::Trace& t) {
+  const uint64_t count = c.varint();
+  if (!c.ok()) return Status::error(kTruncatedPayload);
+  if (count > c.remaining())
+    return Status::error("costs chunk claims " + std::to_string(count) + " records in " +
+                         std::to_string(c.remaining()) + " bytes");
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t process = c.varint();
+    std::string_view body = c.str();
+    if (!c.ok()) return Status::error(kTruncatedPayload);
+    if (process >= t.processes.size())
+      return Status::error("costs name process " + std::to_string(process) + " of " +
+                           std::to_string(t.processes.size()));
+    // Fields a later writer appends to a record follow these: ignored.
+    Cursor f(reinterpret_cast<const uint8_t*>(body.data()), body.size());
+    const uint64_t op = f.varint(), record = f.varint();
+    if (!f.ok()) return Status::error(kTruncatedPayload);
+    if (op > UINT32_MAX || record > UINT32_MAX) return Status::error("process cost out of range");
+    t.processes[process].op_cost_ps = uint32_t(op);
+    t.processes[process].record_cost_ps = uint32_t(record);
+  }
+  return {};
+}
+
 Status decode_process_attributes(Cursor c, trace::Trace& t) {
   const uint64_t count = c.varint();
   if (!c.ok()) return Status::error(kTruncatedPayload);

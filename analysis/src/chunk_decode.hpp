@@ -27,6 +27,7 @@ Status decode_strings(Cursor c, trace::Trace& t);
 Status decode_processes(Cursor c, trace::Trace& t);
 Status decode_threads(Cursor c, trace::Trace& t);
 Status decode_process_attributes(Cursor c, trace::Trace& t);
+Status decode_costs(Cursor c, trace::Trace& t);
 Status decode_cuda(Cursor c, trace::Trace& t);
 Status decode_gpu_lanes(Cursor c, trace::Trace& t);
 // Appends to t.events and counts per thread into `counts` (grown as needed).

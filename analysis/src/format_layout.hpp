@@ -25,6 +25,7 @@ enum class ChunkType : uint32_t {
   Memory = 9,              // the table of trace::MemoryInfo (memory_chunk.hpp)
   ProcessAttributes = 10,  // rank, local rank, world size, host of processes
   MemoryAttributes = 13,   // memory records' segment flag and concrete inputs (memory_chunk.hpp)
+  Costs = 15,              // per-event costs the processes measured (Process::op_cost_ps, record_cost_ps)
 };
 
 enum ChunkFlags : uint32_t {

@@ -368,6 +368,7 @@ void ReportBuilder::add(const std::string& path, const trace::Trace& t) {
                 return wire::is_cuda_note(t, e);
               }));
   r.losses += t.losses;
+  r.cost += cost::tally(t);
   m.agg.add_trace(input, t);
   m.cuda_api.add(t);
   m.gpu.add(t);

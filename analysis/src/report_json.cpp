@@ -85,6 +85,13 @@ std::string render_json(const Report& r, size_t row_limit) {
          ", \"shm_short_threads\": " + std::to_string(l.shm_short_threads) +
          ", \"shm_small_rings\": " + std::to_string(l.shm_small_rings) +
          ", \"shm_short_names\": " + std::to_string(l.shm_short_names) + "},\n";
+  const cost::Tally& c = r.cost;
+  out += "  \"ptprof_cost\": {\"added_ms\": " + fixed(c.added_ns() / 1e6, 6) + ", \"share\": " + fixed(c.share(), 5) +
+         ", \"recorded_ms\": " + fixed(double(c.recorded_ns) / 1e6, 6) + ", \"ops\": " + std::to_string(c.ops) +
+         ", \"op_ns\": " + fixed(c.ops ? c.op_ns / double(c.ops) : 0, 1) +
+         ", \"records\": " + std::to_string(c.records) +
+         ", \"record_ns\": " + fixed(c.records ? c.record_ns / double(c.records) : 0, 1) +
+         ", \"uncalibrated_events\": " + std::to_string(c.uncalibrated) + "},\n";
   out += "  \"self_cpu_time_total_us\": " + fixed(double(r.self_cpu_total_ns) / 1000.0, 3) + ",\n";
   if (r.has_cuda_time)
     out += "  \"self_cuda_time_total_us\": " + fixed(double(r.self_cuda_total_ns) / 1000.0, 3) + ",\n";

@@ -122,6 +122,8 @@ std::string drops_warning(const Report& r) {
 std::string render_table(const Report& r, size_t row_limit) {
   std::string out = operator_table(r, row_limit) + step_table(r) + render_cuda_api_table(r.cuda_api) +
                     render_gpu_sections(r.gpu) + render_ranks_table(r.ranks);
+  // Traces of a ptprof that measured no cost per event have no line.
+  if (r.cost.ops || r.cost.records) out += "\nptprof's own cost: " + cost::describe(r.cost) + "\n";
   std::string drops = drops_warning(r);
   if (!drops.empty()) out += "\n" + drops;
   return out;

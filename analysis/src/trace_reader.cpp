@@ -138,7 +138,7 @@ bool Reader::process(const ChunkHead& h) {
   if (have_header_ && type == ChunkType::Header) return fail(h.offset, "a second header chunk");
   // Unknown chunk types come from later writers and are skipped unread.
   const bool known = (h.type >= uint32_t(ChunkType::Header) && h.type <= uint32_t(ChunkType::ProcessAttributes)) ||
-                     type == ChunkType::MemoryAttributes;
+                     type == ChunkType::MemoryAttributes || type == ChunkType::Costs;
   if (!known) return true;
   if ((type == ChunkType::Events || type == ChunkType::Memory || type == ChunkType::MemoryAttributes) &&
       mode_ == Mode::Summary)
@@ -169,6 +169,9 @@ bool Reader::process(const ChunkHead& h) {
       break;
     case ChunkType::ProcessAttributes:
       e = decode_process_attributes(c, trace_);
+      break;
+    case ChunkType::Costs:
+      e = decode_costs(c, trace_);
       break;
     case ChunkType::Footer:
       e = decode_footer(c, footer_);

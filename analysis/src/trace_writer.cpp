@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <unordered_map>
 
 #include "byte_io.hpp"
@@ -81,6 +82,8 @@ struct TraceWriter::Impl {
   // PROCESS_ATTRIBUTES records not yet written (a count, not a table).
   uint32_t attribute_count = 0;
   std::string attributes;
+  // COSTS records, written with the footer: process -> (op, record) ps.
+  std::map<uint32_t, std::pair<uint32_t, uint32_t>> costs;
   Pending memory;                 // Trace::memory records not yet written
   std::string memory_attributes;  // MEMORY_ATTRIBUTES records of those
   uint32_t memory_attribute_count = 0;
@@ -108,6 +111,19 @@ struct TraceWriter::Impl {
 
   void write_chunk(ChunkType type, std::string_view raw) {
     if (ok()) fail(out->write(type, raw));
+  }
+
+  std::string costs_chunk() const {
+    std::string raw;
+    put_varint(raw, costs.size());
+    for (const auto& [process, c] : costs) {
+      std::string fields;
+      put_varint(fields, c.first);
+      put_varint(fields, c.second);
+      put_varint(raw, process);
+      put_bytes(raw, fields);
+    }
+    return raw;
   }
 
   void flush_metadata() {
@@ -345,6 +361,7 @@ uint32_t TraceWriter::add_process(const trace::Process& p) {
     put_bytes(m.attributes, fields);
     ++m.attribute_count;
   }
+  if (p.op_cost_ps || p.record_cost_ps) m.costs[index] = {p.op_cost_ps, p.record_cost_ps};
   return index;
 }
 
@@ -380,6 +397,13 @@ void TraceWriter::set_window_end(int64_t end_ns) { impl_->window_end_ns = end_ns
 
 void TraceWriter::set_losses(const trace::Losses& losses) { impl_->losses = losses; }
 
+void TraceWriter::set_process_cost(uint32_t process, uint32_t op_cost_ps, uint32_t record_cost_ps) {
+  Impl& m = *impl_;
+  if (process >= m.processes.first + m.processes.count)
+    return m.fail("set_process_cost: no process " + std::to_string(process));
+  m.costs[process] = {op_cost_ps, record_cost_ps};
+}
+
 void TraceWriter::add_event(const trace::Event& e) { impl_->add_event(e); }
 
 uint32_t TraceWriter::add_memory(const trace::MemoryInfo& m) {
@@ -400,6 +424,7 @@ Status TraceWriter::finish() {
   m.finished = true;
   m.flush_events();
   m.flush_metadata();
+  if (!m.costs.empty()) m.write_chunk(ChunkType::Costs, m.costs_chunk());
   m.write_chunk(ChunkType::Footer, m.footer());
   m.fail(m.out->close());
   // The name may have been taken meanwhile: another name then, never over it.

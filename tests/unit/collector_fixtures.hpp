@@ -50,6 +50,10 @@ class TraceWriterForTesting final : public format::TraceSink {
     out_->memory.push_back(m);
     return uint32_t(out_->memory.size() - 1);
   }
+  void set_process_cost(uint32_t process, uint32_t op_cost_ps, uint32_t record_cost_ps) override {
+    out_->processes.at(process).op_cost_ps = op_cost_ps;
+    out_->processes.at(process).record_cost_ps = record_cost_ps;
+  }
   Status finish() override { return {}; }
   uint64_t bytes_written() const override { return 0; }
 

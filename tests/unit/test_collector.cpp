@@ -229,3 +229,37 @@ TEST_CASE("collector: a retired thread's slot is drained, closed and freed, and 
   for (const auto& th : t.threads) dropped += th.tid == 100 ? th.dropped : 0;
   CHECK(dropped == 1);
 }
+
+TEST_CASE("collector: each window charges its events with the costs the agent measured", "[collector][cost]") {
+  Fixture f;
+  f.region.header().op_cost_ps.store(250'000);  // what the agent published at start-up
+  f.region.header().record_cost_ps.store(12'000);
+  f.region.boundary(BoundaryKind::WindowBegin, 0, 0);
+  f.region.boundary(BoundaryKind::WindowEnd, 1000, 0);
+  auto& ring = f.region.ring(0);
+  wire::OpBeginPayload b{};
+  for (uint64_t i = 0; i < 3; ++i) {
+    b.handle = i + 1;
+    REQUIRE(wire::emit(ring, RecordType::OpBegin, f.region.name("aten::add"), 100 + 100 * i, b));
+    REQUIRE(wire::emit(ring, RecordType::OpEnd, 0, 150 + 100 * i, wire::OpEndPayload{i + 1}));
+  }
+  REQUIRE(wire::emit(ring, RecordType::RangePush, f.region.name("r"), 500));
+  REQUIRE(wire::emit(ring, RecordType::RangePop, 0, 600));
+  f.mark(1, "m", 700);
+  auto& c = f.start();
+  c.drain(2000);
+  c.finish();
+  REQUIRE(f.sink.written.size() == 1);
+  const ptprof::cost::Tally& t = f.sink.written[0].cost;
+  CHECK(t.ops == 3);
+  CHECK(t.records == 3);  // a range's push and pop, a mark
+  CHECK(t.op_ns == Approx(750.0));
+  CHECK(t.record_ns == Approx(36.0));
+  CHECK(t.recorded_ns == 700 - 100);  // no steps: the span of its operators and records
+  // The file carries the costs, so the report charges the same.
+  const trace::Trace& w = f.window(0);
+  REQUIRE(w.processes.size() == 1);
+  CHECK(w.processes[0].op_cost_ps == 250'000);
+  CHECK(w.processes[0].record_cost_ps == 12'000);
+  CHECK(ptprof::cost::tally(w).added_ns() == Approx(t.added_ns()));
+}

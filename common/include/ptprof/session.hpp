@@ -168,6 +168,11 @@ struct ProcessHeader {
   int32_t local_rank = -1;
   int32_t world_size = -1;
   char host[64] = {};
+  // What recording costs this process, measured by the agent on this machine
+  // at start-up (agent/src/cost_calibration.hpp), in picoseconds; 0 = not
+  // measured. The launcher charges each window's events with them.
+  std::atomic<uint32_t> op_cost_ps{0};      // one operator, begin and end, torch's callback work included
+  std::atomic<uint32_t> record_cost_ps{0};  // one other record (a mark, a range's push or pop, a memory event)
 };
 
 // The ABI is fixed: these fail to compile when a field moves.
@@ -192,8 +197,10 @@ static_assert(offsetof(ProcessHeader, gpu_flush) ==
                   632 + sizeof(Boundary) * kMaxBoundaries + sizeof(ThreadSlot) * kMaxThreads + 12 &&
               offsetof(ProcessHeader, dist_known) == offsetof(ProcessHeader, gpu_flush) + 4 &&
               offsetof(ProcessHeader, host) == offsetof(ProcessHeader, gpu_flush) + 20);
+static_assert(offsetof(ProcessHeader, op_cost_ps) == offsetof(ProcessHeader, host) + 64 &&
+              offsetof(ProcessHeader, record_cost_ps) == offsetof(ProcessHeader, op_cost_ps) + 4);
 static_assert(sizeof(ProcessHeader) ==
-              632 + sizeof(Boundary) * kMaxBoundaries + sizeof(ThreadSlot) * kMaxThreads + 16 + 80);
+              632 + sizeof(Boundary) * kMaxBoundaries + sizeof(ThreadSlot) * kMaxThreads + 16 + 80 + 8);
 
 // Where everything is in a process region. The agent writes these offsets
 // into the header; the launcher accepts a region only if they are what this

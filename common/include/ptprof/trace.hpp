@@ -116,6 +116,10 @@ struct Process {
   int32_t local_rank = -1;
   int32_t world_size = -1;
   std::string host{};  // "" = not recorded (the file's header names the launcher's host)
+  // What recording cost this process per event, measured by its agent at
+  // start-up (cost.hpp), in picoseconds; 0 = not measured: the COSTS chunk.
+  uint32_t op_cost_ps = 0;
+  uint32_t record_cost_ps = 0;
 };
 
 struct Thread {

@@ -19,6 +19,7 @@
 #include "ptprof/analysis/report_gpu.hpp"
 #include "ptprof/analysis/report_phases.hpp"
 #include "ptprof/analysis/report_ranks.hpp"
+#include "ptprof/cost.hpp"
 #include "ptprof/trace.hpp"
 
 namespace ptprof::report {
@@ -114,6 +115,7 @@ struct Report {
   std::vector<CudaApiRow> cuda_api;  // CUDA API summary; empty when no CUDA call was recorded
   GpuReport gpu;                     // kernels, memory operations, utilisation... (report_gpu.hpp)
   RankSummary ranks;                 // the processes, and the ranks of a distributed job
+  cost::Tally cost;                  // what recording these events cost the program (ptprof/cost.hpp)
 };
 
 // Builds a report one trace at a time, so a caller can read, add and free

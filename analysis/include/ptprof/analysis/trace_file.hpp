@@ -42,6 +42,13 @@ class TraceSink {
   virtual void flush() {}
   // Where the trace is (once finished) or goes; empty when not a file.
   virtual std::string path() const { return {}; }
+  // What one event cost process `process` (Process::op_cost_ps and
+  // record_cost_ps), known once its agent has measured it: the last call wins.
+  virtual void set_process_cost(uint32_t process, uint32_t op_cost_ps, uint32_t record_cost_ps) {
+    (void)process;
+    (void)op_cost_ps;
+    (void)record_cost_ps;
+  }
 };
 
 // Writes a trace file incrementally. Events are encoded as they arrive and
@@ -81,6 +88,7 @@ class TraceWriter final : public TraceSink {
   Status finish() override;  // flush, footer, close, rename
   void flush() override;     // a partial event chunk and the stdio buffer to the file
   std::string path() const override;
+  void set_process_cost(uint32_t process, uint32_t op_cost_ps, uint32_t record_cost_ps) override;
 
   uint64_t bytes_written() const override;
   uint64_t events_written() const;

@@ -1,0 +1,402 @@
+"""Runs every benchmark in bench/ and writes the figures into
+docs/performance.md (between its `bench:begin` and `bench:end` markers; the
+text around them is kept). scripts/bench.sh is the front end:
+
+    scripts/bench.sh [--quick] [--build DIR] [--no-doc]
+
+The items are those of the Performance issue (#14):
+  1 hot path        bench/record_bench.sh: ns per event, p50/p99, 1 and 2 writer threads
+  2 end to end      bench/torch_overhead.py on both torches, small-op loop and conv net
+  3 window end      the same runs: the step that ends a window, beyond a normal step
+  4 bytes per event bench/trace_outputs.py: ptprof's trace vs torch.profiler's JSON
+  5 report          the same: `ptprof report` vs key_averages().table(), per million events
+  6 drain           bench_record flood with 1, 2 and 8 writer threads; a paced sweep
+                    with 2 threads up to the rate where drops begin
+  7 long run        bench_record ranges N (scaled down from 100 M to fit the time)
+Every run is printed as it goes; the JSON of all figures goes to
+$BUILD/bench/figures.json.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
+
+
+def log(msg):
+    print("[bench %s] %s" % (time.strftime("%H:%M:%S"), msg), file=sys.stderr, flush=True)
+
+
+def sh(cmd, **kw):
+    kw.setdefault("stdout", subprocess.PIPE)
+    kw.setdefault("stderr", subprocess.PIPE)
+    return subprocess.run(cmd, text=True, **kw)
+
+
+def torch_pythons(build):
+    """(label, interpreter) for each torch the build knows (torch-pythons.txt)."""
+    found = []
+    path = os.path.join(build, "torch-pythons.txt")
+    if os.path.exists(path):
+        for line in open(path):
+            m = re.match(r"(\S+): torch (\S+) with (\S+)", line.strip())
+            if m:
+                found.append((m.group(2), m.group(3)))
+    return found or [("?", sys.executable)]
+
+
+def machine():
+    model = "?"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return {"cores": os.cpu_count(), "cpu": model, "kernel": platform.release(), "load": load}
+
+
+# ---- item 1 ---------------------------------------------------------------
+
+def hot_path(build):
+    p = sh(["bash", os.path.join(HERE, "record_bench.sh"), build])
+    if p.returncode != 0:
+        raise RuntimeError("record_bench.sh failed:\n" + p.stderr)
+    print(p.stdout, flush=True)
+    rows = {}
+    for line in p.stdout.splitlines():
+        m = re.match(r"(\S+), (\d) thread\(s\)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", line)
+        if m:
+            rows["%s/%s" % (m.group(1), m.group(2))] = {"p50": float(m.group(3)), "p90": float(m.group(4)),
+                                                        "p99": float(m.group(5)), "mean": float(m.group(6))}
+    return rows
+
+
+# ---- items 2, 3 -------------------------------------------------------------
+
+def end_to_end(build, python, rounds, steps, scratch):
+    out = os.path.join(scratch, "overhead-%d.json" % abs(hash(python)))
+    env = dict(os.environ, PTPROF_BUILD_DIR=build)
+    p = sh([python, os.path.join(HERE, "torch_overhead.py"), "--ptprof", os.path.join(build, "bin", "ptprof"),
+            "--rounds", str(rounds), "--steps", str(steps), "--json", out], env=env, stderr=None)
+    if p.returncode != 0:
+        raise RuntimeError("torch_overhead.py failed with %s" % python)
+    print(p.stdout, flush=True)
+    with open(out) as f:
+        return json.load(f)
+
+
+# ---- items 4, 5 -------------------------------------------------------------
+
+def outputs(build, python, steps, scratch):
+    out = os.path.join(scratch, "outputs-%d.json" % abs(hash(python)))
+    p = sh([python, os.path.join(HERE, "trace_outputs.py"), "--ptprof", os.path.join(build, "bin", "ptprof"),
+            "--steps", str(steps), "--json", out], stderr=None)
+    if p.returncode != 0:
+        raise RuntimeError("trace_outputs.py failed with %s" % python)
+    with open(out) as f:
+        return json.load(f)
+
+
+# ---- items 6, 7 -------------------------------------------------------------
+
+def timed_ptprof_run(build, out_dir, args, ptprof_args=()):
+    """`ptprof run -o out_dir -- bench_record ARGS` under /usr/bin/time: the
+    target's line, the launcher's summary, wall time, peak RSS and the CPU
+    time of launcher and target together."""
+    shutil.rmtree(out_dir, ignore_errors=True)
+    timing = out_dir + ".time"
+    p = sh(["/usr/bin/time", "-f", "%e %M %U %S", "-o", timing, os.path.join(build, "bin", "ptprof"), "run", "-o",
+            out_dir] + list(ptprof_args) + ["--", os.path.join(build, "bin", "bench_record")] + [str(a) for a in args])
+    if p.returncode != 0:
+        raise RuntimeError("bench_record %s failed:\n%s" % (args, p.stderr))
+    wall, kb, user, system = open(timing).read().split()[-4:]
+    m = re.search(r"(\d+) events, (\d+) dropped", p.stderr)
+    target_cpu = float(re.search(r"cpu_s=([\d.]+)", p.stdout).group(1))
+    return {"stdout": p.stdout, "recorded": int(m.group(1)), "dropped": int(m.group(2)), "wall_s": float(wall),
+            "peak_rss_bytes": int(kb) * 1024, "launcher_cpu_s": float(user) + float(system) - target_cpu}
+
+
+def drain(build, scratch, seconds):
+    res = {"threads": {}, "sweep": []}
+    for threads in (1, 2, 8):
+        r = timed_ptprof_run(build, os.path.join(scratch, "flood"), ["flood", seconds, threads])
+        written = int(re.search(r"flood_events=(\d+)", r["stdout"]).group(1))
+        res["threads"][threads] = {"written": written, "recorded": r["recorded"], "dropped": r["dropped"],
+                                   "written_per_s": written / seconds, "drained_per_s": r["recorded"] / seconds,
+                                   "launcher_cpu_s_per_m": r["launcher_cpu_s"] / max(r["recorded"], 1) * 1e6}
+        log("drain, %d writer threads: %.1f M events/s written, %.1f M/s recorded, %d dropped"
+            % (threads, written / seconds / 1e6, r["recorded"] / seconds / 1e6, r["dropped"]))
+    # Paced: 2 threads at rising total rates until events drop.
+    for rate_m in (5, 10, 20, 30, 40, 60, 80):
+        r = timed_ptprof_run(build, os.path.join(scratch, "paced"), ["flood", seconds, 2, rate_m * 1e6])
+        written = int(re.search(r"flood_events=(\d+)", r["stdout"]).group(1))
+        res["sweep"].append({"asked_m": rate_m, "written_per_s": written / seconds, "dropped": r["dropped"],
+                             "recorded": r["recorded"],
+                             "launcher_cpu_s_per_m": r["launcher_cpu_s"] / max(r["recorded"], 1) * 1e6})
+        log("paced, 2 threads at %d M/s asked: %.1f M/s written, %d dropped"
+            % (rate_m, written / seconds / 1e6, r["dropped"]))
+        if r["dropped"] or written / seconds < 0.8 * rate_m * 1e6:
+            break  # drops began, or the writers cannot go faster on this machine
+    return res
+
+
+def long_run(build, scratch, events, rate):
+    out = os.path.join(scratch, "long")
+    # Rings of 16 MiB: on a shared machine the launcher may be off the CPU
+    # for tens of ms, which the default 2 MiB ring does not cover at this rate.
+    r = timed_ptprof_run(build, out, ["ranges", events, rate], ["--ring-kb", "16384"])
+    files = [os.path.join(out, f) for f in os.listdir(out) if f.endswith(".bin")]
+    size = sum(os.path.getsize(f) for f in files)
+    timing = out + ".report-time"
+    p = sh(["/usr/bin/time", "-f", "%e %M", "-o", timing, os.path.join(build, "bin", "ptprof"), "report"] + files,
+           stdout=subprocess.DEVNULL)
+    if p.returncode != 0:
+        raise RuntimeError("ptprof report failed on the long run:\n" + p.stderr)
+    secs, kb = open(timing).read().split()[-2:]
+    res = {"events": r["recorded"], "dropped": r["dropped"], "run_wall_s": r["wall_s"],
+           "run_peak_rss_bytes": r["peak_rss_bytes"], "launcher_cpu_s": r["launcher_cpu_s"], "trace_bytes": size,
+           "report_s": float(secs), "report_peak_rss_bytes": int(kb) * 1024}
+    shutil.rmtree(out, ignore_errors=True)
+    log("long run: %d events, %d dropped, trace %.1f MB, report %.1f s / %.0f MB"
+        % (res["events"], res["dropped"], size / 1e6, res["report_s"], res["report_peak_rss_bytes"] / 2**20))
+    return res
+
+
+# ---- the document -------------------------------------------------------------
+
+def fmt(v, spec="%.1f"):
+    if v is None or (isinstance(v, float) and v != v):
+        return "n/a"
+    return spec % v
+
+
+def render(fig):
+    m = fig["machine"]
+    L = []
+    L.append("Measured %s UTC by `scripts/bench.sh%s` (%.0f s) on %d cores (%s), Linux %s, load average %.1f "
+             "at the start; %s. Machine shared with other jobs: figures of one run are side by side and "
+             "interleaved, so compare within a run, not across runs." %
+             (fig["date"], " --quick" if fig["quick"] else "", fig["seconds"], m["cores"], m["cpu"], m["kernel"],
+              m["load"], ", ".join("torch %s (%s)" % (v, p) for v, p in fig["torches"])))
+    L.append("")
+    # 1
+    hp = fig["hot_path"]
+    L.append("### 1. Agent hot path (`bench/record_bench.sh`)")
+    L.append("")
+    L.append("ns per recorded event (`ptprof_mark`), an empty clock bracket subtracted; the mean over batches "
+             "of 1000 is not limited by the clock's granularity.")
+    L.append("")
+    L.append("| writer threads | p50 ns | p99 ns | mean ns (batches) | arena full: p50 / p99 |")
+    L.append("|---:|---:|---:|---:|---:|")
+    for t in ("1", "2"):
+        a = hp.get("ptprof/" + t, {})
+        b = hp.get("ptprof-arena-full/" + t, {})
+        L.append("| %s | %s | %s | %s | %s / %s |" % (t, fmt(a.get("p50")), fmt(a.get("p99")), fmt(a.get("mean")),
+                                                     fmt(b.get("p50")), fmt(b.get("p99"))))
+    L.append("")
+    # 2
+    L.append("### 2. End-to-end overhead (`bench/torch_overhead.py`)")
+    L.append("")
+    L.append("Added time per step over no profiler, and per operator; medians over %d interleaved rounds of "
+             "differences within a round (each mode its own process). *floor*: one global RecordFunction "
+             "callback that does nothing (no ids, no inputs), torch's own cost once any callback is on. "
+             "*with stacks*: pending #10." % fig["rounds"])
+    L.append("")
+    L.append("| torch | loop (ops/step) | mode | step µs | added µs/step | ns/op | ns/op over floor |")
+    L.append("|---|---|---|---:|---:|---:|---:|")
+    for e in fig["end_to_end"]:
+        for loop, le in e["loops"].items():
+            for mode, r in le["modes"].items():
+                L.append("| %s | %s (%d) | %s | %s | %s | %s | %s |" % (
+                    e["torch"], loop, e["ops"][loop], mode, fmt(r["step_us"]),
+                    "—" if mode == "none" else fmt(r["added_us"]), "—" if mode == "none" else fmt(r["ns_per_op"]),
+                    "—" if mode in ("none", "floor") else fmt(r["ns_per_op_over_floor"])))
+    L.append("")
+    L.append("Ratios (median of per-round ratios of added time):")
+    L.append("")
+    L.append("| torch | loop | ptprof / floor | ptprof / torch.profiler | +shapes / torch+shapes | "
+             "+memory / torch+memory | with stacks |")
+    L.append("|---|---|---:|---:|---:|---:|---|")
+    for e in fig["end_to_end"]:
+        for loop, le in e["loops"].items():
+            r = le["ratios"]
+            L.append("| %s | %s | %s | %s | %s | %s | pending #10 |" % (
+                e["torch"], loop, fmt(r.get("ptprof/floor"), "%.2f"), fmt(r.get("ptprof/torch"), "%.2f"),
+                fmt(r.get("ptprof+shapes/torch+shapes"), "%.2f"), fmt(r.get("ptprof+memory/torch+memory"), "%.2f")))
+    L.append("")
+    L.append("ptprof's own estimate of what it added (the run summary's cost line: events x the per-event "
+             "cost its agent measured at start-up) against the measured difference, small-op loop:")
+    L.append("")
+    L.append("| torch | estimated ns/op | measured ns/op | estimate / measured |")
+    L.append("|---|---:|---:|---:|")
+    for e in fig["end_to_end"]:
+        s = e["loops"].get("small", {})
+        if "estimate_ns_per_op" in s:
+            L.append("| %s | %s | %s | %s |" % (e["torch"], fmt(s["estimate_ns_per_op"]),
+                                                fmt(s["modes"]["ptprof"]["ns_per_op"]),
+                                                fmt(s["estimate_over_measured"], "%.2f")))
+    L.append("")
+    # 3
+    L.append("### 3. Window end")
+    L.append("")
+    L.append("Extra time of the step that ends a window (10-step windows, small-op loop), over a normal step: "
+             "ptprof publishes a boundary; torch.profiler stops, builds its results and exports its trace "
+             "(`on_trace_ready` = `export_chrome_trace`).")
+    L.append("")
+    L.append("| torch | ptprof µs | torch.profiler µs |")
+    L.append("|---|---:|---:|")
+    for e in fig["end_to_end"]:
+        w = e.get("window_end_us", {})
+        L.append("| %s | %s | %s |" % (e["torch"], fmt(w.get("ptprof")), fmt(w.get("torch"))))
+    L.append("")
+    # 4, 5
+    L.append("### 4, 5. Trace size and report (`bench/trace_outputs.py`)")
+    L.append("")
+    L.append("The same %d steps of the small-op loop recorded by each (ptprof: a schedule that skips the "
+             "warm-up). Report: `ptprof report` (whole process, /usr/bin/time) against "
+             "`key_averages().table()` (time, and the resident memory it adds at its peak)." %
+             (fig["outputs"][0]["steps"] if fig["outputs"] else 0))
+    L.append("")
+    L.append("| torch | ptprof events | bytes/event | torch events | JSON bytes/event | size ratio | "
+             "report s/M events | key_averages s/M events | speed-up | report peak MB/M events | "
+             "key_averages peak MB/M events |")
+    L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for o in fig["outputs"]:
+        p, t = o["ptprof"], o["torch_profiler"]
+        pe, te = max(p["events"], 1), max(t["events"], 1)
+        L.append("| %s | %d | %.2f | %d | %.1f | 1/%.0f | %.2f | %.2f | %.0fx | %.0f | %.0f |" % (
+            o["torch"], p["events"], p["trace_bytes"] / pe, t["events"], t["json_bytes"] / te,
+            (t["json_bytes"] / te) / (p["trace_bytes"] / pe), p["report_s"] / pe * 1e6, t["table_s"] / te * 1e6,
+            (t["table_s"] / te) / (p["report_s"] / pe), p["report_peak_rss_bytes"] / 2**20 / pe * 1e6,
+            t["table_peak_added_bytes"] / 2**20 / te * 1e6))
+    L.append("")
+    # 6
+    d = fig["drain"]
+    L.append("### 6. Drain throughput (`bench_record flood`)")
+    L.append("")
+    L.append("Writers call `ptprof_mark` as fast as they can for %s s; the launcher's CPU is the run's CPU "
+             "time less the target's own." % fig["drain_seconds"])
+    L.append("")
+    L.append("| writer threads | written M/s | drained M/s | dropped | launcher CPU s per M events | "
+             "drain capacity M/s per launcher core |")
+    L.append("|---:|---:|---:|---:|---:|---:|")
+    for t, r in d["threads"].items():
+        L.append("| %s | %.1f | %.1f | %d | %.3f | %.1f |" % (
+            t, r["written_per_s"] / 1e6, r["drained_per_s"] / 1e6, r["dropped"], r["launcher_cpu_s_per_m"],
+            1 / r["launcher_cpu_s_per_m"] if r["launcher_cpu_s_per_m"] > 0 else float("nan")))
+    L.append("")
+    L.append("Paced, 2 writer threads, rising total rate:")
+    L.append("")
+    L.append("| asked M/s | written M/s | dropped | launcher CPU s per M events |")
+    L.append("|---:|---:|---:|---:|")
+    for r in d["sweep"]:
+        L.append("| %d | %.1f | %d | %.3f |" % (r["asked_m"], r["written_per_s"] / 1e6, r["dropped"],
+                                               r["launcher_cpu_s_per_m"]))
+    first_drop = next((r for r in d["sweep"] if r["dropped"]), None)
+    L.append("")
+    L.append("Drops begin at: %s." % ("%.1f M events/s written (2 threads)" % (first_drop["written_per_s"] / 1e6)
+                                      if first_drop else "no drop at any rate the writers reached here"))
+    L.append("")
+    # 7
+    lr = fig["long_run"]
+    L.append("### 7. Long run (`bench_record ranges`)")
+    L.append("")
+    L.append("**Scaled down**: %.0f M events (nested ranges, one thread, paced at %.0f M/s) instead of the "
+             "issue's 100 M, to keep `scripts/bench.sh` under 10 minutes on this machine." %
+             (fig["long_events"] / 1e6, fig["long_rate"] / 1e6))
+    L.append("")
+    L.append("| events | dropped | run wall s | peak RSS MB (launcher or target) | launcher CPU s | trace MB | "
+             "bytes/event | report s | report peak RSS MB |")
+    L.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    L.append("| %d | %d | %.1f | %.0f | %.2f | %.1f | %.2f | %.2f | %.0f |" % (
+        lr["events"], lr["dropped"], lr["run_wall_s"], lr["run_peak_rss_bytes"] / 2**20, lr["launcher_cpu_s"],
+        lr["trace_bytes"] / 1e6, lr["trace_bytes"] / max(lr["events"], 1), lr["report_s"],
+        lr["report_peak_rss_bytes"] / 2**20))
+    return "\n".join(L)
+
+
+def write_doc(path, body):
+    text = open(path).read() if os.path.exists(path) else "# Performance\n\n%s\n%s\n" % (BEGIN, END)
+    if BEGIN not in text or END not in text:
+        text += "\n%s\n%s\n" % (BEGIN, END)
+    head, rest = text.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    with open(path, "w") as f:
+        f.write(head + BEGIN + "\n" + body + "\n" + END + tail)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--quick", action="store_true", help="one round, fewer events (about half the time)")
+    ap.add_argument("--rounds", type=int, help="rounds of the end-to-end runs (default 2, --quick 1)")
+    ap.add_argument("--no-doc", action="store_true", help="print the figures, leave docs/performance.md alone")
+    ap.add_argument("--doc", default=os.path.join(ROOT, "docs", "performance.md"))
+    ap.add_argument("--only", default="", help="comma-separated items to run (1,2,4,6,7); default all")
+    args = ap.parse_args()
+    build = os.path.abspath(args.build)
+    start = time.time()
+    only = set(args.only.split(",")) if args.only else {"1", "2", "4", "6", "7"}
+    # Sized for a 2-core machine shared with other jobs: about 8 minutes at a
+    # load average of 9, less on a quiet machine.
+    rounds, steps = (1, 200) if args.quick else (2, 300)
+    long_events, long_rate = (1_000_000, 2e6) if args.quick else (3_000_000, 2e6)
+    rounds = args.rounds or rounds
+    drain_seconds = 1
+    torches = torch_pythons(build)
+    fig = {"date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M"), "quick": args.quick,
+           "machine": machine(), "torches": torches, "rounds": rounds, "drain_seconds": drain_seconds,
+           "long_events": long_events, "long_rate": long_rate, "hot_path": {}, "end_to_end": [],
+           "outputs": [], "drain": {"threads": {}, "sweep": []}, "long_run": {}}
+    scratch = tempfile.mkdtemp(prefix="ptprof-bench-")
+    try:
+        if "1" in only:
+            log("1. hot path")
+            fig["hot_path"] = hot_path(build)
+        if "6" in only:
+            log("6. drain")
+            fig["drain"] = drain(build, scratch, drain_seconds)
+        if "7" in only:
+            log("7. long run, %d events" % long_events)
+            fig["long_run"] = long_run(build, scratch, long_events, long_rate)
+        for version, python in torches:
+            if "4" in only:
+                log("4, 5. trace size and report, torch %s" % version)
+                fig["outputs"].append(outputs(build, python, 200, scratch))
+            if "2" in only:
+                log("2, 3. end to end, torch %s, %d rounds" % (version, rounds))
+                fig["end_to_end"].append(end_to_end(build, python, rounds, steps, scratch))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    fig["seconds"] = time.time() - start
+    os.makedirs(os.path.join(build, "bench"), exist_ok=True)
+    with open(os.path.join(build, "bench", "figures.json"), "w") as f:
+        json.dump(fig, f, indent=1)
+    body = render(fig) if only == {"1", "2", "4", "6", "7"} else None
+    if body is None:
+        log("partial run (--only): figures in %s, document left alone" % os.path.join(build, "bench", "figures.json"))
+        return
+    print(body)
+    if not args.no_doc:
+        write_doc(args.doc, body)
+        log("wrote %s" % args.doc)
+    log("done in %.0f s" % fig["seconds"])
+
+
+if __name__ == "__main__":
+    main()

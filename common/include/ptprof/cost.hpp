@@ -1,0 +1,46 @@
+// Every run states its own cost: the events of a trace charged with what
+// recording one cost the process that wrote it, as its agent measured at
+// start-up (agent/src/cost_calibration.hpp): operators at the operator cost
+// (torch's callback work included), other records at the record cost. The
+// run summary and `ptprof report` print it in ms and as a share of the
+// recorded time (docs/performance.md).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "ptprof/trace.hpp"
+
+namespace ptprof::cost {
+
+// Records a target thread wrote for an event of kind `k` besides operators:
+// a range is a push and a pop. GPU activity is written by CUPTI's threads,
+// off the target's path, and steps by the launcher: not charged.
+uint32_t records_of(trace::EventKind k);
+
+struct Tally {
+  uint64_t ops = 0;           // operators charged
+  uint64_t records = 0;       // other records charged
+  uint64_t uncalibrated = 0;  // events of processes that measured no cost: not charged
+  double op_ns = 0;           // ops x each one's process's operator cost
+  double record_ns = 0;       // records x each one's process's record cost
+  int64_t recorded_ns = 0;    // the recorded steps' time, or without steps the span of operators and records
+
+  double added_ns() const { return op_ns + record_ns; }
+  // The share of the recorded time that was ptprof's; 0 when none is known.
+  double share() const { return recorded_ns > 0 ? added_ns() / double(recorded_ns) : 0; }
+  // Charges one event of a process with these costs (picoseconds).
+  void charge(trace::EventKind k, uint32_t op_cost_ps, uint32_t record_cost_ps);
+  Tally& operator+=(const Tally& o);
+};
+
+// The events of one trace, each charged with its process's costs; the
+// recorded time is its Step events', or else the span of its operators and
+// records.
+Tally tally(const trace::Trace& t);
+
+// One line for people: "about 12.3 ms, 4.1% of the recorded steps (30000 ops
+// x 310.2 ns, 1200 records x 9.5 ns, as measured at start-up)"; a line that
+// says no cost was measured when nothing was charged.
+std::string describe(const Tally& t);
+
+}  // namespace ptprof::cost

@@ -1,0 +1,90 @@
+#include "ptprof/cost.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "ptprof/cuda_status.hpp"
+
+namespace ptprof::cost {
+
+uint32_t records_of(trace::EventKind k) {
+  switch (k) {
+    case trace::EventKind::Range:
+      return 2;
+    case trace::EventKind::Mark:
+    case trace::EventKind::CudaApi:
+    case trace::EventKind::Memory:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+void Tally::charge(trace::EventKind k, uint32_t op_cost_ps, uint32_t record_cost_ps) {
+  if (k == trace::EventKind::Op) {
+    if (!op_cost_ps) {
+      ++uncalibrated;
+      return;
+    }
+    ++ops;
+    op_ns += double(op_cost_ps) / 1000;
+    return;
+  }
+  const uint32_t n = records_of(k);
+  if (!n) return;
+  if (!record_cost_ps) {
+    ++uncalibrated;
+    return;
+  }
+  records += n;
+  record_ns += double(n) * double(record_cost_ps) / 1000;
+}
+
+Tally& Tally::operator+=(const Tally& o) {
+  ops += o.ops;
+  records += o.records;
+  uncalibrated += o.uncalibrated;
+  op_ns += o.op_ns;
+  record_ns += o.record_ns;
+  recorded_ns += o.recorded_ns;
+  return *this;
+}
+
+Tally tally(const trace::Trace& t) {
+  Tally r;
+  int64_t steps_ns = 0, first = INT64_MAX, last = INT64_MIN;
+  for (const trace::Event& e : t.events) {
+    const trace::Process* p = nullptr;
+    if (e.thread < t.threads.size() && t.threads[e.thread].process < t.processes.size())
+      p = &t.processes[t.threads[e.thread].process];
+    if (e.kind == trace::EventKind::Step && e.end_ns > e.start_ns) steps_ns += e.end_ns - e.start_ns;
+    if (wire::is_cuda_note(t, e)) continue;  // the agent's note on CUDA, once per window: not the program's
+    r.charge(e.kind, p ? p->op_cost_ps : 0, p ? p->record_cost_ps : 0);
+    if (e.kind == trace::EventKind::Op || records_of(e.kind)) {
+      first = std::min(first, e.start_ns);
+      last = std::max(last, e.end_ns);
+    }
+  }
+  r.recorded_ns = steps_ns > 0 ? steps_ns : (last > first ? last - first : 0);
+  return r;
+}
+
+std::string describe(const Tally& t) {
+  if (t.ops == 0 && t.records == 0)
+    return t.uncalibrated ? "not measured (the process measured no cost per event)" : "nothing recorded";
+  char buf[320];
+  int n = std::snprintf(buf, sizeof buf, "about %.1f ms", t.added_ns() / 1e6);
+  if (t.recorded_ns > 0)
+    n += std::snprintf(buf + n, sizeof buf - size_t(n), ", %.1f%% of the recorded time", 100 * t.share());
+  n += std::snprintf(buf + n, sizeof buf - size_t(n), " (");
+  if (t.ops)
+    n += std::snprintf(buf + n, sizeof buf - size_t(n), "%llu ops x %.1f ns%s", (unsigned long long)t.ops,
+                       t.op_ns / double(t.ops), t.records ? ", " : "");
+  if (t.records)
+    n += std::snprintf(buf + n, sizeof buf - size_t(n), "%llu records x %.1f ns", (unsigned long long)t.records,
+                       t.record_ns / double(t.records));
+  std::snprintf(buf + n, sizeof buf - size_t(n), ", per-event costs measured at start-up)");
+  return buf;
+}
+
+}  // namespace ptprof::cost

@@ -1,0 +1,110 @@
+"""Every run states its own cost: the run summary's cost line and the
+report's ptprof_cost, from the per-event costs the agent measures at
+start-up. Checks presence and arithmetic only, never a timing threshold."""
+
+import os
+import re
+import textwrap
+
+import ptproftest as T
+
+COST_LINE = re.compile(r"ptprof: this run's cost: about ([0-9.]+) ms, ([0-9.]+)% of the recorded time \((.*)\)")
+
+
+def write_script(dir_, name, body):
+    path = os.path.join(dir_, name)
+    with open(path, "w") as f:
+        f.write(textwrap.dedent(body))
+    return path
+
+
+def check_arithmetic(cost, what):
+    expected_ms = (cost["ops"] * cost["op_ns"] + cost["records"] * cost["record_ns"]) / 1e6
+    T.check(abs(cost["added_ms"] - expected_ms) <= 0.002 + 0.001 * expected_ms,
+            "%s: added_ms %r = ops x op_ns + records x record_ns (%r)" % (what, cost["added_ms"], expected_ms))
+    T.check(cost["recorded_ms"] > 0, "%s: a recorded time: %r" % (what, cost))
+    if cost["recorded_ms"] > 0:
+        T.check(abs(cost["share"] - cost["added_ms"] / cost["recorded_ms"]) <= 1e-4 + 0.01 * cost["share"],
+                "%s: share = added / recorded: %r" % (what, cost))
+
+
+def test_torch_run_states_its_cost():
+    with T.tempdir() as d:
+        script = write_script(d, "loop.py", """
+            import torch, ptprof
+            model = torch.nn.Linear(16, 16)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            x = torch.randn(4, 16)
+            for i in range(5):
+                with ptprof.range("step_body"):
+                    opt.zero_grad()
+                    model(x).sum().backward()
+                    ptprof.mark("before_step")
+                    opt.step()
+        """)
+        out = os.path.join(d, "out")
+        proc = T.run_ptprof(["run", "-o", out, "--", T.PYTHON, script])
+        T.check_eq(proc.returncode, 0, "exit status\n" + T.describe(proc))
+        m = COST_LINE.search(proc.stderr)
+        T.check(m is not None, "the summary states the run's cost\n" + T.describe(proc))
+        cost = T.report_json(out)["ptprof_cost"]
+        T.check(cost["ops"] > 0 and cost["op_ns"] > 0, "operators charged at a measured cost: %r" % cost)
+        # 5 ranges (a push and a pop each) and 5 marks.
+        T.check_eq(cost["records"], 15, "records charged")
+        T.check(cost["record_ns"] > 0, "a measured record cost: %r" % cost)
+        T.check_eq(cost["uncalibrated_events"], 0, "events without a measured cost")
+        check_arithmetic(cost, "report")
+        if m:
+            T.check("%d ops x " % cost["ops"] in m.group(3), "summary and report charge the same ops: %s vs %r"
+                    % (m.group(0), cost))
+            T.check("15 records x " in m.group(3), "summary charges the records: " + m.group(0))
+            T.check(abs(float(m.group(1)) - cost["added_ms"]) <= 0.051 + 0.01 * cost["added_ms"],
+                    "summary's ms %s and the report's %r agree" % (m.group(1), cost["added_ms"]))
+
+
+def test_calibration_events_never_reach_the_trace():
+    # torch is imported (and the operator cost measured on aten::add and
+    # aten::ones) in a wait step: the cost is still measured, and none of
+    # the timed operators is in the trace.
+    with T.tempdir() as d:
+        script = write_script(d, "mm.py", """
+            import torch, ptprof
+            a = torch.randn(4, 4)
+            for i in range(4):
+                torch.mm(a, a)
+                ptprof.step()
+        """)
+        out = os.path.join(d, "out")
+        proc = T.run_ptprof(["run", "-o", out, "--schedule", "wait=1,warmup=0,active=2,repeat=1", "--",
+                             T.PYTHON, script])
+        T.check_eq(proc.returncode, 0, "exit status\n" + T.describe(proc))
+        report = T.report_json(out)
+        names = {r["name"] for r in report["rows"]}
+        T.check("aten::mm" in names, "the program's operators are recorded: %s" % sorted(names))
+        for timed in ("aten::add", "aten::ones"):
+            T.check(timed not in names, "%s of the calibration is not in the trace: %s" % (timed, sorted(names)))
+        cost = report["ptprof_cost"]
+        T.check(cost["op_ns"] > 0, "the operator cost was measured in a wait step: %r" % cost)
+        check_arithmetic(cost, "wait-step import")
+
+
+def test_run_without_torch_charges_records_only():
+    with T.tempdir() as d:
+        script = write_script(d, "ranges.py", """
+            import ptprof
+            for i in range(20):
+                with ptprof.range("r"):
+                    pass
+        """)
+        out = os.path.join(d, "out")
+        proc = T.run_ptprof(["run", "-o", out, "--", T.PYTHON, script])
+        T.check_eq(proc.returncode, 0, "exit status\n" + T.describe(proc))
+        T.check(COST_LINE.search(proc.stderr) is not None, "the summary states the cost\n" + T.describe(proc))
+        cost = T.report_json(out)["ptprof_cost"]
+        T.check_eq(cost["ops"], 0, "no operators")
+        T.check_eq(cost["records"], 40, "20 ranges: a push and a pop each")
+        check_arithmetic(cost, "ranges")
+
+
+if __name__ == "__main__":
+    T.main()
