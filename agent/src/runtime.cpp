@@ -120,6 +120,9 @@ void Runtime::start() {
   *config_ = *cfg;
   record_shapes_ = config_->record_shapes;
   profile_memory_ = config_->profile_memory;
+  set_stack_mode(config_->with_stack           ? StackMode::Full
+                 : config_->python_attribution ? StackMode::Attribution
+                                               : StackMode::Off);
 
   if (!map_session(session)) return;
   thread_key_ok_ = pthread_key_create(&thread_key_, on_thread_exit) == 0;

@@ -49,6 +49,8 @@
 #include "ptprof/schedule.hpp"
 #include "ptprof/session.hpp"
 #include "ptprof/string_arena.hpp"
+#include "python_api.hpp"
+#include "stack_capture.hpp"
 
 namespace ptprof::agent {
 
@@ -65,6 +67,12 @@ class Runtime {
   const Config& config() const { return *config_; }
   bool record_shapes() const { return record_shapes_; }
   bool profile_memory() const { return profile_memory_; }
+  // What ops record of their call stack: PTPROF_WITH_STACK (Full) or
+  // PTPROF_PYTHON_ATTRIBUTION at start. A runtime switch: whoever opens a
+  // window may change it (set_stack_mode) and ops begun later follow.
+  StackMode stack_mode() const { return StackMode(stack_mode_.load(std::memory_order_relaxed)); }
+  void set_stack_mode(StackMode m) { stack_mode_.store(uint8_t(m), std::memory_order_relaxed); }
+  PythonRuntime& python() { return *python_; }
   // Memory events are recorded in windows only (torch.profiler reports
   // memory in active steps only): PTPROF_PROFILE_MEMORY and a window open.
   bool memory_recording() const { return memory_recording_.load(std::memory_order_relaxed); }
@@ -157,6 +165,8 @@ class Runtime {
   bool record_shapes_ = false;
   bool profile_memory_ = false;
   std::atomic<bool> memory_recording_{false};
+  std::atomic<uint8_t> stack_mode_{0};  // StackMode
+  NoDestructor<PythonRuntime> python_;
   NoDestructor<Config> config_;
 
   void* session_map_ = nullptr;

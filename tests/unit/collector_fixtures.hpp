@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -49,6 +50,17 @@ class TraceWriterForTesting final : public format::TraceSink {
   uint32_t add_memory(const trace::MemoryInfo& m) override {
     out_->memory.push_back(m);
     return uint32_t(out_->memory.size() - 1);
+  }
+  uint32_t add_stack(const std::vector<trace::Frame>& frames) override {
+    trace::Stack s;
+    for (const trace::Frame& f : frames) {
+      auto it = std::find(out_->frames.begin(), out_->frames.end(), f);
+      if (it == out_->frames.end()) it = out_->frames.insert(out_->frames.end(), f);
+      s.frames.push_back(uint32_t(it - out_->frames.begin()));
+    }
+    auto it = std::find(out_->stacks.begin(), out_->stacks.end(), s);
+    if (it == out_->stacks.end()) it = out_->stacks.insert(out_->stacks.end(), s);
+    return uint32_t(it - out_->stacks.begin()) + 1;
   }
   Status finish() override { return {}; }
   uint64_t bytes_written() const override { return 0; }
