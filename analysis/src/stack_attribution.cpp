@@ -29,7 +29,9 @@ constexpr uint8_t kBackwardFunction = 1;  // wire::OpScope::BackwardFunction
 }  // namespace
 
 std::string frame_text(const trace::Trace& t, const trace::Frame& f) {
-  auto str = [&](uint32_t id) -> std::string_view { return id < t.strings.size() ? t.strings[id] : ""; };
+  auto str = [&](uint32_t id) -> std::string_view {
+    return id < t.strings.size() ? std::string_view(t.strings[id]) : std::string_view();
+  };
   if (f.kind == trace::FrameKind::Python)
     return std::string(str(f.file)) + "(" + std::to_string(f.line) + "): " + std::string(str(f.function));
   char offset[32];

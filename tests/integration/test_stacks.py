@@ -1,0 +1,83 @@
+"""Python call stacks (PTPROF_WITH_STACK, PTPROF_PYTHON_ATTRIBUTION) against
+torch.profiler(with_stack=True): for each aten op of the example, the
+innermost frame of the user's script above it names the same function as
+torch's (a set per op name, so that torch's run-to-run drift cannot matter).
+
+Lines are not compared: on these machines (Python 3.11) both torches name
+each frame by its function's first line (torch 1.13 reads a frame field
+3.11 no longer has; torch 2.x's Python tracer names a call by its
+definition), while ptprof reports the line executing.
+"""
+
+import json
+import os
+
+import ptproftest as pt
+
+SCRIPT = os.path.join(pt.EXAMPLES_DIR, "train_mlp.py")
+WRAPPER = os.path.join(pt.HERE, "torch_stack_wrapper.py")
+# Forward ops of the example: attributed to the same frame by every torch
+# (ops under backward are attributed by torch 1.x to their forward op, by
+# torch 2.x to the frame that called backward()).
+FORWARD_OPS = ["aten::addmm", "aten::linear", "aten::relu", "aten::log_softmax", "aten::nll_loss",
+               "aten::cross_entropy_loss", "aten::randn", "aten::randint"]
+
+
+def innermost_script_function(stack):
+    for entry in stack:
+        head, sep, function = entry.partition("): ")
+        path = head.rpartition("(")[0]
+        if sep and os.path.abspath(path) == SCRIPT:
+            return function
+    return None
+
+
+def ptprof_functions(flag):
+    with pt.tempdir() as d:
+        out = os.path.join(d, "out")
+        env = pt.clean_env(STEPS="2")
+        proc = pt.run_ptprof(["run", flag, "-o", out, "--", pt.PYTHON, SCRIPT], env=env)
+        pt.check_eq(proc.returncode, 0, "ptprof run %s: %s" % (flag, pt.describe(proc)))
+        report = pt.report_json(out, "--group-by-stack-n", "1000")
+    functions = {}
+    for row in report["rows"]:
+        if not row["name"].startswith("aten::"):
+            continue
+        f = innermost_script_function(row.get("stack", []))
+        if f is not None:
+            functions.setdefault(row["name"], set()).add(f)
+    return functions
+
+
+def torch_reference():
+    with pt.tempdir() as d:
+        out = os.path.join(d, "ref.json")
+        proc = pt.run_python([WRAPPER, "--out", out, SCRIPT], env=pt.clean_env(STEPS="2"))
+        pt.check_eq(proc.returncode, 0, "torch reference: %s" % pt.describe(proc))
+        with open(out) as f:
+            ref = json.load(f)
+    return ref, {k: set(v) for k, v in ref["functions"].items()}
+
+
+def compare(flag):
+    ref, expected = torch_reference()
+    got = ptprof_functions(flag)
+    # Ops that also run under backward (aten::t, aten::transpose...) are left
+    # out: ptprof's attribution of backward ops to their forward op differs
+    # from torch 1.13's for 4 of them (a known gap).
+    names = FORWARD_OPS
+    pt.check(all(n in expected for n in names), "torch attributes every forward op: %r" % sorted(expected))
+    for name in names:
+        pt.check_eq(got.get(name), expected.get(name), "%s %s: functions of the innermost script frame" % (flag, name))
+
+
+def test_with_stack():
+    compare("--with-stack")
+
+
+def test_python_attribution():
+    compare("--python-attribution")
+
+
+if __name__ == "__main__":
+    pt.main()
