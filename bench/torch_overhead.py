@@ -11,6 +11,9 @@ noisy; only ratios measured together mean anything):
     ptprof+shapes   ptprof run --record-shapes
     torch           torch.profiler.profile(activities=[CPU])
     torch+shapes    torch.profiler.profile(activities=[CPU], record_shapes=True)
+    ptprof+attribution  ptprof run --python-attribution (each op's line of the user's code)
+    ptprof+stack    ptprof run --with-stack (each op's Python stack)
+    torch+stack     torch.profiler.profile(activities=[CPU], with_stack=True)
 
 It prints the median step time of each, what each adds per operator over
 `none` and over `floor`, ptprof's cost as a fraction of torch.profiler's, and
@@ -40,7 +43,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_DIR = os.path.dirname(HERE)
 FLOOR_SOURCE = os.path.join(HERE, "floor", "rf_floor.cpp")
 
-MODES = ["none", "floor", "ptprof", "ptprof+shapes", "torch", "torch+shapes"]
+MODES = ["none", "floor", "ptprof", "ptprof+shapes", "torch", "torch+shapes", "ptprof+attribution", "ptprof+stack",
+         "torch+stack"]
 
 
 def build_loop():
@@ -100,7 +104,8 @@ def worker(mode, steps, floor_lib, window_steps):
     for _ in range(50):  # warm up caches and allocators
         step()
     if mode.startswith("torch"):
-        with profile(activities=[ProfilerActivity.CPU], record_shapes=mode == "torch+shapes"):
+        with profile(activities=[ProfilerActivity.CPU], record_shapes=mode == "torch+shapes",
+                     with_stack=mode == "torch+stack"):
             result["steps"] = timed_steps(step, steps)
         # Window ends: a schedule of `window_steps` active steps, repeating;
         # the step whose prof.step() ends a window carries torch's processing.
@@ -127,6 +132,10 @@ def run_mode(args, mode, window=False):
         pre = [args.ptprof, "run", "-o", args.out]
         if mode == "ptprof+shapes":
             pre.append("--record-shapes")
+        if mode == "ptprof+attribution":
+            pre.append("--python-attribution")
+        if mode == "ptprof+stack":
+            pre.append("--with-stack")
         if window:
             pre += ["--schedule", "wait=0,warmup=0,active=%d,repeat=0" % args.window_steps]
             cmd[cmd.index("--worker") + 1] = "none"
@@ -218,12 +227,15 @@ def main():
     print("%-15s %12s %14s %16s" % ("mode", "step (us)", "ns/op vs none", "ns/op vs floor"))
     for m in modes:
         print("%-15s %12.1f %14.1f %16.1f" % (m, step_ns[m] / 1e3, paired(m, "none"), paired(m, "floor")))
-    for a, b in (("ptprof", "torch"), ("ptprof+shapes", "torch+shapes")):
+    for a, b in (("ptprof", "torch"), ("ptprof+shapes", "torch+shapes"), ("ptprof+stack", "torch+stack")):
         if a not in medians or b not in medians or "none" not in medians:
             continue
         ratios = [(x - n) / (y - n) for x, y, n in zip(medians[a], medians[b], medians["none"]) if y > n]
         if ratios:
             print("%s adds %.2f x what %s adds" % (a, statistics.median(ratios), b))
+    for m in ("ptprof+attribution", "ptprof+stack"):
+        if m in medians and "ptprof" in medians:
+            print("%s costs %.1f ns/op over ptprof" % (m, paired(m, "ptprof")))
     if window["ptprof"] and window["torch"]:
         print("window end, extra time in the step that ends a window: ptprof %.1f us, torch.profiler %.1f us"
               % (statistics.median(window["ptprof"]) / 1e3, statistics.median(window["torch"]) / 1e3))

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "cupti_consumer.hpp"
+#include "native_stack.hpp"
 #include "no_destructor.hpp"
 #include "ptprof/clock.hpp"
 #include "ptprof/config.hpp"
@@ -73,6 +74,7 @@ class Runtime {
   StackMode stack_mode() const { return StackMode(stack_mode_.load(std::memory_order_relaxed)); }
   void set_stack_mode(StackMode m) { stack_mode_.store(uint8_t(m), std::memory_order_relaxed); }
   PythonRuntime& python() { return *python_; }
+  NativeStacks& native() { return *native_; }
   // Memory events are recorded in windows only (torch.profiler reports
   // memory in active steps only): PTPROF_PROFILE_MEMORY and a window open.
   bool memory_recording() const { return memory_recording_.load(std::memory_order_relaxed); }
@@ -167,6 +169,7 @@ class Runtime {
   std::atomic<bool> memory_recording_{false};
   std::atomic<uint8_t> stack_mode_{0};  // StackMode
   NoDestructor<PythonRuntime> python_;
+  NoDestructor<NativeStacks> native_;
   NoDestructor<Config> config_;
 
   void* session_map_ = nullptr;

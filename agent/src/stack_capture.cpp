@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <span>
 
 #include "python_api.hpp"
@@ -87,18 +88,34 @@ int64_t where(const PythonApi& py, Object* frame) {
   return py.frame_lasti ? py.frame_lasti(frame) : py.frame_line(frame);
 }
 
-// Writes the StackDef of a new stack: file, function and line of each frame.
-bool define(ThreadState& t, const PythonApi& py, StackCache& c, uint32_t id, Object* const* frames, uint32_t n) {
-  wire::PythonFrameRecord out[StackCache::kMaxFrames];
+// Writes the StackDef of a new stack: file, function and line of each
+// Python frame, then module and offset of each native one.
+bool define(ThreadState& t, const PythonApi* py, StackCache& c, uint32_t id, Object* const* frames, uint32_t n,
+            const uintptr_t* native, uint32_t n_native) {
+  static_assert(sizeof(wire::PythonFrameRecord) == sizeof(wire::NativeFrameRecord));
+  union Record {
+    wire::PythonFrameRecord python;
+    wire::NativeFrameRecord native;
+  };
+  Record out[StackCache::kMaxFrames + StackCache::kMaxNative];
   for (uint32_t i = 0; i < n; ++i) {
-    Object* code = py.frame_code(frames[i]);
-    const StackCache::CodeInfo& info = code_info(py, c, code);
-    py.decref(code);
-    out[i] = wire::PythonFrameRecord{info.file, info.function, uint32_t(std::max(0, py.frame_line(frames[i]))), 0};
+    Object* code = py->frame_code(frames[i]);
+    const StackCache::CodeInfo& info = code_info(*py, c, code);
+    py->decref(code);
+    out[i].python =
+        wire::PythonFrameRecord{info.file, info.function, uint32_t(std::max(0, py->frame_line(frames[i]))), 0};
   }
-  wire::StackDefPayload p{uint16_t(n), 0, 0};
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < n_native; ++i) {
+    uint32_t module = 0;
+    uint64_t offset = 0;
+    // A return address follows its call: the call's own address names it.
+    if (g_runtime.native().locate(native[i] - 1, &module, &offset))
+      out[n + kept++].native = wire::NativeFrameRecord{module, 0, offset};
+  }
+  wire::StackDefPayload p{uint16_t(n), uint16_t(kept), 0};
   return t.emit(wire::RecordType::StackDef, id, t.now(), p,
-                std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(out), n * sizeof out[0]));
+                std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(out), (n + kept) * sizeof out[0]));
 }
 
 }  // namespace
@@ -127,14 +144,19 @@ uint32_t StackCache::add(uint64_t h, const FrameKey* keys, uint32_t n) {
 }
 
 uint32_t capture_python_stack(ThreadState& t, StackMode mode) {
+  // Native frames first, without the GIL.
+  uintptr_t native[StackCache::kMaxNative];
+  const uint32_t n_native = mode == StackMode::Full ? g_runtime.native().capture(native, StackCache::kMaxNative) : 0;
   const PythonApi* py = g_runtime.python().api();
-  if (!py || !py->this_thread_state()) return 0;  // no Python, or a thread that never ran it
-  if (py->is_finalizing && py->is_finalizing()) return 0;
+  // No Python, a thread that never ran it, or an interpreter going away.
+  const bool python = py && py->this_thread_state() && !(py->is_finalizing && py->is_finalizing());
+  if (!python && n_native == 0) return 0;
   if (!t.stacks) [[unlikely]]
     t.stacks = std::make_unique<StackCache>();
   StackCache& c = *t.stacks;
 
-  GilHold gil(*py);
+  std::optional<GilHold> gil;
+  if (python) gil.emplace(*py);
   // Nothing the interpreter does for us here is recorded.
   struct Busy {
     ThreadState& t;
@@ -145,12 +167,12 @@ uint32_t capture_python_stack(ThreadState& t, StackMode mode) {
     Busy& operator=(const Busy&) = delete;
   } busy(t);
   Object* frames[StackCache::kMaxFrames];
-  FrameKey keys[StackCache::kMaxFrames];
+  FrameKey keys[StackCache::kMaxFrames + StackCache::kMaxNative];
   uint32_t n = 0;
   uint64_t h = uint64_t(mode);
   // The frames of the walk after the first are new references: each is
   // released once its caller is taken (the caller stays alive: it is running).
-  Object* f = py->current_frame();
+  Object* f = python ? py->current_frame() : nullptr;
   Object* owned = nullptr;
   Object* chosen = nullptr;
   while (f && n < StackCache::kMaxFrames) {
@@ -181,10 +203,15 @@ uint32_t capture_python_stack(ThreadState& t, StackMode mode) {
     h = mix(h, keys[0]);
     n = 1;
   }
-  uint32_t id = n ? c.find(h, keys, n) : 0;
-  if (n && !id) {
-    id = c.add(h, keys, n);
-    if (id && !define(t, *py, c, id, frames, n)) {
+  for (uint32_t i = 0; i < n_native; ++i) {
+    keys[n + i] = FrameKey{nullptr, int64_t(native[i])};
+    h = mix(h, keys[n + i]);
+  }
+  const uint32_t total = n + n_native;
+  uint32_t id = total ? c.find(h, keys, total) : 0;
+  if (total && !id) {
+    id = c.add(h, keys, total);
+    if (id && !define(t, py, c, id, frames, n, native, n_native)) {
       // Not in the ring (full): forget it, so that the next op defines it.
       c.stacks.pop_back();
       c.by_hash.erase(h);

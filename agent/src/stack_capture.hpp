@@ -1,5 +1,6 @@
-// Call stacks of operators: the Python stack of the thread (PTPROF_WITH_STACK)
-// or only the innermost frame of the user's code (PTPROF_PYTHON_ATTRIBUTION).
+// Call stacks of operators: the Python and native stacks of the thread
+// (PTPROF_WITH_STACK) or only the innermost frame of the user's code
+// (PTPROF_PYTHON_ATTRIBUTION).
 //
 // A stack is keyed by its frames' code objects and instruction offsets, read
 // through the public frame accessors, and deduplicated per thread: the first
@@ -32,7 +33,8 @@ enum class StackMode : uint8_t {
 };
 
 // A frame as the hot path keys it: the code object and where in it (the
-// instruction offset where the interpreter exposes it, else the line).
+// instruction offset where the interpreter exposes it, else the line); a
+// native frame: no code, its return address.
 struct FrameKey {
   const void* code = nullptr;
   int64_t where = 0;
@@ -42,7 +44,8 @@ struct FrameKey {
 // What a thread knows of stacks and code objects. Allocated on the thread's
 // first stack; lookups of known stacks allocate nothing.
 struct StackCache {
-  static constexpr uint32_t kMaxFrames = 128;  // innermost frames kept; a StackDef record must fit a ring record
+  static constexpr uint32_t kMaxFrames = 128;  // innermost Python frames kept; a StackDef must fit a ring record
+  static constexpr uint32_t kMaxNative = 64;   // innermost native frames kept
   static constexpr uint32_t kMaxStacks = 1u << 20;
   static constexpr uint32_t kSlots = 1024;     // power of two
   static constexpr uint32_t kCodeSlots = 256;  // power of two
