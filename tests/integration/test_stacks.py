@@ -75,8 +75,56 @@ def test_with_stack():
     compare("--with-stack")
 
 
+def test_native_frames_and_flamegraph():
+    """Under aten::addmm a native frame names the aten op inside libtorch,
+    symbolised from the library's ELF symbols; the folded stacks hold the
+    script's frames above it."""
+    with pt.tempdir() as d:
+        out = os.path.join(d, "out")
+        proc = pt.run_ptprof(["run", "--with-stack", "-o", out, "--", pt.PYTHON, SCRIPT], env=pt.clean_env(STEPS="1"))
+        pt.check_eq(proc.returncode, 0, "ptprof run --with-stack: %s" % pt.describe(proc))
+        folded = os.path.join(d, "folded.txt")
+        proc = pt.run_ptprof(["flamegraph", out, "--metric", "self_cpu", "-o", folded])
+        pt.check_eq(proc.returncode, 0, "ptprof flamegraph: %s" % pt.describe(proc))
+        with open(folded) as f:
+            lines = f.read().splitlines()
+        bad = pt.run_ptprof(["flamegraph", out, "--metric", "wall"])
+        pt.check_eq(bad.returncode, 2, "an unknown --metric is refused")
+    addmm = [line.rpartition(" ")[0].split(";") for line in lines if line.rpartition(" ")[0].endswith(";aten::addmm")]
+    pt.check(addmm, "folded stacks with aten::addmm as their leaf: %r" % lines[:5])
+    for frames in addmm:
+        native = [f for f in frames if f.endswith("]") and "libtorch_cpu.so" in f]
+        pt.check(any("at::" in f and "addmm" in f for f in native),
+                 "a native frame names aten's addmm inside libtorch_cpu: %r" % native)
+        pt.check(any(f.startswith(SCRIPT + "(") for f in frames), "the script's frames are on the stack: %r" % frames)
+    for line in lines:
+        value = line.rpartition(" ")[2]
+        pt.check(value.isdigit() and int(value) > 0, "a positive count ends each line: %r" % line)
+
+
 def test_python_attribution():
     compare("--python-attribution")
+
+
+def test_chrome_export_carries_call_stacks():
+    """Ops recorded with a stack carry torch's "Call stack" arg: entries
+    "file(line): function", innermost first, joined by ';'."""
+    with pt.tempdir() as d:
+        out = os.path.join(d, "out")
+        proc = pt.run_ptprof(["run", "--python-attribution", "-o", out, "--", pt.PYTHON, SCRIPT],
+                             env=pt.clean_env(STEPS="1"))
+        pt.check_eq(proc.returncode, 0, "ptprof run --python-attribution: %s" % pt.describe(proc))
+        chrome = os.path.join(d, "trace.json")
+        proc = pt.run_ptprof(["export", out, "--chrome", chrome])
+        pt.check_eq(proc.returncode, 0, "ptprof export: %s" % pt.describe(proc))
+        with open(chrome) as f:
+            events = json.load(f)["traceEvents"]
+    linear = [e for e in events if e.get("cat") == "cpu_op" and e.get("name") == "aten::linear"]
+    pt.check(linear, "aten::linear events in the export")
+    for e in linear:
+        stack = e.get("args", {}).get("Call stack", "")
+        pt.check(stack.startswith(SCRIPT + "(") and stack.endswith("): forward"),
+                 "aten::linear's Call stack is the script's forward: %r" % stack)
 
 
 if __name__ == "__main__":
