@@ -12,7 +12,8 @@ noisy; only ratios measured together mean anything):
     torch           torch.profiler.profile(activities=[CPU])
     torch+shapes    torch.profiler.profile(activities=[CPU], record_shapes=True)
     ptprof+attribution  ptprof run --python-attribution (each op's line of the user's code)
-    ptprof+stack    ptprof run --with-stack (each op's Python stack)
+    ptprof+stack    ptprof run --with-stack (each op's Python and native stacks)
+    ptprof+pystack  ptprof run --with-stack --no-native-stack (Python stacks only)
     torch+stack     torch.profiler.profile(activities=[CPU], with_stack=True)
 
 It prints the median step time of each, what each adds per operator over
@@ -44,7 +45,7 @@ SOURCE_DIR = os.path.dirname(HERE)
 FLOOR_SOURCE = os.path.join(HERE, "floor", "rf_floor.cpp")
 
 MODES = ["none", "floor", "ptprof", "ptprof+shapes", "torch", "torch+shapes", "ptprof+attribution", "ptprof+stack",
-         "torch+stack"]
+         "ptprof+pystack", "torch+stack"]
 
 
 def build_loop():
@@ -136,6 +137,8 @@ def run_mode(args, mode, window=False):
             pre.append("--python-attribution")
         if mode == "ptprof+stack":
             pre.append("--with-stack")
+        if mode == "ptprof+pystack":
+            pre += ["--with-stack", "--no-native-stack"]
         if window:
             pre += ["--schedule", "wait=0,warmup=0,active=%d,repeat=0" % args.window_steps]
             cmd[cmd.index("--worker") + 1] = "none"
@@ -227,13 +230,14 @@ def main():
     print("%-15s %12s %14s %16s" % ("mode", "step (us)", "ns/op vs none", "ns/op vs floor"))
     for m in modes:
         print("%-15s %12.1f %14.1f %16.1f" % (m, step_ns[m] / 1e3, paired(m, "none"), paired(m, "floor")))
-    for a, b in (("ptprof", "torch"), ("ptprof+shapes", "torch+shapes"), ("ptprof+stack", "torch+stack")):
+    for a, b in (("ptprof", "torch"), ("ptprof+shapes", "torch+shapes"), ("ptprof+stack", "torch+stack"),
+                 ("ptprof+pystack", "torch+stack")):
         if a not in medians or b not in medians or "none" not in medians:
             continue
         ratios = [(x - n) / (y - n) for x, y, n in zip(medians[a], medians[b], medians["none"]) if y > n]
         if ratios:
             print("%s adds %.2f x what %s adds" % (a, statistics.median(ratios), b))
-    for m in ("ptprof+attribution", "ptprof+stack"):
+    for m in ("ptprof+attribution", "ptprof+stack", "ptprof+pystack"):
         if m in medians and "ptprof" in medians:
             print("%s costs %.1f ns/op over ptprof" % (m, paired(m, "ptprof")))
     if window["ptprof"] and window["torch"]:

@@ -38,7 +38,7 @@ struct RunOptions {
   // Passed on as given, even empty or negative: config_from_env rejects them
   // with the same message as the environment variable's.
   std::optional<std::string> output, ring_kb;
-  bool python_attribution = false;
+  bool python_attribution = false, no_native_stack = false;
   bool record_shapes = false, profile_memory = false, with_stack = false, wait_descendants = false, on_demand = false;
   std::vector<std::string> command;
 };
@@ -102,6 +102,7 @@ void apply_flags(const RunOptions& o, std::map<std::string, std::string>& env) {
   if (o.profile_memory) env[env::kProfileMemory] = "1";
   if (o.with_stack) env[env::kWithStack] = "1";
   if (o.python_attribution) env[env::kPythonAttribution] = "1";
+  if (o.no_native_stack) env[env::kNativeStack] = "0";
   if (!o.on_trace_ready.empty()) env[env::kOnTraceReady] = o.on_trace_ready;
   if (!o.log_level.empty()) env[env::kLogLevel] = o.log_level;
   if (o.ring_kb) env[env::kRingKb] = *o.ring_kb;
@@ -346,6 +347,9 @@ void add_run(CLI::App& app, int& exit_code) {
   sub->add_flag("--with-stack", opts->with_stack,
                 "Sets PTPROF_WITH_STACK=1: each operator's Python call stack (file, line, function), as "
                 "torch.profiler's with_stack; see `report --group-by-stack-n` and `flamegraph`");
+  sub->add_flag("--no-native-stack", opts->no_native_stack,
+                "Sets PTPROF_NATIVE_STACK=0: --with-stack records Python frames only (native frames cost an "
+                "unwind per op)");
   sub->add_flag("--python-attribution", opts->python_attribution,
                 "Sets PTPROF_PYTHON_ATTRIBUTION=1: each operator called from Python carries the line of the "
                 "user's code that called it (its Source Location), at a fraction of --with-stack's cost");

@@ -123,6 +123,7 @@ void Runtime::start() {
   set_stack_mode(config_->with_stack           ? StackMode::Full
                  : config_->python_attribution ? StackMode::Attribution
                                                : StackMode::Off);
+  native_stack_ = config_->native_stack;
 
   if (!map_session(session)) return;
   thread_key_ok_ = pthread_key_create(&thread_key_, on_thread_exit) == 0;

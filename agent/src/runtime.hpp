@@ -73,6 +73,8 @@ class Runtime {
   // window may change it (set_stack_mode) and ops begun later follow.
   StackMode stack_mode() const { return StackMode(stack_mode_.load(std::memory_order_relaxed)); }
   void set_stack_mode(StackMode m) { stack_mode_.store(uint8_t(m), std::memory_order_relaxed); }
+  // Full stacks include native frames (PTPROF_NATIVE_STACK, default 1).
+  bool native_stack() const { return native_stack_; }
   PythonRuntime& python() { return *python_; }
   NativeStacks& native() { return *native_; }
   // Memory events are recorded in windows only (torch.profiler reports
@@ -168,6 +170,7 @@ class Runtime {
   bool profile_memory_ = false;
   std::atomic<bool> memory_recording_{false};
   std::atomic<uint8_t> stack_mode_{0};  // StackMode
+  bool native_stack_ = true;
   NoDestructor<PythonRuntime> python_;
   NoDestructor<NativeStacks> native_;
   NoDestructor<Config> config_;

@@ -146,7 +146,9 @@ uint32_t StackCache::add(uint64_t h, const FrameKey* keys, uint32_t n) {
 uint32_t capture_python_stack(ThreadState& t, StackMode mode) {
   // Native frames first, without the GIL.
   uintptr_t native[StackCache::kMaxNative];
-  const uint32_t n_native = mode == StackMode::Full ? g_runtime.native().capture(native, StackCache::kMaxNative) : 0;
+  const uint32_t n_native = mode == StackMode::Full && g_runtime.native_stack()
+                                ? g_runtime.native().capture(native, StackCache::kMaxNative)
+                                : 0;
   const PythonApi* py = g_runtime.python().api();
   // No Python, a thread that never ran it, or an interpreter going away.
   const bool python = py && py->this_thread_state() && !(py->is_finalizing && py->is_finalizing());
