@@ -23,6 +23,14 @@ class NativeStacks {
   // module's load bias (an address of its ELF image); false when in none, or
   // in the agent itself.
   bool locate(uintptr_t addr, uint32_t* module, uint64_t* offset);
+  // Fork: held across it (Runtime::before_fork, before the intern mutex,
+  // which locate() takes inside it); the child forgets the modules, whose
+  // names were interned in the parent's arena.
+  void lock_for_fork() { mu_.lock(); }
+  void unlock_after_fork(bool child) {
+    if (child) modules_.clear();
+    mu_.unlock();
+  }
 
  private:
   struct Module {

@@ -47,7 +47,6 @@ bool PythonRuntime::user_file(const char* filename) {
   if (f.empty() || f.front() == '<') return false;
   if (f.find("/site-packages/") != std::string_view::npos || f.find("/dist-packages/") != std::string_view::npos)
     return false;
-  std::lock_guard lock(mu_);
   if (!stdlib_known_) {
     stdlib_known_ = true;
     // The directory of the os module is the standard library's.

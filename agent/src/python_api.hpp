@@ -58,8 +58,10 @@ class PythonRuntime {
   std::atomic<int> state_{kUnknown};
   std::mutex mu_;
   PythonApi api_;
-  bool stdlib_known_ = false;  // guarded by mu_
-  std::string stdlib_dir_;     // "/usr/lib/python3.11/"; guarded by mu_
+  // Guarded by the GIL (user_file's callers hold it), not by mu_: a thread
+  // holding mu_ while it waits for the GIL would deadlock a fork's handlers.
+  bool stdlib_known_ = false;
+  std::string stdlib_dir_;  // "/usr/lib/python3.11/"
 };
 
 }  // namespace ptprof::agent

@@ -654,6 +654,7 @@ void Runtime::stop() {
 void Runtime::before_fork() {
   if (!active()) return;
   step_mu_.lock();
+  native_->lock_for_fork();
   intern_mu_.lock();
   threads_mu_.lock();
 }
@@ -662,6 +663,7 @@ void Runtime::after_fork_parent() {
   if (!active()) return;
   threads_mu_.unlock();
   intern_mu_.unlock();
+  native_->unlock_after_fork(/*child=*/false);
   step_mu_.unlock();
 }
 
@@ -669,6 +671,7 @@ void Runtime::after_fork_child() {
   if (!active()) return;
   threads_mu_.unlock();
   intern_mu_.unlock();
+  native_->unlock_after_fork(/*child=*/true);
   step_mu_.unlock();
   // The parent's rings and arena stay the parent's: leave them alone and
   // start a region of our own. The other threads do not exist here.
