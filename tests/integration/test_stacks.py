@@ -1,14 +1,17 @@
 """Python call stacks (PTPROF_WITH_STACK, PTPROF_PYTHON_ATTRIBUTION) against
-torch.profiler(with_stack=True): for each aten op of the example, the
-innermost frame of the user's script above it names the same function as
-torch's (a set per op name, so that torch's run-to-run drift cannot matter).
+torch.profiler(with_stack=True): for each forward aten op of the example,
+the innermost frame of the user's script above it is the same as torch's:
+the same function, and torch's line is that function's definition (a set
+per op name, so that torch's run-to-run drift cannot matter).
 
-Lines are not compared: on these machines (Python 3.11) both torches name
-each frame by its function's first line (torch 1.13 reads a frame field
-3.11 no longer has; torch 2.x's Python tracer names a call by its
-definition), while ptprof reports the line executing.
+On these machines (Python 3.11) both torches name each frame by its
+function's first line (torch 1.13 reads a frame field 3.11 no longer has;
+torch 2.x's Python tracer names a call by its definition), while ptprof
+reports the line executing: the test maps ptprof's function to the line of
+its `def` in the script (ast) to compare lines too.
 """
 
+import ast
 import json
 import os
 
@@ -23,12 +26,21 @@ FORWARD_OPS = ["aten::addmm", "aten::linear", "aten::relu", "aten::log_softmax",
                "aten::cross_entropy_loss", "aten::randn", "aten::randint"]
 
 
-def innermost_script_function(stack):
+def functions_in_script():
+    """Function name -> (line of its def, its last line) in the script."""
+    with open(SCRIPT) as f:
+        tree = ast.parse(f.read())
+    return {n.name: (n.lineno, n.end_lineno) for n in ast.walk(tree)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def innermost_script_frame(stack):
+    """(function, line) of the first entry of `stack` in the script."""
     for entry in stack:
         head, sep, function = entry.partition("): ")
-        path = head.rpartition("(")[0]
-        if sep and os.path.abspath(path) == SCRIPT:
-            return function
+        path, _, line = head.rpartition("(")
+        if sep and os.path.abspath(path) == SCRIPT and line.isdigit():
+            return function, int(line)
     return None
 
 
@@ -39,14 +51,15 @@ def ptprof_functions(flag):
         proc = pt.run_ptprof(["run", flag, "-o", out, "--", pt.PYTHON, SCRIPT], env=env)
         pt.check_eq(proc.returncode, 0, "ptprof run %s: %s" % (flag, pt.describe(proc)))
         report = pt.report_json(out, "--group-by-stack-n", "1000")
-    functions = {}
+    functions, lines = {}, {}
     for row in report["rows"]:
         if not row["name"].startswith("aten::"):
             continue
-        f = innermost_script_function(row.get("stack", []))
-        if f is not None:
-            functions.setdefault(row["name"], set()).add(f)
-    return functions
+        frame = innermost_script_frame(row.get("stack", []))
+        if frame is not None:
+            functions.setdefault(row["name"], set()).add(frame[0])
+            lines.setdefault(row["name"], set()).add(frame)
+    return functions, lines
 
 
 def torch_reference():
@@ -61,14 +74,23 @@ def torch_reference():
 
 def compare(flag):
     ref, expected = torch_reference()
-    got = ptprof_functions(flag)
+    got, got_lines = ptprof_functions(flag)
     # Ops that also run under backward (aten::t, aten::transpose...) are left
     # out: ptprof's attribution of backward ops to their forward op differs
     # from torch 1.13's for 4 of them (a known gap).
     names = FORWARD_OPS
     pt.check(all(n in expected for n in names), "torch attributes every forward op: %r" % sorted(expected))
+    defs = functions_in_script()
+    expected_lines = {k: set(v) for k, v in ref["lines"].items()}
     for name in names:
         pt.check_eq(got.get(name), expected.get(name), "%s %s: functions of the innermost script frame" % (flag, name))
+        pt.check_eq({defs.get(f, (None,))[0] for f in got.get(name, ())}, expected_lines.get(name),
+                    "%s %s: torch's lines of the innermost script frame (the def of ptprof's function)" % (flag, name))
+        # ptprof's own line is the one executing: inside that function, past its def.
+        for function, line in got_lines.get(name, ()):
+            first, last = defs.get(function, (0, 0))
+            pt.check(first < line <= last, "%s %s: line %d lies in %s (lines %d-%d)" % (flag, name, line, function,
+                                                                                     first, last))
 
 
 def test_with_stack():
