@@ -22,6 +22,10 @@ mean anything; steps are timed in the thread's CPU time, see now_ns()):
     torch           torch.profiler.profile(activities=[CPU])
     torch+shapes    ... record_shapes=True
     torch+memory    ... profile_memory=True
+    ptprof+attribution  ptprof run --python-attribution (each op's line of the user's code)
+    ptprof+stack    ptprof run --with-stack (each op's Python and native stacks)
+    ptprof+pystack  ptprof run --with-stack --no-native-stack (Python stacks only)
+    torch+stack     ... with_stack=True
 
 It prints, per loop, the median step time of each, what each adds per step
 and per operator over `none` and over `floor` (medians of differences taken
@@ -57,12 +61,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_DIR = os.path.dirname(HERE)
 FLOOR_SOURCE = os.path.join(HERE, "floor", "rf_floor.cpp")
 
-DEFAULT_MODES = ["none", "floor", "ptprof", "ptprof+shapes", "ptprof+memory", "torch", "torch+shapes", "torch+memory"]
-MODES = DEFAULT_MODES + ["ptprof-on-demand"]
+DEFAULT_MODES = ["none", "floor", "ptprof", "ptprof+shapes", "ptprof+memory", "torch", "torch+shapes", "torch+memory",
+                 "ptprof+attribution", "ptprof+stack", "torch+stack"]
+MODES = DEFAULT_MODES + ["ptprof+pystack", "ptprof-on-demand"]
 LOOPS = ["small", "conv"]
 PTPROF_FLAGS = {"ptprof": [], "ptprof+shapes": ["--record-shapes"], "ptprof+memory": ["--profile-memory"],
-                "ptprof-on-demand": ["--on-demand"]}
-TORCH_OPTIONS = {"torch": {}, "torch+shapes": {"record_shapes": True}, "torch+memory": {"profile_memory": True}}
+                "ptprof-on-demand": ["--on-demand"], "ptprof+attribution": ["--python-attribution"],
+                "ptprof+stack": ["--with-stack"], "ptprof+pystack": ["--with-stack", "--no-native-stack"]}
+TORCH_OPTIONS = {"torch": {}, "torch+shapes": {"record_shapes": True}, "torch+memory": {"profile_memory": True},
+                 "torch+stack": {"with_stack": True}}
 
 
 def build_loop(kind):
@@ -253,7 +260,8 @@ def summarize(args, ops, medians, window, op_costs):
                        "ns_per_op_over_floor": paired(m, "floor") / ops[loop]}
         ratios = {}
         for a, b in (("ptprof", "floor"), ("ptprof", "torch"), ("ptprof+shapes", "torch+shapes"),
-                     ("ptprof+memory", "torch+memory")):
+                     ("ptprof+memory", "torch+memory"), ("ptprof+stack", "torch+stack"),
+                     ("ptprof+pystack", "torch+stack"), ("ptprof+attribution", "ptprof")):
             if a in per_mode and b in per_mode and "none" in per_mode:
                 r = [(x - n) / (y - n) for x, y, n in zip(per_mode[a], per_mode[b], per_mode["none"]) if y > n]
                 ratios["%s/%s" % (a, b)] = median_or_nan(r)

@@ -25,6 +25,7 @@ struct ReportArgs {
   std::string sort_by = "cpu_time_total";
   long long row_limit = -1;  // -1: the format's default
   bool group_by_input_shape = false;
+  long long group_by_stack_n = 0;
   std::string window = "all";
   std::string format = "table";
   std::string html;
@@ -60,6 +61,10 @@ int run_report(const ReportArgs& a) {
   if (!key) return usage_error("unknown --sort-by '" + a.sort_by + "'; accepted: " + join(report::sort_key_names()));
   opts.sort_by = *key;
   opts.group_by_input_shape = a.group_by_input_shape;
+  if (a.group_by_stack_n < 0 || a.group_by_stack_n > 1000)
+    return usage_error("--group-by-stack-n takes a number of stack entries from 0 (no grouping) to 1000, not " +
+                       std::to_string(a.group_by_stack_n));
+  opts.group_by_stack_n = uint32_t(a.group_by_stack_n);
   auto format = report::parse_format(a.format);
   if (!format) return usage_error("unknown --format '" + a.format + "'; accepted: table, csv, json");
   if (a.row_limit < -1) return usage_error("--row-limit must be >= 0 (0 = all rows)");
@@ -148,6 +153,10 @@ void add_report(CLI::App& app, int& exit_code) {
                   "Rows to print, 0 = all (default: 100 for table, as torch; all for csv/json)");
   cmd->add_flag("--group-by-input-shape", args->group_by_input_shape,
                 "One row per (name, input shapes), as key_averages(group_by_input_shape=True)");
+  cmd->add_option("--group-by-stack-n", args->group_by_stack_n,
+                  "One row per (name, first N entries of the Python call stack), with a Source Location column, "
+                  "as key_averages(group_by_stack_n=N); needs traces recorded with --with-stack or "
+                  "--python-attribution");
   cmd->add_option("--window", args->window, "Schedule window to report: an index, or 'all' to merge every window")
       ->capture_default_str();
   cmd->add_option("--format", args->format, "Output: table, csv (times in us) or json (times in us)")

@@ -39,6 +39,7 @@ struct RunOptions {
   // Passed on as given, even empty or negative: config_from_env rejects them
   // with the same message as the environment variable's.
   std::optional<std::string> output, ring_kb;
+  bool python_attribution = false, no_native_stack = false;
   bool record_shapes = false, profile_memory = false, with_stack = false, wait_descendants = false, on_demand = false;
   std::vector<std::string> command;
 };
@@ -101,6 +102,8 @@ void apply_flags(const RunOptions& o, std::map<std::string, std::string>& env) {
   if (o.record_shapes) env[env::kRecordShapes] = "1";
   if (o.profile_memory) env[env::kProfileMemory] = "1";
   if (o.with_stack) env[env::kWithStack] = "1";
+  if (o.python_attribution) env[env::kPythonAttribution] = "1";
+  if (o.no_native_stack) env[env::kNativeStack] = "0";
   if (!o.on_trace_ready.empty()) env[env::kOnTraceReady] = o.on_trace_ready;
   if (!o.log_level.empty()) env[env::kLogLevel] = o.log_level;
   if (o.ring_kb) env[env::kRingKb] = *o.ring_kb;
@@ -180,9 +183,6 @@ int run(const RunOptions& o) {
         config->schedule.to_string());
     return 2;
   }
-
-  if (config->with_stack)
-    spdlog::warn("run: this version records no call stacks yet; PTPROF_WITH_STACK is passed on only");
 
   auto paths = launcher::find_install_paths();
   if (!paths) {
@@ -350,7 +350,15 @@ void add_run(CLI::App& app, int& exit_code) {
                 "Sets PTPROF_PROFILE_MEMORY=1: every allocation and free torch reports to profilers (its CPU "
                 "allocator's), in recorded steps; see `ptprof memory`. A program that starts torch.profiler "
                 "itself cannot use it (torch then says the profiler is already enabled)");
-  sub->add_flag("--with-stack", opts->with_stack, "Sets PTPROF_WITH_STACK=1; this version records no call stacks yet");
+  sub->add_flag("--with-stack", opts->with_stack,
+                "Sets PTPROF_WITH_STACK=1: each operator's Python call stack (file, line, function), as "
+                "torch.profiler's with_stack; see `report --group-by-stack-n` and `flamegraph`");
+  sub->add_flag("--no-native-stack", opts->no_native_stack,
+                "Sets PTPROF_NATIVE_STACK=0: --with-stack records Python frames only (native frames cost an "
+                "unwind per op)");
+  sub->add_flag("--python-attribution", opts->python_attribution,
+                "Sets PTPROF_PYTHON_ATTRIBUTION=1: each operator called from Python carries the line of the "
+                "user's code that called it (its Source Location), at a fraction of --with-stack's cost");
   sub->add_option("--on-trace-ready", opts->on_trace_ready,
                   "Shell command (sh -c) run after each window's file is complete, e.g. 'gzip {}'; {} stands for "
                   "its path, bare or quoted alike, which is also in $PTPROF_TRACE_FILE; a failing command is "

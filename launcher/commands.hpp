@@ -15,5 +15,6 @@ void add_diff(CLI::App& app, int& exit_code);
 void add_trigger(CLI::App& app, int& exit_code);
 void add_sessions(CLI::App& app, int& exit_code);
 void add_memory(CLI::App& app, int& exit_code);
+void add_flamegraph(CLI::App& app, int& exit_code);
 
 }  // namespace ptprof::cli

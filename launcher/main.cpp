@@ -35,6 +35,7 @@ int run_cli(int argc, char** argv) {
   ptprof::cli::add_trigger(app, exit_code);
   ptprof::cli::add_sessions(app, exit_code);
   ptprof::cli::add_memory(app, exit_code);
+  ptprof::cli::add_flamegraph(app, exit_code);
   // The only arguments before a command are options (--help, --version):
   // a word there is a command, known or not.
   if (argc > 1 && argv[1][0] != '-') {

@@ -111,7 +111,7 @@ void ProcessCollector::attach_new_threads() {
                          wire::ring_data(region_->base, *header_, t.slot), wire::slot_ring_bytes(*header_, slot));
     t.live = true;
     t.instance = uint32_t(instances_.size());
-    instances_.push_back(Instance{t.slot, true, slot.tid, {}});
+    instances_.push_back(Instance{t.slot, true, slot.tid, {}, {}});
     tid_instances_[slot.tid] = t.instance;
   }
 }
@@ -125,6 +125,7 @@ void ProcessCollector::retire_thread(ThreadDecode& t) {
   in.tid = slot.tid;
   in.name = std::string(slot.name, strnlen(slot.name, sizeof slot.name));
   in.live = false;
+  in.stacks = {};  // nothing of the thread is left to write
   const uint64_t d = t.reader.dropped();
   if (d > t.dropped_accounted) {
     retired_drops_.push_back({t.instance, d - t.dropped_accounted});
@@ -225,6 +226,7 @@ bool ProcessCollector::visit(ThreadDecode& t, const wire::RecordHeader& h, uint6
       s.seq_nr = p.seq_nr;
       s.fwd_thread_id = p.fwd_thread_id;
       s.scope = p.scope;
+      s.stack = p.stack;
       if (p.flags & wire::kOpAsync) s.flags |= trace::kAsync;
       if ((p.flags & wire::kOpHasShapes) && sizeof h + sizeof p + p.shapes_bytes <= h.size) {
         std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(&h) + sizeof h + sizeof p, p.shapes_bytes);
@@ -266,6 +268,9 @@ bool ProcessCollector::visit(ThreadDecode& t, const wire::RecordHeader& h, uint6
     }
     case RecordType::MemoryEvent:
       memory_record(t, h);
+      break;
+    case RecordType::StackDef:
+      stack_record(t, h);
       break;
     default:
       break;  // Pad, ThreadName and types of later versions
@@ -566,6 +571,52 @@ uint32_t ProcessCollector::file_shapes(Window& w, uint32_t id) {
   return w.shape_map[id - 1];
 }
 
+// A StackDef: the thread's stack `h.arg`, for the ops that follow it.
+void ProcessCollector::stack_record(ThreadDecode& t, const wire::RecordHeader& h) {
+  wire::StackDefPayload p;
+  const auto* base = reinterpret_cast<const uint8_t*>(&h);
+  std::memcpy(&p, base + sizeof h, sizeof p);
+  const size_t need =
+      sizeof h + sizeof p + (size_t(p.python_frames) + p.native_frames) * sizeof(wire::PythonFrameRecord);
+  static_assert(sizeof(wire::PythonFrameRecord) == sizeof(wire::NativeFrameRecord));
+  if (h.arg == 0 || h.arg > (1u << 24) || need > h.size) {
+    seen_.malformed_bytes += h.size;
+    return;
+  }
+  if (strings_.size() <= 1) read_strings();
+  std::vector<trace::Frame> frames;
+  const uint8_t* at = base + sizeof h + sizeof p;
+  for (uint32_t i = 0; i < p.python_frames; ++i, at += sizeof(wire::PythonFrameRecord)) {
+    wire::PythonFrameRecord r;
+    std::memcpy(&r, at, sizeof r);
+    frames.push_back(trace::Frame{trace::FrameKind::Python, r.file, r.function, r.line, 0});
+  }
+  for (uint32_t i = 0; i < p.native_frames; ++i, at += sizeof(wire::NativeFrameRecord)) {
+    wire::NativeFrameRecord r;
+    std::memcpy(&r, at, sizeof r);
+    frames.push_back(trace::Frame{trace::FrameKind::Native, r.module, 0, 0, r.offset});
+  }
+  auto& stacks = instances_[t.instance].stacks;
+  if (stacks.size() < h.arg) stacks.resize(h.arg);
+  stacks[h.arg - 1] = std::move(frames);
+}
+
+// The file's index (Event::stack) of a thread's stack, its names interned.
+uint32_t ProcessCollector::file_stack(Window& w, uint32_t instance, uint32_t id) {
+  const auto& stacks = instances_[instance].stacks;
+  if (id > stacks.size() || stacks[id - 1].empty()) return 0;
+  uint32_t& index = w.stack_map[uint64_t(instance) << 32 | id];
+  if (!index) {
+    std::vector<trace::Frame> frames = stacks[id - 1];
+    for (trace::Frame& f : frames) {
+      f.file = f.file ? file_name(w, f.file) : 0;
+      f.function = f.function ? file_name(w, f.function) : 0;
+    }
+    index = w.writer->add_stack(frames);
+  }
+  return index;
+}
+
 void ProcessCollector::emit(Window& w, uint32_t instance, const OpenSpan& s, uint64_t end, uint16_t flags) {
   if (!ensure_writer(w)) return;
   trace::Event e;
@@ -577,6 +628,7 @@ void ProcessCollector::emit(Window& w, uint32_t instance, const OpenSpan& s, uin
   e.scope = s.scope;
   e.flags = uint16_t(s.flags | flags);
   e.shapes = file_shapes(w, s.shapes);
+  e.stack = s.stack ? file_stack(w, instance, s.stack) : 0;
   e.seq_nr = s.seq_nr;
   e.fwd_thread_id = s.fwd_thread_id;
   // The join key of kernels to ops (CudaInfo::external_id), once CUDA is in play.

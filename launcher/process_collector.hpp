@@ -75,6 +75,7 @@ class ProcessCollector {
     uint32_t name = 0;    // arena id
     uint32_t shapes = 0;  // shapes_ id + 1, 0 when none
     uint32_t inputs = 0;  // shapes_ id + 1 of the concrete inputs (outermost operators only), 0 when none
+    uint32_t stack = 0;   // the thread's stack id (Instance::stacks), 0 when none
     int32_t window = -1;  // index into windows_, -1: not recorded in any
     trace::EventKind kind = trace::EventKind::Op;
     uint8_t scope = 0;
@@ -98,15 +99,18 @@ class ProcessCollector {
     bool live = true;
     int32_t tid = 0;
     std::string name;  // read from the slot while live, kept when retired
+    // The thread's call stacks (StackDef records) by id - 1; frames name arena ids.
+    std::vector<std::vector<trace::Frame>> stacks;
   };
   struct Window {
     uint32_t index = 0;
     uint64_t begin = 0;
     uint64_t end = UINT64_MAX;  // ticks; max while open
     std::unique_ptr<format::TraceSink> writer;
-    std::vector<uint32_t> name_map;    // arena id -> file string id
-    std::vector<uint32_t> shape_map;   // shapes id -> file string id
-    std::vector<uint32_t> thread_map;  // instance -> file thread index + 1
+    std::vector<uint32_t> name_map;                    // arena id -> file string id
+    std::vector<uint32_t> shape_map;                   // shapes id -> file string id
+    std::vector<uint32_t> thread_map;                  // instance -> file thread index + 1
+    std::unordered_map<uint64_t, uint32_t> stack_map;  // instance << 32 | stack id -> Event::stack
     uint32_t open_spans = 0;
     bool step_open = false;
     uint64_t step_number = 0;
@@ -170,6 +174,8 @@ class ProcessCollector {
   uint32_t file_shapes(Window& w, uint32_t id);
   // The shapes_ id + 1 of `text`, interned.
   uint32_t shape_id(const std::string& text);
+  uint32_t file_stack(Window& w, uint32_t instance, uint32_t id);
+  void stack_record(ThreadDecode& t, const wire::RecordHeader& h);
   void write_window(Window& w);
   uint64_t last_ticks() const;
 

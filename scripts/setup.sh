@@ -26,7 +26,8 @@ die() {
 }
 
 PACKAGES=(build-essential cmake pkg-config libspdlog-dev libcli11-dev catch2
-          libzstd-dev zlib1g-dev python3-torch libtorch-dev python3-venv)
+          libzstd-dev zlib1g-dev python3-torch libtorch-dev python3-venv
+          libunwind8)  # opened at run time for native stacks (--with-stack)
 # What only the tests use (scripts/test.sh sets PTPROF_SETUP_TESTS=1): protoc
 # decodes the Perfetto export, headless Chromium opens the HTML report, Clang
 # and its runtimes (libFuzzer, ASan, UBSan) build the fuzz targets

@@ -30,6 +30,16 @@ PTPROF_EXPORT void ptprof_agent_op_begin(const ptprof_op_begin* op) {
     ++t->op_depth;
     return;
   }
+  // The stack first, so that its StackDef precedes the op in the ring and
+  // its cost stays out of the op's time.
+  uint32_t stack = 0;
+  if (const StackMode mode = g_runtime.stack_mode(); mode != StackMode::Off) [[unlikely]] {
+    // Attribution: ops called from Python (top level, or inside a user
+    // scope); the ops they call inherit it when the trace is read.
+    if (mode == StackMode::Full || t->op_depth == 0 ||
+        t->ops_scope[t->op_depth - 1] == uint8_t(wire::OpScope::UserScope))
+      stack = capture_python_stack(*t, mode);
+  }
   uint64_t ts = t->now();
   uint32_t id = t->intern(op->name);
   // Shapes are recorded whenever the bridge passes them, even as zero bytes
@@ -44,6 +54,7 @@ PTPROF_EXPORT void ptprof_agent_op_begin(const ptprof_op_begin* op) {
   b.scope = op->scope;
   b.flags = uint8_t((op->flags & ~wire::kOpHasShapes) | (has_shapes ? wire::kOpHasShapes : 0));
   b.shapes_bytes = uint16_t(shapes);
+  b.stack = stack;
   if (!t->emit_begin(wire::RecordType::OpBegin, id, ts, wire::kOpEndBytes, b,
                      std::span<const uint8_t>(op->shapes, shapes))) [[unlikely]]
     return;
@@ -53,6 +64,7 @@ PTPROF_EXPORT void ptprof_agent_op_begin(const ptprof_op_begin* op) {
   if (push) [[unlikely]]
     g_runtime.cupti().push(op->handle);
   t->ops_pushed[t->op_depth] = push;
+  t->ops_scope[t->op_depth] = op->scope;
   ++t->op_depth;
 }
 
@@ -68,6 +80,7 @@ PTPROF_EXPORT void ptprof_agent_op_end(uint64_t handle) {
     if (i != depth) {
       std::memmove(&t->ops[i - 1], &t->ops[i], (depth - i) * sizeof(uint64_t));
       std::memmove(&t->ops_pushed[i - 1], &t->ops_pushed[i], (depth - i) * sizeof(bool));
+      std::memmove(&t->ops_scope[i - 1], &t->ops_scope[i], depth - i);
     }
     --t->op_depth;
     if (pushed) [[unlikely]]

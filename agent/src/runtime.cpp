@@ -123,6 +123,10 @@ void Runtime::start() {
   run_options_ = (config_->record_shapes ? wire::kWindowShapes : 0) |
                  (config_->profile_memory ? wire::kWindowMemory : 0) | (config_->with_stack ? wire::kWindowStack : 0);
   window_options_.store(run_options_, std::memory_order_relaxed);
+  set_stack_mode(config_->with_stack           ? StackMode::Full
+                 : config_->python_attribution ? StackMode::Attribution
+                                               : StackMode::Off);
+  native_stack_ = config_->native_stack;
 
   if (!map_session(session)) return;
   thread_key_ok_ = pthread_key_create(&thread_key_, on_thread_exit) == 0;
@@ -645,6 +649,7 @@ void Runtime::stop() {
 void Runtime::before_fork() {
   if (!active()) return;
   step_mu_.lock();
+  native_->lock_for_fork();
   intern_mu_.lock();
   threads_mu_.lock();
 }
@@ -653,6 +658,7 @@ void Runtime::after_fork_parent() {
   if (!active()) return;
   threads_mu_.unlock();
   intern_mu_.unlock();
+  native_->unlock_after_fork(/*child=*/false);
   step_mu_.unlock();
 }
 
@@ -660,6 +666,7 @@ void Runtime::after_fork_child() {
   if (!active()) return;
   threads_mu_.unlock();
   intern_mu_.unlock();
+  native_->unlock_after_fork(/*child=*/true);
   step_mu_.unlock();
   // The parent's rings and arena stay the parent's: leave them alone and
   // start a region of our own. The other threads do not exist here.

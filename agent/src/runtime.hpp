@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "cupti_consumer.hpp"
+#include "native_stack.hpp"
 #include "no_destructor.hpp"
 #include "ptprof/clock.hpp"
 #include "ptprof/config.hpp"
@@ -52,6 +53,8 @@
 #include "ptprof/schedule.hpp"
 #include "ptprof/session.hpp"
 #include "ptprof/string_arena.hpp"
+#include "python_api.hpp"
+#include "stack_capture.hpp"
 
 namespace ptprof::agent {
 
@@ -73,6 +76,18 @@ class Runtime {
   bool record_shapes() const { return (window_options() & wire::kWindowShapes) != 0; }
   bool profile_memory() const { return (window_options() & wire::kWindowMemory) != 0; }
   bool with_stack() const { return (window_options() & wire::kWindowStack) != 0; }
+  // What ops record of their call stack: PTPROF_WITH_STACK (Full) or
+  // PTPROF_PYTHON_ATTRIBUTION at start, Full in a window whose trigger asked
+  // for stacks. A runtime switch: ops begun later follow a change.
+  StackMode stack_mode() const {
+    if (window_options() & wire::kWindowStack) return StackMode::Full;
+    return StackMode(stack_mode_.load(std::memory_order_relaxed));
+  }
+  void set_stack_mode(StackMode m) { stack_mode_.store(uint8_t(m), std::memory_order_relaxed); }
+  // Full stacks include native frames (PTPROF_NATIVE_STACK, default 1).
+  bool native_stack() const { return native_stack_; }
+  PythonRuntime& python() { return *python_; }
+  NativeStacks& native() { return *native_; }
   // Memory events are recorded in windows only (torch.profiler reports
   // memory in active steps only): a window open that profiles memory.
   bool memory_recording() const { return memory_recording_.load(std::memory_order_relaxed); }
@@ -186,6 +201,10 @@ class Runtime {
   uint32_t run_options_ = 0;  // wire::kWindow* bits of PTPROF_RECORD_SHAPES, ...
   std::atomic<uint32_t> window_options_{0};
   std::atomic<bool> memory_recording_{false};
+  std::atomic<uint8_t> stack_mode_{0};  // StackMode
+  bool native_stack_ = true;
+  NoDestructor<PythonRuntime> python_;
+  NoDestructor<NativeStacks> native_;
   NoDestructor<Config> config_;
 
   void* session_map_ = nullptr;

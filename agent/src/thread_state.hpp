@@ -17,6 +17,7 @@
 #include "ptprof/record_emit.hpp"
 #include "ptprof/ring.hpp"
 #include "runtime.hpp"
+#include "stack_capture.hpp"
 
 namespace ptprof::agent {
 
@@ -79,12 +80,14 @@ struct ThreadState {
   // Handles of operators whose begin this thread recorded, innermost last;
   // an end is written only for these.
   uint64_t ops[kMaxDepth];
-  bool ops_pushed[kMaxDepth];  // whether the op's handle was pushed to CUPTI as external correlation id
+  bool ops_pushed[kMaxDepth];    // whether the op's handle was pushed to CUPTI as external correlation id
+  uint8_t ops_scope[kMaxDepth];  // wire::OpScope of each: Python attribution goes to ops called from Python
   uint32_t op_depth = 0;
   // For each open range: whether its push was recorded, and its name id.
   uint32_t ranges[kMaxDepth];  // name id, or 0 when the push was not recorded
   uint32_t range_depth = 0;
   ScopeStack scopes;
+  std::unique_ptr<StackCache> stacks;  // on the thread's first stack (PTPROF_WITH_STACK, PTPROF_PYTHON_ATTRIBUTION)
 
   // While the torch bridge times operators (cost_calibration.hpp): the
   // thread writes into a private ring and records whatever the schedule says.

@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "stack_attribution.hpp"
 #include "utf8_sanitize.hpp"
 
 namespace ptprof::exporting::detail {
@@ -90,6 +91,20 @@ void ChromeEventFormatter::begin_file(int64_t realtime_offset_ns) {
   dims_.clear();
   dims_truncated_.clear();
   pid_tids_.clear();
+  stacks_.clear();
+}
+
+const std::string& ChromeEventFormatter::stack_json(const trace::Trace& t, uint32_t stack) {
+  if (stacks_.size() <= t.stacks.size()) stacks_.resize(t.stacks.size() + 1);
+  std::string& s = stacks_[stack];
+  if (s.empty()) {
+    std::string joined;
+    for (const std::string& entry : report::detail::stack_entries(t, stack))
+      joined += (joined.empty() ? "" : ";") + entry;
+    if (joined.empty()) return s;
+    append_json_string(s, joined);
+  }
+  return s;
 }
 
 const std::string& ChromeEventFormatter::name_json(const trace::Trace& t, uint32_t id) {
@@ -160,6 +175,13 @@ void ChromeEventFormatter::append(std::string& out, const trace::Trace& t, const
       out += ",\"Input Dims\":";
       out += dims;
       if (dims_truncated_[e.shapes]) out += ",\"Input Dims truncated\":1";
+    }
+  }
+  if (e.stack != 0 && e.stack <= t.stacks.size()) {
+    const std::string& stack = stack_json(t, e.stack);
+    if (!stack.empty()) {
+      out += ",\"Call stack\":";
+      out += stack;
     }
   }
   if (e.flags & trace::kTruncated) out += ",\"Truncated\":1";  // its end was never seen

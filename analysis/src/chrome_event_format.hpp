@@ -42,6 +42,9 @@ class ChromeEventFormatter {
   const std::string& name_json(const trace::Trace& t, uint32_t id);
   const std::string& dims_json(const trace::Trace& t, uint32_t id);
   const std::string& pid_tid_json(const trace::Trace& t, uint32_t thread);
+  // torch's "Call stack" arg of an op recorded with its stack: its Python
+  // entries, innermost first, joined by ';'; "" when it has none.
+  const std::string& stack_json(const trace::Trace& t, uint32_t stack);
   // A Memory event as Kineto writes it (chrome_memory_event.cpp).
   void append_memory(std::string& out, const trace::Trace& t, const trace::Event& e, uint64_t id);
 
@@ -49,7 +52,7 @@ class ChromeEventFormatter {
   int64_t realtime_offset_ns_ = 0;
   // Per-file caches, indexed by string or thread id: formatting a name once
   // per file instead of once per event is most of the export's speed.
-  std::vector<std::string> names_, dims_, pid_tids_;
+  std::vector<std::string> names_, dims_, pid_tids_, stacks_;
   std::vector<uint8_t> dims_truncated_;
 };
 

@@ -240,11 +240,11 @@ Status decode_events(Cursor c, trace::Trace& t, std::vector<uint64_t>& counts) {
   uint64_t n = c.varint();
   uint64_t ncols = c.varint();
   if (!c.ok()) return Status::error(kTruncatedPayload);
-  if (ncols < kEventColumns)
+  if (ncols < kEventColumnsRequired)
     return Status::error("event chunk has " + std::to_string(ncols) + " columns, expected " +
-                         std::to_string(unsigned(kEventColumns)));
-  // Every event takes at least one byte in each column but kColSeqNr.
-  if (n > c.remaining() / (kEventColumns - 1) || ncols > c.remaining())
+                         std::to_string(unsigned(kEventColumnsRequired)));
+  // Every event takes at least one byte in each required column but kColSeqNr.
+  if (n > c.remaining() / (kEventColumnsRequired - 1) || ncols > c.remaining())
     return Status::error("event chunk claims " + std::to_string(n) + " events in " + std::to_string(c.remaining()) +
                          " bytes");
   std::array<uint64_t, kEventColumns> sizes{};
@@ -254,6 +254,7 @@ Status decode_events(Cursor c, trace::Trace& t, std::vector<uint64_t>& counts) {
   }
   if (!c.ok()) return Status::error(kTruncatedPayload);
   std::array<Cursor, kEventColumns> col;
+  const bool has_stacks = ncols > kColStack;
   for (size_t i = 0; i < kEventColumns; ++i) {
     if (sizes[i] > c.remaining()) return Status::error("event column " + std::to_string(i) + " overruns the chunk");
     col[i] = c.sub(size_t(sizes[i]));
@@ -280,6 +281,10 @@ Status decode_events(Cursor c, trace::Trace& t, std::vector<uint64_t>& counts) {
     uint64_t shapes = col[kColShapes].varint();
     uint64_t fwd = col[kColFwdThread].varint();
     uint64_t arg = col[kColArg].varint();
+    uint64_t stack = has_stacks ? col[kColStack].varint() : 0;
+    if (stack > t.stacks.size())
+      return Status::error("event " + std::to_string(i) + " refers to stack " + std::to_string(stack) + " of " +
+                           std::to_string(t.stacks.size()));
     if (thread >= nthreads)
       return Status::error("event " + std::to_string(i) + " names thread " + std::to_string(thread) + " of " +
                            std::to_string(nthreads));
@@ -314,6 +319,7 @@ Status decode_events(Cursor c, trace::Trace& t, std::vector<uint64_t>& counts) {
                            std::to_string(t.cuda.size()));
     e.fwd_thread_id = fwd;
     e.arg = arg;
+    e.stack = uint32_t(stack);
     if (!memory_ref_ok(e, t))
       return Status::error("event " + std::to_string(i) + " references memory record " + std::to_string(arg) + " of " +
                            std::to_string(t.memory.size()));

@@ -24,6 +24,8 @@ enum class ChunkType : uint32_t {
   GpuLanes = 8,            // marks threads as GPU lanes (Thread::device)
   Memory = 9,              // the table of trace::MemoryInfo (memory_chunk.hpp)
   ProcessAttributes = 10,  // rank, local rank, world size, host of processes
+  Frames = 11,             // continues Trace::frames (stack_chunk.hpp)
+  Stacks = 12,             // continues Trace::stacks
   MemoryAttributes = 13,   // memory records' segment flag and concrete inputs (memory_chunk.hpp)
   Costs = 15,              // per-event costs the processes measured (Process::op_cost_ps, record_cost_ps)
 };
@@ -50,8 +52,10 @@ enum EventColumn : uint32_t {
   kColSeqNr,
   kColFwdThread,
   kColArg,
+  kColStack,  // optional: files written before stacks have 11 columns
   kEventColumns,
 };
+constexpr uint32_t kEventColumnsRequired = kColStack;
 
 // kColKind: low 4 bits the EventKind, bit 4 set when a kColSeqNr entry
 // follows for the event (its seq_nr is not -1).

@@ -49,6 +49,10 @@ const Column kSelfCudaMem{"Self CUDA Mem", "self_cuda_memory_bytes",
                           [](const Row& r, const Report&) { return bytes(r.stats.self_cuda_memory); }};
 const Column kCalls{"# of Calls", "calls", [](const Row& r, const Report&) { return integer(int64_t(r.stats.count)); }};
 const Column kShapes{"Input Shapes", "input_shapes", [](const Row& r, const Report&) { return text(r.input_shapes); }};
+// The innermost entry; the table prints the others on lines of their own.
+const Column kSource{"Source Location", "source_location", [](const Row& r, const Report&) {
+                       return text(r.stack.empty() ? std::string_view() : std::string_view(r.stack.front()));
+                     }};
 
 }  // namespace
 
@@ -61,6 +65,7 @@ std::vector<Column> columns(const Report& r) {
   }
   c.push_back(kCalls);
   if (r.has_input_shapes) c.push_back(kShapes);
+  if (r.has_stack) c.push_back(kSource);
   return c;
 }
 

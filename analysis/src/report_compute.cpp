@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <array>
 #include <functional>
+#include <map>
 #include <tuple>
 #include <unordered_map>
 
@@ -11,6 +12,7 @@
 #include "report_memory.hpp"
 #include "report_sort.hpp"
 #include "saturating.hpp"
+#include "stack_attribution.hpp"
 
 namespace ptprof::report {
 
@@ -104,7 +106,7 @@ class Aggregator {
 
  private:
   struct Local;  // per-trace caches from string ids to rows
-  uint32_t row_for(std::string_view name, std::string_view shapes);
+  uint32_t row_for(std::string_view name, std::string_view shapes, const std::vector<std::string>* stack = nullptr);
   void add(uint32_t row, const FirstSeen& at, bool async, int64_t total_ns, int64_t self_ns, int64_t cuda_total_ns = 0,
            int64_t self_cuda_ns = 0);
   void add_memory(uint32_t row, const detail::MemorySum& total, const detail::MemorySum& self);
@@ -134,14 +136,26 @@ struct Aggregator::Local {
   // CUDA Mem counts torch's device allocations; CUDA segments (reserved
   // memory) only in a trace that has none of those (a program without torch).
   bool segments_as_device_memory = true;
+  // group_by_stack_n: each event's stack, each stack's first N entries, and
+  // rows by (name, shapes, stack).
+  std::vector<uint32_t> stack_of;
+  std::unordered_map<uint32_t, std::vector<std::string>> entries;
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> stack_rows;
 };
 
-uint32_t Aggregator::row_for(std::string_view name, std::string_view shapes) {
-  // One map key for (name, shapes); '\0' cannot appear in either from the agent.
+uint32_t Aggregator::row_for(std::string_view name, std::string_view shapes, const std::vector<std::string>* stack) {
+  // One map key for (name, shapes, stack); '\0' and '\1' cannot appear in
+  // any from the agent.
   std::string key(name);
   if (opts_.group_by_input_shape) {
     key += '\0';
     key += shapes;
+  }
+  if (stack) {
+    for (const std::string& e : *stack) {
+      key += '\1';
+      key += e;
+    }
   }
   if (auto it = row_index_.find(key); it != row_index_.end()) return it->second;
   uint32_t id = uint32_t(rows_.size());
@@ -149,6 +163,7 @@ uint32_t Aggregator::row_for(std::string_view name, std::string_view shapes) {
   Row r;
   r.name = std::string(name);
   if (opts_.group_by_input_shape) r.input_shapes = std::string(shapes);
+  if (stack) r.stack = *stack;
   rows_.push_back(std::move(r));
   first_.emplace_back(INT64_MAX, INT64_MAX, UINT32_MAX, UINT32_MAX);
   return id;
@@ -178,9 +193,10 @@ void Aggregator::add_memory(uint32_t row, const detail::MemorySum& total, const 
 }
 
 void Aggregator::add_trace(uint32_t input, const trace::Trace& t) {
-  Local local{t, {}, {}, 0, {}, -1, {}, true};
+  Local local{t, {}, {}, 0, {}, -1, {}, true, {}, {}, {}};
   for (const auto& m : t.memory)
     if (!m.segment && detail::is_device_memory(m.device_type)) local.segments_as_device_memory = false;
+  if (opts_.group_by_stack_n > 0) local.stack_of = detail::effective_stacks(t);
   for (const auto& e : t.events) {
     if (!is_device_work(e.kind) || e.arg == 0 || e.arg > t.cuda.size()) continue;
     if (uint64_t op = t.cuda[e.arg - 1].external_id)
@@ -224,12 +240,27 @@ void Aggregator::add_thread(uint32_t input, const trace::Trace& t, const trace::
       if (local.unnamed_step_row < 0) local.unnamed_step_row = row_for(kStepKey, kNoShapes);
       return uint32_t(local.unnamed_step_row);
     }
-    uint64_t k = uint64_t(e.name) << 32 | (opts_.group_by_input_shape ? e.shapes : 0u);
-    if (auto it = local.rows.find(k); it != local.rows.end()) return it->second;
+    const uint32_t shapes_id = opts_.group_by_input_shape ? e.shapes : 0u;
     std::string_view name = t.strings[e.name];
     if (name.substr(0, kStepPrefix.size()) == kStepPrefix) name = kStepKey;
     std::string_view shapes = e.shapes ? std::string_view(t.strings[e.shapes]) : kNoShapes;
     if (shapes.empty()) shapes = kNoShapes;
+    if (!local.stack_of.empty()) {
+      const size_t index = size_t(&e - t.events.data());
+      const uint32_t stack = index < local.stack_of.size() ? local.stack_of[index] : 0;
+      const auto key = std::make_tuple(e.name, shapes_id, stack);
+      if (auto it = local.stack_rows.find(key); it != local.stack_rows.end()) return it->second;
+      auto [entries, added] = local.entries.try_emplace(stack);
+      if (added) {
+        entries->second = detail::stack_entries(t, stack);
+        if (entries->second.size() > opts_.group_by_stack_n) entries->second.resize(opts_.group_by_stack_n);
+      }
+      const uint32_t r = row_for(name, shapes, &entries->second);
+      local.stack_rows.emplace(key, r);
+      return r;
+    }
+    uint64_t k = uint64_t(e.name) << 32 | shapes_id;
+    if (auto it = local.rows.find(k); it != local.rows.end()) return it->second;
     uint32_t r = row_for(name, shapes);
     local.rows.emplace(k, r);
     return r;
@@ -396,6 +427,7 @@ Report ReportBuilder::finish() && {
     r.has_memory |= impl_->agg.saw_memory() || row.stats.cpu_memory != 0 || row.stats.self_cpu_memory != 0 ||
                     row.stats.cuda_memory != 0 || row.stats.self_cuda_memory != 0;
     r.has_input_shapes |= !row.input_shapes.empty() && row.input_shapes != kNoShapes;
+    r.has_stack |= !row.stack.empty();
   }
   r.cuda_api = impl_->cuda_api.rows();
   r.ranks = std::move(impl_->ranks).finish();

@@ -111,6 +111,12 @@ std::string render_json(const Report& r, size_t row_limit) {
                std::string o = "{";
                for (size_t c = 0; c < cols.size(); ++c)
                  o += (c ? ", " : "") + json_string(cols[c].json_key) + ": " + json_value(cols[c].get(row, r));
+               // group_by_stack_n: every entry, innermost first (the column has the first).
+               if (r.has_stack) {
+                 o += ", \"stack\": [";
+                 for (size_t e = 0; e < row.stack.size(); ++e) o += (e ? ", " : "") + json_string(row.stack[e]);
+                 o += "]";
+               }
                return o + "}";
              },
              "    ") +

@@ -10,6 +10,7 @@
 #include "input_file.hpp"
 #include "memory_chunk.hpp"
 #include "ptprof/analysis/trace_file.hpp"
+#include "stack_chunk.hpp"
 #include "zstd_codec.hpp"
 
 namespace ptprof::format {
@@ -137,8 +138,8 @@ bool Reader::process(const ChunkHead& h) {
   if (!have_header_ && type != ChunkType::Header) return fail(h.offset, "the first chunk is not a header chunk");
   if (have_header_ && type == ChunkType::Header) return fail(h.offset, "a second header chunk");
   // Unknown chunk types come from later writers and are skipped unread.
-  const bool known = (h.type >= uint32_t(ChunkType::Header) && h.type <= uint32_t(ChunkType::ProcessAttributes)) ||
-                     type == ChunkType::MemoryAttributes || type == ChunkType::Costs;
+  const bool known = (h.type >= uint32_t(ChunkType::Header) && h.type <= uint32_t(ChunkType::MemoryAttributes)) ||
+                     type == ChunkType::Costs;
   if (!known) return true;
   if ((type == ChunkType::Events || type == ChunkType::Memory || type == ChunkType::MemoryAttributes) &&
       mode_ == Mode::Summary)
@@ -189,6 +190,12 @@ bool Reader::process(const ChunkHead& h) {
     case ChunkType::MemoryAttributes:
       e = decode_memory_attributes(c, trace_);
       break;
+    case ChunkType::Frames:
+      e = decode_frames(c, trace_);
+      break;
+    case ChunkType::Stacks:
+      e = decode_stacks(c, trace_);
+      break;
   }
   return e.ok() || fail(h.offset, e.message());
 }
@@ -230,7 +237,7 @@ Result<trace::Trace> Reader::run(std::vector<std::string>* warnings) {
       chunks_.back().type == uint32_t(ChunkType::Footer)) {
     uint64_t bound = 0;
     for (const auto& h : chunks_)
-      if (h.type == uint32_t(ChunkType::Events)) bound += h.raw / (kEventColumns - 1);
+      if (h.type == uint32_t(ChunkType::Events)) bound += h.raw / (kEventColumnsRequired - 1);
     if (load_payload(chunks_.back())) {
       FooterData f;
       Cursor c(reinterpret_cast<const uint8_t*>(raw_.data()), raw_.size());

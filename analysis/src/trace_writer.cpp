@@ -13,6 +13,7 @@
 #include "format_layout.hpp"
 #include "memory_chunk.hpp"
 #include "ptprof/analysis/trace_file.hpp"
+#include "stack_chunk.hpp"
 
 namespace ptprof::format {
 
@@ -87,6 +88,23 @@ struct TraceWriter::Impl {
   Pending memory;                 // Trace::memory records not yet written
   std::string memory_attributes;  // MEMORY_ATTRIBUTES records of those
   uint32_t memory_attribute_count = 0;
+  // Call stacks, deduplicated by content: frames, then the stacks naming them.
+  struct FrameHash {
+    size_t operator()(const trace::Frame& f) const {
+      return std::hash<uint64_t>{}(f.offset ^ (uint64_t(f.file) << 32 | f.function) ^ (uint64_t(f.line) << 40) ^
+                                   uint64_t(f.kind));
+    }
+  };
+  struct StackHash {
+    size_t operator()(const std::vector<uint32_t>& s) const {
+      uint64_t h = s.size();
+      for (uint32_t f : s) h = (h ^ f) * 0x9e3779b97f4a7c15ull;
+      return size_t(h ^ (h >> 29));
+    }
+  };
+  std::unordered_map<trace::Frame, uint32_t, FrameHash> frame_ids;
+  std::unordered_map<std::vector<uint32_t>, uint32_t, StackHash> stack_ids;  // -> 1 + index
+  Pending frames, stacks;
   std::vector<ThreadCounts> thread_counts;
 
   // CUDA records not yet written, column by column, and GPU lanes.
@@ -148,6 +166,39 @@ struct TraceWriter::Impl {
       lane_count = 0;
     }
     flush_memory();
+    flush_stacks();
+  }
+
+  // After the strings their frames name.
+  void flush_stacks() {
+    if (frames.empty() && stacks.empty()) return;
+    if (!strings.empty()) write_chunk(ChunkType::Strings, strings.take());
+    if (!frames.empty()) write_chunk(ChunkType::Frames, frames.take());
+    if (!stacks.empty()) write_chunk(ChunkType::Stacks, stacks.take());
+  }
+
+  uint32_t add_stack(const std::vector<trace::Frame>& in) {
+    std::vector<uint32_t> ids;
+    ids.reserve(in.size());
+    for (const trace::Frame& f : in) {
+      if (std::max(f.file, f.function) >= string_count) {
+        fail("stack frame names a string not interned");
+        return 0;
+      }
+      auto [it, inserted] = frame_ids.try_emplace(f, frames.first + frames.count);
+      if (inserted) {
+        put_frame_record(frames.records, f);
+        ++frames.count;
+      }
+      ids.push_back(it->second);
+    }
+    auto [it, inserted] = stack_ids.try_emplace(ids, stacks.first + stacks.count + 1);
+    if (inserted) {
+      put_stack_record(stacks.records, trace::Stack{it->first});
+      ++stacks.count;
+      if (stacks.records.size() + frames.records.size() >= kMetadataChunkBytes) flush_stacks();
+    }
+    return it->second;
   }
 
   void flush_cuda() {
@@ -242,6 +293,9 @@ struct TraceWriter::Impl {
     if (e.kind == trace::EventKind::Memory && (e.arg == 0 || e.arg > memory.first + memory.count))
       return fail("memory event references record " + std::to_string(e.arg) + " of " +
                   std::to_string(memory.first + memory.count));
+    if (e.stack > stacks.first + stacks.count)
+      return fail("event refers to stack " + std::to_string(e.stack) + " of " +
+                  std::to_string(stacks.first + stacks.count));
     if (e.name >= string_count || e.shapes >= string_count)
       return fail("event names string " + std::to_string(std::max(e.name, e.shapes)) + " of " +
                   std::to_string(string_count));
@@ -268,6 +322,7 @@ struct TraceWriter::Impl {
     }
     put_varint(columns[kColFwdThread], e.fwd_thread_id);
     put_varint(columns[kColArg], e.arg);
+    put_varint(columns[kColStack], e.stack);
     d.start = e.end_ns;
     ++thread_counts[e.thread].events;
     ++events_written;
@@ -417,6 +472,8 @@ uint32_t TraceWriter::add_memory(const trace::MemoryInfo& m) {
   if (w.memory.records.size() >= kMetadataChunkBytes) w.flush_memory();
   return index;
 }
+
+uint32_t TraceWriter::add_stack(const std::vector<trace::Frame>& frames) { return impl_->add_stack(frames); }
 
 Status TraceWriter::finish() {
   Impl& m = *impl_;

@@ -60,6 +60,9 @@ Result<Config> config_from_env(const GetEnv& get) {
   if (const char* v = get(env::kRecordShapes)) parse_bool(env::kRecordShapes, v, &c.record_shapes, errors);
   if (const char* v = get(env::kProfileMemory)) parse_bool(env::kProfileMemory, v, &c.profile_memory, errors);
   if (const char* v = get(env::kWithStack)) parse_bool(env::kWithStack, v, &c.with_stack, errors);
+  if (const char* v = get(env::kPythonAttribution))
+    parse_bool(env::kPythonAttribution, v, &c.python_attribution, errors);
+  if (const char* v = get(env::kNativeStack)) parse_bool(env::kNativeStack, v, &c.native_stack, errors);
   if (const char* v = get(env::kBridgeBuild)) parse_bool(env::kBridgeBuild, v, &c.bridge_build, errors);
   if (const char* v = get(env::kOnDemand)) parse_bool(env::kOnDemand, v, &c.on_demand, errors);
   if (const char* v = get(env::kWaitDescendants)) parse_bool(env::kWaitDescendants, v, &c.wait_descendants, errors);

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -53,6 +54,17 @@ class TraceWriterForTesting final : public format::TraceSink {
   void set_process_cost(uint32_t process, uint32_t op_cost_ps, uint32_t record_cost_ps) override {
     out_->processes.at(process).op_cost_ps = op_cost_ps;
     out_->processes.at(process).record_cost_ps = record_cost_ps;
+  }
+  uint32_t add_stack(const std::vector<trace::Frame>& frames) override {
+    trace::Stack s;
+    for (const trace::Frame& f : frames) {
+      auto it = std::find(out_->frames.begin(), out_->frames.end(), f);
+      if (it == out_->frames.end()) it = out_->frames.insert(out_->frames.end(), f);
+      s.frames.push_back(uint32_t(it - out_->frames.begin()));
+    }
+    auto it = std::find(out_->stacks.begin(), out_->stacks.end(), s);
+    if (it == out_->stacks.end()) it = out_->stacks.insert(out_->stacks.end(), s);
+    return uint32_t(it - out_->stacks.begin()) + 1;
   }
   Status finish() override { return {}; }
   uint64_t bytes_written() const override { return 0; }

@@ -20,6 +20,13 @@ inline constexpr const char* kActivities = "PTPROF_ACTIVITIES";
 inline constexpr const char* kRecordShapes = "PTPROF_RECORD_SHAPES";
 inline constexpr const char* kProfileMemory = "PTPROF_PROFILE_MEMORY";
 inline constexpr const char* kWithStack = "PTPROF_WITH_STACK";
+// 1: each operator called from Python carries the line of the user's code
+// that called it (the innermost frame outside the standard library and
+// site-packages), cheap enough to leave on. PTPROF_WITH_STACK supersedes it.
+inline constexpr const char* kPythonAttribution = "PTPROF_PYTHON_ATTRIBUTION";
+// 0: PTPROF_WITH_STACK records Python frames only, no native ones (which
+// cost most of a stack: an unwind of the whole native stack per op).
+inline constexpr const char* kNativeStack = "PTPROF_NATIVE_STACK";
 inline constexpr const char* kOutput = "PTPROF_OUTPUT";
 inline constexpr const char* kOnTraceReady = "PTPROF_ON_TRACE_READY";
 inline constexpr const char* kLogLevel = "PTPROF_LOG_LEVEL";
@@ -44,6 +51,8 @@ struct Config {
   bool record_shapes = false;
   bool profile_memory = false;
   bool with_stack = false;
+  bool python_attribution = false;
+  bool native_stack = true;  // with with_stack: native frames too
   std::string output = "./ptprof-out";
   std::string on_trace_ready;
   std::string log_level = "warn";

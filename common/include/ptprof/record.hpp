@@ -25,9 +25,10 @@ enum class RecordType : uint16_t {
   GpuActivity = 9,           // arg = name id (kernel name; 0 otherwise); payload GpuActivityPayload
   ExternalCorrelation = 10,  // payload ExternalCorrelationPayload; ts = when CUPTI reported it
   MemoryEvent = 11,          // payload MemoryEventPayload; an allocation or free, on the thread that made it
+  StackDef = 12,             // arg = stack id (per thread, 1-based); payload StackDefPayload + frames
 };
 // Types this version knows; a reader skips records of any other type.
-constexpr uint16_t kRecordTypeCount = 12;
+constexpr uint16_t kRecordTypeCount = 13;
 
 struct RecordHeader {
   uint16_t type;  // RecordType
@@ -66,7 +67,7 @@ struct OpBeginPayload {
   uint8_t scope;           // OpScope
   uint8_t flags;           // OpFlags
   uint16_t shapes_bytes;   // length of encoded shapes that follow (unpadded)
-  uint32_t reserved;
+  uint32_t stack;          // the thread's stack id (a StackDef written earlier in this ring); 0 = none
 };
 static_assert(sizeof(OpBeginPayload) == 32);
 
@@ -159,6 +160,34 @@ struct MemoryEventPayload {
 };
 static_assert(sizeof(MemoryEventPayload) == 40);
 
+// A call stack, defined once per thread before the first record that refers
+// to it by id: `python_frames` PythonFrameRecord then `native_frames`
+// NativeFrameRecord follow, innermost first.
+struct StackDefPayload {
+  uint16_t python_frames;
+  uint16_t native_frames;
+  uint32_t reserved;
+};
+static_assert(sizeof(StackDefPayload) == 8);
+
+struct PythonFrameRecord {
+  uint32_t file;      // name id of co_filename
+  uint32_t function;  // name id of co_name
+  uint32_t line;
+  uint32_t reserved;
+};
+static_assert(sizeof(PythonFrameRecord) == 16);
+
+// A return address as the module it lies in (name id of the module's path)
+// and its offset from the module's load bias: an address of the module's
+// ELF image, symbolised when the trace is read.
+struct NativeFrameRecord {
+  uint32_t module;
+  uint32_t reserved;
+  uint64_t offset;
+};
+static_assert(sizeof(NativeFrameRecord) == 16);
+
 constexpr size_t kMaxRecordBytes = 4096;  // larger shape payloads are truncated
 
 constexpr uint32_t align8(uint32_t n) { return (n + 7u) & ~7u; }
@@ -184,6 +213,7 @@ inline constexpr std::array<RecordTypeInfo, kRecordTypeCount> kRecordTypes = {{
     {RecordType::GpuActivity, sizeof(RecordHeader) + sizeof(GpuActivityPayload), true},
     {RecordType::ExternalCorrelation, sizeof(RecordHeader) + sizeof(ExternalCorrelationPayload), false},
     {RecordType::MemoryEvent, sizeof(RecordHeader) + sizeof(MemoryEventPayload), false},
+    {RecordType::StackDef, sizeof(RecordHeader) + sizeof(StackDefPayload), false},
 }};
 
 constexpr bool record_table_is_complete() {

@@ -42,8 +42,27 @@ struct Event {
                         // shapes text, e.g. "[[4, 3], [3]]"; 0 = not recorded
   int64_t seq_nr = -1;  // autograd sequence number
   uint64_t fwd_thread_id = 0;
-  uint64_t arg = 0;  // Step: the step number; Op: its external correlation id
-                     // (0 = none); CUDA kinds: 1 + index into Trace::cuda
+  uint64_t arg = 0;    // Step: the step number; Op: its external correlation id
+                       // (0 = none); CUDA kinds: 1 + index into Trace::cuda
+  uint32_t stack = 0;  // Op: 1 + index into Trace::stacks, its call stack; 0 = none recorded
+};
+
+// One frame of a call stack (FRAMES chunk).
+enum class FrameKind : uint8_t { Python = 0, Native = 1 };
+struct Frame {
+  FrameKind kind = FrameKind::Python;
+  uint32_t file = 0;      // strings index: Python: the code's file; Native: the module's path
+  uint32_t function = 0;  // strings index: Python: the code's name; Native: 0 (symbolised when read)
+  uint32_t line = 0;      // Python: the line
+  uint64_t offset = 0;    // Native: the return address in the module's ELF image (address - load bias)
+  bool operator==(const Frame&) const = default;
+};
+
+// A call stack (STACKS chunk): indices into Trace::frames, innermost first;
+// Python frames first, then native ones.
+struct Stack {
+  std::vector<uint32_t> frames;
+  bool operator==(const Stack&) const = default;
 };
 
 // What CUDA events carry beyond Event. Kernels, copies and sets are joined
@@ -198,6 +217,8 @@ struct Trace {
   std::vector<Event> events;       // any order; readers sort as they need
   std::vector<CudaInfo> cuda;      // referenced by CUDA events' arg
   std::vector<MemoryInfo> memory;  // referenced by Memory events' arg
+  std::vector<Frame> frames;       // referenced by stacks
+  std::vector<Stack> stacks;       // referenced by events' stack
 };
 
 }  // namespace ptprof::trace

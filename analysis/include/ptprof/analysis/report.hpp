@@ -45,6 +45,9 @@ const std::vector<std::string_view>& sort_key_names();  // all accepted names
 struct Options {
   SortKey sort_by = SortKey::CpuTimeTotal;
   bool group_by_input_shape = false;
+  // > 0: one row per (name, first N entries of the Python stack), with a
+  // Source Location column, as key_averages(group_by_stack_n=N).
+  uint32_t group_by_stack_n = 0;
   std::optional<uint32_t> window;  // only traces of this window; nullopt merges all
 };
 
@@ -72,9 +75,10 @@ struct Stats {
 };
 
 struct Row {
-  std::string name;          // torch's key (ProfilerStep#N becomes ProfilerStep*)
-  std::string input_shapes;  // "[[4, 3], [3]]" when grouping by input shape ("[]" if none), else ""
-  bool is_async = false;     // as the key's first event: its CPU total % shows 0
+  std::string name;                // torch's key (ProfilerStep#N becomes ProfilerStep*)
+  std::string input_shapes;        // "[[4, 3], [3]]" when grouping by input shape ("[]" if none), else ""
+  std::vector<std::string> stack;  // group_by_stack_n: the key's stack entries, "file(line): function", innermost first
+  bool is_async = false;           // as the key's first event: its CPU total % shows 0
   Stats stats;
 };
 
@@ -106,6 +110,7 @@ struct Report {
   bool has_memory = false;
   bool has_cuda_memory = false;
   bool has_input_shapes = false;
+  bool has_stack = false;          // some row has stack entries: the Source Location column
   std::vector<StepRow> steps;      // by step, then pid, tid
   std::vector<StepPhases> phases;  // the same steps split into phases, same order
   std::vector<ThreadDrops> drops;  // threads with dropped > 0

@@ -36,6 +36,10 @@ class TraceSink {
   // Appends to the Trace::memory table; returns its index (a Memory event's
   // arg is that + 1). Its string ids come from intern().
   virtual uint32_t add_memory(const trace::MemoryInfo& m) = 0;
+  // Adds a call stack (frames innermost first, their string ids from
+  // intern()); returns 1 + its index in Trace::stacks, the value of
+  // Event::stack. Equal stacks get the same index.
+  virtual uint32_t add_stack(const std::vector<trace::Frame>& frames) = 0;
   virtual Status finish() = 0;  // complete the trace
   virtual uint64_t bytes_written() const = 0;
   // Puts what was added so far where a reader finds it if the writer dies.
@@ -85,6 +89,7 @@ class TraceWriter final : public TraceSink {
   void set_window_end(int64_t end_ns) override;
   void add_event(const trace::Event& e) override;  // e.name/e.shapes: ids from intern()
   uint32_t add_memory(const trace::MemoryInfo& m) override;
+  uint32_t add_stack(const std::vector<trace::Frame>& frames) override;
   Status finish() override;  // flush, footer, close, rename
   void flush() override;     // a partial event chunk and the stdio buffer to the file
   std::string path() const override;

@@ -1,0 +1,52 @@
+// Native call stacks: return addresses from libunwind's unw_backtrace on the
+// hot path; the module each lies in (its path and the address's offset from
+// the module's load bias) only when a thread defines a new stack.
+//
+// libunwind is opened with dlopen(RTLD_LOCAL) at first use, never linked:
+// libunwind.so exports _Unwind_* and backtrace, and a preloaded agent that
+// linked it would put them ahead of libgcc's for the whole process (every
+// C++ exception of the target would unwind through them).
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+namespace ptprof::agent {
+
+class NativeStacks {
+ public:
+  // Return addresses of the calling thread, innermost first; 0 when
+  // libunwind is not available.
+  uint32_t capture(uintptr_t* out, uint32_t max);
+  // The module `addr` lies in (its path's arena id) and its offset from the
+  // module's load bias (an address of its ELF image); false when in none, or
+  // in the agent itself.
+  bool locate(uintptr_t addr, uint32_t* module, uint64_t* offset);
+  // Fork: held across it (Runtime::before_fork, before the intern mutex,
+  // which locate() takes inside it); the child forgets the modules, whose
+  // names were interned in the parent's arena.
+  void lock_for_fork() { mu_.lock(); }
+  void unlock_after_fork(bool child) {
+    if (child) modules_.clear();
+    mu_.unlock();
+  }
+
+ private:
+  struct Module {
+    uintptr_t begin = 0, end = 0;  // the executable segments
+    uintptr_t bias = 0;
+    uint32_t name = 0;  // arena id of the path
+    bool agent = false;
+  };
+  bool load();
+  void refresh();  // caller holds mu_
+  const Module* find(uintptr_t addr) const;
+
+  std::atomic<int> state_{0};  // 0 unknown, 1 ready, 2 unavailable
+  int (*backtrace_)(void**, int) = nullptr;
+  std::mutex mu_;
+  std::vector<Module> modules_;  // guarded by mu_
+};
+
+}  // namespace ptprof::agent

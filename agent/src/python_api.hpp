@@ -1,0 +1,67 @@
+// The running CPython's C API, found at run time (dlsym on the process's
+// global scope), so that the agent never links libpython and stays inert in
+// a process without Python. Only the public, stable entry points are used;
+// the frame internals differ between 3.9 and 3.13.
+#pragma once
+#include <atomic>
+#include <mutex>
+#include <string>
+
+namespace ptprof::agent {
+
+struct PythonApi {
+  using Object = void;  // PyObject, PyFrameObject, PyCodeObject, PyThreadState: opaque here
+
+  int (*is_initialized)() = nullptr;                          // Py_IsInitialized
+  int (*is_finalizing)() = nullptr;                           // Py_IsFinalizing / _Py_IsFinalizing; may be null
+  Object* (*this_thread_state)() = nullptr;                   // PyGILState_GetThisThreadState
+  int (*gil_check)() = nullptr;                               // PyGILState_Check
+  int (*gil_ensure)() = nullptr;                              // PyGILState_Ensure (PyGILState_STATE is an int enum)
+  void (*gil_release)(int) = nullptr;                         // PyGILState_Release
+  Object* (*current_frame)() = nullptr;                       // PyEval_GetFrame: borrowed
+  Object* (*frame_back)(Object*) = nullptr;                   // PyFrame_GetBack: new reference
+  Object* (*frame_code)(Object*) = nullptr;                   // PyFrame_GetCode: new reference
+  int (*frame_line)(Object*) = nullptr;                       // PyFrame_GetLineNumber
+  int (*frame_lasti)(Object*) = nullptr;                      // PyFrame_GetLasti (3.11+); may be null
+  Object* (*get_attr)(Object*, const char*) = nullptr;        // PyObject_GetAttrString: new reference
+  const char* (*utf8)(Object*) = nullptr;                     // PyUnicode_AsUTF8
+  Object* (*import)(const char*) = nullptr;                   // PyImport_ImportModule
+  void (*incref)(Object*) = nullptr;                          // Py_IncRef
+  void (*decref)(Object*) = nullptr;                          // Py_DecRef
+  void (*err_fetch)(Object**, Object**, Object**) = nullptr;  // PyErr_Fetch
+  void (*err_restore)(Object*, Object*, Object*) = nullptr;   // PyErr_Restore
+};
+
+// Resolves the API once, the first time a thread asks.
+class PythonRuntime {
+ public:
+  // The API, or null when the process has no CPython 3.9+ (or it is not
+  // initialized yet).
+  const PythonApi* api() {
+    int s = state_.load(std::memory_order_acquire);
+    if (s == kReady) [[likely]]
+      return api_.is_initialized() ? &api_ : nullptr;
+    if (s == kAbsent) return nullptr;
+    return resolve();
+  }
+
+  // Whether `filename` is the user's code rather than the library's: not in
+  // the interpreter's standard library, site-packages, dist-packages, nor
+  // "<frozen ...>" code. Call with the GIL held (the first call asks the
+  // interpreter where its standard library is).
+  bool user_file(const char* filename);
+
+ private:
+  static constexpr int kUnknown = 0, kReady = 1, kAbsent = 2;
+  const PythonApi* resolve();
+
+  std::atomic<int> state_{kUnknown};
+  std::mutex mu_;
+  PythonApi api_;
+  // Guarded by the GIL (user_file's callers hold it), not by mu_: a thread
+  // holding mu_ while it waits for the GIL would deadlock a fork's handlers.
+  bool stdlib_known_ = false;
+  std::string stdlib_dir_;  // "/usr/lib/python3.11/"
+};
+
+}  // namespace ptprof::agent
