@@ -125,10 +125,10 @@ class ProcessCollector {
     std::chrono::steady_clock::time_point end_seen{};
     uint64_t events = 0;
     uint64_t dropped = 0;
-    cost::Tally cost;                              // what its events cost the target (cost.hpp)
+    cost::Tally cost;                                   // what its events cost the target (cost.hpp)
     int64_t first_ns = INT64_MAX, last_ns = INT64_MIN;  // its events' span: the recorded time without steps
-    bool gpu_flushed = false;                         // the agent's GpuFlushed boundary for it arrived
-    std::unordered_map<uint64_t, uint32_t> lane_map;  // (device << 32 | stream) -> file thread index + 1
+    bool gpu_flushed = false;                           // the agent's GpuFlushed boundary for it arrived
+    std::unordered_map<uint64_t, uint32_t> lane_map;    // (device << 32 | stream) -> file thread index + 1
     // CUDA events whose launching op is not known yet (their external
     // correlation may arrive later): written with the window.
     struct PendingCuda {
