@@ -158,11 +158,14 @@ def test_noop_calls_are_cheap():
 FAKE_AGENT_C = r'''
 #include <stdio.h>
 #include <stdlib.h>
-static FILE* out(void) {
-  static FILE* f;
-  if (!f) { f = fopen(getenv("FAKE_AGENT_LOG"), "w"); setvbuf(f, NULL, _IOLBF, 0); }
-  return f;
+/* Opened once at load: two threads opening it lazily could each truncate
+   the file and write over each other's lines. */
+static FILE* f;
+__attribute__((constructor)) static void open_log(void) {
+  f = fopen(getenv("FAKE_AGENT_LOG"), "w");
+  setvbuf(f, NULL, _IOLBF, 0);
 }
+static FILE* out(void) { return f; }
 void ptprof_step(void) { fprintf(out(), "step\n"); }
 void ptprof_range_push(const char* name) { fprintf(out(), "push %s\n", name); }
 void ptprof_range_pop(void) { fprintf(out(), "pop\n"); }
