@@ -215,7 +215,8 @@ def render(fig):
     L.append("Added time per step over no profiler, and per operator; medians over %d interleaved rounds of "
              "differences within a round (each mode its own process). *floor*: one global RecordFunction "
              "callback that does nothing (no ids, no inputs), torch's own cost once any callback is on. "
-             "*with stacks*: pending #10." % fig["rounds"])
+             "*ptprof+stack*: `--with-stack` (Python and native frames); *ptprof+attribution*: "
+             "`--python-attribution` (each op's line of the user's code)." % fig["rounds"])
     L.append("")
     L.append("| torch | loop (ops/step) | mode | step µs | added µs/step | ns/op | ns/op over floor |")
     L.append("|---|---|---|---:|---:|---:|---:|")
@@ -230,14 +231,15 @@ def render(fig):
     L.append("Ratios (median of per-round ratios of added time):")
     L.append("")
     L.append("| torch | loop | ptprof / floor | ptprof / torch.profiler | +shapes / torch+shapes | "
-             "+memory / torch+memory | with stacks |")
-    L.append("|---|---|---:|---:|---:|---:|---|")
+             "+memory / torch+memory | +stack / torch+stack | +attribution / ptprof |")
+    L.append("|---|---|---:|---:|---:|---:|---:|---:|")
     for e in fig["end_to_end"]:
         for loop, le in e["loops"].items():
             r = le["ratios"]
-            L.append("| %s | %s | %s | %s | %s | %s | pending #10 |" % (
+            L.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 e["torch"], loop, fmt(r.get("ptprof/floor"), "%.2f"), fmt(r.get("ptprof/torch"), "%.2f"),
-                fmt(r.get("ptprof+shapes/torch+shapes"), "%.2f"), fmt(r.get("ptprof+memory/torch+memory"), "%.2f")))
+                fmt(r.get("ptprof+shapes/torch+shapes"), "%.2f"), fmt(r.get("ptprof+memory/torch+memory"), "%.2f"),
+                fmt(r.get("ptprof+stack/torch+stack"), "%.2f"), fmt(r.get("ptprof+attribution/ptprof"), "%.2f")))
     L.append("")
     L.append("ptprof's own estimate of what it added (the run summary's cost line: events x the per-event "
              "cost its agent measured at start-up) against the measured difference, small-op loop:")
