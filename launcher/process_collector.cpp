@@ -334,6 +334,7 @@ void ProcessCollector::gpu_activity_record(ThreadDecode& t, const wire::RecordHe
   c.correlation_id = p.correlation_id;
   c.bytes = p.bytes;
   c.graph_node_id = p.graph_node_id;
+  c.graph_id = p.graph_id;
   c.device = int32_t(p.device);
   c.stream = p.stream;
   c.copy_kind = p.copy_kind;

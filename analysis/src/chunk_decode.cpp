@@ -167,14 +167,15 @@ Status decode_cuda(Cursor c, trace::Trace& t) {
   if (count > c.remaining() / kCudaColumns)
     return Status::error("CUDA chunk claims " + std::to_string(count) + " records in " + std::to_string(c.remaining()) +
                          " bytes");
-  std::array<uint64_t, kCudaColumns> sizes{};
+  std::array<uint64_t, kCudaColumnsWritten> sizes{};
   for (uint64_t i = 0; i < ncols; ++i) {
     uint64_t s = c.varint();
-    if (i < kCudaColumns) sizes[i] = s;
+    if (i < kCudaColumnsWritten) sizes[i] = s;
   }
   if (!c.ok()) return Status::error(kTruncatedPayload);
-  std::array<Cursor, kCudaColumns> col;
-  for (size_t i = 0; i < kCudaColumns; ++i) {
+  const size_t present = size_t(std::min<uint64_t>(ncols, kCudaColumnsWritten));
+  std::array<Cursor, kCudaColumnsWritten> col;
+  for (size_t i = 0; i < present; ++i) {
     if (sizes[i] > c.remaining()) return Status::error("CUDA column " + std::to_string(i) + " overruns the chunk");
     col[i] = c.sub(size_t(sizes[i]));
   }
@@ -207,9 +208,15 @@ Status decode_cuda(Cursor c, trace::Trace& t) {
     r.kernel_name = uint32_t(name);
     r.family = uint8_t(family);
     r.copy_kind = uint8_t(copy_kind);
+    if (present > kCudaGraphId) {
+      uint64_t graph_id = col[kCudaGraphId].varint();
+      if (graph_id > UINT32_MAX)
+        return Status::error("CUDA record " + std::to_string(t.cuda.size()) + " has a value out of range");
+      r.graph_id = uint32_t(graph_id);
+    }
     t.cuda.push_back(r);
   }
-  for (size_t i = 0; i < kCudaColumns; ++i) {
+  for (size_t i = 0; i < present; ++i) {
     if (!col[i].ok()) return Status::error("CUDA column " + std::to_string(i) + " ends early or is malformed");
     if (!col[i].at_end()) return Status::error("CUDA column " + std::to_string(i) + " has trailing bytes");
   }

@@ -63,7 +63,8 @@ constexpr uint64_t kKindMask = 0x0f;
 constexpr uint64_t kKindHasSeqNr = 0x10;
 
 // CUDA chunk columns (one per CudaInfo field), in payload order. Readers
-// require the first kCudaColumns and skip any extra columns.
+// require the first kCudaColumns, read the optional ones after them when a
+// chunk has them (files of earlier writers do not) and skip any further.
 enum CudaColumn : uint32_t {
   kCudaCorrelation = 0,
   kCudaExternal,
@@ -83,6 +84,8 @@ enum CudaColumn : uint32_t {
   kCudaFamily,
   kCudaCopyKind,
   kCudaColumns,
+  kCudaGraphId = kCudaColumns,  // optional
+  kCudaColumnsWritten,
 };
 
 // Event kinds whose arg is 1 + an index into Trace::cuda (0: none).

@@ -1,6 +1,7 @@
 #include <cmath>
 
 #include "ptprof/analysis/report_format.hpp"
+#include "ptprof/analysis/report_gpu.hpp"
 #include "report_columns.hpp"
 #include "text_util.hpp"
 
@@ -39,9 +40,11 @@ std::string render_csv(const Report& r, size_t row_limit) {
     for (size_t c = 0; c < cols.size(); ++c) out += (c ? "," : "") + csv_cell(cols[c].get(r.rows[i], r));
     out += "\n";
   }
-  // Further tables follow after an empty line, as `nsys stats --format csv`
-  // separates its reports.
-  if (!r.cuda_api.empty()) out += "\n" + render_cuda_api_csv(r.cuda_api);
+  // Further tables follow, each after an empty line (as `nsys stats --format
+  // csv` separates its reports) and a line with its title, so that a reader
+  // can tell them apart.
+  if (!r.cuda_api.empty()) out += "\nCUDA API summary\n" + render_cuda_api_csv(r.cuda_api);
+  if (r.gpu.any()) out += render_gpu_csv(r.gpu);
   return out;
 }
 

@@ -77,7 +77,7 @@ struct GpuReportBuilder::Impl {
   std::map<KernelKey, std::vector<int64_t>> kernels;
   std::map<std::string, std::pair<std::vector<int64_t>, std::vector<int64_t>>> memory;  // times, bytes
   std::map<std::string, std::vector<int64_t>> overheads;
-  std::map<std::pair<int32_t, uint64_t>, std::pair<std::string, std::vector<int64_t>>> graph_nodes;
+  std::map<std::tuple<int32_t, uint32_t, uint64_t>, std::pair<std::string, std::vector<int64_t>>> graph_nodes;
   std::map<std::pair<int32_t, int32_t>, DeviceUtilRow> devices;
   std::map<std::tuple<uint64_t, int32_t, int32_t>, StepUtilRow> steps;
   std::vector<int64_t> latencies;
@@ -168,7 +168,7 @@ void GpuReportBuilder::add(const trace::Trace& t) {
         m.r.unmatched_kernel_ns += dur;
       }
       if (ci && ci->graph_node_id) {
-        auto& node = m.graph_nodes[{pid, ci->graph_node_id}];
+        auto& node = m.graph_nodes[{pid, ci->graph_id, ci->graph_node_id}];
         node.first = name_of(e);
         node.second.push_back(dur);
       }
@@ -226,7 +226,8 @@ GpuReport GpuReportBuilder::finish() && {
     r.memory_ops.push_back(MemoryOpRow{name, distribution(std::move(tb.first)), distribution(std::move(tb.second))});
   for (auto& [name, v] : m.overheads) r.overheads.push_back(OverheadRow{name, distribution(std::move(v))});
   for (auto& [k, v] : m.graph_nodes)
-    r.graph_nodes.push_back(GraphNodeRow{k.first, k.second, v.first, distribution(std::move(v.second))});
+    r.graph_nodes.push_back(
+        GraphNodeRow{std::get<0>(k), std::get<1>(k), std::get<2>(k), v.first, distribution(std::move(v.second))});
   for (auto& [k, d] : m.devices) r.devices.push_back(d);
   for (auto& [k, s] : m.steps) r.steps.push_back(s);
   // Largest total first; ties by name, so the order is the same every run.

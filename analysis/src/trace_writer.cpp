@@ -108,7 +108,7 @@ struct TraceWriter::Impl {
   std::vector<ThreadCounts> thread_counts;
 
   // CUDA records not yet written, column by column, and GPU lanes.
-  std::array<std::string, kCudaColumns> cuda_columns;
+  std::array<std::string, kCudaColumnsWritten> cuda_columns;
   uint32_t cuda_first = 0, cuda_count = 0;
   std::string lanes;
   uint32_t lane_count = 0;
@@ -206,7 +206,7 @@ struct TraceWriter::Impl {
     std::string raw;
     put_varint(raw, cuda_first);
     put_varint(raw, cuda_count);
-    put_varint(raw, kCudaColumns);
+    put_varint(raw, kCudaColumnsWritten);
     for (const auto& c : cuda_columns) put_varint(raw, c.size());
     for (auto& c : cuda_columns) {
       raw += c;
@@ -238,6 +238,7 @@ struct TraceWriter::Impl {
     put_varint(col[kCudaKernelName], c.kernel_name);
     put_varint(col[kCudaFamily], c.family);
     put_varint(col[kCudaCopyKind], c.copy_kind);
+    put_varint(col[kCudaGraphId], c.graph_id);
     uint32_t index = cuda_first + cuda_count;
     // Strings first: a record may name one interned since the last chunk.
     if (++cuda_count == kCudaPerChunk) {

@@ -62,9 +62,11 @@ TEST_CASE("CUDA API summary: nsys's statistics per entry point", "[report][cuda]
   CHECK_THAT(table, Catch::Contains("CUDA API summary"));
   CHECK_THAT(table, Catch::Contains("    94.7               90          3      30.0      20.0        10        60"));
   const std::string csv = report::render_csv(r, 0);
-  CHECK_THAT(csv, Catch::Contains("\n\nTime (%),Total Time (ns),Num Calls,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev "
-                                  "(ns),Name\n94.7,90,3,30.0,20.0,10,60,26.5,cudaMalloc\n5.3,5,1,5.0,5.0,5,5,0.0,"
-                                  "cudaFree\n"));
+  CHECK_THAT(csv,
+             Catch::Contains(
+                 "\n\nCUDA API summary\nTime (%),Total Time (ns),Num Calls,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev "
+                 "(ns),Name\n94.7,90,3,30.0,20.0,10,60,26.5,cudaMalloc\n5.3,5,1,5.0,5.0,5,5,0.0,"
+                 "cudaFree\n"));
   const std::string json = report::render_json(r, 0);
   CHECK_THAT(json,
              Catch::Contains("\"cuda_api_summary\": [\n    {\"name\": \"cudaMalloc\", \"time_percent\": 94.74, "

@@ -134,7 +134,9 @@ TEST_CASE("collector: GPU activity lands on per-stream lanes, joined to its op b
   copy.device = 1;
   copy.stream = 3;
   copy.kind = uint8_t(wire::GpuActivityKind::Memcpy);
-  copy.copy_kind = 1;  // CUPTI_ACTIVITY_MEMCPY_KIND_HTOD
+  copy.copy_kind = 1;       // CUPTI_ACTIVITY_MEMCPY_KIND_HTOD
+  copy.graph_node_id = 31;  // a copy node of CUDA graph 4
+  copy.graph_id = 4;
   REQUIRE(wire::emit(f.region.ring(1), RecordType::GpuActivity, 0, 310, copy));
   wire::GpuActivityPayload overhead{};
   overhead.end_ts = 20;
@@ -179,6 +181,8 @@ TEST_CASE("collector: GPU activity lands on per-stream lanes, joined to its op b
   CHECK(t.strings.at(copies[0]->name) == "Memcpy HtoD");
   CHECK(t.threads.at(copies[0]->thread).name == "GPU 1 stream 3");
   CHECK(t.cuda.at(copies[0]->arg - 1).bytes == 1u << 20);
+  CHECK(t.cuda.at(copies[0]->arg - 1).graph_node_id == 31);
+  CHECK(t.cuda.at(copies[0]->arg - 1).graph_id == 4);
 
   auto over = of_kind(t, EventKind::GpuOverhead);
   REQUIRE(over.size() == 1);

@@ -4,6 +4,9 @@
 // read.
 #include <catch2/catch.hpp>
 
+#include "../../analysis/src/byte_io.hpp"
+#include "../../analysis/src/chunk_decode.hpp"
+#include "../../analysis/src/format_layout.hpp"
 #include "test_format_fixtures.hpp"
 
 using namespace ptprof;
@@ -30,6 +33,7 @@ trace::CudaInfo sample_info(uint32_t i, uint32_t kernel_name) {
   c.kernel_name = kernel_name;
   c.family = uint8_t(i % 2);
   c.copy_kind = uint8_t(i % 256);
+  c.graph_id = i % 5 ? 0 : UINT32_MAX - i;
   return c;
 }
 
@@ -49,6 +53,7 @@ void require_same(const trace::CudaInfo& a, const trace::CudaInfo& b) {
   REQUIRE(a.kernel_name == b.kernel_name);
   REQUIRE(a.family == b.family);
   REQUIRE(a.copy_kind == b.copy_kind);
+  REQUIRE(a.graph_id == b.graph_id);
 }
 
 // A trace with CPU threads, two GPU lanes and `n` CUDA events of every CUDA
@@ -187,4 +192,53 @@ TEST_CASE("damaged CUDA chunks give an error or a valid read, never a crash", "[
           REQUIRE(e.arg <= t->cuda.size());
     }
   }
+}
+
+namespace {
+
+// A CUDA chunk's payload of one kernel record with `ncols` columns: the 17
+// every file has, then the graph id (column 17), then one column no reader
+// knows.
+std::string one_record_chunk(uint64_t ncols) {
+  using namespace format::detail;
+  std::vector<std::string> cols(ncols);
+  for (uint64_t i = 0; i < ncols; ++i) put_varint(cols[i], 0);
+  cols[kCudaCorrelation].clear();
+  put_varint(cols[kCudaCorrelation], 77);
+  cols[kCudaGraphNode].clear();
+  put_varint(cols[kCudaGraphNode], 9001);
+  if (ncols > kCudaGraphId) {
+    cols[kCudaGraphId].clear();
+    put_varint(cols[kCudaGraphId], 12);
+  }
+  std::string raw;
+  put_varint(raw, 0);  // first
+  put_varint(raw, 1);  // count
+  put_varint(raw, ncols);
+  for (const auto& c : cols) put_varint(raw, c.size());
+  for (const auto& c : cols) raw += c;
+  return raw;
+}
+
+}  // namespace
+
+TEST_CASE("CUDA chunks: the graph id column is read when present, 0 in files without it", "[format][cuda]") {
+  using namespace format::detail;
+  CHECK(kCudaGraphId == 17);  // appended after the 17 columns every file has
+  for (uint64_t ncols : {uint64_t(17), uint64_t(18), uint64_t(19)}) {
+    INFO("columns: " << ncols);
+    const std::string raw = one_record_chunk(ncols);
+    trace::Trace t;
+    t.strings.emplace_back();
+    const Status st = decode_cuda(Cursor(reinterpret_cast<const uint8_t*>(raw.data()), raw.size()), t);
+    INFO(st.message());
+    REQUIRE(st.ok());
+    REQUIRE(t.cuda.size() == 1);
+    CHECK(t.cuda[0].correlation_id == 77);
+    CHECK(t.cuda[0].graph_node_id == 9001);
+    CHECK(t.cuda[0].graph_id == (ncols > 17 ? 12u : 0u));
+  }
+  trace::Trace t;
+  const std::string raw = one_record_chunk(16);
+  CHECK_FALSE(decode_cuda(Cursor(reinterpret_cast<const uint8_t*>(raw.data()), raw.size()), t).ok());
 }

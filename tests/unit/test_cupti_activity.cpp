@@ -4,6 +4,7 @@
 // other tools' correlations and unknown kinds skipped, a full ring counted.
 // Then end to end: buffers -> ring -> trace (a stand-in for the launcher's
 // conversion, which lives elsewhere) -> the report's CUDA columns.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <map>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "../../agent/src/cupti_activity.hpp"
 #include "cupti_buffers.hpp"
 #include "ptprof/analysis/report.hpp"
+#include "ptprof/analysis/report_format.hpp"
 #include "ptprof/ring.hpp"
 
 using namespace ptprof;
@@ -291,9 +293,12 @@ TEST_CASE("cupti: the clock mapping runs backwards of the anchor too", "[cupti]"
 // (device, stream), external ids joined in by correlation id.
 TEST_CASE("cupti: end to end, kernels attributed to the ops that launched them", "[cupti][gpu]") {
   SyntheticBuffer buf;
-  buf.add(kernel("gemm", 1'000'100, 1'000'600, 1));    // 500 ns, launched by op 0x10
-  buf.add(kernel("gemm", 1'000'600, 1'000'900, 2));    // 300 ns, launched by op 0x11 (a child of 0x10)
-  buf.add(kernel("orphan", 1'001'000, 1'001'050, 3));  // no external id: unmatched
+  buf.add(kernel("gemm", 1'000'100, 1'000'600, 1));  // 500 ns, launched by op 0x10
+  buf.add(kernel("gemm", 1'000'600, 1'000'900, 2));  // 300 ns, launched by op 0x11 (a child of 0x10)
+  CUpti_ActivityKernel10 graph_kernel = kernel("orphan", 1'001'000, 1'001'050, 3);  // no external id: unmatched
+  graph_kernel.graphId = 3;                                                         // run from a CUDA graph
+  graph_kernel.graphNodeId = 55;
+  buf.add(graph_kernel);
   CUpti_ActivityOverhead3 ov{};
   ov.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
   ov.overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION;
@@ -337,6 +342,10 @@ TEST_CASE("cupti: end to end, kernels attributed to the ops that launched them",
     ci.correlation_id = r.gpu.correlation_id;
     ci.external_id = external_of.count(r.gpu.correlation_id) ? external_of[r.gpu.correlation_id] : 0;
     ci.device = int32_t(r.gpu.device);
+    ci.graph_node_id = r.gpu.graph_node_id;
+    ci.graph_id = r.gpu.graph_id;
+    std::copy(std::begin(r.gpu.grid), std::end(r.gpu.grid), ci.grid);
+    std::copy(std::begin(r.gpu.block), std::end(r.gpu.block), ci.block);
     t.cuda.push_back(ci);
     trace::Event ev;
     ev.kind =
@@ -369,4 +378,27 @@ TEST_CASE("cupti: end to end, kernels attributed to the ops that launched them",
   REQUIRE(rep.gpu.kernels.size() == 2);
   CHECK(rep.gpu.kernels[0].name == "gemm");
   CHECK(rep.gpu.kernels[0].time_ns.total == 800);
+  REQUIRE(rep.gpu.graph_nodes.size() == 1);
+  CHECK(rep.gpu.graph_nodes[0].graph_id == 3);
+  CHECK(rep.gpu.graph_nodes[0].node_id == 55);
+
+  // The CSV's GPU blocks (docs/report.md, CSV), value by value.
+  const std::string csv = report::render_csv(rep, 0);
+  CHECK_THAT(
+      csv, Catch::Contains("\n\nGPU kernel summary\n"
+                           "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),GridXYZ,"
+                           "BlockXYZ,Name\n"
+                           "94.1,800,2,400.0,400.0,300,500,141.4,64x2x1,256x1x1,gemm\n"
+                           "5.9,50,1,50.0,50.0,50,50,0.0,64x2x1,256x1x1,orphan\n\n"));
+  CHECK_THAT(csv, Catch::Contains("\n\nCUDA graph kernels by node\n"
+                                  "PID,Graph,Graph node,Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),"
+                                  "StdDev (ns),Kernel\n"
+                                  "9,3,55,50,1,50.0,50.0,50,50,0.0,orphan\n\n"));
+  CHECK_THAT(csv, Catch::Contains("\n\nCUPTI overhead (not part of any kernel or op time)\n"
+                                  "Total Time (ns),Count,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Overhead\n"
+                                  "800,1,800.0,800.0,800,800,0.0,"));
+  // No launch call is in this trace: every kernel is without its launch.
+  CHECK_THAT(csv, Catch::EndsWith("\n\nGPU work joined to ops by correlation\n"
+                                  "Joined,Unmatched kernels,Unmatched kernel time (ns),Unmatched memory operations,"
+                                  "Kernels without their launch call\n2,1,50,0,3\n"));
 }

@@ -57,7 +57,7 @@ struct GpuTrace {
     cuda(EventKind::CudaApi, name, s, e, 0, ci);
   }
   void kernel(const std::string& name, int64_t s, int64_t e, uint64_t corr, uint64_t op, uint32_t grid, uint32_t block,
-              uint64_t graph_node = 0) {
+              uint64_t graph_node = 0, uint32_t graph = 0) {
     trace::CudaInfo ci;
     ci.correlation_id = corr;
     ci.external_id = op;
@@ -67,6 +67,7 @@ struct GpuTrace {
     ci.block[1] = ci.block[2] = 1;
     ci.device = 0;
     ci.graph_node_id = graph_node;
+    ci.graph_id = graph;
     cuda(EventKind::Kernel, name, s, e, 1, ci);
   }
 };
@@ -94,7 +95,7 @@ GpuTrace sample() {
 
   g.kernel("gemm", 400, 1400, 11, 2, 4, 128);
   g.kernel("gemm", 1400, 2000, 12, 2, 4, 128);
-  g.kernel("relu_k", 2000, 2100, 13, 3, 2, 256, /*graph_node=*/42);
+  g.kernel("relu_k", 2000, 2100, 13, 3, 2, 256, /*graph_node=*/42, /*graph=*/5);
   trace::CudaInfo copy;
   copy.correlation_id = 14;
   copy.external_id = 4;
@@ -195,6 +196,7 @@ TEST_CASE("report gpu: nsys-style sections computed value by value", "[report][g
 
   REQUIRE(gr.graph_nodes.size() == 1);
   CHECK(gr.graph_nodes[0].node_id == 42);
+  CHECK(gr.graph_nodes[0].graph_id == 5);
   CHECK(gr.graph_nodes[0].name == "relu_k");
   CHECK(gr.graph_nodes[0].pid == 7);
   CHECK(gr.graph_nodes[0].time_ns.total == 100);
@@ -244,6 +246,60 @@ TEST_CASE("report gpu: rendered in the table and the JSON", "[report][gpu]") {
   CHECK(json.find("\"gpu\": {") != std::string::npos);
   CHECK(json.find("\"unmatched_kernels\": 2") != std::string::npos);
   CHECK(json.find("\"p50\": 980") != std::string::npos);
+  CHECK(text.find("\nCUDA graph kernels by node\nPID  Graph  Graph node") != std::string::npos);
+  CHECK(text.find("  7      5          42") != std::string::npos);
+  CHECK(json.find("{\"pid\": 7, \"graph\": 5, \"node\": 42, \"name\": \"relu_k\"") != std::string::npos);
+}
+
+TEST_CASE("report gpu: the CSV has every GPU section, value by value", "[report][gpu]") {
+  const GpuTrace g = sample();
+  const report::Report r = report::compute_report({{"t.bin", &g.t}}, {});
+  const std::string csv = report::render_csv(r, 0);
+  // Each section: an empty line, its title, a header line, its rows.
+  auto section = [&](const std::string& title) {
+    const std::string head = "\n\n" + title + "\n";
+    const size_t at = csv.find(head);
+    if (at == std::string::npos) return std::string("(no section " + title + ")");
+    const size_t start = at + head.size();
+    const size_t end = csv.find("\n\n", start);
+    return csv.substr(start, end == std::string::npos ? std::string::npos : end + 1 - start);
+  };
+  CHECK(section("CUDA notes") == "Note\nptprof: CUDA recorded with CUPTI from /x/libcupti.so\n");
+  // Kernels by total time: gemm 1000+600 of 1870 ns; the rest one instance each.
+  CHECK(section("GPU kernel summary") ==
+        "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),GridXYZ,BlockXYZ,Name\n"
+        "85.6,1600,2,800.0,800.0,600,1000,282.8,4x1x1,128x1x1,gemm\n"
+        "5.3,100,1,100.0,100.0,100,100,0.0,1x1x1,1x1x1,orphan\n"
+        "5.3,100,1,100.0,100.0,100,100,0.0,2x1x1,256x1x1,relu_k\n"
+        "2.7,50,1,50.0,50.0,50,50,0.0,1x1x1,32x1x1,add_k\n"
+        "1.1,20,1,20.0,20.0,20,20,0.0,1x1x1,1x1x1,stray\n");
+  CHECK(section("GPU memory operations by time") ==
+        "Time (%),Total Time (ns),Count,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Operation\n"
+        "100.0,300,1,300.0,300.0,300,300,0.0,Memcpy HtoD\n");
+  CHECK(section("GPU memory operations by size") ==
+        "Total (B),Count,Avg (B),Med (B),Min (B),Max (B),StdDev (B),Operation\n"
+        "4096,1,4096.0,4096.0,4096,4096,0.0,Memcpy HtoD\n");
+  CHECK(section("CUDA graph kernels by node") ==
+        "PID,Graph,Graph node,Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Kernel\n"
+        "7,5,42,100,1,100.0,100.0,100,100,0.0,relu_k\n");
+  CHECK(section("\"GPU utilisation (busy: union of kernels, copies and sets)\"") ==
+        "PID,Device,Busy (ns),Window (ns),Busy (%)\n7,0,2170,3000,72.3\n");
+  CHECK(section("GPU utilisation per step") == "Step,PID,Device,Busy (ns),Step (ns),Busy (%)\n3,7,0,1600,2000,80.0\n");
+  CHECK(section("Kernel launch latency (kernel start - launch call start)") ==
+        "Kernels,Avg (ns),Min (ns),P50 (ns),P90 (ns),P99 (ns),Max (ns)\n5,724.0,100,980,1290,1290,1290\n");
+  CHECK(section("CUPTI overhead (not part of any kernel or op time)") ==
+        "Total Time (ns),Count,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Overhead\n"
+        "5000,1,5000.0,5000.0,5000,5000,0.0,Overhead CUPTI buffer flush\n");
+  CHECK(section("GPU work joined to ops by correlation") ==
+        "Joined,Unmatched kernels,Unmatched kernel time (ns),Unmatched memory operations,Kernels without their "
+        "launch call\n5,2,120,0,1\n");
+  // The CUDA API summary (hooked calls) is a section too, after the op table.
+  CHECK(section("CUDA API summary").rfind("Time (%),Total Time (ns),Num Calls,", 0) == 0);
+  // Without CUDA, none of them.
+  GpuTrace cpu;
+  cpu.op("aten::mm", 0, 100, 1);
+  const std::string plain = report::render_csv(report::compute_report({{"t.bin", &cpu.t}}, {}), 0);
+  CHECK(plain.find("\n\n") == std::string::npos);
 }
 
 TEST_CASE("report gpu: a trace without CUDA has no GPU section", "[report][gpu]") {

@@ -82,6 +82,7 @@ struct CudaInfo {
   uint32_t kernel_name = 0;  // CudaApi launches: strings index of the kernel
   uint8_t family = 0;        // CudaApi: wire::CudaApiFamily
   uint8_t copy_kind = 0;     // Memcpy: CUpti_ActivityMemcpyKind; CudaApi: cudaMemcpyKind
+  uint32_t graph_id = 0;     // kernels, copies and sets run from a CUDA graph: CUPTI's graph id; 0 = none
 };
 
 // What a Memory event carries: torch's report of one allocation (bytes > 0)

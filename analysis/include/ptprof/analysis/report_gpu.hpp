@@ -49,7 +49,8 @@ struct OverheadRow {
 
 struct GraphNodeRow {  // kernels launched from a CUDA graph, one row per node
   int32_t pid = 0;
-  uint64_t node_id = 0;  // CUPTI's graph node ids are unique within a process
+  uint32_t graph_id = 0;  // CUPTI's id of the graph the kernel ran in; 0 = not recorded (earlier traces)
+  uint64_t node_id = 0;   // CUPTI's graph node ids are unique within a process
   std::string name;
   Distribution time_ns;
 };
@@ -80,7 +81,7 @@ struct GpuReport {
   std::vector<KernelRow> kernels;         // by total time, descending
   std::vector<MemoryOpRow> memory_ops;    // by total time, descending
   std::vector<OverheadRow> overheads;     // by total time, descending
-  std::vector<GraphNodeRow> graph_nodes;  // by pid, node
+  std::vector<GraphNodeRow> graph_nodes;  // by pid, graph, node
   std::vector<DeviceUtilRow> devices;     // by pid, device
   std::vector<StepUtilRow> steps;         // by step, pid, device
   LaunchLatency launch;
@@ -110,8 +111,11 @@ class GpuReportBuilder {
   std::unique_ptr<Impl> impl_;
 };
 
-// Text sections (after the op table), and the "gpu" JSON object.
+// Text sections (after the op table), the same sections as CSV blocks (each
+// after an empty line: a title line, a header line, the rows), and the "gpu"
+// JSON object.
 std::string render_gpu_sections(const GpuReport& g);
+std::string render_gpu_csv(const GpuReport& g);
 std::string render_gpu_json(const GpuReport& g);
 
 }  // namespace ptprof::report
