@@ -429,6 +429,7 @@ Result<uint32_t> ReportBuilder::add_file(const std::string& path, std::vector<st
   m.agg.add_streamed(s);
   m.ranks.add_counted(t, s.processes);
   add_common(path, t);  // its only events: the agent's notes on CUDA, lines of the GPU section
+  m.r.phases.insert(m.r.phases.end(), s.phases.begin(), s.phases.end());
   return t.header.window;
 }
 

@@ -1,6 +1,7 @@
 #include "report_stream.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include "ptprof/analysis/trace_file.hpp"
 #include "ptprof/cuda_status.hpp"
@@ -47,15 +48,45 @@ struct Open {
   uint32_t key = 0;
   uint64_t step_arg = 0;
   size_t step = SIZE_MAX;  // its StepRow
+  // Phases: the innermost step at or below (stack position, -1: none); the
+  // phase marks of the events from just above it to this one, and of this
+  // one and all below.
+  int32_t step_pos = -1;
+  uint8_t between = 0;
+  uint8_t marks_below = 0;
+  size_t span = SIZE_MAX;  // a step's StepSpan
   uint32_t children = 0;   // direct children in the tree
   int64_t child_ns = 0;
   Contribution only;  // the first child's, while it is the only one
 };
 
+// A step's phases as unions of its events' spans: Σ over the outermost events
+// inside it that carry a mark of each set; a set that an event around the
+// step carries covers all of it. The phases are differences of these unions
+// (the full computation claims time in the order data loading, optimizer,
+// backward, forward).
+constexpr std::array<uint8_t, 4> kUnions = {kMarkDataLoading, kMarkDataLoading | kMarkOptimizer,
+                                            kMarkDataLoading | kMarkOptimizer | kMarkBackward,
+                                            kMarkDataLoading | kMarkOptimizer | kMarkBackward | kMarkForward};
+
+struct StepSpan {
+  uint32_t thread = 0, event = 0;
+  StepPhases row;
+  uint8_t around = 0;  // marks of the events around the step
+  std::array<int64_t, kUnions.size()> inside{};
+};
+
 class Streamer {
  public:
-  Streamer(const trace::Trace& meta, uint32_t input, const Options& o, uint64_t total, StreamedTrace& out)
-      : t_(meta), input_(input), opts_(o), total_(total), out_(out), stacks_(meta.threads.size()) {
+  Streamer(const trace::Trace& meta, uint32_t input, const Options& o, bool phases, uint64_t total, StreamedTrace& out)
+      : t_(meta),
+        input_(input),
+        opts_(o),
+        phases_(phases),
+        total_(total),
+        out_(out),
+        stacks_(meta.threads.size()),
+        backward_threads_(meta.processes.size()) {
     filtered_.resize(t_.strings.size());
     key_.resize(t_.strings.size());
     std::unordered_map<std::string_view, uint32_t> keys;
@@ -75,9 +106,10 @@ class Streamer {
     return true;
   }
 
-  void finish() {
+  bool finish() {
     for (size_t th = 0; th < stacks_.size(); ++th)
       while (!stacks_[th].empty()) pop(uint32_t(th));
+    if (phases_ && !finish_phases()) return false;
     // The full computation makes steps thread by thread, in file order.
     std::vector<std::tuple<uint32_t, uint32_t, size_t>> order;
     for (uint32_t th = 0; th < step_at_.size(); ++th)
@@ -87,6 +119,7 @@ class Streamer {
     steps.reserve(order.size());
     for (const auto& o : order) steps.push_back(steps_[std::get<2>(o)]);
     out_.steps = std::move(steps);
+    return true;
   }
 
  private:
@@ -106,6 +139,68 @@ class Streamer {
     r.stats.self_cpu_ns = saturating_add(r.stats.self_cpu_ns, self);
   }
   void add(const Contribution& c) { add(c.row, c.at, false, c.dur, c.self); }
+
+  // A step's backward time is that of its whole process: only a process whose
+  // backward events are all on the step's own thread is computed here.
+  bool finish_phases() {
+    for (const StepSpan& s : spans_) {
+      const uint32_t pi = t_.threads[s.thread].process;
+      if (pi >= backward_threads_.size()) continue;
+      for (uint32_t th : backward_threads_[pi])
+        if (th != s.thread) return false;
+    }
+    std::sort(spans_.begin(), spans_.end(), [](const StepSpan& a, const StepSpan& b) {
+      return std::tie(a.thread, a.event) < std::tie(b.thread, b.event);
+    });
+    for (StepSpan& s : spans_) {
+      std::array<int64_t, kUnions.size()> u{};
+      for (size_t i = 0; i < u.size(); ++i) u[i] = s.around & kUnions[i] ? s.row.wall_ns : s.inside[i];
+      PhaseTimes& ns = s.row.ns;
+      ns[size_t(Phase::DataLoading)] = u[0];
+      ns[size_t(Phase::Optimizer)] = u[1] - u[0];
+      ns[size_t(Phase::Backward)] = u[2] - u[1];
+      ns[size_t(Phase::Forward)] = u[3] - u[2];
+      ns[size_t(Phase::Other)] = s.row.wall_ns - u[3];
+      out_.phases.push_back(s.row);
+    }
+    return true;
+  }
+
+  // Phases: the step `o` opens, or what the Op or Range `o` adds to the step it is in.
+  bool track_phases(const trace::Event& e, Open& o, const std::vector<Open>& stack) {
+    const Open* parent = stack.empty() ? nullptr : &stack.back();
+    const uint32_t pi = t_.threads[e.thread].process;
+    o.step_pos = parent ? parent->step_pos : -1;
+    if (e.kind == EventKind::Step) {
+      if (o.step_pos >= 0) return false;  // a step in a step
+      o.step_pos = int32_t(stack.size());
+      StepSpan s;
+      s.thread = e.thread;
+      s.event = o.event;
+      s.row = StepPhases{
+          e.arg, pi < t_.processes.size() ? t_.processes[pi].pid : 0, t_.threads[e.thread].tid, o.end - o.start, {}};
+      s.around = parent ? parent->marks_below & ~kMarkForward : 0;
+      o.marks_below = parent ? parent->marks_below : 0;
+      o.span = spans_.size();
+      spans_.push_back(s);
+      return true;
+    }
+    uint8_t marks = phase_marks(e, t_.strings[e.name]);
+    if (pi >= backward_threads_.size()) marks &= uint8_t(~kMarkBackward);  // no process: no backward time
+    if (marks & kMarkBackward) {
+      auto& threads = backward_threads_[pi];
+      if (std::find(threads.begin(), threads.end(), e.thread) == threads.end()) threads.push_back(e.thread);
+    }
+    o.marks_below = uint8_t((parent ? parent->marks_below : 0) | marks);
+    const uint8_t above = parent ? parent->between : 0;  // a step's is 0
+    o.between = above | marks;
+    if (o.step_pos >= 0) {
+      StepSpan& s = spans_[stack[size_t(o.step_pos)].span];
+      for (size_t i = 0; i < kUnions.size(); ++i)
+        if ((marks & kUnions[i]) && !(above & kUnions[i])) s.inside[i] = saturating_add(s.inside[i], o.end - o.start);
+    }
+    return true;
+  }
 
   bool event(const trace::Event& e, uint32_t index) {
     const uint32_t pi = t_.threads[e.thread].process;
@@ -165,6 +260,7 @@ class Streamer {
       steps_.push_back(StepRow{e.arg, pid, t_.threads[e.thread].tid, dur, 0});
       step_at_[e.thread].emplace_back(index, o.step);
     }
+    if (phases_ && !track_phases(e, o, stack)) return false;
     if (o.node && o.tree_parent >= 0 && (e.kind == EventKind::Op || e.kind == EventKind::Range)) {
       const Open& parent = stack[size_t(o.tree_parent)];
       if (parent.step != SIZE_MAX)
@@ -207,6 +303,7 @@ class Streamer {
   const trace::Trace& t_;
   const uint32_t input_;
   const Options& opts_;
+  const bool phases_;
   const uint64_t total_;
   uint64_t seen_ = 0;
   StreamedTrace& out_;
@@ -216,6 +313,8 @@ class Streamer {
   uint32_t step_key_ = 0;
   std::vector<StepRow> steps_;
   std::vector<std::vector<std::pair<uint32_t, size_t>>> step_at_;  // per thread: (event, step)
+  std::vector<StepSpan> spans_;                                    // phases: every Step
+  std::vector<std::vector<uint32_t>> backward_threads_;            // per process: threads with backward events
 };
 
 bool streamable(trace::EventKind k) {
@@ -241,7 +340,9 @@ Result<std::optional<StreamedTrace>> stream_trace(const std::string& path, uint3
     total += chunk.size();
     if (!ok) return;
     for (const trace::Event& e : chunk) {
-      ok &= streamable(e.kind) && e.end_ns >= e.start_ns && !(phases && e.kind == EventKind::Step);
+      // An async step has no place on its thread's stack, where phases are found.
+      ok &= streamable(e.kind) && e.end_ns >= e.start_ns &&
+            !(phases && e.kind == EventKind::Step && (e.flags & trace::kAsync));
       cost.add(*summary, e);
       if (wire::is_cuda_note(meta, e))
         cuda_notes.push_back(e);
@@ -258,13 +359,12 @@ Result<std::optional<StreamedTrace>> stream_trace(const std::string& path, uint3
   out->metadata = std::move(*meta);
   out->events = events;
   out->cost = cost.finish();
-  Streamer s(out->metadata, input, options, total, *out);
+  Streamer s(out->metadata, input, options, phases, total, *out);
   Status read = format::read_events_backwards(
       path, out->metadata,
       [&](const trace::Trace&, const std::vector<trace::Event>& chunk) { ok = ok && s.chunk(chunk); });
   if (!read.ok()) return read;
-  if (!ok) return std::optional<StreamedTrace>();
-  s.finish();
+  if (!ok || !s.finish()) return std::optional<StreamedTrace>();
   out->metadata.events = std::move(cuda_notes);
   if (warnings) warnings->insert(warnings->end(), notes.begin(), notes.end());
   return out;

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -42,13 +43,17 @@ struct StreamedTrace {
   cost::Tally cost;
   std::unordered_map<uint64_t, PartialRow> rows;
   std::vector<StepRow> steps;                 // in the full computation's order (thread, then file order)
+  std::vector<StepPhases> phases;             // the same steps', when asked for
   std::vector<ProcessEventCounts> processes;  // per process of the trace
 };
 
+// What phases an Op or Range (not async) of a step counts for: a union of these.
+constexpr uint8_t kMarkForward = 1, kMarkBackward = 2, kMarkOptimizer = 4, kMarkDataLoading = 8;
+uint8_t phase_marks(const trace::Event& e, std::string_view name);
+
 // Reads `path` (input number `input` of the report) chunk by chunk. An error
 // is read_trace's; nullopt: the trace needs the full computation (its events
-// are not read again here). `phases`: the caller needs StepPhases, which this
-// does not compute (a trace with steps then needs the full computation).
+// are not read again here). `phases`: the caller needs StepPhases too.
 // Warnings go to `warnings` only when a StreamedTrace is returned.
 Result<std::optional<StreamedTrace>> stream_trace(const std::string& path, uint32_t input, const Options& options,
                                                   bool phases, std::vector<std::string>* warnings);

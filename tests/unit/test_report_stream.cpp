@@ -21,7 +21,8 @@ using trace::EventKind;
 struct Gen {
   std::mt19937_64 rng;
   format::TraceWriter& w;
-  std::vector<uint32_t> names;  // a few, so that folds and shared keys happen
+  std::vector<uint32_t> names;        // a few, so that folds and shared keys happen
+  std::vector<uint32_t> phase_names;  // an optimizer's, a DataLoader's, backward's
   uint32_t filtered = 0;
   uint64_t step = 0;
 
@@ -29,12 +30,21 @@ struct Gen {
     for (const char* n : {"aten::add", "aten::mul", "aten::linear", "aten::addmm", "my_range"})
       names.push_back(w.intern(n));
     filtered = w.intern("aten::is_leaf");
+    for (const char* n : {"Optimizer.step#SGD.step", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+                          "autograd::engine::evaluate_function: AddBackward0"})
+      phase_names.push_back(w.intern(n));
+  }
+  // Names of a thread with steps: of every phase.
+  uint32_t name(bool phases) {
+    if (phases && pick(0, 3) == 0) return phase_names[size_t(pick(0, 2))];
+    return names[size_t(pick(0, 4))];
   }
   int64_t pick(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); }
 
   // The events of [start, end) and what nests in it, children first (the
   // launcher's order); `name` as chosen by the parent.
-  void tree(std::vector<trace::Event>& out, uint32_t thread, int64_t start, int64_t end, uint32_t name, int depth) {
+  void tree(std::vector<trace::Event>& out, uint32_t thread, int64_t start, int64_t end, uint32_t name, int depth,
+            bool phases) {
     int64_t t = start;
     const bool only_child_same = pick(0, 4) == 0;  // a chain torch folds
     while (depth < 6 && t < end && pick(0, 3) != 0) {
@@ -44,8 +54,8 @@ struct Gen {
       // A zero-length event at its parent's end lies outside it, and the same
       // span twice is nested by file position: both leave the streaming path.
       if (s >= end || (s == start && e == end)) break;
-      const uint32_t n = only_child_same ? name : pick(0, 9) == 0 ? filtered : names[size_t(pick(0, 4))];
-      tree(out, thread, s, e, n, depth + 1);
+      const uint32_t n = only_child_same ? name : pick(0, 9) == 0 ? filtered : this->name(phases);
+      tree(out, thread, s, e, n, depth + 1, phases);
       t = e + pick(0, 1);
       if (only_child_same || s == e) break;  // nothing else at a zero-length one's instant
     }
@@ -68,7 +78,7 @@ struct Gen {
         while (u < e && pick(0, 3) != 0) {
           const int64_t b = u + pick(0, 20), d = std::min(e, b + pick(0, 800));
           if (b >= e || (b == s && d == e)) break;
-          tree(out, thread, b, d, names[size_t(pick(0, 4))], 1);
+          tree(out, thread, b, d, name(true), 1, true);
           u = d + 1;
         }
         trace::Event st;
@@ -80,7 +90,7 @@ struct Gen {
         st.name = pick(0, 5) == 0 ? 0 : w.intern("ProfilerStep#" + std::to_string(st.arg));
         out.push_back(st);
       } else {
-        tree(out, thread, s, e, names[size_t(pick(0, 4))], 0);
+        tree(out, thread, s, e, name(false), 0, false);
       }
       t = e;
     }
@@ -95,10 +105,13 @@ void write_trace(const std::string& path, uint64_t seed, uint32_t window) {
   h.window = window;
   auto w = testing::open_writer(path, h);
   Gen g(seed, *w);
+  // Backward time is the process's: the threads with steps are of two.
   const uint32_t p = w->add_process({4242, 1, "python train.py", 1000});
+  const uint32_t q = w->add_process({4243, 1, "python train.py", 1000});
   w->set_process_cost(p, 310'000, 9'500);
   std::vector<uint32_t> threads;
-  for (int i = 0; i < 3; ++i) threads.push_back(w->add_thread({p, 100 + i, "t" + std::to_string(i), 0, 0}));
+  for (int i = 0; i < 3; ++i)
+    threads.push_back(w->add_thread({i == 1 ? q : p, 100 + i, "t" + std::to_string(i), 0, 0}));
   std::vector<std::vector<trace::Event>> per_thread;
   for (uint32_t th = 0; th < 3; ++th) per_thread.push_back(g.thread_events(threads[th], 1'000'000, 40, th != 2));
   const uint32_t mark = w->intern("a mark"), note = w->intern(std::string(wire::kCudaNotePrefix) + "test");
@@ -154,11 +167,14 @@ report::Report streamed(const std::vector<std::string>& files, const report::Opt
   return std::move(b).finish();
 }
 
-void check_same(report::Report a, report::Report b) {
+void check_same(report::Report a, report::Report b, bool phases) {
   CHECK(report::render_table(a, 0) == report::render_table(b, 0));
   CHECK(report::render_csv(a, 0) == report::render_csv(b, 0));
-  a.phases.clear();
-  b.phases.clear();
+  if (!phases) {
+    CHECK_FALSE(a.phases.empty());
+    CHECK(b.phases.empty());
+    a.phases.clear();
+  }
   CHECK(report::render_json(a, 0) == report::render_json(b, 0));
 }
 
@@ -172,21 +188,21 @@ TEST_CASE("report: aggregating as the files are read equals the whole-trace comp
     write_trace(files.back(), 1000 + i, i % 2);
   }
   for (const std::string& f : files) {  // the streaming path, not the fallback, is what is compared
-    auto s = report::detail::stream_trace(f, 0, {}, false, nullptr);
-    REQUIRE(s);
-    CHECK(s->has_value());
+    for (bool phases : {false, true}) {
+      auto s = report::detail::stream_trace(f, 0, {}, phases, nullptr);
+      REQUIRE(s);
+      CHECK(s->has_value());
+    }
   }
-  report::Options o;
-  check_same(full(files, o), streamed(files, o, false));
-  o.group_by_input_shape = true;
-  o.sort_by = report::SortKey::SelfCpuTimeTotal;
-  check_same(full(files, o), streamed(files, o, false));
-  o.window = 1;
-  check_same(full(files, o), streamed(files, o, false));
-  // Steps' phases need every event: the same report, all of it.
-  o.window.reset();
-  const report::Report a = full(files, o), b = streamed(files, o, true);
-  CHECK(report::render_json(a, 0) == report::render_json(b, 0));
+  for (bool phases : {false, true}) {
+    report::Options o;
+    check_same(full(files, o), streamed(files, o, phases), phases);
+    o.group_by_input_shape = true;
+    o.sort_by = report::SortKey::SelfCpuTimeTotal;
+    check_same(full(files, o), streamed(files, o, phases), phases);
+    o.window = 1;
+    check_same(full(files, o), streamed(files, o, phases), phases);
+  }
 }
 
 TEST_CASE("report: events that do not nest in the writer's order are computed whole", "[report][stream]") {
@@ -211,7 +227,7 @@ TEST_CASE("report: events that do not nest in the writer's order are computed wh
     auto s = report::detail::stream_trace(path, 0, {}, false, nullptr);
     REQUIRE(s);
     CHECK_FALSE(s->has_value());
-    check_same(full({path}, {}), streamed({path}, {}, false));
+    check_same(full({path}, {}), streamed({path}, {}, true), true);
   };
   check({{0, 10}, {5, 15}});         // partial overlap
   check({{5, 8}, {5, 8}, {0, 20}});  // the same span twice: torch nests them by file position
