@@ -90,12 +90,16 @@ int run_report(const ReportArgs& a) {
   std::optional<memory::SummaryBuilder> mem;
   if (!a.html.empty()) mem.emplace();
   std::vector<uint32_t> seen_windows;
-  Status read = read_traces(a.paths, "report", [&](const std::string& f, const trace::Trace& t) {
-    seen_windows.push_back(t.header.window);
-    builder.add(f, t);
-    if (compared) compared->add(f, t);
-    if (mem && (!opts.window || t.header.window == *opts.window)) mem->add(f, t);
-  });
+  // The page's sections need every event; the printed formats read each
+  // trace as they aggregate it (only JSON shows the steps' phases).
+  Status read = mem ? read_traces(a.paths, "report",
+                                  [&](const std::string& f, const trace::Trace& t) {
+                                    seen_windows.push_back(t.header.window);
+                                    builder.add(f, t);
+                                    if (compared) compared->add(f, t);
+                                    if (!opts.window || t.header.window == *opts.window) mem->add(f, t);
+                                  })
+                    : add_traces(a.paths, "report", builder, *format == report::Format::Json, &seen_windows);
   if (!read) return usage_error(read.message());
   report::Report r = std::move(builder).finish();
   if (opts.window && r.files.empty()) {

@@ -21,11 +21,26 @@ Status read_traces(const std::vector<std::string>& paths, std::string_view comma
   return Status::ok_status();
 }
 
+Status add_traces(const std::vector<std::string>& paths, std::string_view command, report::ReportBuilder& builder,
+                  bool phases, std::vector<uint32_t>* windows) {
+  std::vector<std::string> notes;
+  auto files = format::expand_trace_paths(paths, &notes);
+  if (!files) return Status::error(files.error());
+  for (const auto& n : notes) spdlog::warn("{}: {}", command, n);
+  for (const std::string& f : *files) {
+    std::vector<std::string> warnings;
+    auto window = builder.add_file(f, &warnings, phases);
+    for (const auto& w : warnings) spdlog::warn("{}: {}", command, w);
+    if (!window) return window.status();
+    if (windows) windows->push_back(*window);
+  }
+  return Status::ok_status();
+}
+
 Result<report::Report> read_report(const std::vector<std::string>& paths, const report::Options& options,
                                    std::string_view command) {
   report::ReportBuilder builder(options);
-  Status s = read_traces(paths, command, [&](const std::string& path, const trace::Trace& t) { builder.add(path, t); });
-  if (!s) return s;
+  if (Status s = add_traces(paths, command, builder, true, nullptr); !s) return s;
   return std::move(builder).finish();
 }
 

@@ -18,6 +18,12 @@ using TraceSink = std::function<void(const std::string& path, const trace::Trace
 // "<command>: ...". Fails on the first input that cannot be read.
 Status read_traces(const std::vector<std::string>& paths, std::string_view command, const TraceSink& add);
 
+// Adds each trace of `paths` to `builder` as it reads it (ReportBuilder::
+// add_file: a trace's events are not held when it can do without); `windows`,
+// if given, gets each trace's window. Warnings as read_traces.
+Status add_traces(const std::vector<std::string>& paths, std::string_view command, report::ReportBuilder& builder,
+                  bool phases, std::vector<uint32_t>* windows);
+
 // The report of `paths` merged.
 Result<report::Report> read_report(const std::vector<std::string>& paths, const report::Options& options,
                                    std::string_view command);

@@ -8,9 +8,12 @@
 
 #include "event_tree.hpp"
 #include "ptprof/analysis/report.hpp"
+#include "ptprof/analysis/trace_file.hpp"
 #include "ptprof/cuda_status.hpp"
+#include "report_keys.hpp"
 #include "report_memory.hpp"
 #include "report_sort.hpp"
+#include "report_stream.hpp"
 #include "saturating.hpp"
 #include "stack_attribution.hpp"
 
@@ -20,36 +23,18 @@ using detail::TreeNode;
 
 namespace {
 
-// torch's _filter_name: profiler helpers that never become events, so their
-// time stays in their parent's self time.
-constexpr std::array<std::string_view, 8> kFilteredNames = {
-    "[memory]",
-    "[OutOfMemory]",
-    "profiler::_record_function_enter",
-    "profiler::_record_function_enter_new",
-    "profiler::_record_function_exit",
-    "aten::is_leaf",
-    "aten::output_nr",
-    "aten::_version",
-};
-
-constexpr std::string_view kMemoryEventName = "[memory]";
-constexpr std::string_view kStepPrefix = "ProfilerStep#";
-constexpr std::string_view kStepKey = "ProfilerStep*";
-constexpr std::string_view kNoShapes = "[]";
+using detail::is_filtered;
+using detail::kMemoryEventName;
+using detail::kNoShapes;
+using detail::kStepKey;
+using detail::kStepPrefix;
 
 // Kernels, copies and sets: the GPU work torch's table counts as CUDA time.
 bool is_device_work(trace::EventKind k) {
   return k == trace::EventKind::Kernel || k == trace::EventKind::Memcpy || k == trace::EventKind::Memset;
 }
 
-bool is_filtered(std::string_view name) {
-  return std::find(kFilteredNames.begin(), kFilteredNames.end(), name) != kFilteredNames.end();
-}
-
-// Position of an event in torch's function_events order (start, then longer
-// first); later inputs and events break ties.
-using FirstSeen = std::tuple<int64_t, int64_t, uint32_t, uint32_t>;
+using detail::FirstSeen;
 
 struct StringHash {
   using is_transparent = void;
@@ -86,6 +71,7 @@ class Aggregator {
   explicit Aggregator(const Options& o) : opts_(o) {}
 
   void add_trace(uint32_t input, const trace::Trace& t);
+  void add_streamed(const detail::StreamedTrace& s);
   // Rows in torch's insertion order: that of each key's first event, which is
   // what the stable sort by the sort key leaves ties in.
   std::vector<Row> take_rows() {
@@ -190,6 +176,29 @@ void Aggregator::add_memory(uint32_t row, const detail::MemorySum& total, const 
   s.self_cpu_memory += self.cpu;
   s.cuda_memory += total.device;
   s.self_cuda_memory += self.device;
+}
+
+void Aggregator::add_streamed(const detail::StreamedTrace& s) {
+  const trace::Trace& t = s.metadata;
+  for (const auto& [key, part] : s.rows) {
+    uint32_t row = 0;
+    if (key == detail::kUnnamedStepRow) {
+      row = row_for(kStepKey, kNoShapes);
+    } else {
+      const uint32_t shapes_id = uint32_t(key);
+      std::string_view shapes = shapes_id ? std::string_view(t.strings[shapes_id]) : kNoShapes;
+      row = row_for(detail::key_name(t.strings[key >> 32]), shapes.empty() ? kNoShapes : shapes);
+    }
+    Row& r = rows_[row];
+    if (part.first < first_[row]) {
+      first_[row] = part.first;
+      r.is_async = part.is_async;
+    }
+    r.stats.count += part.stats.count;
+    r.stats.cpu_total_ns = ptprof::detail::saturating_add(r.stats.cpu_total_ns, part.stats.cpu_total_ns);
+    r.stats.self_cpu_ns = ptprof::detail::saturating_add(r.stats.self_cpu_ns, part.stats.self_cpu_ns);
+  }
+  steps_.insert(steps_.end(), s.steps.begin(), s.steps.end());
 }
 
 void Aggregator::add_trace(uint32_t input, const trace::Trace& t) {
@@ -391,19 +400,48 @@ void ReportBuilder::add(const std::string& path, const trace::Trace& t) {
   uint32_t input = m.inputs++;
   if (m.options.window && t.header.window != *m.options.window) return;
   Report& r = m.r;
-  r.files.push_back(path);
-  if (std::find(r.windows.begin(), r.windows.end(), t.header.window) == r.windows.end())
-    r.windows.insert(std::upper_bound(r.windows.begin(), r.windows.end(), t.header.window), t.header.window);
   // The agent's CUDA notes are lines of the report, not events of the program.
   r.events += t.events.size() - uint64_t(std::count_if(t.events.begin(), t.events.end(), [&](const trace::Event& e) {
                 return wire::is_cuda_note(t, e);
               }));
-  r.losses += t.losses;
   r.cost += cost::tally(t);
   m.agg.add_trace(input, t);
+  m.ranks.add(t);
+  add_common(path, t);
+}
+
+Result<uint32_t> ReportBuilder::add_file(const std::string& path, std::vector<std::string>* warnings, bool phases) {
+  Impl& m = *impl_;
+  auto streamed = detail::stream_trace(path, m.inputs, m.options, phases, warnings);
+  if (!streamed) return streamed.status();
+  if (!*streamed) {  // this trace needs all its events at once
+    auto t = format::read_trace(path, warnings);
+    if (!t) return t.status();
+    add(path, *t);
+    return t->header.window;
+  }
+  const detail::StreamedTrace& s = **streamed;
+  const trace::Trace& t = s.metadata;
+  ++m.inputs;
+  if (m.options.window && t.header.window != *m.options.window) return t.header.window;
+  m.r.events += s.events;
+  m.r.cost += s.cost;
+  m.agg.add_streamed(s);
+  m.ranks.add_counted(t, s.processes);
+  add_common(path, t);  // its only events: the agent's notes on CUDA, lines of the GPU section
+  m.r.phases.insert(m.r.phases.end(), s.phases.begin(), s.phases.end());
+  return t.header.window;
+}
+
+void ReportBuilder::add_common(const std::string& path, const trace::Trace& t) {
+  Impl& m = *impl_;
+  Report& r = m.r;
+  r.files.push_back(path);
+  if (std::find(r.windows.begin(), r.windows.end(), t.header.window) == r.windows.end())
+    r.windows.insert(std::upper_bound(r.windows.begin(), r.windows.end(), t.header.window), t.header.window);
+  r.losses += t.losses;
   m.cuda_api.add(t);
   m.gpu.add(t);
-  m.ranks.add(t);
   std::vector<StepPhases> phases = step_phases(t);
   r.phases.insert(r.phases.end(), phases.begin(), phases.end());
   for (const auto& th : t.threads) {

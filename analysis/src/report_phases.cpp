@@ -8,6 +8,7 @@
 
 #include "ptprof/analysis/report_phases.hpp"
 #include "ptprof/record.hpp"
+#include "report_stream.hpp"
 #include "saturating.hpp"
 
 namespace ptprof::report {
@@ -91,6 +92,16 @@ bool is_timed(const trace::Event& e) {
 }
 
 }  // namespace
+
+uint8_t detail::phase_marks(const trace::Event& e, std::string_view name) {
+  uint8_t m = kMarkForward;
+  if (is_optimizer(name))
+    m |= kMarkOptimizer;
+  else if (is_data_loading(name))
+    m |= kMarkDataLoading;
+  if (is_backward(e, name)) m |= kMarkBackward;
+  return m;
+}
 
 std::string_view phase_title(Phase p) {
   switch (p) {

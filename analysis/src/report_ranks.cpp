@@ -73,7 +73,7 @@ int64_t median(std::vector<int64_t> v) {
 struct RankSummaryBuilder::Impl {
   std::map<ProcessKey, ProcessState> processes;
 
-  void add(const trace::Trace& t) {
+  std::vector<ProcessState*> register_processes(const trace::Trace& t) {
     std::vector<ProcessState*> of_process(t.processes.size());
     for (size_t i = 0; i < t.processes.size(); ++i) {
       const trace::Process& p = t.processes[i];
@@ -89,6 +89,23 @@ struct RankSummaryBuilder::Impl {
       r.cmdline = p.cmdline;
       of_process[i] = &s;
     }
+    return of_process;
+  }
+
+  void add_counted(const trace::Trace& t, const std::vector<ProcessEventCounts>& counts) {
+    std::vector<ProcessState*> of_process = register_processes(t);
+    for (size_t pi = 0; pi < counts.size() && pi < of_process.size(); ++pi) {
+      const ProcessEventCounts& c = counts[pi];
+      ProcessRow& r = of_process[pi]->row;
+      r.events += c.events;
+      r.ops += c.ops;
+      r.op_ns = ptprof::detail::saturating_add(r.op_ns, c.op_ns);
+      for (const auto& [step, ns] : c.step_ns) r.step_ns[step] = std::max(r.step_ns[step], ns);
+    }
+  }
+
+  void add(const trace::Trace& t) {
+    std::vector<ProcessState*> of_process = register_processes(t);
     // Collectives of each process, across its threads: gloo's and NCCL's
     // work is recorded from enqueue to completion and need not nest in c10d's
     // op, so their time is the union of the intervals.
@@ -213,6 +230,9 @@ RankSummaryBuilder::RankSummaryBuilder(RankSummaryBuilder&&) noexcept = default;
 RankSummaryBuilder& RankSummaryBuilder::operator=(RankSummaryBuilder&&) noexcept = default;
 
 void RankSummaryBuilder::add(const trace::Trace& t) { impl_->add(t); }
+void RankSummaryBuilder::add_counted(const trace::Trace& t, const std::vector<ProcessEventCounts>& counts) {
+  impl_->add_counted(t, counts);
+}
 RankSummary RankSummaryBuilder::finish() && { return impl_->finish(); }
 
 namespace {

@@ -43,6 +43,7 @@ class Reader {
       : path_(std::move(path)), mode_(mode), sink_(sink) {}
 
   Result<trace::Trace> run(std::vector<std::string>* warnings);
+  Status backwards(trace::Trace& metadata, const EventChunkSink& on_events);
 
  private:
   bool fail(uint64_t offset, const std::string& what) {
@@ -279,6 +280,30 @@ Result<trace::Trace> Reader::run(std::vector<std::string>* warnings) {
   return std::move(trace_);
 }
 
+// The event chunks in reverse: the file was read once already (the metadata
+// is complete), so any failure now means it changed since.
+Status Reader::backwards(trace::Trace& metadata, const EventChunkSink& on_events) {
+  if (Status opened = file_.open(path_); !opened.ok()) return opened;
+  if (!read_preamble()) return Status::error(error_);
+  if (WalkEnd end = scan_heads(); end.kind == WalkEnd::Damaged) {
+    fail(end.offset, end.what);
+    return Status::error(error_);
+  }
+  metadata.events.clear();
+  for (auto h = chunks_.rbegin(); h != chunks_.rend(); ++h) {
+    if (h->type != uint32_t(ChunkType::Events)) continue;
+    if (!load_payload(*h)) return Status::error(error_);
+    Cursor c(reinterpret_cast<const uint8_t*>(raw_.data()), raw_.size());
+    if (Status e = decode_events(c, metadata, counts_); !e.ok()) {
+      fail(h->offset, e.message());
+      return Status::error(error_);
+    }
+    on_events(metadata, metadata.events);
+    metadata.events.clear();
+  }
+  return Status::ok_status();
+}
+
 }  // namespace
 
 Result<trace::Trace> read_trace(const std::string& path, std::vector<std::string>* warnings) {
@@ -288,6 +313,10 @@ Result<trace::Trace> read_trace(const std::string& path, std::vector<std::string
 Result<trace::Trace> read_trace_streaming(const std::string& path, const EventChunkSink& on_events,
                                           std::vector<std::string>* warnings) {
   return Reader(path, Mode::Full, &on_events).run(warnings);
+}
+
+Status read_events_backwards(const std::string& path, trace::Trace& metadata, const EventChunkSink& on_events) {
+  return Reader(path, Mode::Full).backwards(metadata, on_events);
 }
 
 Result<trace::Trace> read_trace_summary(const std::string& path, std::vector<std::string>* warnings) {

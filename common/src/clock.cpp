@@ -31,8 +31,7 @@ Converter::Converter(Kind k) : kind_(k) {
     sample(t1, n1);
   } while (n1 - first_ns_ < 5'000'000);
   ns_per_tick_ = double(n1 - first_ns_) / double(t1 - first_ticks_);
-  anchor_ticks_ = t1;
-  anchor_ns_ = int64_t(n1);
+  segments_ = {Segment{t1, int64_t(n1), ns_per_tick_}};
 }
 
 void Converter::sample(uint64_t& t, uint64_t& ns) const {
@@ -55,10 +54,15 @@ void Converter::resample() {
   if (kind_ == Kind::Monotonic) return;
   uint64_t t, ns;
   sample(t, ns);
-  if (t <= first_ticks_ || ns <= first_ns_) return;
+  const Segment& last = segments_.back();
+  if (t <= first_ticks_ || ns <= first_ns_ || t <= last.ticks) return;
   ns_per_tick_ = double(ns - first_ns_) / double(t - first_ticks_);
-  anchor_ticks_ = t;
-  anchor_ns_ = int64_t(ns);
+  const int64_t at = to_ns(t);
+  const double interval = double(t - last.ticks);
+  // Converges on the sampled clock over the next interval; never flat or
+  // backwards, whatever the sample says.
+  const double slope = (double(int64_t(ns) - at) + interval * ns_per_tick_) / interval;
+  segments_.push_back(Segment{t, at, std::max(slope, ns_per_tick_ / 2)});
 }
 
 }  // namespace ptprof::clock

@@ -50,23 +50,29 @@ Tally& Tally::operator+=(const Tally& o) {
   return *this;
 }
 
-Tally tally(const trace::Trace& t) {
-  Tally r;
-  int64_t steps_ns = 0, first = INT64_MAX, last = INT64_MIN;
-  for (const trace::Event& e : t.events) {
-    const trace::Process* p = nullptr;
-    if (e.thread < t.threads.size() && t.threads[e.thread].process < t.processes.size())
-      p = &t.processes[t.threads[e.thread].process];
-    if (e.kind == trace::EventKind::Step && e.end_ns > e.start_ns) steps_ns += e.end_ns - e.start_ns;
-    if (wire::is_cuda_note(t, e)) continue;  // the agent's note on CUDA, once per window: not the program's
-    r.charge(e.kind, p ? p->op_cost_ps : 0, p ? p->record_cost_ps : 0);
-    if (e.kind == trace::EventKind::Op || records_of(e.kind)) {
-      first = std::min(first, e.start_ns);
-      last = std::max(last, e.end_ns);
-    }
+void TallyBuilder::add(const trace::Trace& t, const trace::Event& e) {
+  const trace::Process* p = nullptr;
+  if (e.thread < t.threads.size() && t.threads[e.thread].process < t.processes.size())
+    p = &t.processes[t.threads[e.thread].process];
+  if (e.kind == trace::EventKind::Step && e.end_ns > e.start_ns) steps_ns_ += e.end_ns - e.start_ns;
+  if (wire::is_cuda_note(t, e)) return;  // the agent's note on CUDA, once per window: not the program's
+  tally_.charge(e.kind, p ? p->op_cost_ps : 0, p ? p->record_cost_ps : 0);
+  if (e.kind == trace::EventKind::Op || records_of(e.kind)) {
+    first_ = std::min(first_, e.start_ns);
+    last_ = std::max(last_, e.end_ns);
   }
-  r.recorded_ns = steps_ns > 0 ? steps_ns : (last > first ? last - first : 0);
+}
+
+Tally TallyBuilder::finish() const {
+  Tally r = tally_;
+  r.recorded_ns = steps_ns_ > 0 ? steps_ns_ : (last_ > first_ ? last_ - first_ : 0);
   return r;
+}
+
+Tally tally(const trace::Trace& t) {
+  TallyBuilder b;
+  for (const trace::Event& e : t.events) b.add(t, e);
+  return b.finish();
 }
 
 std::string describe(const Tally& t) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "collector_fixtures.hpp"
+#include "ptprof/clock.hpp"
 
 using ptprof::launcher::CollectorOptions;
 using ptprof::launcher::ProcessCollector;
@@ -262,4 +263,36 @@ TEST_CASE("collector: each window charges its events with the costs the agent me
   CHECK(w.processes[0].op_cost_ps == 250'000);
   CHECK(w.processes[0].record_cost_ps == 12'000);
   CHECK(ptprof::cost::tally(w).added_ns() == Approx(t.added_ns()));
+}
+
+TEST_CASE("clock: a tick maps to the same ns before and after a resample, and the map increases",
+          "[collector][clock]") {
+  if (!ptprof::clock::tsc_usable()) {
+    WARN("no invariant TSC here: ticks are ns, the map is the identity");
+    return;
+  }
+  ptprof::clock::Converter conv(ptprof::clock::Kind::Tsc);
+  const uint64_t t0 = ptprof::clock::ticks(ptprof::clock::Kind::Tsc);
+  std::vector<uint64_t> ticks{t0 - 1'000'000, t0 - 1, t0, t0 + 1};
+  std::vector<int64_t> before;
+  for (uint64_t t : ticks) before.push_back(conv.to_ns(t));
+  for (int i = 0; i < 20; ++i) {
+    // A resample happens between an event's children and the event itself.
+    volatile uint64_t spin = 0;
+    for (int k = 0; k < 200'000; ++k) spin = spin + 1;
+    ticks.push_back(ptprof::clock::ticks(ptprof::clock::Kind::Tsc));
+    conv.resample();
+  }
+  for (size_t i = 0; i < before.size(); ++i) CHECK(conv.to_ns(ticks[i]) == before[i]);
+  // Every tick from just before each resample to well after its sample.
+  size_t backwards = 0;
+  for (size_t i = before.size(); i < ticks.size(); ++i) {
+    int64_t last = conv.to_ns(ticks[i]);
+    for (uint64_t t = ticks[i] + 1; t < ticks[i] + 200'000; ++t) {
+      const int64_t ns = conv.to_ns(t);
+      backwards += ns < last;
+      last = ns;
+    }
+  }
+  CHECK(backwards == 0);
 }

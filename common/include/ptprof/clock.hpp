@@ -3,8 +3,10 @@
 // CLOCK_MONOTONIC nanoseconds. The launcher turns ticks into CLOCK_MONOTONIC
 // nanoseconds with a line fitted to (ticks, ns) pairs it samples itself.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <ctime>
+#include <vector>
 #if defined(__x86_64__)
 #include <x86intrin.h>
 #endif
@@ -60,22 +62,39 @@ class Converter {
   explicit Converter(Kind k = Kind::Monotonic);
   Kind kind() const { return kind_; }
   // Takes a fresh (ticks, ns) sample; the slope is fitted between the first
-  // sample and the newest, so it gets more precise as the run goes on, and
-  // ns are anchored at the newest sample.
+  // sample and the newest, so it gets more precise as the run goes on. The
+  // map from then on is a new line that starts where the previous one is at
+  // the sample's ticks and meets the fitted line one interval later: the map
+  // is continuous and increasing, and a tick gives the same ns whether it is
+  // converted before or after a resample (spans stay nested: a parent
+  // converted later than its children still starts before them).
   void resample();
   int64_t to_ns(uint64_t t) const {
     if (kind_ == Kind::Monotonic) return int64_t(t);
-    return anchor_ns_ + int64_t(double(int64_t(t - anchor_ticks_)) * ns_per_tick_);
+    const Segment& s = segment_of(t);
+    return s.ns + int64_t(double(int64_t(t - s.ticks)) * s.ns_per_tick);
   }
   double ns_per_tick() const { return ns_per_tick_; }
 
  private:
   void sample(uint64_t& t, uint64_t& ns) const;
+  // One line of the map, from `ticks` to the next segment's.
+  struct Segment {
+    uint64_t ticks = 0;
+    int64_t ns = 0;
+    double ns_per_tick = 1.0;
+  };
+  const Segment& segment_of(uint64_t t) const {
+    if (t >= segments_.back().ticks) [[likely]]
+      return segments_.back();
+    auto it = std::upper_bound(segments_.begin(), segments_.end(), t,
+                               [](uint64_t v, const Segment& s) { return v < s.ticks; });
+    return it == segments_.begin() ? *it : *(it - 1);
+  }
   Kind kind_;
   uint64_t first_ticks_ = 0, first_ns_ = 0;
-  uint64_t anchor_ticks_ = 0;
-  int64_t anchor_ns_ = 0;
   double ns_per_tick_ = 1.0;
+  std::vector<Segment> segments_{Segment{}};  // by ticks; ten a second of run
 };
 
 }  // namespace ptprof::clock

@@ -38,6 +38,19 @@ struct Tally {
 // records.
 Tally tally(const trace::Trace& t);
 
+// tally() one event at a time, for readers that do not hold a trace's events:
+// fed the same events in the same order, it gives the same Tally.
+class TallyBuilder {
+ public:
+  // `t`: the trace's metadata (strings, threads, processes) as far as read.
+  void add(const trace::Trace& t, const trace::Event& e);
+  Tally finish() const;
+
+ private:
+  Tally tally_;
+  int64_t steps_ns_ = 0, first_ = INT64_MAX, last_ = INT64_MIN;
+};
+
 // One line for people: "about 12.3 ms, 4.1% of the recorded steps (30000 ops
 // x 310.2 ns, 1200 records x 9.5 ns, as measured at start-up)"; a line that
 // says no cost was measured when nothing was charged.

@@ -20,6 +20,7 @@
 #include "ptprof/analysis/report_phases.hpp"
 #include "ptprof/analysis/report_ranks.hpp"
 #include "ptprof/cost.hpp"
+#include "ptprof/status.hpp"
 #include "ptprof/trace.hpp"
 
 namespace ptprof::report {
@@ -135,9 +136,17 @@ class ReportBuilder {
   // Adds a trace (skipped unless it is of options.window, when that is set).
   // The trace need not outlive the call.
   void add(const std::string& path, const trace::Trace& t);
+  // Reads the trace at `path` and adds it as add() would, aggregating as it
+  // reads: without holding its events, unless the trace needs them all at once
+  // (CUDA or memory records, --group-by-stack-n, collectives, events that do
+  // not nest in the order the launcher writes them, or steps when `phases`
+  // are wanted). Returns the trace's window; errors and warnings are
+  // read_trace's.
+  Result<uint32_t> add_file(const std::string& path, std::vector<std::string>* warnings, bool phases = true);
   Report finish() &&;
 
  private:
+  void add_common(const std::string& path, const trace::Trace& t);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

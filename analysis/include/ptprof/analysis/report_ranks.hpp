@@ -76,6 +76,15 @@ struct RankSummary {
   std::vector<StragglerRow> stragglers;  // steps recorded by two ranks or more, by step
 };
 
+// What add() takes from one process's events, counted by a caller that
+// streams them: the trace then needs no events.
+struct ProcessEventCounts {
+  uint64_t events = 0;
+  uint64_t ops = 0;
+  int64_t op_ns = 0;                    // top-level ops (none nested in another op of their thread)
+  std::map<uint64_t, int64_t> step_ns;  // ProfilerStep#N: N -> longest span
+};
+
 class RankSummaryBuilder {
  public:
   RankSummaryBuilder();
@@ -84,6 +93,10 @@ class RankSummaryBuilder {
   RankSummaryBuilder& operator=(RankSummaryBuilder&&) noexcept;
 
   void add(const trace::Trace& t);
+  // The same for a trace whose events were counted as they were read, one
+  // entry per process of `t` (which may hold no events); it must have no
+  // collective op (their intervals need the events).
+  void add_counted(const trace::Trace& t, const std::vector<ProcessEventCounts>& counts);
   RankSummary finish() &&;
 
  private:

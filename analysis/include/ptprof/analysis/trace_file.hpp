@@ -120,6 +120,13 @@ using EventChunkSink = std::function<void(const trace::Trace& metadata, const st
 Result<trace::Trace> read_trace_streaming(const std::string& path, const EventChunkSink& on_events,
                                           std::vector<std::string>* warnings);
 
+// The event chunks of a trace that read_trace_streaming has read without
+// error, last chunk first, decoded against `metadata` (the trace it returned,
+// its events cleared): for consumers that want each thread's events latest
+// first, as a parent is then ahead of its children. `on_events` gets each
+// chunk's events in file order.
+Status read_events_backwards(const std::string& path, trace::Trace& metadata, const EventChunkSink& on_events);
+
 // Header, strings, processes, threads and the footer's per-thread counts,
 // without decoding events (Trace::events stays empty): what `ptprof info`
 // needs, at the cost of a few reads. A file without a footer is decoded fully
