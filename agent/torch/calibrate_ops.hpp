@@ -44,12 +44,12 @@ class TinyTrainingStep {
   // biases are as large as the output, so that no gradient needs reducing
   // to a broadcast shape (the engine's work).
   TinyTrainingStep()
-      : x_(at::full({8, 32}, 0.5)),
-        y_(at::full({8, 32}, 0.25)),
-        w1_(at::full({32, 32}, 0.01).requires_grad_(true)),
-        b1_(at::full({8, 32}, 0.01).requires_grad_(true)),
-        w2_(at::full({32, 32}, 0.01).requires_grad_(true)),
-        b2_(at::full({8, 32}, 0.01).requires_grad_(true)) {}
+      : x_(at::full({8, 64}, 0.5)),
+        y_(at::full({8, 64}, 0.25)),
+        w1_(at::full({64, 64}, 0.01).requires_grad_(true)),
+        b1_(at::full({8, 64}, 0.01).requires_grad_(true)),
+        w2_(at::full({64, 64}, 0.01).requires_grad_(true)),
+        b2_(at::full({8, 64}, 0.01).requires_grad_(true)) {}
 
   void run() {
     const at::Tensor loss = at::mse_loss(at::linear(at::relu(at::linear(x_, w1_, b1_)), w2_, b2_), y_);
