@@ -19,6 +19,10 @@ mean anything; steps are timed in the thread's CPU time, see now_ns()):
     ptprof+memory   ptprof run --profile-memory
     ptprof-on-demand  ptprof run --on-demand, never triggered (what a job
                     waiting for `ptprof trigger` costs)
+    ptprof-alternating  ptprof run --schedule wait=1,warmup=0,active=1: every
+                    other step recorded, in one process; the recorded steps
+                    less the others is ptprof's cost per operator without
+                    what differs between processes (see below)
     torch           torch.profiler.profile(activities=[CPU])
     torch+shapes    ... record_shapes=True
     torch+memory    ... profile_memory=True
@@ -33,7 +37,12 @@ within a round), ptprof's addition as a fraction of torch.profiler's with the
 same option, the time a step that ends a window takes beyond a normal step
 (ptprof: publishing a boundary; torch.profiler: stopping and building its
 results, plus exporting its trace), and ptprof's own estimate of what it
-added (the run summary's cost line) against the measured difference.
+added (the run summary's cost line) against the measured difference:
+against ptprof's difference from `none` (other processes), and, with
+ptprof-alternating, against the difference between the recorded and the
+unrecorded steps of one process, which leaves out what a process under
+`ptprof run` pays whether it records or not (the agent's presence, the
+launcher on the other core; ptprof-on-demand measures that part).
 ptprof-on-demand runs only when --modes names it.
 
     python bench/torch_overhead.py --ptprof build/bin/ptprof \
@@ -62,12 +71,14 @@ SOURCE_DIR = os.path.dirname(HERE)
 FLOOR_SOURCE = os.path.join(HERE, "floor", "rf_floor.cpp")
 
 DEFAULT_MODES = ["none", "floor", "ptprof", "ptprof+shapes", "ptprof+memory", "torch", "torch+shapes", "torch+memory",
-                 "ptprof+attribution", "ptprof+stack", "torch+stack"]
+                 "ptprof+attribution", "ptprof+stack", "torch+stack", "ptprof-alternating"]
 MODES = DEFAULT_MODES + ["ptprof+pystack", "ptprof-on-demand"]
+ALTERNATING = "wait=1,warmup=0,active=1,repeat=0"
 LOOPS = ["small", "conv"]
 PTPROF_FLAGS = {"ptprof": [], "ptprof+shapes": ["--record-shapes"], "ptprof+memory": ["--profile-memory"],
                 "ptprof-on-demand": ["--on-demand"], "ptprof+attribution": ["--python-attribution"],
-                "ptprof+stack": ["--with-stack"], "ptprof+pystack": ["--with-stack", "--no-native-stack"]}
+                "ptprof+stack": ["--with-stack"], "ptprof+pystack": ["--with-stack", "--no-native-stack"],
+                "ptprof-alternating": ["--schedule", ALTERNATING]}
 TORCH_OPTIONS = {"torch": {}, "torch+shapes": {"record_shapes": True}, "torch+memory": {"profile_memory": True},
                  "torch+stack": {"with_stack": True}}
 
@@ -237,11 +248,22 @@ def window_cost(times, window_steps):
     return statistics.median(ends) - statistics.median(rest)
 
 
+def alternating_cost(times):
+    """Median of (recorded step - the unrecorded step before it), from the
+    steps of a ptprof-alternating run. Which parity is recorded depends on
+    the warm-up's length: the slower one."""
+    even, odd = times[0::2], times[1::2]
+    n = min(len(even), len(odd))
+    d = [odd[i] - even[i] for i in range(n)]
+    med = statistics.median(d) if d else float("nan")
+    return med if med >= 0 else statistics.median(even[i + 1] - odd[i] for i in range(n - 1))
+
+
 def median_or_nan(values):
     return statistics.median(values) if values else float("nan")
 
 
-def summarize(args, ops, medians, window, op_costs):
+def summarize(args, ops, medians, window, op_costs, alternating=None):
     """The figures, as a JSON-able dict: per loop, per mode."""
     import torch
     out = {"torch": torch.__version__, "rounds": args.rounds, "ops": ops, "timer": TIMER, "loops": {}}
@@ -270,6 +292,13 @@ def summarize(args, ops, medians, window, op_costs):
             est = median_or_nan(op_costs)
             entry["estimate_ns_per_op"] = est
             entry["estimate_over_measured"] = est / rows["ptprof"]["ns_per_op"] if "ptprof" in rows else float("nan")
+            if alternating and alternating["diffs"]:
+                # Each round's own estimate against its own difference.
+                per_round = [e / (d / ops[loop]) for e, d in zip(alternating["estimates"], alternating["diffs"]) if d > 0]
+                entry["in_process_ns_per_op"] = statistics.median(alternating["diffs"]) / ops[loop]
+                entry["in_process_ns_per_op_rounds"] = [d / ops[loop] for d in alternating["diffs"]]
+                entry["estimate_over_in_process"] = median_or_nan(per_round)
+                entry["estimate_over_in_process_rounds"] = per_round
         out["loops"][loop] = entry
     if window["ptprof"] or window["torch"]:
         out["window_end_us"] = {k: median_or_nan(v) / 1e3 for k, v in window.items()}
@@ -291,6 +320,12 @@ def print_summary(s):
         if "estimate_ns_per_op" in e:
             print("ptprof's own estimate: %.1f ns/op, %.2f x the measured difference"
                   % (e["estimate_ns_per_op"], e["estimate_over_measured"]))
+        if "in_process_ns_per_op" in e:
+            print("recorded less unrecorded steps of one process: %.1f ns/op (rounds: %s); estimate / that: %.2f "
+                  "(rounds: %s)" % (e["in_process_ns_per_op"],
+                                    " ".join("%.0f" % v for v in e["in_process_ns_per_op_rounds"]),
+                                    e["estimate_over_in_process"],
+                                    " ".join("%.2f" % v for v in e["estimate_over_in_process_rounds"])))
     if "window_end_us" in s:
         w = s["window_end_us"]
         print("\nwindow end, extra time in the step that ends a window: ptprof %.1f us, torch.profiler %.1f us "
@@ -330,12 +365,18 @@ def main():
         if "floor" in modes and not args.floor_lib:
             args.floor_lib = build_floor()
         ops = run_mode(args, "ops")
-        medians = {loop: {m: [] for m in modes} for loop in args.loops}
+        medians = {loop: {m: [] for m in modes if m != "ptprof-alternating"} for loop in args.loops}
         window = {"ptprof": [], "torch": []}
         op_costs = []
+        alternating = {"diffs": [], "estimates": []}
         for r in range(args.rounds):
             for m in modes:
                 res = run_mode(args, m)
+                if m == "ptprof-alternating":
+                    if "small" in args.loops:
+                        alternating["diffs"].append(alternating_cost(res["small"]["steps"]))
+                        alternating["estimates"].append(res.get("op_cost_ns", float("nan")))
+                    continue
                 for loop in args.loops:
                     medians[loop][m].append(statistics.median(res[loop]["steps"]))
                 if "window" in res.get("small", {}):
@@ -347,7 +388,7 @@ def main():
                 window["ptprof"].append(window_cost(res["small"]["window"], args.window_steps))
             print("round %d/%d done" % (r + 1, args.rounds), file=sys.stderr, flush=True)
         import torch  # noqa: F401  (its version goes into the figures)
-        s = summarize(args, ops, medians, window, op_costs)
+        s = summarize(args, ops, medians, window, op_costs, alternating)
         print_summary(s)
         if args.json:
             with open(args.json, "w") as f:

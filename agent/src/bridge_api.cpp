@@ -128,9 +128,9 @@ PTPROF_EXPORT int ptprof_agent_calibration_begin(void) {
   return 1;
 }
 
-PTPROF_EXPORT void ptprof_agent_calibration_rewind(void) {
+PTPROF_EXPORT uint32_t ptprof_agent_calibration_rewind(void) {
   ThreadState* t = detail::tls_thread;
-  if (t && t->calibration) t->calibration->scratch.rewind();
+  return t && t->calibration ? t->calibration->scratch.rewind() : 0;
 }
 
 PTPROF_EXPORT void ptprof_agent_calibration_end(uint32_t op_cost_ps) {

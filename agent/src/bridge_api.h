@@ -43,10 +43,11 @@ void ptprof_agent_warn(const char* message);
 /* Operator cost calibration (agent/src/cost_calibration.hpp): between begin
  * (1: the calling thread now records into a private ring, whatever the
  * schedule says; 0: not possible now) and end, the bridge times operators;
- * rewind empties the private ring; end restores the thread's ring and
- * publishes the measured cost of one operator in picoseconds. */
+ * rewind empties the private ring and returns the operators recorded into
+ * it since the last rewind; end restores the thread's ring and publishes the
+ * measured cost of one operator in picoseconds. */
 int ptprof_agent_calibration_begin(void);
-void ptprof_agent_calibration_rewind(void);
+uint32_t ptprof_agent_calibration_rewind(void);
 void ptprof_agent_calibration_end(uint32_t op_cost_ps);
 
 // One allocation (bytes > 0) or free (bytes < 0) as torch reports it to a

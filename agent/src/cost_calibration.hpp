@@ -20,13 +20,21 @@
 namespace ptprof::agent {
 
 // A ring in private memory whose consumer is the writer itself: rewind()
-// consumes everything written so far.
+// consumes everything written so far and says how many operators that was
+// (the torch bridge divides its timings by it).
 class ScratchRing {
  public:
   static constexpr uint64_t kBytes = 1u << 20;
   ScratchRing() : data_(std::make_unique<uint8_t[]>(kBytes)) {}
   wire::RingWriter writer() { return wire::RingWriter(&ctl_, data_.get(), kBytes); }
-  void rewind() { ctl_.tail.store(ctl_.head.load(std::memory_order_relaxed), std::memory_order_relaxed); }
+  uint32_t rewind() {
+    uint32_t ops = 0;
+    wire::RingReader(&ctl_, data_.get(), kBytes).drain([&](const wire::RecordHeader& h) {
+      ops += h.type == static_cast<uint16_t>(wire::RecordType::OpBegin) ? 1 : 0;
+      return true;
+    });
+    return ops;
+  }
 
  private:
   wire::RingControl ctl_;

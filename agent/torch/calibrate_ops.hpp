@@ -1,40 +1,124 @@
-// The operator cost of this process (agent/src/cost_calibration.hpp): tiny
-// aten ops timed with ptprof's operator callback on and off, interleaved,
-// best of each; the difference per op is what ptprof adds to one operator,
-// torch's callback work included. The agent sends the events of the timed
-// ops to a private ring, so they never reach the trace. A few milliseconds,
-// once, when torch is loaded.
+// The operator cost of this process (agent/src/cost_calibration.hpp): a tiny
+// training step timed with ptprof's operator callback on and off,
+// interleaved; the median of the per-round differences divided by the
+// operators it recorded is what ptprof adds to one operator, torch's callback
+// work included. A training step, not one repeated aten::add: torch's work
+// per operator once a callback is on (the floor) depends on the operator —
+// an autograd node is named by demangling its type into a new std::string,
+// composite ops (linear: t, addmm) nest, ops with more inputs cost more to
+// dispatch — and a loop of one tiny op saw 0.35-0.5 of the difference
+// measured on bench/torch_overhead.py's small-op loop. The agent sends the
+// events of the timed ops to a private ring, so they never reach the trace.
+// A few milliseconds, once, when torch is loaded.
 #pragma once
 #include <ATen/ATen.h>
 #include <ATen/record_function.h>
+#include <c10/util/StringUtil.h>
+#include <time.h>
+#include <torch/csrc/autograd/edge.h>
+#include <torch/csrc/autograd/function.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "bridge_api.h"
 
 namespace ptprof::torch_bridge {
 
-inline uint32_t measure_op_cost_ps(at::CallbackHandle op_callback) {
-  constexpr int kOps = 400, kRounds = 6;
-  using Clock = std::chrono::steady_clock;
-  at::Tensor a = at::ones({1}), b = at::ones({1}), c = at::empty({1});
-  auto per_op_ns = [&] {
-    const auto start = Clock::now();
-    for (int i = 0; i < kOps; ++i) at::add_out(c, a, b);
-    return std::chrono::duration<double, std::nano>(Clock::now() - start).count() / kOps;
-  };
-  at::add_out(c, a, b);  // first call: dispatch caches, the name's interning
-  double on = 1e300, off = 1e300;
-  for (int round = 0; round < kRounds; ++round) {
-    ptprof_agent_calibration_rewind();
-    on = std::min(on, per_op_ns());
-    at::disableCallback(op_callback);
-    off = std::min(off, per_op_ns());
-    at::reenableCallback(op_callback);
+// Two Linear layers, a ReLU, an MSE loss, backward, an SGD update, on CPU
+// tensors. Backward calls the graph's nodes one by one (each node here feeds
+// one other, so no gradient needs summing), each inside the operator the
+// engine wraps it in: the autograd engine itself would start its worker
+// threads and ask CUDA for its devices, which must not happen before the
+// program forks. Most of torch's per-operator work in a training loop is in
+// backward (on the small-op loop, a do-nothing callback adds 77 us to
+// backward, 16 us to forward, 6 us to the optimizer step, torch 1.13): an
+// autograd node's name is its type demangled into a new string, twice per
+// node with the engine's wrapper.
+class TinyTrainingStep {
+ public:
+  // Constant values: the program's random generator is not touched. The
+  // biases are as large as the output, so that no gradient needs reducing
+  // to a broadcast shape (the engine's work).
+  TinyTrainingStep()
+      : x_(at::full({8, 64}, 0.5)),
+        y_(at::full({8, 64}, 0.25)),
+        w1_(at::full({64, 64}, 0.01).requires_grad_(true)),
+        b1_(at::full({8, 64}, 0.01).requires_grad_(true)),
+        w2_(at::full({64, 64}, 0.01).requires_grad_(true)),
+        b2_(at::full({8, 64}, 0.01).requires_grad_(true)) {}
+
+  void run() {
+    const at::Tensor loss = at::mse_loss(at::linear(at::relu(at::linear(x_, w1_, b1_)), w2_, b2_), y_);
+    backward(loss);
+    const at::NoGradGuard no_grad;
+    for (auto* p : {&w1_, &b1_, &w2_, &b2_}) {
+      p->add_(p->grad(), -0.01);
+      p->mutable_grad() = at::Tensor();  // zero_grad(set_to_none=True)
+    }
   }
-  return on > off ? uint32_t(std::min((on - off) * 1000, 4e9)) : 0;
+
+ private:
+  static void backward(const at::Tensor& loss) {
+    // std::shared_ptr in torch 1.13, c10::intrusive_ptr in 2.x.
+    using NodePtr = std::decay_t<decltype(loss.grad_fn())>;
+    std::vector<std::pair<NodePtr, at::Tensor>> todo;
+    todo.emplace_back(loss.grad_fn(), at::ones_like(loss));
+    while (!todo.empty()) {
+      auto [fn, grad] = std::move(todo.back());
+      todo.pop_back();
+      torch::autograd::variable_list out;
+      {
+        // What the engine wraps every node in (Engine::thread_main, torch 1.13
+        // and 2.x): one more operator per node, named anew each time.
+        RECORD_FUNCTION(c10::str("autograd::engine::evaluate_function: ", fn->name()),
+                        c10::ArrayRef<const c10::IValue>());
+        out = (*fn)({std::move(grad)});
+      }
+      for (size_t i = 0; i < out.size() && i < fn->num_outputs(); ++i) {
+        const torch::autograd::Edge& next = fn->next_edge(i);
+        if (next.is_valid() && out[i].defined()) todo.emplace_back(next.function, std::move(out[i]));
+      }
+    }
+  }
+
+  at::Tensor x_, y_, w1_, b1_, w2_, b2_;
+};
+
+// This thread's CPU time: a round preempted on a shared machine is not
+// charged with the wait.
+inline int64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+inline uint32_t measure_op_cost_ps(at::CallbackHandle op_callback) {
+  constexpr int kRounds = 21, kSteps = 2;
+  TinyTrainingStep step;
+  auto timed = [&] {
+    const int64_t start = thread_cpu_ns();
+    for (int i = 0; i < kSteps; ++i) step.run();
+    return double(thread_cpu_ns() - start);
+  };
+  step.run();  // first call: dispatch caches, the names' interning
+  ptprof_agent_calibration_rewind();
+  std::vector<double> per_op;
+  for (int round = 0; round < kRounds; ++round) {
+    const double on = timed();
+    const uint32_t ops = ptprof_agent_calibration_rewind();
+    at::disableCallback(op_callback);
+    const double off = timed();
+    at::reenableCallback(op_callback);
+    if (ops) per_op.push_back((on - off) / ops);
+  }
+  if (per_op.empty()) return 0;
+  std::nth_element(per_op.begin(), per_op.begin() + ptrdiff_t(per_op.size() / 2), per_op.end());
+  const double ns = per_op[per_op.size() / 2];
+  return ns > 0 ? uint32_t(std::min(ns * 1000, 4e9)) : 0;
 }
 
 // Measures and publishes the cost; the callback must be enabled.
