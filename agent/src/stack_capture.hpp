@@ -64,6 +64,15 @@ struct StackCache {
     const CodeInfo* info = nullptr;
   };
 
+  // The interpreter's code (its executable segments): native frames from its
+  // first one on are the interpreter's and its callers', left out (a report
+  // shows the Python frames there), so walks stop above them.
+  bool interpreter_known = false;
+  uintptr_t interpreter_begin = 0, interpreter_end = 0;
+  // The most native frames a walk needed to reach the interpreter so far on
+  // this thread (0: none yet); the next walks go that deep, plus a margin.
+  uint32_t native_depth = 0;
+
   Slot slots[kSlots] = {};
   CodeSlot code_slots[kCodeSlots] = {};
   std::unordered_map<uint64_t, uint32_t> by_hash;   // stack hash -> id
