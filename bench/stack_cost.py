@@ -5,7 +5,8 @@ Every iteration calls one aten op straight from the script (torch.add on a
 --python-attribution (whose ops are those called from Python); the loop
 body is a function two calls deep, as in a real script. Modes, each in its
 own process, interleaved round by round (the machine is shared; only
-differences within a round mean anything):
+differences within a round mean anything; ops are timed in the thread's CPU
+time, which time spent waiting for a core does not inflate):
 
     ptprof              ptprof run
     ptprof+attribution  ptprof run --python-attribution
@@ -52,9 +53,9 @@ def worker(n, torch_stack):
         prof = (torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], with_stack=True)
                 if torch_stack else contextlib.nullcontext())
         with prof:
-            t0 = time.perf_counter_ns()
+            t0 = time.thread_time_ns()
             run(n)
-            times.append((time.perf_counter_ns() - t0) / n)
+            times.append((time.thread_time_ns() - t0) / n)
     print(json.dumps({"ns_per_op": statistics.median(times)}))
 
 

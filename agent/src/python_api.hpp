@@ -28,9 +28,34 @@ struct FrameLayout {
 
 // A frame read through a FrameLayout: its code object and the address of its
 // current instruction (a position in the code, unique while the code lives).
+// Trivial (no member initializers), so that arrays of them cost nothing per op.
 struct RawFrame {
-  const void* code = nullptr;
-  const void* instr = nullptr;
+  const void* code;
+  const void* instr;
+};
+
+// The calling thread's frames, innermost first, read through a FrameLayout.
+class FrameCursor {
+ public:
+  FrameCursor(const FrameLayout& layout, const void* thread) : layout_(layout) {
+    const void* cframe = load(thread, layout_.thread_cframe);
+    frame_ = cframe ? load(cframe, layout_.cframe_frame) : nullptr;
+  }
+  explicit operator bool() const { return frame_ != nullptr; }
+  RawFrame operator*() const { return RawFrame{load(frame_, layout_.frame_code), load(frame_, layout_.frame_instr)}; }
+  FrameCursor& operator++() {
+    frame_ = load(frame_, layout_.frame_previous);
+    return *this;
+  }
+
+ private:
+  static const void* load(const void* base, size_t offset) {
+    const void* p;
+    std::memcpy(&p, static_cast<const char*>(base) + offset, sizeof p);
+    return p;
+  }
+  const FrameLayout& layout_;
+  const void* frame_;
 };
 
 struct PythonApi {
@@ -59,16 +84,8 @@ struct PythonApi {
   // The frames of `thread` (the calling thread's state), innermost first, at
   // most `max`, read through `layout` (which must be set) without the GIL.
   uint32_t read_frames(const Object* thread, RawFrame* out, uint32_t max) const {
-    const auto load = [](const void* base, size_t offset) {
-      const void* p;
-      std::memcpy(&p, static_cast<const char*>(base) + offset, sizeof p);
-      return p;
-    };
-    const void* cframe = load(thread, layout->thread_cframe);
-    const void* f = cframe ? load(cframe, layout->cframe_frame) : nullptr;
     uint32_t n = 0;
-    for (; f && n < max; f = load(f, layout->frame_previous))
-      out[n++] = RawFrame{load(f, layout->frame_code), load(f, layout->frame_instr)};
+    for (FrameCursor f(*layout, thread); f && n < max; ++f) out[n++] = *f;
     return n;
   }
 };

@@ -196,32 +196,38 @@ uint32_t capture_native(StackCache& c, const PythonApi* py, uintptr_t* out) {
   return at;
 }
 
-// The id of a stack the thread has seen, from frames read without the GIL:
-// 0 for no stack at all, nullopt when it must be defined (or when, for
-// Attribution, a code object is new: whether it is the user's is not known).
-std::optional<uint32_t> known_stack(StackCache& c, StackMode mode, const RawFrame* raw, uint32_t n_raw,
+FrameKey key_of(const RawFrame& f) { return FrameKey{f.code, int64_t(reinterpret_cast<uintptr_t>(f.instr))}; }
+
+// The id of a stack the thread has seen, from the frames of `thread` read
+// through the layout without the GIL: 0 for no stack at all, nullopt when it
+// must be defined (or when, for Attribution, a code object is new: whether
+// it is the user's is not known). Attribution reads frames only up to the
+// user's.
+std::optional<uint32_t> known_stack(StackCache& c, StackMode mode, const PythonApi& py, const Object* thread,
                                     const uintptr_t* native, uint32_t n_native) {
   FrameKey keys[StackCache::kMaxFrames + StackCache::kMaxNative];
   uint64_t h = uint64_t(mode);
   uint32_t n = 0;
+  FrameCursor f(*py.layout, thread);
   if (mode == StackMode::Attribution) {
-    if (n_raw) {
-      uint32_t chosen = 0;  // the innermost frame, when no frame is the user's
-      for (uint32_t i = 0; i < n_raw; ++i) {
-        const StackCache::CodeInfo* info = known_code(c, raw[i].code);
+    if (f) {
+      RawFrame chosen = *f;  // the innermost frame, when no frame is the user's
+      for (uint32_t depth = 0; f && depth < StackCache::kMaxFrames; ++f, ++depth) {
+        const RawFrame frame = *f;
+        const StackCache::CodeInfo* info = known_code(c, frame.code);
         if (!info) return std::nullopt;
         if (info->user) {
-          chosen = i;
+          chosen = frame;
           break;
         }
       }
-      keys[0] = FrameKey{raw[chosen].code, int64_t(reinterpret_cast<uintptr_t>(raw[chosen].instr))};
+      keys[0] = key_of(chosen);
       h = mix(h, keys[0]);
       n = 1;
     }
   } else {
-    for (; n < n_raw; ++n) {
-      keys[n] = FrameKey{raw[n].code, int64_t(reinterpret_cast<uintptr_t>(raw[n].instr))};
+    for (; f && n < StackCache::kMaxFrames; ++f, ++n) {
+      keys[n] = key_of(*f);
       h = mix(h, keys[n]);
     }
   }
@@ -264,7 +270,7 @@ uint32_t walk_and_define(ThreadState& t, StackCache& c, StackMode mode, const Py
     const StackCache::CodeInfo& info = code_info(*py, c, code);
     py->decref(code);
     if (raw && (depth >= n_raw || raw[depth].code != code)) agree = false;
-    const int64_t at = raw && depth < n_raw ? int64_t(reinterpret_cast<uintptr_t>(raw[depth].instr)) : where(*py, f);
+    const int64_t at = raw && depth < n_raw ? key_of(raw[depth]).where : where(*py, f);
     if (mode == StackMode::Attribution) {
       if (!chosen) chosen = f;  // the innermost frame, when no frame is the user's
       if (info.user) {
@@ -287,8 +293,7 @@ uint32_t walk_and_define(ThreadState& t, StackCache& c, StackMode mode, const Py
     Object* code = py->frame_code(chosen);
     py->decref(code);
     frames[0] = chosen;
-    keys[0] = FrameKey{code, raw && chosen_depth < n_raw ? int64_t(reinterpret_cast<uintptr_t>(raw[chosen_depth].instr))
-                                                         : where(*py, chosen)};
+    keys[0] = FrameKey{code, raw && chosen_depth < n_raw ? key_of(raw[chosen_depth]).where : where(*py, chosen)};
     h = mix(h, keys[0]);
     n = 1;
   }
@@ -335,9 +340,9 @@ uint32_t capture_python_stack(ThreadState& t, StackMode mode) {
   if (python && py->layout && g_runtime.python().raw_frames()) [[likely]] {
     // A stack the thread has seen costs no GIL; a thread with no Python
     // frame (the autograd engine's) never takes it.
+    if (std::optional<uint32_t> id = known_stack(c, mode, *py, thread, native, n_native)) return *id;
     RawFrame raw[StackCache::kMaxFrames];
     const uint32_t n_raw = py->read_frames(thread, raw, StackCache::kMaxFrames);
-    if (std::optional<uint32_t> id = known_stack(c, mode, raw, n_raw, native, n_native)) return *id;
     return walk_and_define(t, c, mode, n_raw ? py : nullptr, raw, n_raw, native, n_native);
   }
   return walk_and_define(t, c, mode, python ? py : nullptr, nullptr, 0, native, n_native);

@@ -35,9 +35,10 @@ enum class StackMode : uint8_t {
 // A frame as the hot path keys it: the code object and where in it (the
 // instruction offset where the interpreter exposes it, else the line); a
 // native frame: no code, its return address.
+// Trivial (no member initializers), so that arrays of them cost nothing per op.
 struct FrameKey {
-  const void* code = nullptr;
-  int64_t where = 0;
+  const void* code;
+  int64_t where;
   bool operator==(const FrameKey&) const = default;
 };
 
