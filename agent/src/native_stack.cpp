@@ -83,4 +83,17 @@ bool NativeStacks::locate(uintptr_t addr, uint32_t* module, uint64_t* offset) {
   return true;
 }
 
+bool NativeStacks::segments(uintptr_t addr, uintptr_t* begin, uintptr_t* end) {
+  std::lock_guard lock(mu_);
+  const Module* m = find(addr);
+  if (!m) {
+    refresh();
+    m = find(addr);
+  }
+  if (!m) return false;
+  *begin = m->begin;
+  *end = m->end;
+  return true;
+}
+
 }  // namespace ptprof::agent

@@ -23,6 +23,9 @@ class NativeStacks {
   // module's load bias (an address of its ELF image); false when in none, or
   // in the agent itself.
   bool locate(uintptr_t addr, uint32_t* module, uint64_t* offset);
+  // The executable segments [begin, end) of the module holding `addr`;
+  // false when in none.
+  bool segments(uintptr_t addr, uintptr_t* begin, uintptr_t* end);
   // Fork: held across it (Runtime::before_fork, before the intern mutex,
   // which locate() takes inside it); the child forgets the modules, whose
   // names were interned in the parent's arena.

@@ -14,6 +14,11 @@ bool find(Fn*& out, const char* name) {
   return out != nullptr;
 }
 
+// CPython 3.11 on 64-bit (Include/cpython/pystate.h,
+// Include/internal/pycore_frame.h; fixed within 3.11.x). Other versions lay
+// these structures out differently and walk through the public API.
+constexpr FrameLayout kLayout311{56, 8, 32, 48, 56};
+
 }  // namespace
 
 const PythonApi* PythonRuntime::resolve() {
@@ -34,7 +39,10 @@ const PythonApi* PythonRuntime::resolve() {
     if (ok) {
       if (!find(a.is_finalizing, "Py_IsFinalizing")) find(a.is_finalizing, "_Py_IsFinalizing");
       find(a.frame_lasti, "PyFrame_GetLasti");
+      const char* (*version)() = nullptr;
+      if (find(version, "Py_GetVersion") && std::strncmp(version(), "3.11.", 5) == 0) a.layout = &kLayout311;
       api_ = a;
+      raw_frames_.store(a.layout != nullptr, std::memory_order_relaxed);
     }
     s = ok ? kReady : kAbsent;
     state_.store(s, std::memory_order_release);

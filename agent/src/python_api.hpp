@@ -4,10 +4,59 @@
 // the frame internals differ between 3.9 and 3.13.
 #pragma once
 #include <atomic>
+#include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <string>
 
 namespace ptprof::agent {
+
+// Where a thread's frames lie in CPython's own structures (byte offsets), for
+// the versions whose layout the agent knows. The calling thread's frames are
+// read there with plain loads, without the GIL: torch's bindings release it
+// around every op, and taking it back per op costs more than the rest of the
+// op's record. The thread is inside a call made by its innermost frame, so
+// its frames, and the code objects they hold, stay put while they are read;
+// nothing is allocated or reference-counted.
+struct FrameLayout {
+  size_t thread_cframe;   // PyThreadState.cframe (3.11)
+  size_t cframe_frame;    // _PyCFrame.current_frame: the innermost _PyInterpreterFrame
+  size_t frame_code;      // _PyInterpreterFrame.f_code
+  size_t frame_previous;  // _PyInterpreterFrame.previous: its caller's
+  size_t frame_instr;     // _PyInterpreterFrame.prev_instr: where it is in its code
+};
+
+// A frame read through a FrameLayout: its code object and the address of its
+// current instruction (a position in the code, unique while the code lives).
+// Trivial (no member initializers), so that arrays of them cost nothing per op.
+struct RawFrame {
+  const void* code;
+  const void* instr;
+};
+
+// The calling thread's frames, innermost first, read through a FrameLayout.
+class FrameCursor {
+ public:
+  FrameCursor(const FrameLayout& layout, const void* thread) : layout_(layout) {
+    const void* cframe = load(thread, layout_.thread_cframe);
+    frame_ = cframe ? load(cframe, layout_.cframe_frame) : nullptr;
+  }
+  explicit operator bool() const { return frame_ != nullptr; }
+  RawFrame operator*() const { return RawFrame{load(frame_, layout_.frame_code), load(frame_, layout_.frame_instr)}; }
+  FrameCursor& operator++() {
+    frame_ = load(frame_, layout_.frame_previous);
+    return *this;
+  }
+
+ private:
+  static const void* load(const void* base, size_t offset) {
+    const void* p;
+    std::memcpy(&p, static_cast<const char*>(base) + offset, sizeof p);
+    return p;
+  }
+  const FrameLayout& layout_;
+  const void* frame_;
+};
 
 struct PythonApi {
   using Object = void;  // PyObject, PyFrameObject, PyCodeObject, PyThreadState: opaque here
@@ -30,6 +79,15 @@ struct PythonApi {
   void (*decref)(Object*) = nullptr;                          // Py_DecRef
   void (*err_fetch)(Object**, Object**, Object**) = nullptr;  // PyErr_Fetch
   void (*err_restore)(Object*, Object*, Object*) = nullptr;   // PyErr_Restore
+  const FrameLayout* layout = nullptr;                        // this version's, when known (3.11)
+
+  // The frames of `thread` (the calling thread's state), innermost first, at
+  // most `max`, read through `layout` (which must be set) without the GIL.
+  uint32_t read_frames(const Object* thread, RawFrame* out, uint32_t max) const {
+    uint32_t n = 0;
+    for (FrameCursor f(*layout, thread); f && n < max; ++f) out[n++] = *f;
+    return n;
+  }
 };
 
 // Resolves the API once, the first time a thread asks.
@@ -45,6 +103,12 @@ class PythonRuntime {
     return resolve();
   }
 
+  // Whether frames may be read through the API's layout: set when the
+  // version has one, cleared for good when a walk through the public API
+  // disagreed with one through the layout (capture_python_stack checks).
+  bool raw_frames() const { return raw_frames_.load(std::memory_order_relaxed); }
+  void distrust_layout() { raw_frames_.store(false, std::memory_order_relaxed); }
+
   // Whether `filename` is the user's code rather than the library's: not in
   // the interpreter's standard library, site-packages, dist-packages, nor
   // "<frozen ...>" code. Call with the GIL held (the first call asks the
@@ -56,6 +120,7 @@ class PythonRuntime {
   const PythonApi* resolve();
 
   std::atomic<int> state_{kUnknown};
+  std::atomic<bool> raw_frames_{false};
   std::mutex mu_;
   PythonApi api_;
   // Guarded by the GIL (user_file's callers hold it), not by mu_: a thread

@@ -143,22 +143,108 @@ uint32_t StackCache::add(uint64_t h, const FrameKey* keys, uint32_t n) {
   return id;
 }
 
-uint32_t capture_python_stack(ThreadState& t, StackMode mode) {
-  // Native frames first, without the GIL.
-  uintptr_t native[StackCache::kMaxNative];
-  const uint32_t n_native = mode == StackMode::Full && g_runtime.native_stack()
-                                ? g_runtime.native().capture(native, StackCache::kMaxNative)
-                                : 0;
-  const PythonApi* py = g_runtime.python().api();
-  // No Python, a thread that never ran it, or an interpreter going away.
-  const bool python = py && py->this_thread_state() && !(py->is_finalizing && py->is_finalizing());
-  if (!python && n_native == 0) return 0;
-  if (!t.stacks) [[unlikely]]
-    t.stacks = std::make_unique<StackCache>();
-  StackCache& c = *t.stacks;
+namespace {
 
+// What the thread knows of `code` (no Python call: safe without the GIL),
+// null when it has not seen it.
+const StackCache::CodeInfo* known_code(StackCache& c, const void* code) {
+  StackCache::CodeSlot& slot = c.code_slots[(reinterpret_cast<uintptr_t>(code) >> 4) & (StackCache::kCodeSlots - 1)];
+  if (slot.code == code) [[likely]]
+    return slot.info;
+  auto it = c.codes.find(code);
+  if (it == c.codes.end()) return nullptr;
+  slot = {code, &it->second};
+  return &it->second;
+}
+
+uint32_t add_native(FrameKey* keys, uint32_t n, uint64_t& h, const uintptr_t* native, uint32_t n_native) {
+  for (uint32_t i = 0; i < n_native; ++i) {
+    keys[n + i] = FrameKey{nullptr, int64_t(native[i])};
+    h = mix(h, keys[n + i]);
+  }
+  return n + n_native;
+}
+
+// The native frames between the op and the interpreter (all of them on a
+// thread that runs no Python), innermost first. The frames from the
+// interpreter on are as many again as those above it, and a report leaves
+// them out; unw_backtrace cannot stop at them, so the walk is bounded by the
+// depth this thread needed so far, and walked again in full when the bound
+// hid the interpreter.
+uint32_t capture_native(StackCache& c, const PythonApi* py, uintptr_t* out) {
+  NativeStacks& stacks = g_runtime.native();
+  if (!c.interpreter_known) {
+    c.interpreter_known = true;
+    if (py) stacks.segments(reinterpret_cast<uintptr_t>(py->is_initialized), &c.interpreter_begin, &c.interpreter_end);
+  }
+  const auto interpreter_at = [&c, out](uint32_t n) {
+    uint32_t i = 0;
+    while (i < n && (out[i] < c.interpreter_begin || out[i] >= c.interpreter_end)) ++i;
+    return i;
+  };
+  constexpr uint32_t kMargin = 4;
+  const uint32_t bound =
+      c.native_depth ? std::min(StackCache::kMaxNative, c.native_depth + kMargin) : StackCache::kMaxNative;
+  uint32_t n = stacks.capture(out, bound);
+  uint32_t at = interpreter_at(n);
+  if (at == n && n == bound && bound < StackCache::kMaxNative) {
+    n = stacks.capture(out, StackCache::kMaxNative);
+    at = interpreter_at(n);
+  }
+  if (at == n) return n;  // no interpreter on this stack
+  c.native_depth = std::max(c.native_depth, at + 1);
+  return at;
+}
+
+FrameKey key_of(const RawFrame& f) { return FrameKey{f.code, int64_t(reinterpret_cast<uintptr_t>(f.instr))}; }
+
+// The id of a stack the thread has seen, from the frames of `thread` read
+// through the layout without the GIL: 0 for no stack at all, nullopt when it
+// must be defined (or when, for Attribution, a code object is new: whether
+// it is the user's is not known). Attribution reads frames only up to the
+// user's.
+std::optional<uint32_t> known_stack(StackCache& c, StackMode mode, const PythonApi& py, const Object* thread,
+                                    const uintptr_t* native, uint32_t n_native) {
+  FrameKey keys[StackCache::kMaxFrames + StackCache::kMaxNative];
+  uint64_t h = uint64_t(mode);
+  uint32_t n = 0;
+  FrameCursor f(*py.layout, thread);
+  if (mode == StackMode::Attribution) {
+    if (f) {
+      RawFrame chosen = *f;  // the innermost frame, when no frame is the user's
+      for (uint32_t depth = 0; f && depth < StackCache::kMaxFrames; ++f, ++depth) {
+        const RawFrame frame = *f;
+        const StackCache::CodeInfo* info = known_code(c, frame.code);
+        if (!info) return std::nullopt;
+        if (info->user) {
+          chosen = frame;
+          break;
+        }
+      }
+      keys[0] = key_of(chosen);
+      h = mix(h, keys[0]);
+      n = 1;
+    }
+  } else {
+    for (; f && n < StackCache::kMaxFrames; ++f, ++n) {
+      keys[n] = key_of(*f);
+      h = mix(h, keys[n]);
+    }
+  }
+  const uint32_t total = add_native(keys, n, h, native, n_native);
+  if (total == 0) return 0;
+  if (const uint32_t id = c.find(h, keys, total)) return id;
+  return std::nullopt;
+}
+
+// Walks the Python stack through the public API with the GIL, and defines
+// the stack when the thread has not seen it. With `raw` (the same frames read
+// through the layout), keys are those known_stack() makes, and the two walks
+// are checked to agree.
+uint32_t walk_and_define(ThreadState& t, StackCache& c, StackMode mode, const PythonApi* py, const RawFrame* raw,
+                         uint32_t n_raw, const uintptr_t* native, uint32_t n_native) {
   std::optional<GilHold> gil;
-  if (python) gil.emplace(*py);
+  if (py) gil.emplace(*py);
   // Nothing the interpreter does for us here is recorded.
   struct Busy {
     ThreadState& t;
@@ -172,24 +258,29 @@ uint32_t capture_python_stack(ThreadState& t, StackMode mode) {
   FrameKey keys[StackCache::kMaxFrames + StackCache::kMaxNative];
   uint32_t n = 0;
   uint64_t h = uint64_t(mode);
+  bool agree = true;
   // The frames of the walk after the first are new references: each is
   // released once its caller is taken (the caller stays alive: it is running).
-  Object* f = python ? py->current_frame() : nullptr;
+  Object* f = py ? py->current_frame() : nullptr;
   Object* owned = nullptr;
   Object* chosen = nullptr;
-  while (f && n < StackCache::kMaxFrames) {
+  uint32_t depth = 0, chosen_depth = 0;
+  for (; f && depth < StackCache::kMaxFrames; ++depth) {
     Object* code = py->frame_code(f);
     const StackCache::CodeInfo& info = code_info(*py, c, code);
     py->decref(code);
+    if (raw && (depth >= n_raw || raw[depth].code != code)) agree = false;
+    const int64_t at = raw && depth < n_raw ? key_of(raw[depth]).where : where(*py, f);
     if (mode == StackMode::Attribution) {
       if (!chosen) chosen = f;  // the innermost frame, when no frame is the user's
       if (info.user) {
         chosen = f;
+        chosen_depth = depth;
         break;
       }
     } else {
       frames[n] = f;
-      keys[n] = FrameKey{code, where(*py, f)};
+      keys[n] = FrameKey{code, at};
       h = mix(h, keys[n]);
       ++n;
     }
@@ -197,33 +288,64 @@ uint32_t capture_python_stack(ThreadState& t, StackMode mode) {
     if (owned) py->decref(owned);
     owned = f = back;
   }
+  if (raw && !f && depth != n_raw) agree = false;  // the whole stack walked: as deep as the layout's
   if (mode == StackMode::Attribution && chosen) {
     Object* code = py->frame_code(chosen);
     py->decref(code);
     frames[0] = chosen;
-    keys[0] = FrameKey{code, where(*py, chosen)};
+    keys[0] = FrameKey{code, raw && chosen_depth < n_raw ? key_of(raw[chosen_depth]).where : where(*py, chosen)};
     h = mix(h, keys[0]);
     n = 1;
   }
-  for (uint32_t i = 0; i < n_native; ++i) {
-    keys[n + i] = FrameKey{nullptr, int64_t(native[i])};
-    h = mix(h, keys[n + i]);
-  }
-  const uint32_t total = n + n_native;
-  uint32_t id = total ? c.find(h, keys, total) : 0;
-  if (total && !id) {
-    id = c.add(h, keys, total);
-    if (id && !define(t, py, c, id, frames, n, native, n_native)) {
-      // Not in the ring (full): forget it, so that the next op defines it.
-      c.stacks.pop_back();
-      c.by_hash.erase(h);
-      c.slots[h & (StackCache::kSlots - 1)] = {};
-      id = 0;
+  uint32_t id = 0;
+  if (!agree) {
+    // The layout does not describe this interpreter: walk with the GIL from
+    // now on. This op goes without a stack (its keys were the layout's).
+    g_runtime.python().distrust_layout();
+  } else if (const uint32_t total = add_native(keys, n, h, native, n_native)) {
+    id = c.find(h, keys, total);
+    if (!id) {
+      id = c.add(h, keys, total);
+      if (id && !define(t, py, c, id, frames, n, native, n_native)) {
+        // Not in the ring (full): forget it, so that the next op defines it.
+        c.stacks.pop_back();
+        c.by_hash.erase(h);
+        c.slots[h & (StackCache::kSlots - 1)] = {};
+        id = 0;
+      }
     }
   }
   // `chosen` may be `owned`: released only now.
   if (owned) py->decref(owned);
   return id;
+}
+
+}  // namespace
+
+uint32_t capture_python_stack(ThreadState& t, StackMode mode) {
+  const PythonApi* py = g_runtime.python().api();
+  // No Python, a thread that never ran it, or an interpreter going away.
+  Object* thread = py ? py->this_thread_state() : nullptr;
+  const bool python = thread && !(py->is_finalizing && py->is_finalizing());
+  const bool with_native = mode == StackMode::Full && g_runtime.native_stack();
+  if (!python && !with_native) return 0;
+  if (!t.stacks) [[unlikely]]
+    t.stacks = std::make_unique<StackCache>();
+  StackCache& c = *t.stacks;
+  // Native frames first, without the GIL.
+  uintptr_t native[StackCache::kMaxNative];
+  const uint32_t n_native = with_native ? capture_native(c, py, native) : 0;
+  if (!python && n_native == 0) return 0;
+
+  if (python && py->layout && g_runtime.python().raw_frames()) [[likely]] {
+    // A stack the thread has seen costs no GIL; a thread with no Python
+    // frame (the autograd engine's) never takes it.
+    if (std::optional<uint32_t> id = known_stack(c, mode, *py, thread, native, n_native)) return *id;
+    RawFrame raw[StackCache::kMaxFrames];
+    const uint32_t n_raw = py->read_frames(thread, raw, StackCache::kMaxFrames);
+    return walk_and_define(t, c, mode, n_raw ? py : nullptr, raw, n_raw, native, n_native);
+  }
+  return walk_and_define(t, c, mode, python ? py : nullptr, nullptr, 0, native, n_native);
 }
 
 }  // namespace ptprof::agent

@@ -35,9 +35,10 @@ enum class StackMode : uint8_t {
 // A frame as the hot path keys it: the code object and where in it (the
 // instruction offset where the interpreter exposes it, else the line); a
 // native frame: no code, its return address.
+// Trivial (no member initializers), so that arrays of them cost nothing per op.
 struct FrameKey {
-  const void* code = nullptr;
-  int64_t where = 0;
+  const void* code;
+  int64_t where;
   bool operator==(const FrameKey&) const = default;
 };
 
@@ -63,6 +64,15 @@ struct StackCache {
     const void* code = nullptr;
     const CodeInfo* info = nullptr;
   };
+
+  // The interpreter's code (its executable segments): native frames from its
+  // first one on are the interpreter's and its callers', left out (a report
+  // shows the Python frames there), so walks stop above them.
+  bool interpreter_known = false;
+  uintptr_t interpreter_begin = 0, interpreter_end = 0;
+  // The most native frames a walk needed to reach the interpreter so far on
+  // this thread (0: none yet); the next walks go that deep, plus a margin.
+  uint32_t native_depth = 0;
 
   Slot slots[kSlots] = {};
   CodeSlot code_slots[kCodeSlots] = {};

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "ptprof/analysis/memory.hpp"
+#include "stack_attribution.hpp"
 
 namespace ptprof::memory {
 
@@ -34,6 +35,25 @@ struct Block {
   int64_t bytes;
   std::string op, shapes, inputs;
 };
+
+// The Python stack of the op enclosing `e` on its thread (an allocation
+// made inside an op has the op's stack), innermost first; empty without one.
+std::vector<std::string> enclosing_stack(const trace::Trace& t, const std::vector<uint32_t>& stacks,
+                                         const trace::Event& e) {
+  const trace::Event* inner = nullptr;
+  size_t at = 0;
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    const trace::Event& o = t.events[i];
+    if (o.kind != trace::EventKind::Op || o.thread != e.thread || o.start_ns > e.start_ns || o.end_ns < e.start_ns)
+      continue;
+    if (!inner || o.start_ns >= inner->start_ns) {
+      inner = &o;
+      at = i;
+    }
+  }
+  if (!inner || at >= stacks.size() || !stacks[at]) return {};
+  return report::detail::stack_entries(t, stacks[at]);
+}
 
 }  // namespace
 
@@ -70,6 +90,8 @@ void SummaryBuilder::Impl::add(const std::string& path, const trace::Trace& t) {
                    [](const trace::Event* a, const trace::Event* b) { return a->start_ns < b->start_ns; });
   s.events += events.size();
 
+  // The events at the peaks this trace sets, whose stacks are looked up last.
+  std::map<DeviceKey, const trace::Event*> allocated_at, reserved_at;
   // (pid, device, ptr) -> the allocation, for the blocks allocated in this trace.
   std::map<std::tuple<int32_t, int8_t, int8_t, uint64_t>, Block> open;
   for (const trace::Event* e : events) {
@@ -93,11 +115,15 @@ void SummaryBuilder::Impl::add(const std::string& path, const trace::Trace& t) {
       p.allocated_op = op;
       p.allocated_inner = text(m.op);
       p.allocated_file = path;
+      p.allocated_stack.clear();
+      allocated_at[it->first] = e;
     }
     if (m.total_reserved > p.reserved) {
       p.reserved = m.total_reserved;
       p.reserved_ns = e->start_ns;
       p.reserved_op = op;
+      p.reserved_stack.clear();
+      reserved_at[it->first] = e;
     }
     s.timeline.push_back(
         TimelinePoint{e->start_ns, pid, m.device_type, m.device_index, m.total_allocated, m.total_reserved});
@@ -136,6 +162,11 @@ void SummaryBuilder::Impl::add(const std::string& path, const trace::Trace& t) {
         }
       }
     }
+  }
+  if (!t.stacks.empty() && (!allocated_at.empty() || !reserved_at.empty())) {
+    const std::vector<uint32_t> stacks = report::detail::effective_stacks(t);
+    for (const auto& [key, e] : allocated_at) peaks[key].allocated_stack = enclosing_stack(t, stacks, *e);
+    for (const auto& [key, e] : reserved_at) peaks[key].reserved_stack = enclosing_stack(t, stacks, *e);
   }
   for (const auto& [key, b] : open) {
     const int8_t type = std::get<1>(key), index = std::get<2>(key);

@@ -40,6 +40,13 @@ std::string op_text(const std::string& op, const std::string& shapes, const std:
   return shapes.empty() ? op : op + " " + shapes;
 }
 
+// The innermost entries of a peak's Python stack, under its line.
+void stack_lines(std::string& out, const std::vector<std::string>& stack) {
+  constexpr size_t kShown = 5;
+  for (size_t i = 0; i < stack.size() && i < kShown; ++i) line(out, "      %s\n", stack[i].c_str());
+  if (stack.size() > kShown) line(out, "      ... %zu outer frames\n", stack.size() - kShown);
+}
+
 }  // namespace
 
 std::string render_text(const Summary& s, const RenderOptions& o) {
@@ -60,10 +67,13 @@ std::string render_text(const Summary& s, const RenderOptions& o) {
       if (!p.allocated_inner.empty() && p.allocated_inner != p.allocated_op)
         line(out, " (in %s)", p.allocated_inner.c_str());
       out += "\n";
+      stack_lines(out, p.allocated_stack);
     }
-    if (p.reserved > 0)
+    if (p.reserved > 0) {
       line(out, "  pid %d %-8s reserved  %s at %s\n", p.pid, device_name(p.device_type, p.device_index).c_str(),
            b(p.reserved).c_str(), p.reserved_op.c_str());
+      stack_lines(out, p.reserved_stack);
+    }
   }
 
   out += "\nLive at the end of the window (leak candidates: allocated in the window, not freed in it), largest first\n";

@@ -202,6 +202,29 @@ def section(text, title):
     return out
 
 
+def test_stack_at_the_peak():
+    """With call stacks recorded (--with-stack, and the cheap
+    --python-attribution), the peak's line is followed by the Python stack of
+    the op at the peak, innermost first: its first entry is the script's line
+    that made the 256 MiB tensor."""
+    with open(BIG_STEP) as f:
+        line = next(i for i, l in enumerate(f.read().splitlines(), 1) if l.strip().startswith("big = torch.zeros("))
+    expected = "%s(%d): main" % (BIG_STEP, line)
+    for flags in (["--with-stack"], ["--python-attribution"]):
+        with T.tempdir() as d:
+            out = os.path.join(d, "out")
+            proc = T.run_ptprof(["run", "-o", out, "--profile-memory"] + flags + ["--", T.PYTHON, BIG_STEP],
+                                env=T.clean_env(STEPS=4))
+            if proc.returncode != 0:
+                raise AssertionError("ptprof run %s failed: %s" % (flags, T.describe(proc)))
+            text = memory_text(out)
+            peak = section(text, "Peak memory")
+            at = next((i for i, l in enumerate(peak) if " CPU " in l and "allocated" in l), None)
+            T.check(at is not None and at + 1 < len(peak), "a CPU peak line and its stack %s:\n%s" % (flags, text))
+            T.check_eq(peak[at + 1].strip(), expected, "the peak's innermost frame %s:\n%s" % (flags, text))
+        print("%s: peak at %s" % (" ".join(flags), peak[at + 1].strip()), flush=True)
+
+
 def test_live_allocations_of_a_leak():
     with T.tempdir() as d:
         out = os.path.join(d, "out")

@@ -32,6 +32,11 @@ struct Peak {
   int64_t reserved_ns = 0;
   std::string reserved_op;
   bool allocated_seen = false;  // some allocation or free of torch's (not only segments)
+  // The Python stack of the op at each peak (with --with-stack or
+  // --python-attribution): "file(line): function", innermost first; empty
+  // when not recorded.
+  std::vector<std::string> allocated_stack;
+  std::vector<std::string> reserved_stack;
 };
 
 // Allocations still live at the end of their window, grouped by the op that
