@@ -275,6 +275,7 @@ TEST_CASE("clock: a tick maps to the same ns before and after a resample, and th
   const uint64_t t0 = ptprof::clock::ticks(ptprof::clock::Kind::Tsc);
   std::vector<uint64_t> ticks{t0 - 1'000'000, t0 - 1, t0, t0 + 1};
   std::vector<int64_t> before;
+  before.reserve(ticks.size());
   for (uint64_t t : ticks) before.push_back(conv.to_ns(t));
   for (int i = 0; i < 20; ++i) {
     // A resample happens between an event's children and the event itself.

@@ -110,9 +110,11 @@ void write_trace(const std::string& path, uint64_t seed, uint32_t window) {
   const uint32_t q = w->add_process({4243, 1, "python train.py", 1000});
   w->set_process_cost(p, 310'000, 9'500);
   std::vector<uint32_t> threads;
+  threads.reserve(3);
   for (int i = 0; i < 3; ++i)
     threads.push_back(w->add_thread({i == 1 ? q : p, 100 + i, "t" + std::to_string(i), 0, 0}));
   std::vector<std::vector<trace::Event>> per_thread;
+  per_thread.reserve(3);
   for (uint32_t th = 0; th < 3; ++th) per_thread.push_back(g.thread_events(threads[th], 1'000'000, 40, th != 2));
   const uint32_t mark = w->intern("a mark"), note = w->intern(std::string(wire::kCudaNotePrefix) + "test");
   std::vector<size_t> next(3, 0);
@@ -167,7 +169,7 @@ report::Report streamed(const std::vector<std::string>& files, const report::Opt
   return std::move(b).finish();
 }
 
-void check_same(report::Report a, report::Report b, bool phases) {
+void check_same(report::Report a, const report::Report& b, bool phases) {
   CHECK(report::render_table(a, 0) == report::render_table(b, 0));
   CHECK(report::render_csv(a, 0) == report::render_csv(b, 0));
   if (!phases) {
