@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # One command for a machine with an NVIDIA GPU, pip's torch 2.x with CUDA and
 # nvcc: builds ptprof, runs CUDA training loops (the MLP example and a small
-# conv net) once under torch.profiler and once under `ptprof run`, and prints
-# kernel counts and times, the top ops' CUDA time and memcpy traffic side by
-# side. Exits non-zero when kernel instance counts differ or total kernel
-# time differs by more than 10% (scripts/gpu_check/compare.py).
+# conv net) once under torch.profiler(profile_memory=True) and once under
+# `ptprof run --profile-memory`, and prints kernel counts and times, the top
+# ops' CUDA time, memcpy traffic and CUDA memory per op (Self CUDA Mem, CUDA
+# Mem) side by side. Exits non-zero when kernel instance counts differ, total
+# kernel time differs by more than 10%, or any op's Self CUDA Mem differs by
+# even one byte: the caching allocator's block sizes are deterministic for the
+# same requests (scripts/gpu_check/compare.py). Memory is recorded in the same
+# runs as the times: it adds only host-side work at each allocation, not GPU
+# time, so no extra runs.
 #
 #   scripts/gpu-check.sh [PYTHON]     (PYTHON: the interpreter with CUDA torch;
 #                                      default: .venv/bin/python, else python3)
@@ -97,11 +102,11 @@ say "built in $(( $(date +%s) - start ))s"
 rm -rf "$OUT"; mkdir -p "$OUT"
 status=0
 for model in mlp conv; do
-  say "== gpu-check: $model under torch.profiler"
+  say "== gpu-check: $model under torch.profiler (profile_memory=True)"
   STEPS=$STEPS timeout 180 "$PY" scripts/gpu_check/workload.py --model $model --torch-profiler "$OUT/$model.torch.json" \
     || fail "$model under torch.profiler failed"
-  say "== gpu-check: $model under ptprof run"
-  STEPS=$STEPS timeout 180 "$PTPROF" run -o "$OUT/$model.ptprof" -- "$PY" scripts/gpu_check/workload.py --model $model \
+  say "== gpu-check: $model under ptprof run --profile-memory"
+  STEPS=$STEPS timeout 180 "$PTPROF" run --profile-memory -o "$OUT/$model.ptprof" -- "$PY" scripts/gpu_check/workload.py --model $model \
     || fail "$model under ptprof run failed"
   "$PTPROF" report --format json --window all "$OUT/$model.ptprof" >"$OUT/$model.ptprof.json" \
     || fail "ptprof report on $OUT/$model.ptprof failed"

@@ -1,7 +1,20 @@
 """Compares torch.profiler's view of a CUDA run (workload.py --torch-profiler)
-with ptprof's (`ptprof report --format json`), prints them side by side, and
-exits 1 when kernel instance counts differ or total kernel time differs by
-more than 10% (2 on unreadable input).
+with ptprof's (`ptprof report --format json` of a `ptprof run --profile-memory`
+trace), prints them side by side, and exits 1 when kernel instance counts
+differ, total kernel time differs by more than 10%, or any op's Self CUDA Mem
+differs at all (2 on unreadable input).
+
+CUDA memory per op must be equal to the byte: the sizes the CUDA caching
+allocator reports to profilers are those of its blocks (requests rounded up to
+512 B; a cached block is handed out whole when what would remain is too small
+to split off), a deterministic function of the sequence of requests, and the
+same seeded training loop makes the same requests under either profiler;
+neither profiler allocates through the caching allocator itself. So any
+difference is a recording or attribution error, not noise. Self CUDA Mem is
+what must be equal; CUDA Mem (with children) is shown alongside. (torch counts
+into an op the memory events of every thread during its span, ptprof those of
+the op's own thread; in this loop the backward ops run on autograd's device
+thread while the main thread waits outside any op, so the two agree.)
 
     python compare.py LABEL TORCH.json PTPROF_REPORT.json
 """
@@ -28,8 +41,46 @@ def from_ptprof(report):
            if r.get("cuda_total_us", 0.0) > 0 and r["name"] not in kernel_names and not r["name"].startswith("Memcpy")
            and r["name"] != "Memset"]
     ops.sort(key=lambda kv: -kv[1])
+    cuda_memory = {}
+    for r in report.get("rows", []):
+        self_b, total_b = r.get("self_cuda_memory_bytes", 0), r.get("cuda_memory_bytes", 0)
+        if self_b or total_b:  # one row per op name (ptprof report's default grouping)
+            e = cuda_memory.setdefault(r["name"], {"self": 0, "total": 0})
+            e["self"] += self_b
+            e["total"] += total_b
     return {"kernels": kernels, "kernel_total_us": gpu.get("kernel_total_ns", 0) / 1000.0,
-            "top_ops": [[k, v] for k, v in ops[:10]], "memcpy": memcpy}
+            "top_ops": [[k, v] for k, v in ops[:10]], "memcpy": memcpy, "cuda_memory": cuda_memory}
+
+
+def memory_side_by_side(label, torch_mem, ptprof_mem):
+    """The CUDA memory section: (lines, failures). Every op is checked; the top
+    10 by absolute bytes are printed, and any op that differs is printed too."""
+    zero = {"self": 0, "total": 0}
+    names = set(torch_mem) | set(ptprof_mem)
+    differ = {n for n in names if torch_mem.get(n, zero)["self"] != ptprof_mem.get(n, zero)["self"]}
+
+    def size(n):
+        t, p = torch_mem.get(n, zero), ptprof_mem.get(n, zero)
+        return max(abs(t["self"]), abs(t["total"]), abs(p["self"]), abs(p["total"]))
+
+    ranked = sorted(names, key=lambda n: (-size(n), n))
+    shown = ranked[:10] + [n for n in ranked[10:] if n in differ]
+    lines = ["== %s: CUDA memory per op (Self CUDA Mem, CUDA Mem; bytes; top 10 by absolute bytes)" % label,
+             "%-40s %14s %14s %14s %14s" % ("op", "torch self", "ptprof self", "torch total", "ptprof total")]
+    for n in shown:
+        t, p = torch_mem.get(n, zero), ptprof_mem.get(n, zero)
+        mark = "  <-- Self CUDA Mem differs" if n in differ else ""
+        lines.append("%-40s %14d %14d %14d %14d%s" % (n[:40], t["self"], p["self"], t["total"], p["total"], mark))
+    t_sum = sum(e["self"] for e in torch_mem.values())
+    p_sum = sum(e["self"] for e in ptprof_mem.values())
+    lines.append("total Self CUDA Mem over %d ops: torch %d B, ptprof %d B" % (len(names), t_sum, p_sum))
+    failures = []
+    if not torch_mem:
+        failures.append("%s: torch.profiler recorded no CUDA memory (was it run with profile_memory=True?)" % label)
+    for n in sorted(differ, key=lambda n: (-size(n), n)):
+        failures.append("%s: op %r: Self CUDA Mem %d B under torch.profiler, %d B under ptprof (must be equal)"
+                        % (label, n, torch_mem.get(n, zero)["self"], ptprof_mem.get(n, zero)["self"]))
+    return lines, failures
 
 
 def side_by_side(label, torch_s, ptprof_s):
@@ -63,7 +114,8 @@ def side_by_side(label, torch_s, ptprof_s):
         t = torch_s["memcpy"].get(kind, {"count": 0, "bytes": 0})
         p = ptprof_s["memcpy"].get(kind, {"count": 0, "bytes": 0})
         lines.append("%-20s torch %6d %12d | ptprof %6d %12d" % (kind, t["count"], t["bytes"], p["count"], p["bytes"]))
-    return lines, failures
+    mem_lines, mem_failures = memory_side_by_side(label, torch_s.get("cuda_memory", {}), ptprof_s["cuda_memory"])
+    return lines + mem_lines, failures + mem_failures
 
 
 def main(argv):

@@ -3,11 +3,15 @@ examples/train_mlp.py and a small conv net, on `cuda`.
 
     python workload.py --model mlp|conv [--steps N] [--torch-profiler OUT.json]
 
-Plain, it just trains (run it under `ptprof run`). With --torch-profiler it
-trains under torch.profiler (CPU and CUDA activity, the whole run) and writes
-what gpu-check compares, as JSON:
+Plain, it just trains (run it under `ptprof run --profile-memory`). With
+--torch-profiler it trains under torch.profiler (CPU and CUDA activity,
+profile_memory=True, the whole run) and writes what gpu-check compares, as JSON:
     {"kernels": {name: {"count": n, "total_us": t}}, "kernel_total_us": t,
-     "top_ops": [[name, cuda_total_us], ...10], "memcpy": {kind: {"count": n, "bytes": b}}}
+     "top_ops": [[name, cuda_total_us], ...10], "memcpy": {kind: {"count": n, "bytes": b}},
+     "cuda_memory": {op name: {"self": Self CUDA Mem, "total": CUDA Mem}}  (ops with either non-zero)}
+profile_memory adds only host-side work at each allocation and free (CUPTI
+times the kernels on the GPU), so the kernel counts and times compared
+alongside are not skewed by it and no separate run is needed.
 """
 import argparse
 import gzip
@@ -79,7 +83,23 @@ def summarize(prof, trace_path):
            if e.device_time_total > 0 and e.key in cpu_names]
     ops.sort(key=lambda kv: -kv[1])
     return {"kernels": kernels, "kernel_total_us": sum(k["total_us"] for k in kernels.values()),
-            "top_ops": [[k, v] for k, v in ops[:10]], "memcpy": memcpy}
+            "top_ops": [[k, v] for k, v in ops[:10]], "memcpy": memcpy, "cuda_memory": cuda_memory(prof)}
+
+
+def cuda_memory(prof):
+    """Self CUDA Mem and CUDA Mem per op name, as key_averages() has them:
+    torch 2.x names them (self_)device_memory_usage, 1.x (self_)cuda_memory_usage."""
+    out = {}
+    for e in prof.key_averages():
+        self_b = getattr(e, "self_device_memory_usage", None)
+        if self_b is None:
+            self_b = e.self_cuda_memory_usage
+        total_b = getattr(e, "device_memory_usage", None)
+        if total_b is None:
+            total_b = e.cuda_memory_usage
+        if self_b or total_b:
+            out[e.key] = {"self": int(self_b), "total": int(total_b)}
+    return out
 
 
 def main():
@@ -94,7 +114,7 @@ def main():
         print("workload %s: final loss %.4f" % (a.model, train(a.model, a.steps)))
         return
     from torch.profiler import ProfilerActivity, profile
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], profile_memory=True) as prof:
         train(a.model, a.steps)
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "trace.json")

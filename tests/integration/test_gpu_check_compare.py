@@ -1,8 +1,10 @@
 """scripts/gpu-check.sh's comparison (scripts/gpu_check/compare.py) on canned
 summaries: equal kernel counts and times within 10% pass, a count that
-differs or a total time more than 10% apart fails, unreadable input is an
-error; and the script itself, on a machine without a GPU, stops at once and
-says why."""
+differs or a total time more than 10% apart fails; CUDA memory per op equal
+to the byte passes, one op's Self CUDA Mem one caching-allocator block (512 B)
+apart fails with the op named, no CUDA memory on torch's side fails;
+unreadable input is an error; and the script itself, on a machine without a
+GPU, stops at once and says why."""
 
 import json
 import os
@@ -22,16 +24,34 @@ TORCH = {
     "kernel_total_us": 120.0,
     "top_ops": [["aten::addmm", 100.0], ["aten::relu", 20.0]],
     "memcpy": {"Memcpy HtoD": {"count": 10, "bytes": 40960}},
+    # Self CUDA Mem, CUDA Mem per op (workload.py's cuda_memory); aten::linear
+    # allocates only through its child aten::addmm, [memory] is the frees
+    # inside no op.
+    "cuda_memory": {"aten::addmm": {"self": 1048576, "total": 1048576},
+                    "aten::linear": {"self": 0, "total": 1048576},
+                    "aten::relu": {"self": 512, "total": 512},
+                    "[memory]": {"self": -1049088, "total": -1049088}},
 }
 
+BLOCK = 512  # the caching allocator's smallest block
 
-def ptprof_report(gemm_count=10, gemm_ns=100000):
+
+def ptprof_report(gemm_count=10, gemm_ns=100000, relu_self_mem=512):
     """A `ptprof report --format json` with what compare.py reads."""
     relu_ns = 20000
+    mem = {"cpu_memory_bytes": 0, "self_cpu_memory_bytes": 0}
     return {
-        "rows": [{"name": "aten::addmm", "cuda_total_us": gemm_ns / 1000.0},
-                 {"name": "aten::relu", "cuda_total_us": 20.0},
-                 {"name": "gemm", "cuda_total_us": gemm_ns / 1000.0}],
+        "rows": [dict(mem, name="aten::linear", cuda_total_us=gemm_ns / 1000.0, cuda_memory_bytes=1048576,
+                      self_cuda_memory_bytes=0),
+                 dict(mem, name="aten::addmm", cuda_total_us=gemm_ns / 1000.0, cuda_memory_bytes=1048576,
+                      self_cuda_memory_bytes=1048576),
+                 dict(mem, name="aten::relu", cuda_total_us=20.0, cuda_memory_bytes=relu_self_mem,
+                      self_cuda_memory_bytes=relu_self_mem),
+                 dict(mem, name="aten::zero_", cuda_total_us=0.0, cuda_memory_bytes=0, self_cuda_memory_bytes=0),
+                 dict(mem, name="[memory]", cuda_total_us=0.0, cuda_memory_bytes=-1049088,
+                      self_cuda_memory_bytes=-1049088),
+                 dict(mem, name="gemm", cuda_total_us=gemm_ns / 1000.0, cuda_memory_bytes=0,
+                      self_cuda_memory_bytes=0)],
         "gpu": {
             "kernel_total_ns": gemm_ns + relu_ns,
             # gemm in two (grid, block) shapes: merged by name
@@ -45,11 +65,11 @@ def ptprof_report(gemm_count=10, gemm_ns=100000):
     }
 
 
-def compare(tmp, report):
+def compare(tmp, report, torch_summary=None):
     t = os.path.join(tmp, "torch.json")
     p = os.path.join(tmp, "ptprof.json")
     with open(t, "w") as f:
-        json.dump(TORCH, f)
+        json.dump(TORCH if torch_summary is None else torch_summary, f)
     with open(p, "w") as f:
         json.dump(report, f)
     return subprocess.run([sys.executable, COMPARE, "mlp", t, p], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -82,6 +102,50 @@ def test_time_tolerance_is_ten_percent():
         r = compare(tmp, ptprof_report(gemm_ns=114000))  # 134 us against 120: 11.7% apart
         check_eq(r.returncode, 1, "beyond 10%: " + r.stdout)
         check("more than 10% apart" in r.stdout, r.stdout)
+
+
+def test_cuda_memory_equal_to_the_byte_passes():
+    with pt.tempdir() as tmp:
+        r = compare(tmp, ptprof_report())
+        check_eq(r.returncode, 0, r.stdout + r.stderr)
+        check("== mlp: CUDA memory per op (Self CUDA Mem, CUDA Mem; bytes; top 10 by absolute bytes)" in r.stdout,
+              r.stdout)
+        section = r.stdout.split("CUDA memory per op", 1)[-1].splitlines()
+        rows = {line.split()[0]: line.split()[1:] for line in section if line.startswith(("aten::", "[memory]"))}
+        check_eq(rows.get("[memory]"), ["-1049088"] * 4, "frees inside no op: " + r.stdout)
+        check_eq(rows.get("aten::linear"), ["0", "0", "1048576", "1048576"], "CUDA Mem with children: " + r.stdout)
+        check_eq(rows.get("aten::relu"), ["512"] * 4, r.stdout)
+        check("aten::zero_" not in rows, "ops without CUDA memory are left out: " + r.stdout)
+        # the largest first: [memory] (1049088 B) before addmm and linear (1048576 B) before relu
+        check_eq(list(rows), ["[memory]", "aten::addmm", "aten::linear", "aten::relu"], r.stdout)
+        check("total Self CUDA Mem over 4 ops: torch 0 B, ptprof 0 B" in r.stdout, r.stdout)
+
+
+def test_cuda_memory_one_block_apart_fails_naming_the_op():
+    with pt.tempdir() as tmp:
+        r = compare(tmp, ptprof_report(relu_self_mem=512 + BLOCK))
+        check_eq(r.returncode, 1, r.stdout)
+        check("MISMATCH: mlp: op 'aten::relu': Self CUDA Mem 512 B under torch.profiler, 1024 B under ptprof "
+              "(must be equal)" in r.stdout, r.stdout)
+        check(any(line.startswith("aten::relu") and line.endswith("<-- Self CUDA Mem differs")
+                  for line in r.stdout.splitlines()), r.stdout)
+        check_eq(sum(line.startswith("MISMATCH") for line in r.stdout.splitlines()), 1, "only relu: " + r.stdout)
+
+
+def test_cuda_memory_missing_on_one_side_fails():
+    with pt.tempdir() as tmp:
+        # ptprof recorded no CUDA memory (the report has no CUDA Mem columns): every op differs
+        report = ptprof_report()
+        for row in report["rows"]:
+            del row["cuda_memory_bytes"], row["self_cuda_memory_bytes"]
+        r = compare(tmp, report)
+        check_eq(r.returncode, 1, r.stdout)
+        check("MISMATCH: mlp: op 'aten::addmm': Self CUDA Mem 1048576 B under torch.profiler, 0 B under ptprof"
+              in r.stdout, r.stdout)
+        # torch.profiler recorded none: the check cannot pass on nothing
+        r = compare(tmp, ptprof_report(), dict(TORCH, cuda_memory={}))
+        check_eq(r.returncode, 1, r.stdout)
+        check("MISMATCH: mlp: torch.profiler recorded no CUDA memory" in r.stdout, r.stdout)
 
 
 def test_unreadable_input_is_an_error():
