@@ -132,18 +132,17 @@ TEST_CASE("memory: device memory goes to the CUDA columns", "[memory][report]") 
   CHECK(row(r, "aten::empty").stats.cpu_memory == 0);
 }
 
-TEST_CASE("memory: a free of a block allocated before the window stays out of the memory columns",
-          "[memory][report]") {
+TEST_CASE("memory: a free of a block allocated before the window stays out of the memory columns", "[memory][report]") {
   // torch.profiler started at the window's start never tracked such a block,
   // so it reports no free of it: the columns (torch's semantics) leave it out.
   Builder b;
   b.op("aten::add", 0, 100);
-  b.mem(10, 0x1000, 64, 1064, "aten::add");      // allocated in the window
-  b.mem(20, 0x9000, -1000, 64, "aten::add");     // a block from before the window
+  b.mem(10, 0x1000, 64, 1064, "aten::add");   // allocated in the window
+  b.mem(20, 0x9000, -1000, 64, "aten::add");  // a block from before the window
   b.mem(30, 0x7000, -256, 64, "aten::add", "", trace::kDeviceCuda);
-  b.mem(150, 0x8000, -8, 56);                    // the same, inside no op: no [memory] row
-  b.mem(160, 0x9000, 32, 88);                    // the address again, allocated in the window ...
-  b.mem(170, 0x9000, -32, 56);                   // ... and its free counts
+  b.mem(150, 0x8000, -8, 56);   // the same, inside no op: no [memory] row
+  b.mem(160, 0x9000, 32, 88);   // the address again, allocated in the window ...
+  b.mem(170, 0x9000, -32, 56);  // ... and its free counts
   const std::vector<uint8_t> before = report::detail::frees_from_before(b.t);
   CHECK(before == std::vector<uint8_t>{0, 1, 1, 1, 0, 0});
   const report::Report r = report::compute_report({{"t", &b.t}}, report::Options{});
