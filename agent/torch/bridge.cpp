@@ -64,8 +64,8 @@ int g_enabled = -1;
 // The hot path: ~1,000 calls per training step. No allocation, no lock.
 // kShapes: the variant that asked torch for the inputs. kMemory: the variant
 // of windows that profile memory, which first gives a thread that has none
-// the memory reporter (memory_reporter.hpp); it stays there, saying "off"
-// outside such windows (memoryProfilingEnabled).
+// the memory reporter (memory_reporter.hpp); it stays there, and records only
+// while a window records.
 template <bool kShapes, bool kMemory>
 std::unique_ptr<at::ObserverContext> op_start(const at::RecordFunction& fn) {
   if constexpr (kMemory) MemoryReporter::install(g_memory_reporter);

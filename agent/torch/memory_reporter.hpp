@@ -36,8 +36,12 @@ class MemoryReporter final : public torch::profiler::impl::ProfilerStateBase {
   MemoryReporter()
       : ProfilerStateBase(torch::profiler::impl::ProfilerConfig(torch::profiler::impl::ProfilerState::Disabled)) {}
 
+  // Records only while a window records: torch.profiler reports memory in
+  // active steps only. Checked here, before the agent looks up the thread
+  // (which would register a thread that only frees).
   void reportMemoryUsage(void* ptr, int64_t alloc_size, MemoryTotal total_allocated, MemoryTotal total_reserved,
                          c10::Device device) override {
+    if (ptprof_agent_memory_recording() == 0) return;
     ptprof_memory_event m;
     m.ptr = reinterpret_cast<uintptr_t>(ptr);
     m.bytes = alloc_size;
@@ -48,9 +52,15 @@ class MemoryReporter final : public torch::profiler::impl::ProfilerStateBase {
     ptprof_agent_memory(&m);
   }
 
-  // Asked by the allocator before every allocation and free: only in windows,
-  // as torch.profiler tracks memory only while it records.
-  bool memoryProfilingEnabled() const override { return ptprof_agent_memory_recording() != 0; }
+  // Asked by the allocator before every allocation and free. Yes whenever the
+  // session profiles memory, windows or not: torch's CPU allocator
+  // (ProfiledCPUMemoryReporter) keeps a block's size only if this said yes
+  // when it was allocated, and reports a free only with that size, so a block
+  // allocated before a window and freed in it is reported only this way. The
+  // price: outside windows torch keeps its size table (a mutex and a hash map
+  // update per allocation and free), as under torch.profiler; only under
+  // --profile-memory (or after a trigger that asked for memory).
+  bool memoryProfilingEnabled() const override { return ptprof_agent_profile_memory() != 0; }
 
   torch::profiler::impl::ActiveProfilerType profilerType() override {
     return torch::profiler::impl::ActiveProfilerType::NONE;

@@ -156,6 +156,7 @@ void SummaryBuilder::Impl::add(const std::string& path, const trace::Trace& t) {
       if (open.erase(key) == 0) {
         if (m.alloc_ns == 0) {
           ++s.unmatched_frees;
+          s.unmatched_freed_bytes -= m.bytes;
         } else {
           ++s.earlier_frees;
           s.earlier_freed_bytes -= m.bytes;

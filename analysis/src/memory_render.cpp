@@ -125,7 +125,8 @@ std::string render_text(const Summary& s, const RenderOptions& o) {
     line(out, "\n%" PRIu64 " free(s), %s, of blocks allocated in an earlier window\n", s.earlier_frees,
          b(s.earlier_freed_bytes).c_str());
   if (s.unmatched_frees)
-    line(out, "\n%" PRIu64 " free(s) of blocks whose allocation no trace holds\n", s.unmatched_frees);
+    line(out, "\n%" PRIu64 " free(s), %s, of blocks allocated before the window (outside any recorded window)\n",
+         s.unmatched_frees, b(s.unmatched_freed_bytes).c_str());
   return out;
 }
 

@@ -127,6 +127,9 @@ struct Aggregator::Local {
   std::vector<uint32_t> stack_of;
   std::unordered_map<uint32_t, std::vector<std::string>> entries;
   std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> stack_rows;
+  // Per memory record: a free of a block allocated before the window, left
+  // out of the memory columns (detail::frees_from_before).
+  std::vector<uint8_t> from_before;
 };
 
 uint32_t Aggregator::row_for(std::string_view name, std::string_view shapes, const std::vector<std::string>* stack) {
@@ -202,9 +205,10 @@ void Aggregator::add_streamed(const detail::StreamedTrace& s) {
 }
 
 void Aggregator::add_trace(uint32_t input, const trace::Trace& t) {
-  Local local{t, {}, {}, 0, {}, -1, {}, true, {}, {}, {}};
+  Local local{t, {}, {}, 0, {}, -1, {}, true, {}, {}, {}, {}};
   for (const auto& m : t.memory)
     if (!m.segment && detail::is_device_memory(m.device_type)) local.segments_as_device_memory = false;
+  local.from_before = detail::frees_from_before(t);
   if (opts_.group_by_stack_n > 0) local.stack_of = detail::effective_stacks(t);
   for (const auto& e : t.events) {
     if (!is_device_work(e.kind) || e.arg == 0 || e.arg > t.cuda.size()) continue;
@@ -285,9 +289,10 @@ void Aggregator::add_thread(uint32_t input, const trace::Trace& t, const trace::
       if (e.arg >= 1 && e.arg <= t.memory.size()) {
         const trace::MemoryInfo& m = t.memory[e.arg - 1];
         if (m.segment && !local.segments_as_device_memory) continue;
-        memory.add(e.start_ns, m);
         saw_memory_ = true;
         saw_device_memory_ |= detail::is_device_memory(m.device_type);
+        if (local.from_before[e.arg - 1]) continue;  // unseen by torch.profiler in this window
+        memory.add(e.start_ns, m);
       }
       continue;
     }

@@ -1,6 +1,8 @@
 #include "report_memory.hpp"
 
 #include <algorithm>
+#include <set>
+#include <tuple>
 
 namespace ptprof::report::detail {
 
@@ -8,6 +10,30 @@ namespace ptprof::report::detail {
 bool is_cpu_memory(int8_t device_type) { return device_type == 0 || device_type == 2 || device_type == 5; }
 bool is_device_memory(int8_t device_type) {
   return device_type == 1 || device_type == 6 || device_type == 12 || device_type == 20;
+}
+
+std::vector<uint8_t> frees_from_before(const trace::Trace& t) {
+  std::vector<uint8_t> out(t.memory.size(), 0);
+  std::vector<const trace::Event*> events;
+  for (const auto& e : t.events)
+    if (e.kind == trace::EventKind::Memory && e.arg >= 1 && e.arg <= t.memory.size()) events.push_back(&e);
+  // Time order across threads (a block may be freed on another thread than
+  // the one that allocated it); file order among equal times.
+  std::stable_sort(events.begin(), events.end(),
+                   [](const trace::Event* a, const trace::Event* b) { return a->start_ns < b->start_ns; });
+  std::set<std::tuple<int32_t, int8_t, int8_t, uint64_t>> open;  // pid, device type, index, address
+  for (const trace::Event* e : events) {
+    const trace::MemoryInfo& m = t.memory[e->arg - 1];
+    if (m.segment || m.bytes == 0) continue;
+    const trace::Thread* th = e->thread < t.threads.size() ? &t.threads[e->thread] : nullptr;
+    const int32_t pid = th && th->process < t.processes.size() ? t.processes[th->process].pid : 0;
+    const auto key = std::make_tuple(pid, m.device_type, m.device_index, m.ptr);
+    if (m.bytes > 0)
+      open.insert(key);
+    else if (open.erase(key) == 0)
+      out[e->arg - 1] = 1;
+  }
+  return out;
 }
 
 void ThreadMemory::add(int64_t ts, const trace::MemoryInfo& m) {

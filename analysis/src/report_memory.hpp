@@ -34,6 +34,16 @@ struct MemorySum {
   }
 };
 
+// By memory record (t.memory's index): 1 for a free of torch's whose block
+// was not allocated earlier in this trace on the same process and device (no
+// allocation at its address since the last free there): a block allocated
+// before the trace's window, which torch reports because the bridge has
+// torch track every block under --profile-memory (docs/memory.md). A
+// torch.profiler that profiles this window only never sees it, so the
+// columns leave it out; it stays in torch's totals, `ptprof memory` and the
+// export. CUDA segments are never 1.
+std::vector<uint8_t> frees_from_before(const trace::Trace& t);
+
 // One thread's memory events, for interval sums.
 class ThreadMemory {
  public:

@@ -9,12 +9,14 @@
    where step 4 ends, without torch.profiler's ProfilerStep record_function,
    whose handle tensor would add allocations of the profiler's own). Memory
    of a script is deterministic (the same allocations of the same sizes in
-   the same ops every run) and both sides track the same blocks: those
-   allocated while the window records (torch's CPU allocator reports the free
-   of a block only if it was allocated while profiled).
+   the same ops every run). torch's CPU allocator reports the free of a
+   block only if it was allocated while memory was profiled: torch's profiler
+   sees the blocks allocated in the window; ptprof has torch track every
+   block, so it also sees the frees of blocks allocated before the window.
    a. The memory events: the multiset of their bytes (+ allocations,
       - frees) equals torch's, to the byte (ptprof's read from its Chrome
-      export's [memory] events, so the export's Bytes are checked too).
+      export's [memory] events, so the export's Bytes are checked too), less
+      ptprof's frees of blocks allocated before the window (window_blocks).
    b. Per (name, input shapes): CPU Mem and Self CPU Mem, summed over the
       rows' calls, equal torch's to the byte, on both torches. torch's values
       come from its own event tree (kineto_results.experimental_event_tree(),
@@ -40,7 +42,10 @@
    list) first among the allocations live at the end of the window: 12
    blocks of 1 MiB, 12 MiB.
 
-3. mem_big_step.py allocates a 256 MiB tensor in one step: the peak of
+3. mem_free_before_window.py frees in the window a block it allocated
+   before: `ptprof memory` counts that free (test_free_before_window).
+
+4. mem_big_step.py allocates a 256 MiB tensor in one step: the peak of
    allocated CPU memory is within 1% of 256 MiB (it is 256 MiB plus the few
    KiB the other steps keep), at aten::zeros.
 """
@@ -63,6 +68,7 @@ SCRIPTS = [
 ]
 KEEP_ONES = os.path.join(T.HERE, "scripts", "mem_keep_ones.py")
 BIG_STEP = os.path.join(T.HERE, "scripts", "mem_big_step.py")
+FREE_BEFORE = os.path.join(T.HERE, "scripts", "mem_free_before_window.py")
 WRAPPER = os.path.join(T.HERE, "torch_memory_wrapper.py")
 SCHEDULE = dict(wait=1, warmup=1, active=3)
 ENCLOSING_SCOPES = {"model_train", "model_train_step"}
@@ -105,10 +111,32 @@ def run_ptprof(script, d, env):
         raise AssertionError("ptprof export failed: " + T.describe(proc))
     with gzip.open(chrome, "rt") as f:
         doc = json.load(f)
-    events = sorted(e["args"]["Bytes"] for e in doc["traceEvents"]
-                    if e.get("name") == "[memory]" and e["args"]["Device Type"] == 0)
+    events = sorted(e["args"]["Bytes"] for e in window_blocks(doc["traceEvents"]))
     return (memory_table(rep["rows"], "cpu_memory_bytes", "self_cpu_memory_bytes"), events,
             [s["step"] for s in rep["steps"]])
+
+
+def window_blocks(trace_events):
+    """The CPU [memory] events of the export, less the frees of blocks not
+    allocated in the window (no allocation at their Addr since the last free
+    there): ptprof has torch track every block under --profile-memory, so it
+    sees the free of a block allocated before the window, which torch's
+    profiler, entered at the window's start, never tracked and never reports
+    (the export keeps them: they are real; the report's memory columns leave
+    them out, as torch's do)."""
+    memory = sorted((e for e in trace_events if e.get("name") == "[memory]" and e["args"]["Device Type"] == 0),
+                    key=lambda e: (e["ts"], e["args"]["Ev Idx"]))
+    live, kept = set(), []
+    for e in memory:
+        addr, nbytes = e["args"]["Addr"], e["args"]["Bytes"]
+        if nbytes > 0:
+            live.add(addr)
+        elif addr in live:
+            live.discard(addr)
+        else:
+            continue  # a block from before the window
+        kept.append(e)
+    return kept
 
 
 def run_torch(script, d, env):
@@ -270,6 +298,53 @@ def test_peak_of_a_big_step():
         T.check(max(int(r.split(",")[3]) for r in rows[1:]) == allocated, "the timeline's peak is the peak")
         print("peak %d bytes = 256 MiB + %d (%.4f%%) at aten::zeros" % (allocated, allocated - truth,
                                                                         100.0 * (allocated - truth) / truth))
+
+
+def test_free_before_window():
+    """mem_free_before_window.py keeps a torch.ones(256, 1024) (1 MiB) from
+    step 0, before the window (steps 2-4), and frees it in step 3 inside the
+    record_function scope drop_keep. `ptprof memory` shows that free: in the
+    frees of blocks allocated before the window (as many as the Chrome export
+    has), as drop_keep's one free of 1 MiB, and the timeline's allocated
+    bytes drop by 1 MiB at it. torch's profiler, entered at the
+    window's start, never sees it, and the memory columns agree with torch's
+    (check_script: drop_keep has no CPU Mem on either side)."""
+    check_script(FREE_BEFORE)
+    with T.tempdir() as d:
+        out = os.path.join(d, "out")
+        spec = ",".join("%s=%d" % kv for kv in SCHEDULE.items())
+        proc = T.run_ptprof(["run", "-o", out, "--schedule", spec, "--profile-memory", "--", T.PYTHON, FREE_BEFORE],
+                            env=T.clean_env(STEPS=6))
+        if proc.returncode != 0:
+            raise AssertionError("ptprof run failed: " + T.describe(proc))
+        csv = os.path.join(d, "timeline.csv")
+        text = memory_text(out, "--timeline", csv)
+        # The line counts every free of a block from before the window (also the
+        # model's gradients and loss of step 1, freed in step 2): as many as the
+        # export has, with no allocation at their Addr in the window.
+        chrome = os.path.join(d, "trace.json.gz")
+        proc = T.run_ptprof(["export", out, "--chrome", chrome])
+        if proc.returncode != 0:
+            raise AssertionError("ptprof export failed: " + T.describe(proc))
+        with gzip.open(chrome, "rt") as f:
+            trace_events = json.load(f)["traceEvents"]
+        kept = set(id(e) for e in window_blocks(trace_events))
+        before = [-e["args"]["Bytes"] for e in trace_events
+                  if e.get("name") == "[memory]" and e["args"]["Device Type"] == 0 and id(e) not in kept]
+        T.check(MIB in before, "the export has the free of the 1 MiB block: %s" % before)
+        line = "%d free(s), %d, of blocks allocated before the window" % (len(before), sum(before))
+        T.check(line in text, "the line %r in:\n%s" % (line, text))
+        per_op = [l.split() for l in section(text, "Allocations per op")[1:]]
+        drop = [f for f in per_op if f[-1] == "drop_keep"]
+        # torch 1.x's record_function also frees its handle tensors (a few hundred bytes) in the scope.
+        T.check(len(drop) == 1 and MIB <= int(drop[0][3]) < MIB + 4096,
+                "drop_keep frees the 1 MiB block (and nothing else but small ones):\n" + text)
+        with open(csv) as f:
+            rows = [r.split(",") for r in f.read().splitlines()[1:]]
+        cpu = [int(r[3]) for r in rows if r[2] == "CPU"]
+        drops = [a - b for a, b in zip(cpu, cpu[1:]) if a - b == MIB]
+        T.check(len(drops) == 1, "the CPU allocated bytes drop by 1 MiB once: %s" % cpu)
+        print("%s (drop_keep); allocated %d -> %d" % (line, max(cpu), min(cpu)), flush=True)
 
 
 def test_train_mlp():

@@ -13,6 +13,7 @@
 #include "../../analysis/src/chunk_writer.hpp"
 #include "../../analysis/src/format_layout.hpp"
 #include "../../analysis/src/memory_chunk.hpp"
+#include "../../analysis/src/report_memory.hpp"
 #include "collector_fixtures.hpp"
 #include "ptprof/analysis/memory.hpp"
 #include "ptprof/analysis/report.hpp"
@@ -129,6 +130,42 @@ TEST_CASE("memory: device memory goes to the CUDA columns", "[memory][report]") 
   CHECK(row(r, "aten::empty").stats.cuda_memory == 512);
   CHECK(row(r, "aten::empty").stats.self_cuda_memory == 512);
   CHECK(row(r, "aten::empty").stats.cpu_memory == 0);
+}
+
+TEST_CASE("memory: a free of a block allocated before the window stays out of the memory columns", "[memory][report]") {
+  // torch.profiler started at the window's start never tracked such a block,
+  // so it reports no free of it: the columns (torch's semantics) leave it out.
+  Builder b;
+  b.op("aten::add", 0, 100);
+  b.mem(10, 0x1000, 64, 1064, "aten::add");   // allocated in the window
+  b.mem(20, 0x9000, -1000, 64, "aten::add");  // a block from before the window
+  b.mem(30, 0x7000, -256, 64, "aten::add", "", trace::kDeviceCuda);
+  b.mem(150, 0x8000, -8, 56);   // the same, inside no op: no [memory] row
+  b.mem(160, 0x9000, 32, 88);   // the address again, allocated in the window ...
+  b.mem(170, 0x9000, -32, 56);  // ... and its free counts
+  const std::vector<uint8_t> before = report::detail::frees_from_before(b.t);
+  CHECK(before == std::vector<uint8_t>{0, 1, 1, 1, 0, 0});
+  const report::Report r = report::compute_report({{"t", &b.t}}, report::Options{});
+  CHECK(r.has_memory);
+  CHECK(r.has_cuda_memory);
+  CHECK(row(r, "aten::add").stats.cpu_memory == 64);
+  CHECK(row(r, "aten::add").stats.self_cpu_memory == 64);
+  CHECK(row(r, "aten::add").stats.cuda_memory == 0);
+  CHECK(row(r, "[memory]").stats.count == 2);
+  CHECK(row(r, "[memory]").stats.cpu_memory == 0);
+
+  // ptprof memory counts them: torch's totals hold them, and a line says how many.
+  memory::SummaryBuilder sb;
+  sb.add("t.bin", b.t);
+  const memory::Summary s = std::move(sb).finish();
+  CHECK(s.unmatched_frees == 3);
+  CHECK(s.unmatched_freed_bytes == 1000 + 256 + 8);
+  const std::string text = memory::render_text(s, {true, 20});
+  CHECK(text.find("3 free(s), 1264, of blocks allocated before the window") != std::string::npos);
+  REQUIRE(s.ops.size() == 2);
+  CHECK(s.ops[0].op == "aten::add");
+  CHECK(s.ops[0].frees == 2);
+  CHECK(s.ops[0].freed_bytes == 1256);
 }
 
 TEST_CASE("memory: no memory events, no memory columns", "[memory][report]") {

@@ -73,9 +73,13 @@ struct TimelinePoint {
 
 struct Summary {
   std::vector<std::string> files;
-  uint64_t events = 0;           // Memory events read
-  uint64_t unmatched_frees = 0;  // frees of blocks whose allocation no trace holds
-  uint64_t earlier_frees = 0;    // frees of blocks the launcher saw allocated in an earlier window
+  uint64_t events = 0;  // Memory events read
+  // Frees of blocks whose allocation no trace holds: allocated outside the
+  // recorded windows (before the window), which torch tracks under
+  // --profile-memory (docs/memory.md).
+  uint64_t unmatched_frees = 0;
+  int64_t unmatched_freed_bytes = 0;  // positive
+  uint64_t earlier_frees = 0;         // frees of blocks the launcher saw allocated in an earlier window
   int64_t earlier_freed_bytes = 0;
   std::vector<Peak> peaks;              // by pid, then device
   std::vector<LiveGroup> live;          // largest bytes first
