@@ -729,8 +729,17 @@ void ProcessCollector::write_window(Window& w) {
   f.cost = w.cost;
   // The share is of the recorded steps' time, or of the span of the operators
   // and records when the window has no steps.
-  for (const auto& st : w.steps) f.cost.recorded_ns += conv_.to_ns(st.end) - conv_.to_ns(st.start);
-  if (w.steps.empty() && w.last_ns > w.first_ns) f.cost.recorded_ns = w.last_ns - w.first_ns;
+  // Step ticks come from shared memory a target can scribble on: the sums
+  // saturate instead of overflowing.
+  for (const auto& st : w.steps) {
+    const int64_t begin_ns = conv_.to_ns(st.start), end_ns = conv_.to_ns(st.end);
+    int64_t span = 0;
+    if (__builtin_sub_overflow(end_ns, begin_ns, &span)) span = end_ns > begin_ns ? INT64_MAX : 0;
+    if (span > 0 && __builtin_add_overflow(f.cost.recorded_ns, span, &f.cost.recorded_ns))
+      f.cost.recorded_ns = INT64_MAX;
+  }
+  if (w.steps.empty() && w.last_ns > w.first_ns && __builtin_sub_overflow(w.last_ns, w.first_ns, &f.cost.recorded_ns))
+    f.cost.recorded_ns = INT64_MAX;
   f.path = window_path(w);
   f.losses = delta;
   f.events = w.events;
