@@ -228,6 +228,7 @@ bool ProcessCollector::visit(ThreadDecode& t, const wire::RecordHeader& h, uint6
       s.scope = p.scope;
       s.stack = p.stack;
       if (p.flags & wire::kOpAsync) s.flags |= trace::kAsync;
+      if (p.flags & wire::kOpCallerStacks) s.flags |= trace::kCallerStacks;
       if ((p.flags & wire::kOpHasShapes) && sizeof h + sizeof p + p.shapes_bytes <= h.size) {
         std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(&h) + sizeof h + sizeof p, p.shapes_bytes);
         if (auto text = shapes::shapes_text(bytes)) s.shapes = shape_id(*text);

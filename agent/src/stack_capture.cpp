@@ -209,15 +209,19 @@ std::optional<uint32_t> known_stack(StackCache& c, StackMode mode, const PythonA
   uint64_t h = uint64_t(mode);
   uint32_t n = 0;
   FrameCursor f(*py.layout, thread);
+  bool innermost_user = false;
   if (mode == StackMode::Attribution) {
     if (f) {
       RawFrame chosen = *f;  // the innermost frame, when no frame is the user's
+      // A loop's ops repeat the last stack: same innermost frame, the user's.
+      if (n_native == 0 && c.last_user_id != 0 && key_of(chosen) == c.last_user_frame) return c.last_user_id;
       for (uint32_t depth = 0; f && depth < StackCache::kMaxFrames; ++f, ++depth) {
         const RawFrame frame = *f;
         const StackCache::CodeInfo* info = known_code(c, frame.code);
         if (!info) return std::nullopt;
         if (info->user) {
           chosen = frame;
+          innermost_user = depth == 0;
           break;
         }
       }
@@ -233,7 +237,13 @@ std::optional<uint32_t> known_stack(StackCache& c, StackMode mode, const PythonA
   }
   const uint32_t total = add_native(keys, n, h, native, n_native);
   if (total == 0) return 0;
-  if (const uint32_t id = c.find(h, keys, total)) return id;
+  if (const uint32_t id = c.find(h, keys, total)) {
+    if (innermost_user && n_native == 0) {
+      c.last_user_frame = keys[0];
+      c.last_user_id = id;
+    }
+    return id;
+  }
   return std::nullopt;
 }
 

@@ -74,6 +74,12 @@ struct StackCache {
   // this thread (0: none yet); the next walks go that deep, plus a margin.
   uint32_t native_depth = 0;
 
+  // Attribution's last stack whose innermost frame was the user's (no
+  // native frames): that frame and its id. The next op from the same line
+  // needs neither the code objects nor the hash table.
+  FrameKey last_user_frame{};
+  uint32_t last_user_id = 0;
+
   Slot slots[kSlots] = {};
   CodeSlot code_slots[kCodeSlots] = {};
   std::unordered_map<uint64_t, uint32_t> by_hash;   // stack hash -> id

@@ -75,7 +75,8 @@ std::unique_ptr<at::ObserverContext> op_start(const at::RecordFunction& fn) {
   op.seq_nr = fn.seqNr();
   op.fwd_thread_id = fn.forwardThreadId();
   op.scope = wire_scope(fn.scope());
-  op.flags = fn.isAsync() ? wire::kOpAsync : 0;
+  op.flags = (fn.isAsync() ? wire::kOpAsync : 0) |
+             (fn.scope() == at::RecordScope::BACKWARD_FUNCTION ? kBackwardFunctionFlags : 0);
   op.shapes_bytes = 0;
   op.shapes = nullptr;
   // needsInputs() is per RecordFunction: torch boxes inputs if any callback

@@ -41,6 +41,7 @@
 #pragma once
 #include <ATen/record_function.h>
 #include <c10/core/Allocator.h>
+#include <torch/version.h>
 
 #include <type_traits>
 
@@ -65,6 +66,12 @@ struct MemoryTotalOf<R (C::*)(Ptr, Size, Total, Reserved, Device)> {
   using type = Total;
 };
 using MemoryTotal = typename MemoryTotalOf<decltype(&c10::MemoryReportingInfoBase::reportMemoryUsage)>::type;
+
+// torch.profiler(with_stack=True) attributes the ops under a backward
+// function to the forward op of its sequence number in 1.x
+// (EventList._set_backward_stacktraces), to the Python frame running them
+// (the caller of backward()) in 2.x, whose Python tracer names them.
+inline constexpr uint8_t kBackwardFunctionFlags = TORCH_VERSION_MAJOR >= 2 ? wire::kOpCallerStacks : 0;
 
 inline uint8_t wire_scope(at::RecordScope s) noexcept {
   using W = wire::OpScope;

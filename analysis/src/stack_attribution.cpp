@@ -78,7 +78,9 @@ std::vector<uint32_t> effective_stacks(const trace::Trace& t) {
     while (!open.empty() && t.events[open.back()].end_ns < e.end_ns) open.pop_back();
     const int64_t parent = open.empty() ? -1 : int64_t(open.back());
     eff[i] = e.stack ? e.stack : parent >= 0 ? eff[size_t(parent)] : 0;
-    backward[i] = e.scope == kBackwardFunction ? int64_t(i) : parent >= 0 ? backward[size_t(parent)] : -1;
+    // torch 2.x's backward functions leave their ops the stacks they have.
+    const bool takes_forward = e.scope == kBackwardFunction && !(e.flags & trace::kCallerStacks);
+    backward[i] = takes_forward ? int64_t(i) : parent >= 0 ? backward[size_t(parent)] : -1;
     if (backward[i] < 0 && e.seq_nr >= 0) forward.try_emplace(e.seq_nr, eff[i]);
     open.push_back(i);
   }

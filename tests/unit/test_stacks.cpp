@@ -117,7 +117,7 @@ TEST_CASE("stacks: frames and stacks round-trip through a file, deduplicated", "
   CHECK(t->frames[st.frames[1]] == a[1]);
 }
 
-TEST_CASE("stacks: ops without a stack inherit their parent's; backward ops take their forward op's",
+TEST_CASE("stacks: ops without a stack inherit their parent's; backward ops take their forward op's (torch 1.x)",
           "[stacks][report]") {
   trace::Trace t;
   t.strings = {"", "f.py", "main", "forward", "aten::linear", "aten::addmm", "AddmmBackward0", "aten::mm"};
@@ -149,4 +149,11 @@ TEST_CASE("stacks: ops without a stack inherit their parent's; backward ops take
   for (const auto& row : r.rows) CHECK(row.stack == std::vector<std::string>{"f.py(12): forward"});
   o.group_by_stack_n = 0;
   CHECK_FALSE(ptprof::report::compute_report({{"t", &t}}, o).has_stack);
+
+  // torch 2.x flags its backward functions: their ops keep the stack they
+  // have (here the backward function's own, the caller of backward()).
+  t.stacks.push_back({{1}});
+  t.events[2].stack = 2;
+  t.events[2].flags = trace::kCallerStacks;
+  CHECK(ptprof::report::detail::effective_stacks(t) == std::vector<uint32_t>{1, 1, 2, 2});
 }

@@ -58,6 +58,10 @@ enum class OpScope : uint8_t {
 enum OpFlags : uint8_t {
   kOpHasShapes = 1u << 0,  // shapes were recorded: shapes_bytes of shapes.hpp encoding follow (0 bytes: no inputs)
   kOpAsync = 1u << 1,
+  // A backward function whose ops torch.profiler attributes to the Python
+  // frame that runs them (the caller of backward(): torch 2.x), not to the
+  // forward op of its sequence number (torch 1.x). Set by the bridge.
+  kOpCallerStacks = 1u << 2,
 };
 
 struct OpBeginPayload {

@@ -28,6 +28,7 @@ enum class EventKind : uint8_t {
 enum EventFlags : uint16_t {
   kTruncated = 1u << 0,  // the end was never seen (crash, kill): end is the last time seen
   kAsync = 1u << 1,
+  kCallerStacks = 1u << 2,  // a backward function whose ops keep their own stacks (wire::kOpCallerStacks)
 };
 
 struct Event {
