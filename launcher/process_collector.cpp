@@ -626,7 +626,7 @@ void ProcessCollector::emit(Window& w, uint32_t instance, const OpenSpan& s, uin
   trace::Event e;
   e.kind = s.kind;
   e.start_ns = conv_.to_ns(s.start);
-  e.end_ns = conv_.to_ns(end);
+  e.end_ns = end == s.start ? e.start_ns : conv_.to_ns(end);  // a mark: once
   // The names and thread already in the file, without a call: this runs for
   // every event drained.
   e.name = s.name < w.name_map.size() && w.name_map[s.name] ? w.name_map[s.name] : file_name(w, s.name);
