@@ -143,7 +143,7 @@ def drain(build, scratch, seconds):
         log("drain, %d writer threads: %.1f M events/s written, %.1f M/s recorded, %d dropped"
             % (threads, written / seconds / 1e6, r["recorded"] / seconds / 1e6, r["dropped"]))
     # Paced: 2 threads at rising total rates until events drop.
-    for rate_m in (5, 10, 20, 30, 40, 60, 80):
+    for rate_m in (5, 10, 20, 30, 40, 50, 60, 80):  # 50: issue #14's target
         r = timed_ptprof_run(build, os.path.join(scratch, "paced"), ["flood", seconds, 2, rate_m * 1e6])
         written = int(re.search(r"flood_events=(\d+)", r["stdout"]).group(1))
         res["sweep"].append({"asked_m": rate_m, "written_per_s": written / seconds, "dropped": r["dropped"],

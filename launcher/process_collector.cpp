@@ -58,7 +58,10 @@ std::vector<std::string> ProcessCollector::cuda_notes() {
 }
 
 void ProcessCollector::read_strings() {
-  arena_.read_new([this](std::string_view s) { strings_.emplace_back(s); });
+  arena_.read_new([this](std::string_view s) {
+    strings_.emplace_back(s);
+    cuda_notes_.push_back(s.starts_with(wire::kCudaNotePrefix));
+  });
 }
 
 void ProcessCollector::read_boundaries() {
@@ -620,16 +623,19 @@ uint32_t ProcessCollector::file_stack(Window& w, uint32_t instance, uint32_t id)
 }
 
 void ProcessCollector::emit(Window& w, uint32_t instance, const OpenSpan& s, uint64_t end, uint16_t flags) {
-  if (!ensure_writer(w)) return;
+  if (!w.writer && !ensure_writer(w)) return;
   trace::Event e;
   e.kind = s.kind;
   e.start_ns = conv_.to_ns(s.start);
-  e.end_ns = conv_.to_ns(end);
-  e.name = file_name(w, s.name);
-  e.thread = file_thread(w, instance);
+  e.end_ns = end == s.start ? e.start_ns : conv_.to_ns(end);  // a mark: once
+  // The names and thread already in the file, without a call: this runs for
+  // every event drained.
+  e.name = s.name < w.name_map.size() && w.name_map[s.name] ? w.name_map[s.name] : file_name(w, s.name);
+  e.thread =
+      instance < w.thread_map.size() && w.thread_map[instance] ? w.thread_map[instance] - 1 : file_thread(w, instance);
   e.scope = s.scope;
   e.flags = uint16_t(s.flags | flags);
-  e.shapes = file_shapes(w, s.shapes);
+  e.shapes = s.shapes ? file_shapes(w, s.shapes) : 0;
   e.stack = s.stack ? file_stack(w, instance, s.stack) : 0;
   e.seq_nr = s.seq_nr;
   e.fwd_thread_id = s.fwd_thread_id;
@@ -638,9 +644,7 @@ void ProcessCollector::emit(Window& w, uint32_t instance, const OpenSpan& s, uin
     e.arg = s.handle;
   w.writer->add_event(e);
   // The agent's note on CUDA is a mark of its own, not the program's.
-  if (!(s.kind == trace::EventKind::Mark && s.name < strings_.size() &&
-        strings_[s.name].starts_with(wire::kCudaNotePrefix)))
-    charge(w, e);
+  if (!(s.kind == trace::EventKind::Mark && s.name < cuda_notes_.size() && cuda_notes_[s.name])) charge(w, e);
   if (s.name == 0) ++seen_.unnamed_events;  // every named record type: its name was lost
   ++w.events;
   ++events_total_;

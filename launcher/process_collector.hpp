@@ -187,6 +187,9 @@ class ProcessCollector {
   WindowSink& sink_;
 
   std::vector<std::string> strings_{std::string()};  // arena id -> text
+  // Per id: whether it is the agent's note on CUDA (not charged), so that a
+  // drained mark need not compare its name every time.
+  std::vector<bool> cuda_notes_{false};
   wire::StringArenaReader arena_;
   std::vector<std::string> shapes_;
   std::unordered_map<std::string, uint32_t> shape_ids_;

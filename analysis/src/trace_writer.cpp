@@ -9,6 +9,7 @@
 
 #include "byte_io.hpp"
 #include "chunk_writer.hpp"
+#include "column_buffer.hpp"
 #include "exclusive_file.hpp"
 #include "format_layout.hpp"
 #include "memory_chunk.hpp"
@@ -113,7 +114,7 @@ struct TraceWriter::Impl {
   std::string lanes;
   uint32_t lane_count = 0;
 
-  std::array<std::string, kEventColumns> columns;
+  std::array<ColumnBuffer, kEventColumns> columns;
   uint32_t chunk_events = 0;
   uint64_t chunk_index = 0;
   std::vector<ThreadDelta> deltas;
@@ -272,7 +273,7 @@ struct TraceWriter::Impl {
     put_varint(raw, kEventColumns);
     for (const auto& c : columns) put_varint(raw, c.size());
     for (auto& c : columns) {
-      raw += c;
+      raw += c.view();
       c.clear();
     }
     write_chunk(ChunkType::Events, raw);
@@ -309,21 +310,21 @@ struct TraceWriter::Impl {
     if (d.chunk != chunk_index) d = ThreadDelta{chunk_index, 0, 0};
     bool has_seq = e.seq_nr != -1;
     // Differences wrap in uint64 so every int64 pair round-trips exactly.
-    put_varint(columns[kColThread], e.thread);
-    put_varint(columns[kColKind], uint64_t(e.kind) | (has_seq ? kKindHasSeqNr : 0));
-    put_varint(columns[kColName], e.name);
-    put_svarint(columns[kColStart], int64_t(uint64_t(e.start_ns) - uint64_t(d.start)));
-    put_varint(columns[kColDuration], uint64_t(e.end_ns) - uint64_t(e.start_ns));
-    put_varint(columns[kColScope], e.scope);
-    put_varint(columns[kColFlags], e.flags);
-    put_varint(columns[kColShapes], e.shapes);
+    columns[kColThread].put_varint(e.thread);
+    columns[kColKind].put_varint(uint64_t(e.kind) | (has_seq ? kKindHasSeqNr : 0));
+    columns[kColName].put_varint(e.name);
+    columns[kColStart].put_svarint(int64_t(uint64_t(e.start_ns) - uint64_t(d.start)));
+    columns[kColDuration].put_varint(uint64_t(e.end_ns) - uint64_t(e.start_ns));
+    columns[kColScope].put_varint(e.scope);
+    columns[kColFlags].put_varint(e.flags);
+    columns[kColShapes].put_varint(e.shapes);
     if (has_seq) {
-      put_svarint(columns[kColSeqNr], int64_t(uint64_t(e.seq_nr) - uint64_t(d.seq_nr)));
+      columns[kColSeqNr].put_svarint(int64_t(uint64_t(e.seq_nr) - uint64_t(d.seq_nr)));
       d.seq_nr = e.seq_nr;
     }
-    put_varint(columns[kColFwdThread], e.fwd_thread_id);
-    put_varint(columns[kColArg], e.arg);
-    put_varint(columns[kColStack], e.stack);
+    columns[kColFwdThread].put_varint(e.fwd_thread_id);
+    columns[kColArg].put_varint(e.arg);
+    columns[kColStack].put_varint(e.stack);
     d.start = e.end_ns;
     ++thread_counts[e.thread].events;
     ++events_written;

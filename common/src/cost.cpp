@@ -7,39 +7,6 @@
 
 namespace ptprof::cost {
 
-uint32_t records_of(trace::EventKind k) {
-  switch (k) {
-    case trace::EventKind::Range:
-      return 2;
-    case trace::EventKind::Mark:
-    case trace::EventKind::CudaApi:
-    case trace::EventKind::Memory:
-      return 1;
-    default:
-      return 0;
-  }
-}
-
-void Tally::charge(trace::EventKind k, uint32_t op_cost_ps, uint32_t record_cost_ps) {
-  if (k == trace::EventKind::Op) {
-    if (!op_cost_ps) {
-      ++uncalibrated;
-      return;
-    }
-    ++ops;
-    op_ns += double(op_cost_ps) / 1000;
-    return;
-  }
-  const uint32_t n = records_of(k);
-  if (!n) return;
-  if (!record_cost_ps) {
-    ++uncalibrated;
-    return;
-  }
-  records += n;
-  record_ns += double(n) * double(record_cost_ps) / 1000;
-}
-
 Tally& Tally::operator+=(const Tally& o) {
   ops += o.ops;
   records += o.records;

@@ -15,7 +15,18 @@ namespace ptprof::cost {
 // Records a target thread wrote for an event of kind `k` besides operators:
 // a range is a push and a pop. GPU activity is written by CUPTI's threads,
 // off the target's path, and steps by the launcher: not charged.
-uint32_t records_of(trace::EventKind k);
+inline uint32_t records_of(trace::EventKind k) {
+  switch (k) {
+    case trace::EventKind::Range:
+      return 2;
+    case trace::EventKind::Mark:
+    case trace::EventKind::CudaApi:
+    case trace::EventKind::Memory:
+      return 1;
+    default:
+      return 0;
+  }
+}
 
 struct Tally {
   uint64_t ops = 0;           // operators charged
@@ -29,9 +40,30 @@ struct Tally {
   // The share of the recorded time that was ptprof's; 0 when none is known.
   double share() const { return recorded_ns > 0 ? added_ns() / double(recorded_ns) : 0; }
   // Charges one event of a process with these costs (picoseconds).
+  // Inline: the launcher charges every event it drains.
   void charge(trace::EventKind k, uint32_t op_cost_ps, uint32_t record_cost_ps);
   Tally& operator+=(const Tally& o);
 };
+
+inline void Tally::charge(trace::EventKind k, uint32_t op_cost_ps, uint32_t record_cost_ps) {
+  if (k == trace::EventKind::Op) {
+    if (!op_cost_ps) {
+      ++uncalibrated;
+      return;
+    }
+    ++ops;
+    op_ns += double(op_cost_ps) / 1000;
+    return;
+  }
+  const uint32_t n = records_of(k);
+  if (!n) return;
+  if (!record_cost_ps) {
+    ++uncalibrated;
+    return;
+  }
+  records += n;
+  record_ns += double(n) * double(record_cost_ps) / 1000;
+}
 
 // The events of one trace, each charged with its process's costs; the
 // recorded time is its Step events', or else the span of its operators and
