@@ -185,10 +185,10 @@ uint32_t capture_native(StackCache& c, const PythonApi* py, uintptr_t* out) {
   constexpr uint32_t kMargin = 4;
   const uint32_t bound =
       c.native_depth ? std::min(StackCache::kMaxNative, c.native_depth + kMargin) : StackCache::kMaxNative;
-  uint32_t n = stacks.capture(out, bound);
+  uint32_t n = stacks.capture(out, bound, c.walks, c.interpreter_begin, c.interpreter_end);
   uint32_t at = interpreter_at(n);
   if (at == n && n == bound && bound < StackCache::kMaxNative) {
-    n = stacks.capture(out, StackCache::kMaxNative);
+    n = stacks.capture(out, StackCache::kMaxNative, c.walks, c.interpreter_begin, c.interpreter_end);
     at = interpreter_at(n);
   }
   if (at == n) return n;  // no interpreter on this stack
