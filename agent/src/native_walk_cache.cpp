@@ -81,7 +81,9 @@ bool NativeWalkCache::stack_bounds_hold(uintptr_t frame, uint32_t max_offset) {
 [[gnu::noinline]] uint32_t NativeWalkCache::capture(const Unwinder& u, uintptr_t* out, uint32_t max,
                                                     uintptr_t stop_begin, uintptr_t stop_end) {
   max = std::min(max, kMaxFrames);
-  const auto frame = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  const auto* base = static_cast<const char*>(__builtin_frame_address(0));
+  const auto frame = reinterpret_cast<uintptr_t>(base);
+  const auto at_offset = [base](uint32_t offset) { return *reinterpret_cast<const uintptr_t*>(base + offset); };
   const bool use = kSupported && enabled_ && stop_begin < stop_end;
   Site* site = use ? find_site(frame, false) : nullptr;
   Variant* hit = nullptr;
@@ -90,8 +92,7 @@ bool NativeWalkCache::stack_bounds_hold(uintptr_t frame, uint32_t max_offset) {
       Variant& v = variants_[site->variants[i]];
       if (v.n > max) continue;
       bool same = true;
-      for (uint32_t j = v.checked; j < v.n && same; ++j)
-        same = *reinterpret_cast<const uintptr_t*>(frame + v.offsets[j]) == v.ips[j];
+      for (uint32_t j = v.checked; j < v.n && same; ++j) same = at_offset(v.offsets[j]) == v.ips[j];
       if (same) hit = &v;
     }
     if (hit && ++hit->hits % kRecheck != 0) {
@@ -146,7 +147,7 @@ bool NativeWalkCache::stack_bounds_hold(uintptr_t frame, uint32_t max_offset) {
          sps[s] - sizeof(uintptr_t) - frame < (1u << 30);
     if (!ok) break;
     v.offsets[i] = uint32_t(sps[s] - sizeof(uintptr_t) - frame);
-    ok = *reinterpret_cast<const uintptr_t*>(frame + v.offsets[i]) == out[i];
+    ok = at_offset(v.offsets[i]) == out[i];
     max_offset = std::max(max_offset, v.offsets[i]);
   }
   if (!ok || !stack_bounds_hold(frame, max_offset)) {

@@ -17,9 +17,9 @@ using ptprof::agent::Unwinder;
 namespace {
 
 #if defined(__x86_64__)
-constexpr bool kX86_64 = true;
+constexpr bool kOnX86 = true;
 #else
-constexpr bool kX86_64 = false;
+constexpr bool kOnX86 = false;
 #endif
 
 struct Probe {
@@ -116,7 +116,7 @@ Expected walk_both(Probe& p, NativeWalkCache& cache) {
 
 TEST_CASE("native walk cache: two paths to one stack address each get their own stack", "[stacks][native]") {
   Libunwind lu;
-  if (!kX86_64 || !lu.usable()) {
+  if (!kOnX86 || !lu.usable()) {
     WARN("SKIPPED: remembered walks need x86-64 and libunwind.so.8 with its step API");
     return;
   }
@@ -147,7 +147,7 @@ TEST_CASE("native walk cache: two paths to one stack address each get their own 
 TEST_CASE("native walk cache: a remembered stack the check cannot tell apart is caught by the recheck",
           "[stacks][native]") {
   Libunwind lu;
-  if (!kX86_64 || !lu.usable()) {
+  if (!kOnX86 || !lu.usable()) {
     WARN("SKIPPED: remembered walks need x86-64 and libunwind.so.8 with its step API");
     return;
   }
