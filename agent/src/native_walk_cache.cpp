@@ -126,6 +126,7 @@ bool NativeWalkCache::stack_bounds_hold(uintptr_t frame, uint32_t max_offset) {
   if (!use || (site && site->always_walk)) return n;
   const uint32_t at = stop_index(out, n, stop_begin, stop_end);
   if (at == n || !u.can_locate_slots() || out[0] != caller) return n;
+  if (variants_.size() >= kMaxStacks) return n;  // full: walked
   if (!site) site = find_site(frame, true);
   if (!site) return n;  // the table is full: this address is walked
   if (site->n_variants == kVariants) {

@@ -41,9 +41,10 @@ struct Unwinder {
 class NativeWalkCache {
  public:
   static constexpr uint32_t kMaxFrames = 64;
-  static constexpr uint32_t kVariants = 4;    // stacks kept per frame address
-  static constexpr uint32_t kMaxSites = 512;  // frame addresses kept per thread
-  static constexpr uint32_t kRecheck = 64;    // every kRecheck-th hit walks and compares
+  static constexpr uint32_t kVariants = 16;     // stacks kept per frame address
+  static constexpr uint32_t kMaxSites = 512;    // frame addresses kept per thread
+  static constexpr uint32_t kMaxStacks = 2048;  // stacks kept per thread (~1.6 MB)
+  static constexpr uint32_t kRecheck = 64;      // every kRecheck-th hit walks and compares
 
   struct Stats {
     uint64_t hits = 0;        // remembered stacks returned
