@@ -18,18 +18,26 @@ bool NativeStacks::load() {
   s = state_.load(std::memory_order_relaxed);
   if (s == 0) {
     void* lib = ::dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
-    if (lib) backtrace_ = reinterpret_cast<int (*)(void**, int)>(::dlsym(lib, "unw_backtrace"));
-    s = backtrace_ ? 1 : 2;
+    if (lib) {
+      const auto sym = [lib]<typename F>(F& f, const char* name) { f = reinterpret_cast<F>(::dlsym(lib, name)); };
+      sym(unwinder_.backtrace, "unw_backtrace");
+      // For remembering walks (x86-64's names); without them every op walks.
+      sym(unwinder_.getcontext, "_Ux86_64_getcontext");
+      sym(unwinder_.init_local, "_ULx86_64_init_local");
+      sym(unwinder_.step, "_ULx86_64_step");
+      sym(unwinder_.get_reg, "_ULx86_64_get_reg");
+    }
+    s = unwinder_.backtrace ? 1 : 2;
     state_.store(s, std::memory_order_release);
   }
   return s == 1;
 }
 
-uint32_t NativeStacks::capture(uintptr_t* out, uint32_t max) {
+uint32_t NativeStacks::capture(uintptr_t* out, uint32_t max, NativeWalkCache& walks, uintptr_t stop_begin,
+                               uintptr_t stop_end) {
   if (!load()) [[unlikely]]
     return 0;
-  const int n = backtrace_(reinterpret_cast<void**>(out), int(max));
-  return n > 0 ? uint32_t(n) : 0;
+  return walks.capture(unwinder_, out, max, stop_begin, stop_end);
 }
 
 void NativeStacks::refresh() {

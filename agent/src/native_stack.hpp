@@ -12,13 +12,16 @@
 #include <mutex>
 #include <vector>
 
+#include "native_walk_cache.hpp"
+
 namespace ptprof::agent {
 
 class NativeStacks {
  public:
   // Return addresses of the calling thread, innermost first; 0 when
-  // libunwind is not available.
-  uint32_t capture(uintptr_t* out, uint32_t max);
+  // libunwind is not available. `walks`: the thread's remembered walks
+  // (native_walk_cache.hpp), of stacks that end in [stop_begin, stop_end).
+  uint32_t capture(uintptr_t* out, uint32_t max, NativeWalkCache& walks, uintptr_t stop_begin, uintptr_t stop_end);
   // The module `addr` lies in (its path's arena id) and its offset from the
   // module's load bias (an address of its ELF image); false when in none, or
   // in the agent itself.
@@ -47,7 +50,7 @@ class NativeStacks {
   const Module* find(uintptr_t addr) const;
 
   std::atomic<int> state_{0};  // 0 unknown, 1 ready, 2 unavailable
-  int (*backtrace_)(void**, int) = nullptr;
+  Unwinder unwinder_;
   std::mutex mu_;
   std::vector<Module> modules_;  // guarded by mu_
 };

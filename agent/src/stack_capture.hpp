@@ -22,6 +22,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "native_walk_cache.hpp"
+
 namespace ptprof::agent {
 
 struct ThreadState;
@@ -73,6 +75,7 @@ struct StackCache {
   // The most native frames a walk needed to reach the interpreter so far on
   // this thread (0: none yet); the next walks go that deep, plus a margin.
   uint32_t native_depth = 0;
+  NativeWalkCache walks;  // the native walks this thread has made
 
   // Attribution's last stack whose innermost frame was the user's (no
   // native frames): that frame and its id. The next op from the same line
