@@ -261,6 +261,18 @@ def render(fig):
                                                           fmt(s.get("in_process_ns_per_op")),
                                                           fmt(s.get("estimate_over_in_process"), "%.2f")))
     L.append("")
+    L.append("Steps ptprof does not record (the wait steps of the ptprof-alternating run) against the same round's "
+             "run without a profiler, small-op loop: what a process under `ptprof run` pays outside its windows "
+             "(medians of per-round differences; the spread of the rounds is the noise between processes).")
+    L.append("")
+    L.append("| torch | wait step ns/op over no profiler | per round |")
+    L.append("|---|---:|---|")
+    for e in fig["end_to_end"]:
+        s = e["loops"].get("small", {})
+        if "wait_step_ns_per_op" in s:
+            L.append("| %s | %s | %s |" % (e["torch"], fmt(s["wait_step_ns_per_op"]),
+                                           " ".join("%.0f" % v for v in s["wait_step_ns_per_op_rounds"])))
+    L.append("")
     # 3
     L.append("### 3. Window end")
     L.append("")

@@ -259,6 +259,12 @@ def alternating_cost(times):
     return med if med >= 0 else statistics.median(even[i + 1] - odd[i] for i in range(n - 1))
 
 
+def unrecorded_steps(times):
+    """Median time of the unrecorded (wait) steps of a ptprof-alternating
+    run: the faster parity, as in alternating_cost()."""
+    return min(statistics.median(times[0::2]), statistics.median(times[1::2]))
+
+
 def median_or_nan(values):
     return statistics.median(values) if values else float("nan")
 
@@ -298,6 +304,12 @@ def summarize(args, ops, medians, window, op_costs, alternating=None):
                 entry["in_process_ns_per_op"] = statistics.median(alternating["diffs"]) / ops[loop]
                 entry["in_process_ns_per_op_rounds"] = [d / ops[loop] for d in alternating["diffs"]]
                 entry["estimate_over_in_process"] = median_or_nan(per_round)
+            if alternating and alternating["unrecorded"] and "none" in per_mode:
+                # Wait steps against the same round's run without a profiler:
+                # what a process under `ptprof run` pays in steps it does not record.
+                d = [u - n for u, n in zip(alternating["unrecorded"], per_mode["none"])]
+                entry["wait_step_ns_per_op"] = median_or_nan(d) / ops[loop]
+                entry["wait_step_ns_per_op_rounds"] = [x / ops[loop] for x in d]
                 entry["estimate_over_in_process_rounds"] = per_round
         out["loops"][loop] = entry
     if window["ptprof"] or window["torch"]:
@@ -326,6 +338,9 @@ def print_summary(s):
                                     " ".join("%.0f" % v for v in e["in_process_ns_per_op_rounds"]),
                                     e["estimate_over_in_process"],
                                     " ".join("%.2f" % v for v in e["estimate_over_in_process_rounds"])))
+        if "wait_step_ns_per_op" in e:
+            print("unrecorded (wait) steps of that process over no profiler: %.1f ns/op (rounds: %s)"
+                  % (e["wait_step_ns_per_op"], " ".join("%.0f" % v for v in e["wait_step_ns_per_op_rounds"])))
     if "window_end_us" in s:
         w = s["window_end_us"]
         print("\nwindow end, extra time in the step that ends a window: ptprof %.1f us, torch.profiler %.1f us "
@@ -368,7 +383,7 @@ def main():
         medians = {loop: {m: [] for m in modes if m != "ptprof-alternating"} for loop in args.loops}
         window = {"ptprof": [], "torch": []}
         op_costs = []
-        alternating = {"diffs": [], "estimates": []}
+        alternating = {"diffs": [], "estimates": [], "unrecorded": []}
         for r in range(args.rounds):
             for m in modes:
                 res = run_mode(args, m)
@@ -376,6 +391,7 @@ def main():
                     if "small" in args.loops:
                         alternating["diffs"].append(alternating_cost(res["small"]["steps"]))
                         alternating["estimates"].append(res.get("op_cost_ns", float("nan")))
+                        alternating["unrecorded"].append(unrecorded_steps(res["small"]["steps"]))
                     continue
                 for loop in args.loops:
                     medians[loop][m].append(statistics.median(res[loop]["steps"]))
