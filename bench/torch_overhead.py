@@ -14,6 +14,8 @@ mean anything; steps are timed in the thread's CPU time, see now_ns()):
     none            no profiler
     floor           a global RecordFunction callback that does nothing (no
                     ids, no inputs): what torch costs once any callback is on
+    floor+inputs    the same callback asking for inputs: what torch costs any
+                    callback that records shapes (only when --modes names it)
     ptprof          ptprof run
     ptprof+shapes   ptprof run --record-shapes
     ptprof+memory   ptprof run --profile-memory
@@ -72,7 +74,7 @@ FLOOR_SOURCE = os.path.join(HERE, "floor", "rf_floor.cpp")
 
 DEFAULT_MODES = ["none", "floor", "ptprof", "ptprof+shapes", "ptprof+memory", "torch", "torch+shapes", "torch+memory",
                  "ptprof+attribution", "ptprof+stack", "torch+stack", "ptprof-alternating"]
-MODES = DEFAULT_MODES + ["ptprof+pystack", "ptprof-on-demand"]
+MODES = DEFAULT_MODES + ["ptprof+pystack", "ptprof-on-demand", "floor+inputs"]
 ALTERNATING = "wait=1,warmup=0,active=1,repeat=0"
 LOOPS = ["small", "conv"]
 PTPROF_FLAGS = {"ptprof": [], "ptprof+shapes": ["--record-shapes"], "ptprof+memory": ["--profile-memory"],
@@ -161,6 +163,8 @@ def worker(args):
         return
     if mode == "floor":
         ctypes.CDLL(args.floor_lib).ptprof_bench_add_floor_callback(0, 0)
+    elif mode == "floor+inputs":  # what torch costs any callback that asks for inputs (shapes)
+        ctypes.CDLL(args.floor_lib).ptprof_bench_add_floor_callback(1, 0)
     for loop in args.loops:
         step = build_loop(loop)
         n = steps_for(args, loop)
@@ -287,7 +291,7 @@ def summarize(args, ops, medians, window, op_costs, alternating=None):
                        "ns_per_op": paired(m, "none") / ops[loop],
                        "ns_per_op_over_floor": paired(m, "floor") / ops[loop]}
         ratios = {}
-        for a, b in (("ptprof", "floor"), ("ptprof", "torch"), ("ptprof+shapes", "torch+shapes"),
+        for a, b in (("ptprof", "floor"), ("ptprof", "torch"), ("ptprof+shapes", "torch+shapes"), ("ptprof+shapes", "floor+inputs"),
                      ("ptprof+memory", "torch+memory"), ("ptprof+stack", "torch+stack"),
                      ("ptprof+pystack", "torch+stack"), ("ptprof+attribution", "ptprof")):
             if a in per_mode and b in per_mode and "none" in per_mode:
@@ -377,7 +381,7 @@ def main():
         scratch = args.out = tempfile.mkdtemp(prefix="ptprof-bench-")
     try:
         modes = [m for m in MODES if m in args.modes.split(",")]
-        if "floor" in modes and not args.floor_lib:
+        if ("floor" in modes or "floor+inputs" in modes) and not args.floor_lib:
             args.floor_lib = build_floor()
         ops = run_mode(args, "ops")
         medians = {loop: {m: [] for m in modes if m != "ptprof-alternating"} for loop in args.loops}
