@@ -12,7 +12,7 @@ set(PTPROF_BRIDGE_KIT_FILES
   agent/torch/encode_inputs.hpp
   agent/torch/memory_reporter.hpp
   agent/torch/torch_compat.hpp
-  agent/src/bridge_api.h
+  agent/include/ptprof/bridge_api.h
   common/include/ptprof/record.hpp
   common/include/ptprof/shapes.hpp
   common/include/ptprof/status.hpp

@@ -12,7 +12,7 @@
 #   bash scripts/sanitize.sh [asan] [tsan]     (default: both)
 #
 # The agent is instrumented too; `ptprof run` of a sanitizer build preloads
-# the sanitizer's runtime ahead of it (launcher/sanitizer_runtime.cpp), so an
+# the sanitizer's runtime ahead of it (launcher/process/sanitizer_runtime.cpp), so an
 # uninstrumented target (a shell, Python) runs it as well. Python targets
 # leak by design, so leak checking is off in the processes of integration
 # tests (ASAN_OPTIONS detect_leaks=0 there), and on in the unit tests.

@@ -1,6 +1,6 @@
 // The functions the torch bridge calls (bridge_api.h). The operator path runs
 // for every aten op, so it does what the C API does and no more.
-#include "bridge_api.h"
+#include "ptprof/bridge_api.h"
 
 #include <cstring>
 #include <span>

@@ -1,6 +1,6 @@
 // On-demand capture in the agent (PTPROF_ON_DEMAND, `ptprof trigger`).
 //
-// A request (session.hpp: trigger_*) names the processes, a length in steps
+// A request (ptprof/shm_abi.hpp: trigger_*) names the processes, a length in steps
 // or in time, and options (shapes, memory, stacks) for its window alone.
 // `--steps N` counts step boundaries, so its window opens and closes at them
 // (on_demand_transition, from end_step). `--duration T` needs no boundary:

@@ -14,9 +14,9 @@
 #include <cstring>
 #include <type_traits>
 
-#include "bridge_api.h"
 #include "cost_calibration.hpp"
 #include "log.hpp"
+#include "ptprof/bridge_api.h"
 #include "thread_state.hpp"
 
 namespace ptprof::agent {

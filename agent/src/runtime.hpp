@@ -51,7 +51,7 @@
 #include "ptprof/config.hpp"
 #include "ptprof/cuda_status.hpp"
 #include "ptprof/schedule.hpp"
-#include "ptprof/session.hpp"
+#include "ptprof/shm_abi.hpp"
 #include "ptprof/string_arena.hpp"
 #include "python_api.hpp"
 #include "stack_capture.hpp"
@@ -148,7 +148,7 @@ class Runtime {
   // the schedule says; nothing is recorded between a Stop and the next Start.
   void cuda_profiler_api(bool start);
 
-  // The GPU activity protocol (session.hpp, BoundaryKind::GpuFlushed), for
+  // The GPU activity protocol (shm_abi.hpp, BoundaryKind::GpuFlushed), for
   // the CUPTI consumer: set while it collects, so that the launcher holds
   // ended windows until gpu_flushed(window) says their records are all in
   // the rings. Neither may be called with step_mu_ held (from a callback of

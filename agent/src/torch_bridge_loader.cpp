@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "bridge_api.h"
 #include "log.hpp"
+#include "ptprof/bridge_api.h"
 #include "ptprof/bridge_cache.hpp"
 #include "ptprof/bridge_kit.hpp"
 #include "ptprof/torch_version.hpp"

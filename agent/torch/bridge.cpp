@@ -19,10 +19,10 @@
 #include <string>
 #include <type_traits>
 
-#include "bridge_api.h"
 #include "calibrate_ops.hpp"
 #include "encode_inputs.hpp"
 #include "memory_reporter.hpp"
+#include "ptprof/bridge_api.h"
 #include "ptprof/record.hpp"
 #include "ptprof/torch_version.hpp"
 #include "torch_compat.hpp"

@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "bridge_api.h"
+#include "ptprof/bridge_api.h"
 
 namespace ptprof::torch_bridge {
 

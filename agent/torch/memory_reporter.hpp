@@ -26,7 +26,7 @@
 
 #include <memory>
 
-#include "bridge_api.h"
+#include "ptprof/bridge_api.h"
 #include "torch_compat.hpp"
 
 namespace ptprof::torch_bridge {

@@ -1,6 +1,6 @@
 #include "ptprof/losses.hpp"
 
-#include "ptprof/session.hpp"
+#include "ptprof/shm_abi.hpp"
 
 namespace ptprof::trace {
 

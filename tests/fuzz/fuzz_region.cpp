@@ -22,12 +22,12 @@
 
 #include <spdlog/spdlog.h>
 
-#include "collector.hpp"
-#include "process_collector.hpp"
+#include "collect/collector.hpp"
+#include "collect/process_collector.hpp"
+#include "collect/session.hpp"
+#include "collect/window_sink.hpp"
 #include "ptprof/analysis/trace_file.hpp"
 #include "region_input.hpp"
-#include "session.hpp"
-#include "window_sink.hpp"
 
 namespace {
 

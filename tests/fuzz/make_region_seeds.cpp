@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "ptprof/record_emit.hpp"
-#include "ptprof/session.hpp"
 #include "ptprof/shapes.hpp"
+#include "ptprof/shm_abi.hpp"
 #include "ptprof/string_arena.hpp"
 #include "region_input.hpp"
 

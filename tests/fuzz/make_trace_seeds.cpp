@@ -8,7 +8,7 @@
 #include <iterator>
 #include <string>
 
-#include "../../analysis/src/zstd_codec.hpp"
+#include "format/zstd_codec.hpp"
 #include "trace_chunks.hpp"
 
 namespace {

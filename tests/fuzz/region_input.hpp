@@ -16,7 +16,7 @@
 #include <cstring>
 #include <vector>
 
-#include "ptprof/session.hpp"
+#include "ptprof/shm_abi.hpp"
 
 namespace ptprof::fuzz {
 

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <string>
 
-#include "../../analysis/src/crc32c.hpp"
-#include "../../analysis/src/format_layout.hpp"
+#include "format/crc32c.hpp"
+#include "format/format_layout.hpp"
 
 namespace ptprof::fuzz {
 

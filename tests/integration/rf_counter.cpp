@@ -16,7 +16,7 @@
 //    torch.profiler.schedule's (skip_first, wait, warmup, active, repeat); each
 //    cycle's active steps make one window, as in ptprof. Without a schedule
 //    every step is recorded, in window 0.
-//  * What is counted (analysis/src/report_compute.cpp): every operator and
+//  * What is counted (analysis/src/report/report_compute.cpp): every operator and
 //    user scope begun in a recorded step, except torch's filtered names
 //    (profiler::_record_function_enter/_enter_new/_exit, aten::is_leaf,
 //    aten::output_nr, aten::_version), which are neither counted nor nodes of
@@ -270,7 +270,7 @@ __attribute__((visibility("default"))) int64_t rf_counter_step() { return g_step
 
 __attribute__((visibility("default"))) int64_t rf_counter_window_of(int64_t step) { return g_schedule.window_of(step); }
 
-// JSON quoting of its own (not analysis/src/text_util.hpp's): the counter is
+// JSON quoting of its own (not analysis/src/report/text_util.hpp's): the counter is
 // compiled against torch alone and shares no code with what it checks.
 __attribute__((visibility("default"))) int rf_counter_write_json(const char* path) {
   auto quote = [](std::string& out, const std::string& s) {

@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "../../agent/src/bridge_api.h"
 #include "ptprof.h"
+#include "ptprof/bridge_api.h"
 
 int main(int argc, char** argv) {
   if (argc < 2) {

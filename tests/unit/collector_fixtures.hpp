@@ -1,5 +1,5 @@
 // What the collector tests drive a ProcessCollector with: a process region
-// in anonymous memory laid out by the same ABI as the agent's (session.hpp),
+// in anonymous memory laid out by the same ABI as the agent's (ptprof/shm_abi.hpp),
 // rings written through the agent's own wire::emit, and a WindowSink that
 // keeps each window's trace in memory (TraceWriterForTesting).
 #pragma once
@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "process_collector.hpp"
+#include "collect/process_collector.hpp"
+#include "collect/session.hpp"
+#include "collect/window_sink.hpp"
 #include "ptprof/record_emit.hpp"
-#include "ptprof/session.hpp"
+#include "ptprof/shm_abi.hpp"
 #include "ptprof/string_arena.hpp"
-#include "session.hpp"
-#include "window_sink.hpp"
 
 namespace ptprof::testing {
 

@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "launcher_fixtures.hpp"
-#include "ptprof/session.hpp"
-#include "sanitizer_runtime.hpp"
+#include "process/sanitizer_runtime.hpp"
+#include "ptprof/shm_abi.hpp"
 
 using namespace ptprof::testing;
 using ptprof::trace::EventKind;

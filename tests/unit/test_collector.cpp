@@ -1,4 +1,4 @@
-// ProcessCollector (launcher/process_collector.hpp) on synthetic rings: window
+// ProcessCollector (launcher/collect/process_collector.hpp) on synthetic rings: window
 // assignment, step records, span closing and the losses ledger, with windows
 // kept in memory (collector_fixtures.hpp).
 #include <catch2/catch.hpp>

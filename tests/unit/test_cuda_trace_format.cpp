@@ -4,9 +4,9 @@
 // read.
 #include <catch2/catch.hpp>
 
-#include "../../analysis/src/byte_io.hpp"
-#include "../../analysis/src/chunk_decode.hpp"
-#include "../../analysis/src/format_layout.hpp"
+#include "format/byte_io.hpp"
+#include "format/chunk_decode.hpp"
+#include "format/format_layout.hpp"
 #include "test_format_fixtures.hpp"
 
 using namespace ptprof;

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "../../analysis/src/crc32c.hpp"
+#include "format/crc32c.hpp"
 #include "test_format_fixtures.hpp"
 
 using namespace ptprof;

@@ -8,16 +8,16 @@
 #include <algorithm>
 #include <string>
 
-#include "../../analysis/src/byte_io.hpp"
-#include "../../analysis/src/chrome_event_format.hpp"
-#include "../../analysis/src/chunk_writer.hpp"
-#include "../../analysis/src/format_layout.hpp"
-#include "../../analysis/src/memory_chunk.hpp"
-#include "../../analysis/src/report_memory.hpp"
 #include "collector_fixtures.hpp"
+#include "export/chrome_event_format.hpp"
+#include "format/byte_io.hpp"
+#include "format/chunk_writer.hpp"
+#include "format/format_layout.hpp"
+#include "format/memory_chunk.hpp"
 #include "ptprof/analysis/memory.hpp"
 #include "ptprof/analysis/report.hpp"
 #include "ptprof/analysis/report_html.hpp"
+#include "report/report_memory.hpp"
 #include "test_cli_run.hpp"
 #include "test_format_fixtures.hpp"
 

@@ -33,29 +33,33 @@ struct Probe {
 };
 
 // No tail calls (each caller stays a frame), no inlining, no folding of the
-// two paths into one function (their bodies differ).
-[[gnu::noinline]] void leaf(Probe& p) {
+// two paths into one function (their bodies differ). noipa, not only
+// noinline: at -O3 GCC's interprocedural constant propagation clones root()
+// for the constant function pointer it is called with (root.constprop.0), so
+// the two paths would return into two different copies of root() and no
+// longer share the stack address and return address the test is about.
+[[gnu::noipa]] void leaf(Probe& p) {
   p.leaf_frame = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
   p.n = p.cache->capture(*p.unwinder, p.out, NativeWalkCache::kMaxFrames, p.stop_begin, p.stop_end);
   asm volatile("" ::: "memory");
 }
-[[gnu::noinline]] void middle(Probe& p) {
+[[gnu::noipa]] void middle(Probe& p) {
   leaf(p);
   asm volatile("" ::: "memory");
 }
 volatile int g_path_sink = 0;
-[[gnu::noinline]] void path_a(Probe& p) {
+[[gnu::noipa]] void path_a(Probe& p) {
   p.root_return = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   middle(p);
   g_path_sink = 1;
 }
-[[gnu::noinline]] void path_b(Probe& p) {
+[[gnu::noipa]] void path_b(Probe& p) {
   p.root_return = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   middle(p);
   g_path_sink = 2;
 }
 // One call site, so that both paths return to the same address in it.
-[[gnu::noinline]] void root(void (*path)(Probe&), Probe& p) {
+[[gnu::noipa]] void root(void (*path)(Probe&), Probe& p) {
   path(p);
   asm volatile("" ::: "memory");
 }

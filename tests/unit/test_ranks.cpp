@@ -8,8 +8,8 @@
 #include <regex>
 #include <sstream>
 
-#include "../../analysis/src/byte_io.hpp"
-#include "../../analysis/src/crc32c.hpp"
+#include "format/byte_io.hpp"
+#include "format/crc32c.hpp"
 #include "ptprof/analysis/export.hpp"
 #include "ptprof/analysis/report.hpp"
 #include "ptprof/analysis/report_format.hpp"

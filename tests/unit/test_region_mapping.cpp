@@ -1,5 +1,5 @@
 // What the launcher opens when a slot announces a process region
-// (launcher/session.cpp, map_region): only a name of its own session, only an
+// (launcher/collect/session.cpp, map_region): only a name of its own session, only an
 // object its own user owns. A slot's name is written by the target, which may
 // have dropped its privileges (docs/security.md).
 #include <fcntl.h>
@@ -11,8 +11,8 @@
 #include <memory>
 #include <string>
 
-#include "ptprof/session.hpp"
-#include "session.hpp"
+#include "collect/session.hpp"
+#include "ptprof/shm_abi.hpp"
 
 using namespace ptprof;
 

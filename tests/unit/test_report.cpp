@@ -3,9 +3,9 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "../../analysis/src/event_tree.hpp"
 #include "ptprof/analysis/report.hpp"
 #include "ptprof/analysis/report_format.hpp"
+#include "report/event_tree.hpp"
 #include "test_report_json.hpp"
 
 using namespace ptprof;

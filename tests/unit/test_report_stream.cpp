@@ -6,10 +6,10 @@
 #include <catch2/catch.hpp>
 #include <random>
 
-#include "../../analysis/src/report_stream.hpp"
 #include "ptprof/analysis/report.hpp"
 #include "ptprof/analysis/report_format.hpp"
 #include "ptprof/cuda_status.hpp"
+#include "report/report_stream.hpp"
 #include "test_format_fixtures.hpp"
 
 namespace ptprof {

@@ -10,7 +10,7 @@
 
 #include "ptprof/record.hpp"
 #include "ptprof/ring.hpp"
-#include "ptprof/session.hpp"
+#include "ptprof/shm_abi.hpp"
 
 using ptprof::wire::RecordHeader;
 using ptprof::wire::RecordType;

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "../../analysis/src/stack_attribution.hpp"
 #include "collector_fixtures.hpp"
 #include "ptprof/analysis/report.hpp"
+#include "stacks/stack_attribution.hpp"
 #include "test_format_fixtures.hpp"
 
 namespace wire = ptprof::wire;

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "ptprof/session.hpp"
+#include "ptprof/shm_abi.hpp"
 
 namespace ptprof::wire {
 

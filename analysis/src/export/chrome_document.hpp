@@ -1,0 +1,39 @@
+// One Chrome trace JSON file: the top-level fields Kineto writes, process and
+// thread metadata events, then events streamed in one per line, so that
+// line-oriented readers (HTA finds the rank with a regex over lines) work and
+// nothing is held in memory.
+#pragma once
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "export/export_inputs.hpp"
+#include "export/output_file.hpp"
+
+namespace ptprof::exporting::detail {
+
+struct PartLabel {
+  size_t index = 0;  // 0-based
+  size_t count = 1;
+};
+
+// Everything before the first event: top-level fields, "traceEvents": [ and
+// the metadata events (separated by ",\n"; it ends in '\n' when there are none).
+std::string chrome_preamble(const InputSummary& inputs, const PartLabel& part);
+// What closes the document.
+constexpr std::string_view kChromeEpilogue = "\n]}\n";
+
+class ChromeDocument {
+ public:
+  static std::unique_ptr<ChromeDocument> create(const std::string& path, const InputSummary& inputs,
+                                                const PartLabel& part, std::string* error);
+  void add_event(std::string_view event_json);
+  bool finish(std::string* error);
+
+ private:
+  std::unique_ptr<OutputFile> out_;
+  std::string line_;
+  bool need_separator_ = false;
+};
+
+}  // namespace ptprof::exporting::detail

@@ -1,0 +1,192 @@
+#include "export/chrome_event_format.hpp"
+
+#include <charconv>
+
+#include "export/utf8_sanitize.hpp"
+#include "stacks/stack_attribution.hpp"
+
+namespace ptprof::exporting::detail {
+
+namespace {
+
+constexpr uint8_t kUserScope = 7;  // wire::OpScope::UserScope (record_function)
+
+template <typename Int>
+void append_int(std::string& out, Int v) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+}  // namespace
+
+std::string_view chrome_category(const trace::Event& e) {
+  using trace::EventKind;
+  switch (e.kind) {
+    case EventKind::Op:
+      return e.scope != kUserScope ? "cpu_op" : "user_annotation";
+    // torch.profiler's categories for what CUDA brings.
+    case EventKind::CudaApi:
+    case EventKind::CuptiApi:
+      return "cuda_runtime";
+    case EventKind::Kernel:
+      return "kernel";
+    case EventKind::Memcpy:
+      return "gpu_memcpy";
+    case EventKind::Memset:
+      return "gpu_memset";
+    case EventKind::GpuSync:
+      return "cuda_sync";
+    case EventKind::GpuOverhead:
+      return "overhead";
+    default:
+      return "user_annotation";
+  }
+}
+
+std::string input_dims_json(std::string_view text, bool* truncated) {
+  *truncated = false;
+  std::string out;
+  int depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == ' ') continue;
+    if (c == '[') {
+      ++depth;
+      out += c;
+    } else if (c == ']') {
+      if (--depth < 0) return "";
+      if (!out.empty() && out.back() == ',') out.pop_back();
+      out += c;
+      if (depth == 0 && text.find_first_not_of(' ', i + 1) != std::string_view::npos) return "";
+    } else if (c == ',' || (c >= '0' && c <= '9')) {
+      if (depth == 0) return "";
+      out += c;
+    } else if (text.substr(i, 3) == "...") {
+      *truncated = true;  // the encoder ran out of room: the inputs listed are complete
+      i += 2;
+    } else {
+      return "";
+    }
+  }
+  return depth == 0 && !out.empty() ? out : "";
+}
+
+void append_us(std::string& out, int64_t ns) {
+  if (ns < 0) {
+    out += '-';
+    ns = -ns;
+  }
+  append_int(out, ns / 1000);
+  int frac = int(ns % 1000);
+  out += '.';
+  out += char('0' + frac / 100);
+  out += char('0' + frac / 10 % 10);
+  out += char('0' + frac % 10);
+}
+
+void ChromeEventFormatter::begin_file(int64_t realtime_offset_ns) {
+  realtime_offset_ns_ = realtime_offset_ns;
+  names_.clear();
+  dims_.clear();
+  dims_truncated_.clear();
+  pid_tids_.clear();
+  stacks_.clear();
+}
+
+const std::string& ChromeEventFormatter::stack_json(const trace::Trace& t, uint32_t stack) {
+  if (stacks_.size() <= t.stacks.size()) stacks_.resize(t.stacks.size() + 1);
+  std::string& s = stacks_[stack];
+  if (s.empty()) {
+    std::string joined;
+    for (const std::string& entry : report::detail::stack_entries(t, stack))
+      joined += (joined.empty() ? "" : ";") + entry;
+    if (joined.empty()) return s;
+    append_json_string(s, joined);
+  }
+  return s;
+}
+
+const std::string& ChromeEventFormatter::name_json(const trace::Trace& t, uint32_t id) {
+  if (names_.size() < t.strings.size()) names_.resize(t.strings.size());
+  std::string& s = names_[id];
+  if (s.empty()) append_json_string(s, t.strings[id]);
+  return s;
+}
+
+const std::string& ChromeEventFormatter::dims_json(const trace::Trace& t, uint32_t id) {
+  if (dims_.size() < t.strings.size()) {
+    dims_.resize(t.strings.size());
+    dims_truncated_.resize(t.strings.size(), 2);  // 2: not computed yet
+  }
+  if (dims_truncated_[id] == 2) {
+    bool truncated = false;
+    dims_[id] = input_dims_json(t.strings[id], &truncated);
+    dims_truncated_[id] = truncated;
+  }
+  return dims_[id];
+}
+
+const std::string& ChromeEventFormatter::pid_tid_json(const trace::Trace& t, uint32_t thread) {
+  if (pid_tids_.size() < t.threads.size()) pid_tids_.resize(t.threads.size());
+  std::string& s = pid_tids_[thread];
+  if (s.empty()) {
+    const trace::Thread& th = t.threads[thread];
+    s = "\"pid\":";
+    append_int(s, th.process < t.processes.size() ? t.processes[th.process].pid : 0);
+    s += ",\"tid\":";
+    append_int(s, th.tid);
+  }
+  return s;
+}
+
+void ChromeEventFormatter::append(std::string& out, const trace::Trace& t, const trace::Event& e, uint64_t id) {
+  if (e.kind == trace::EventKind::Memory) return append_memory(out, t, e, id);
+  const bool instant = e.kind == trace::EventKind::Mark;
+  out += instant ? "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"" : "{\"ph\":\"X\",\"cat\":\"";
+  out += chrome_category(e);
+  out += "\",\"name\":";
+  if (e.kind == trace::EventKind::Step && (e.name == 0 || e.name >= t.strings.size())) {
+    append_json_string(out, "ProfilerStep#" + std::to_string(e.arg));
+  } else {
+    out += name_json(t, e.name < t.strings.size() ? e.name : 0);
+  }
+  out += ',';
+  out += pid_tid_json(t, e.thread < t.threads.size() ? e.thread : 0);
+  out += ",\"ts\":";
+  append_us(out, wall_ns(e.start_ns) - base_wall_ns_);
+  if (!instant) {
+    out += ",\"dur\":";
+    append_us(out, e.end_ns > e.start_ns ? e.end_ns - e.start_ns : 0);
+  }
+  out += ",\"args\":{\"External id\":";
+  append_int(out, id);
+  out += ",\"Ev Idx\":";
+  append_int(out, id - 1);
+  if (e.seq_nr >= 0) {
+    out += ",\"Sequence number\":";
+    append_int(out, e.seq_nr);
+    out += ",\"Fwd thread id\":";
+    append_int(out, e.fwd_thread_id);
+  }
+  if (e.shapes != 0 && e.shapes < t.strings.size()) {
+    const std::string& dims = dims_json(t, e.shapes);
+    if (!dims.empty()) {
+      out += ",\"Input Dims\":";
+      out += dims;
+      if (dims_truncated_[e.shapes]) out += ",\"Input Dims truncated\":1";
+    }
+  }
+  if (e.stack != 0 && e.stack <= t.stacks.size()) {
+    const std::string& stack = stack_json(t, e.stack);
+    if (!stack.empty()) {
+      out += ",\"Call stack\":";
+      out += stack;
+    }
+  }
+  if (e.flags & trace::kTruncated) out += ",\"Truncated\":1";  // its end was never seen
+  if (e.flags & trace::kAsync) out += ",\"Async\":1";
+  out += "}}";
+}
+
+}  // namespace ptprof::exporting::detail

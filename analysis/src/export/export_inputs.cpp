@@ -1,0 +1,81 @@
+#include "export/export_inputs.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+#include <string_view>
+#include <utility>
+
+#include "ptprof/analysis/trace_file.hpp"
+
+namespace ptprof::exporting::detail {
+
+namespace {
+
+std::string program_name(const std::string& cmdline) {
+  std::string first = cmdline.substr(0, cmdline.find(' '));
+  size_t slash = first.rfind('/');
+  return slash == std::string::npos ? first : first.substr(slash + 1);
+}
+
+// The process group backend whose work a name is (torch records gloo's and
+// NCCL's as "gloo:all_reduce", "nccl:all_reduce", ...); "" for other names.
+std::string_view backend_of(std::string_view name) {
+  for (std::string_view b : {"gloo", "nccl", "mpi", "ucc", "xccl"})
+    if (name.size() > b.size() && name.substr(0, b.size()) == b && name[b.size()] == ':') return b;
+  return {};
+}
+
+}  // namespace
+
+std::optional<InputSummary> summarize_inputs(const std::vector<std::string>& files, std::string* error,
+                                             std::vector<std::string>* warnings) {
+  InputSummary s;
+  std::set<int32_t> pids;
+  std::set<std::pair<int32_t, int32_t>> tids;
+  int64_t earliest = std::numeric_limits<int64_t>::max();
+  std::set<int32_t> ranks;
+  DistributedInfo dist;
+  for (const std::string& f : files) {
+    auto t = format::read_trace_summary(f, warnings);
+    if (!t) {
+      *error = t.error();
+      return std::nullopt;
+    }
+    if (s.host.empty()) s.host = t->header.host;
+    earliest = std::min(earliest, t->header.window_start_ns + t->header.realtime_offset_ns);
+    bool ranked = false;
+    for (const auto& p : t->processes) {
+      if (p.rank >= 0) {
+        ranked = true;
+        ranks.insert(p.rank);
+        dist.rank = p.rank;
+        if (p.world_size > 0) dist.world_size = p.world_size;
+      }
+      if (!pids.insert(p.pid).second) continue;
+      // Every view of a multi-rank export names each process's rank.
+      std::string name = program_name(p.cmdline);
+      if (p.rank >= 0) name += " [rank " + std::to_string(p.rank) + "]";
+      s.processes.push_back({p.pid, std::move(name), p.cmdline, p.rank});
+    }
+    for (const auto& th : t->threads) {
+      int32_t pid = th.process < t->processes.size() ? t->processes[th.process].pid : 0;
+      s.dropped += th.dropped;
+      if (!tids.insert({pid, th.tid}).second) continue;
+      s.threads.push_back({pid, th.tid, th.name.empty() ? "thread " + std::to_string(th.tid) : th.name});
+    }
+    if (ranked && dist.backend.empty())
+      for (const std::string& name : t->strings)
+        if (std::string_view b = backend_of(name); !b.empty()) {
+          dist.backend = b;
+          break;
+        }
+  }
+  s.ranks = ranks.size();
+  if (ranks.size() == 1) s.distributed = dist;
+  if (files.empty() || earliest < 0) earliest = 0;
+  s.base_wall_ns = earliest - earliest % 1'000'000'000;
+  return s;
+}
+
+}  // namespace ptprof::exporting::detail

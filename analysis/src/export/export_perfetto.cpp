@@ -1,0 +1,326 @@
+// `export --perfetto`: trace files to Perfetto's protobuf TrackEvent format.
+// One packet sequence carries everything: a track per process and per thread,
+// interned names and categories, and per event a SLICE_BEGIN and a SLICE_END
+// packet (TrackEvent has no complete events). Slices on a track must nest, so
+// each file's events are sorted per thread and ends are emitted in stack
+// order (steps widened as in the Chrome export, step_spans.hpp; any other
+// partial overlap is cut at the enclosing slice's end, with a warning); files
+// are read one at a time.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "export/chrome_event_format.hpp"
+#include "export/export_inputs.hpp"
+#include "export/output_file.hpp"
+#include "export/perfetto_fields.hpp"
+#include "export/protobuf_encode.hpp"
+#include "export/step_spans.hpp"
+#include "export/utf8_sanitize.hpp"
+#include "ptprof/analysis/export.hpp"
+#include "ptprof/analysis/trace_file.hpp"
+#include "ptprof/cuda_status.hpp"
+
+namespace ptprof::exporting {
+
+using namespace detail;
+namespace pf = detail::perfetto;
+
+namespace {
+
+constexpr uint32_t kSequenceId = 1;
+// Categories and annotation names are fixed: interned once, in the first packet.
+enum CategoryIid : uint64_t { kCpuOp = 1, kUserAnnotation = 2 };
+enum AnnotationIid : uint64_t { kInputDims = 1, kSequenceNumber = 2, kFwdThreadId = 3, kTruncated = 4 };
+
+// Interns strings into one of InternedData's tables: iids from 1, in order of
+// first use; intern() says whether the string is new (and must be emitted).
+class InternTable {
+ public:
+  uint64_t intern(const std::string& s, bool* added) {
+    auto [it, inserted] = ids_.try_emplace(s, ids_.size() + 1);
+    *added = inserted;
+    return it->second;
+  }
+
+ private:
+  std::unordered_map<std::string, uint64_t> ids_;
+};
+
+// Per input file: its string ids to iids, filled on first use (0 = not yet).
+struct FileIids {
+  std::vector<uint64_t> names, shapes;
+  std::vector<uint64_t> thread_tracks;
+};
+
+class PerfettoWriter {
+ public:
+  explicit PerfettoWriter(std::unique_ptr<OutputFile> out) : out_(std::move(out)) {}
+
+  void write_preamble(const InputSummary& in);
+  // Writes the events of one file; returns how many.
+  uint64_t write_file(const trace::Trace& t);
+  bool finish(std::string* error) { return out_->finish(error); }
+  uint64_t overlaps_cut() const { return overlaps_cut_; }
+
+ private:
+  void emit_packet() {
+    frame_.clear();
+    pb::put_bytes(frame_, pf::trace::kPacket, packet_);
+    out_->write(frame_);
+  }
+  void start_event_packet(int64_t ts) {
+    packet_.clear();
+    pb::put_varint(packet_, pf::packet::kTimestamp, uint64_t(ts));
+    pb::put_varint(packet_, pf::packet::kTrustedPacketSequenceId, kSequenceId);
+    pb::put_varint(packet_, pf::packet::kSequenceFlags, pf::packet::kSeqNeedsIncrementalState);
+  }
+  void write_begin(const trace::Trace& t, const trace::Event& e, uint64_t track, bool instant);
+  void write_end(int64_t ts, uint64_t track);
+  uint64_t name_iid(const trace::Trace& t, const trace::Event& e);
+  uint64_t shapes_iid(const trace::Trace& t, uint32_t shapes);
+  void intern_new(uint32_t table, uint64_t iid, std::string_view text);
+  void add_annotation(uint64_t name_iid, int64_t value);
+  void add_interned_annotation(uint64_t name_iid, uint64_t value_iid);
+  uint64_t thread_track(const trace::Trace& t, uint32_t thread);
+
+  std::unique_ptr<OutputFile> out_;
+  std::string packet_, frame_, event_, nested_, interned_;
+  InternTable names_, shapes_;  // whole trace
+  FileIids file_;               // the current file's
+  // Track uuids, small so that every event's track_uuid takes a byte or two.
+  std::map<int32_t, uint64_t> process_tracks_;
+  std::map<std::pair<int32_t, int32_t>, uint64_t> thread_tracks_;
+  uint64_t next_uuid_ = 1;  // 0 is Perfetto's trace-global track
+  int64_t offset_ns_ = 0;   // the current file's realtime offset
+  uint64_t overlaps_cut_ = 0;
+};
+
+void PerfettoWriter::write_preamble(const InputSummary& in) {
+  // Interned categories and annotation names, clearing the sequence's state.
+  interned_.clear();
+  auto intern = [&](uint32_t field, uint64_t iid, std::string_view name) {
+    nested_.clear();
+    pb::put_varint(nested_, pf::interned_data::kIid, iid);
+    pb::put_bytes(nested_, pf::interned_data::kName, name);
+    pb::put_bytes(interned_, field, nested_);
+  };
+  intern(pf::interned_data::kEventCategories, kCpuOp, "cpu_op");
+  intern(pf::interned_data::kEventCategories, kUserAnnotation, "user_annotation");
+  intern(pf::interned_data::kDebugAnnotationNames, kInputDims, "Input Dims");
+  intern(pf::interned_data::kDebugAnnotationNames, kSequenceNumber, "Sequence number");
+  intern(pf::interned_data::kDebugAnnotationNames, kFwdThreadId, "Fwd thread id");
+  intern(pf::interned_data::kDebugAnnotationNames, kTruncated, "Truncated");
+  packet_.clear();
+  pb::put_varint(packet_, pf::packet::kTrustedPacketSequenceId, kSequenceId);
+  pb::put_varint(packet_, pf::packet::kSequenceFlags, pf::packet::kSeqIncrementalStateCleared);
+  pb::put_bytes(packet_, pf::packet::kInternedData, interned_);
+  emit_packet();
+
+  auto descriptor = [&](uint64_t uuid, uint64_t parent, uint32_t field, const std::string& body) {
+    std::string d;
+    pb::put_varint(d, pf::track_descriptor::kUuid, uuid);
+    if (parent) pb::put_varint(d, pf::track_descriptor::kParentUuid, parent);
+    pb::put_bytes(d, field, body);
+    packet_.clear();
+    pb::put_varint(packet_, pf::packet::kTrustedPacketSequenceId, kSequenceId);
+    pb::put_bytes(packet_, pf::packet::kTrackDescriptor, d);
+    emit_packet();
+  };
+  for (const ProcessInfo& p : in.processes) {
+    uint64_t uuid = process_tracks_[p.pid] = next_uuid_++;
+    std::string body;
+    pb::put_varint(body, pf::process_descriptor::kPid, uint64_t(int64_t(p.pid)));
+    pb::put_bytes(body, pf::process_descriptor::kCmdline, valid_utf8(p.cmdline));
+    pb::put_bytes(body, pf::process_descriptor::kProcessName, valid_utf8(p.name));
+    descriptor(uuid, 0, pf::track_descriptor::kProcess, body);
+  }
+  for (const ThreadInfo& th : in.threads) {
+    uint64_t uuid = thread_tracks_[{th.pid, th.tid}] = next_uuid_++;
+    std::string body;
+    pb::put_varint(body, pf::thread_descriptor::kPid, uint64_t(int64_t(th.pid)));
+    pb::put_varint(body, pf::thread_descriptor::kTid, uint64_t(int64_t(th.tid)));
+    pb::put_bytes(body, pf::thread_descriptor::kThreadName, valid_utf8(th.name));
+    descriptor(uuid, process_tracks_[th.pid], pf::track_descriptor::kThread, body);
+  }
+}
+
+// Interned data travels in the packet of the first event that uses it.
+void PerfettoWriter::intern_new(uint32_t table, uint64_t iid, std::string_view text) {
+  nested_.clear();
+  pb::put_varint(nested_, pf::interned_data::kIid, iid);
+  pb::put_bytes(nested_, pf::interned_data::kName, text);
+  pb::put_bytes(interned_, table, nested_);
+}
+
+uint64_t PerfettoWriter::name_iid(const trace::Trace& t, const trace::Event& e) {
+  bool unnamed_step = e.kind == trace::EventKind::Step && (e.name == 0 || e.name >= t.strings.size());
+  if (!unnamed_step && e.name < file_.names.size() && file_.names[e.name]) return file_.names[e.name];
+  std::string name = unnamed_step ? "ProfilerStep#" + std::to_string(e.arg)
+                                  : valid_utf8(e.name < t.strings.size() ? t.strings[e.name] : "");
+  bool added = false;
+  uint64_t iid = names_.intern(name, &added);
+  if (added) intern_new(pf::interned_data::kEventNames, iid, name);
+  if (!unnamed_step && e.name < file_.names.size()) file_.names[e.name] = iid;
+  return iid;
+}
+
+uint64_t PerfettoWriter::shapes_iid(const trace::Trace& t, uint32_t shapes) {
+  if (file_.shapes[shapes]) return file_.shapes[shapes];
+  std::string text = valid_utf8(t.strings[shapes]);
+  bool added = false;
+  uint64_t iid = shapes_.intern(text, &added);
+  if (added) intern_new(pf::interned_data::kDebugAnnotationStringValues, iid, text);
+  return file_.shapes[shapes] = iid;
+}
+
+uint64_t PerfettoWriter::thread_track(const trace::Trace& t, uint32_t thread) {
+  if (thread >= t.threads.size()) return 0;  // the trace-global track
+  uint64_t& uuid = file_.thread_tracks[thread];
+  if (!uuid) {
+    const trace::Thread& th = t.threads[thread];
+    int32_t pid = th.process < t.processes.size() ? t.processes[th.process].pid : 0;
+    auto it = thread_tracks_.find({pid, th.tid});
+    uuid = it == thread_tracks_.end() ? 0 : it->second;
+  }
+  return uuid;
+}
+
+void PerfettoWriter::add_annotation(uint64_t name, int64_t value) {
+  nested_.clear();
+  pb::put_varint(nested_, pf::debug_annotation::kNameIid, name);
+  pb::put_varint(nested_, pf::debug_annotation::kIntValue, uint64_t(value));
+  pb::put_bytes(event_, pf::track_event::kDebugAnnotations, nested_);
+}
+
+void PerfettoWriter::add_interned_annotation(uint64_t name, uint64_t value_iid) {
+  nested_.clear();
+  pb::put_varint(nested_, pf::debug_annotation::kNameIid, name);
+  pb::put_varint(nested_, pf::debug_annotation::kStringValueIid, value_iid);
+  pb::put_bytes(event_, pf::track_event::kDebugAnnotations, nested_);
+}
+
+void PerfettoWriter::write_begin(const trace::Trace& t, const trace::Event& e, uint64_t track, bool instant) {
+  interned_.clear();
+  uint64_t iid = name_iid(t, e);
+  event_.clear();
+  pb::put_varint(event_, pf::track_event::kType,
+                 instant ? pf::track_event::kTypeInstant : pf::track_event::kTypeSliceBegin);
+  pb::put_varint(event_, pf::track_event::kTrackUuid, track);
+  pb::put_varint(event_, pf::track_event::kNameIid, iid);
+  pb::put_varint(event_, pf::track_event::kCategoryIids, chrome_category(e) == "cpu_op" ? kCpuOp : kUserAnnotation);
+  if (e.seq_nr >= 0) {
+    add_annotation(kSequenceNumber, e.seq_nr);
+    add_annotation(kFwdThreadId, int64_t(e.fwd_thread_id));
+  }
+  if (e.shapes != 0 && e.shapes < t.strings.size()) add_interned_annotation(kInputDims, shapes_iid(t, e.shapes));
+  if (e.flags & trace::kTruncated) add_annotation(kTruncated, 1);
+  start_event_packet(e.start_ns + offset_ns_);
+  pb::put_bytes(packet_, pf::packet::kTrackEvent, event_);
+  if (!interned_.empty()) pb::put_bytes(packet_, pf::packet::kInternedData, interned_);
+  emit_packet();
+}
+
+void PerfettoWriter::write_end(int64_t ts, uint64_t track) {
+  event_.clear();
+  pb::put_varint(event_, pf::track_event::kType, pf::track_event::kTypeSliceEnd);
+  pb::put_varint(event_, pf::track_event::kTrackUuid, track);
+  start_event_packet(ts + offset_ns_);
+  pb::put_bytes(packet_, pf::packet::kTrackEvent, event_);
+  emit_packet();
+}
+
+uint64_t PerfettoWriter::write_file(const trace::Trace& t) {
+  offset_ns_ = t.header.realtime_offset_ns;
+  file_.names.assign(t.strings.size(), 0);
+  file_.shapes.assign(t.strings.size(), 0);
+  file_.thread_tracks.assign(t.threads.size(), 0);
+  // Per thread, by start and longer first: the order in which slices open.
+  // Plain keys sort much faster than comparisons reaching into the events.
+  struct Key {
+    uint32_t thread;
+    uint32_t index;
+    int64_t start;
+    int64_t end;
+    bool operator<(const Key& o) const {
+      if (thread != o.thread) return thread < o.thread;
+      if (start != o.start) return start < o.start;
+      if (end != o.end) return end > o.end;
+      return index < o.index;
+    }
+  };
+  StepSpans steps;  // as in the Chrome export: steps enclose their ops
+  for (const trace::Event& e : t.events) steps.add_step(0, e);
+  steps.sort();
+  for (const trace::Event& e : t.events) steps.cover(0, e);
+  std::vector<Key> order;
+  order.reserve(t.events.size());
+  for (uint32_t i = 0; i < t.events.size(); ++i) {
+    const trace::Event& e = t.events[i];
+    if (wire::is_cuda_note(t, e)) continue;  // the report's line, not an event of the program
+    int64_t end = e.kind == trace::EventKind::Step ? steps.end_of(0, e) : e.end_ns;
+    order.push_back({e.thread, i, e.start_ns, end});
+  }
+  std::sort(order.begin(), order.end());
+  struct Open {
+    int64_t end;
+    uint64_t track;
+  };
+  std::vector<Open> open;
+  auto close_until = [&](int64_t ts, uint64_t track) {
+    while (!open.empty() && (open.back().track != track || open.back().end <= ts)) {
+      write_end(open.back().end, open.back().track);
+      open.pop_back();
+    }
+  };
+  for (const Key& k : order) {
+    const trace::Event& e = t.events[k.index];
+    uint64_t track = thread_track(t, e.thread);
+    bool instant = e.kind == trace::EventKind::Mark || e.kind == trace::EventKind::Memory;
+    close_until(e.start_ns, track);
+    write_begin(t, e, track, instant);
+    if (instant) continue;
+    int64_t end = std::max(k.end, e.start_ns);
+    // A slice must end within its parent: a partial overlap is cut there.
+    if (!open.empty() && end > open.back().end) {
+      end = open.back().end;
+      ++overlaps_cut_;
+    }
+    open.push_back({end, track});
+  }
+  close_until(INT64_MAX, UINT64_MAX);
+  return t.events.size();
+}
+
+}  // namespace
+
+std::optional<ExportResult> export_perfetto(const std::vector<std::string>& files, const std::string& out,
+                                            std::string* error) {
+  ExportResult result;
+  std::vector<std::string> ignored;  // reading the events reports each file's warnings
+  auto inputs = summarize_inputs(files, error, &ignored);
+  if (!inputs) return std::nullopt;
+  auto file = OutputFile::create(out, error);
+  if (!file) return std::nullopt;
+  PerfettoWriter writer(std::move(file));
+  writer.write_preamble(*inputs);
+  for (const std::string& f : files) {
+    auto t = format::read_trace(f, &result.warnings);
+    if (!t) {
+      *error = t.error();
+      return std::nullopt;
+    }
+    result.events += writer.write_file(*t);
+  }
+  if (!writer.finish(error)) return std::nullopt;
+  result.files.push_back(out);
+  if (writer.overlaps_cut())
+    result.warnings.push_back(std::to_string(writer.overlaps_cut()) +
+                              " events overlap the end of the event they start in; Perfetto "
+                              "slices must nest, so they end with it in " +
+                              out);
+  return result;
+}
+
+}  // namespace ptprof::exporting

@@ -1,0 +1,521 @@
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <unordered_map>
+
+#include "format/byte_io.hpp"
+#include "format/chunk_writer.hpp"
+#include "format/column_buffer.hpp"
+#include "format/exclusive_file.hpp"
+#include "format/format_layout.hpp"
+#include "format/memory_chunk.hpp"
+#include "format/stack_chunk.hpp"
+#include "ptprof/analysis/trace_file.hpp"
+
+namespace ptprof::format {
+
+using namespace detail;
+
+uint32_t format_version() { return kFormatVersion; }
+
+namespace {
+
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+// Metadata records not yet written: a list of records appended since the last
+// chunk of that kind, starting at index `first`.
+struct Pending {
+  uint32_t first = 0;
+  uint32_t count = 0;
+  std::string records;
+
+  bool empty() const { return count == 0; }
+  std::string take() {
+    std::string out;
+    put_varint(out, first);
+    put_varint(out, count);
+    out += records;
+    first += count;
+    count = 0;
+    records.clear();
+    return out;
+  }
+};
+
+// Delta bases of one thread within the current event chunk; `chunk` tells
+// whether they belong to it or are stale (and so reset to zero).
+struct ThreadDelta {
+  uint64_t chunk = UINT64_MAX;
+  int64_t start = 0;
+  int64_t seq_nr = 0;
+};
+
+struct ThreadCounts {
+  uint64_t events = 0;
+  uint64_t dropped = 0;
+};
+
+// Names tried when the one asked for is taken (by another run's file, or by
+// a file or symlink someone planted): "x.w000-1.bin", "x.w000-2.bin", ...
+constexpr unsigned kNameAttempts = 100;
+
+}  // namespace
+
+struct TraceWriter::Impl {
+  std::string requested;    // the name asked for
+  unsigned name_index = 0;  // alternative_name(requested, name_index) is the name
+  std::string path, tmp_path;
+  std::unique_ptr<ChunkWriter> out;
+  Status status;  // the first error; sticky
+  bool finished = false;
+  int64_t window_end_ns = 0;
+  trace::Losses losses;
+
+  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> string_ids;
+  uint32_t string_count = 1;  // id 0 is the implicit ""
+  Pending strings{1, 0, {}}, processes, threads;
+  // PROCESS_ATTRIBUTES records not yet written (a count, not a table).
+  uint32_t attribute_count = 0;
+  std::string attributes;
+  // COSTS records, written with the footer: process -> (op, record) ps.
+  std::map<uint32_t, std::pair<uint32_t, uint32_t>> costs;
+  Pending memory;                 // Trace::memory records not yet written
+  std::string memory_attributes;  // MEMORY_ATTRIBUTES records of those
+  uint32_t memory_attribute_count = 0;
+  // Call stacks, deduplicated by content: frames, then the stacks naming them.
+  struct FrameHash {
+    size_t operator()(const trace::Frame& f) const {
+      return std::hash<uint64_t>{}(f.offset ^ (uint64_t(f.file) << 32 | f.function) ^ (uint64_t(f.line) << 40) ^
+                                   uint64_t(f.kind));
+    }
+  };
+  struct StackHash {
+    size_t operator()(const std::vector<uint32_t>& s) const {
+      uint64_t h = s.size();
+      for (uint32_t f : s) h = (h ^ f) * 0x9e3779b97f4a7c15ull;
+      return size_t(h ^ (h >> 29));
+    }
+  };
+  std::unordered_map<trace::Frame, uint32_t, FrameHash> frame_ids;
+  std::unordered_map<std::vector<uint32_t>, uint32_t, StackHash> stack_ids;  // -> 1 + index
+  Pending frames, stacks;
+  std::vector<ThreadCounts> thread_counts;
+
+  // CUDA records not yet written, column by column, and GPU lanes.
+  std::array<std::string, kCudaColumnsWritten> cuda_columns;
+  uint32_t cuda_first = 0, cuda_count = 0;
+  std::string lanes;
+  uint32_t lane_count = 0;
+
+  std::array<ColumnBuffer, kEventColumns> columns;
+  uint32_t chunk_events = 0;
+  uint64_t chunk_index = 0;
+  std::vector<ThreadDelta> deltas;
+  uint64_t events_written = 0;
+
+  void fail(std::string msg) {
+    if (status.ok()) status = Status::error(std::move(msg));
+  }
+  void fail(const Status& s) {
+    if (status.ok()) status = s;
+  }
+  bool ok() const { return status.ok(); }
+
+  void write_chunk(ChunkType type, std::string_view raw) {
+    if (ok()) fail(out->write(type, raw));
+  }
+
+  std::string costs_chunk() const {
+    std::string raw;
+    put_varint(raw, costs.size());
+    for (const auto& [process, c] : costs) {
+      std::string fields;
+      put_varint(fields, c.first);
+      put_varint(fields, c.second);
+      put_varint(raw, process);
+      put_bytes(raw, fields);
+    }
+    return raw;
+  }
+
+  void flush_metadata() {
+    if (!strings.empty()) write_chunk(ChunkType::Strings, strings.take());
+    if (!processes.empty()) write_chunk(ChunkType::Processes, processes.take());
+    if (attribute_count) {
+      std::string raw;
+      put_varint(raw, attribute_count);
+      raw += attributes;
+      write_chunk(ChunkType::ProcessAttributes, raw);
+      attribute_count = 0;
+      attributes.clear();
+    }
+    if (!threads.empty()) write_chunk(ChunkType::Threads, threads.take());
+    flush_cuda();
+    if (lane_count) {
+      std::string raw;
+      put_varint(raw, lane_count);
+      raw += lanes;
+      write_chunk(ChunkType::GpuLanes, raw);
+      lanes.clear();
+      lane_count = 0;
+    }
+    flush_memory();
+    flush_stacks();
+  }
+
+  // After the strings their frames name.
+  void flush_stacks() {
+    if (frames.empty() && stacks.empty()) return;
+    if (!strings.empty()) write_chunk(ChunkType::Strings, strings.take());
+    if (!frames.empty()) write_chunk(ChunkType::Frames, frames.take());
+    if (!stacks.empty()) write_chunk(ChunkType::Stacks, stacks.take());
+  }
+
+  uint32_t add_stack(const std::vector<trace::Frame>& in) {
+    std::vector<uint32_t> ids;
+    ids.reserve(in.size());
+    for (const trace::Frame& f : in) {
+      if (std::max(f.file, f.function) >= string_count) {
+        fail("stack frame names a string not interned");
+        return 0;
+      }
+      auto [it, inserted] = frame_ids.try_emplace(f, frames.first + frames.count);
+      if (inserted) {
+        put_frame_record(frames.records, f);
+        ++frames.count;
+      }
+      ids.push_back(it->second);
+    }
+    auto [it, inserted] = stack_ids.try_emplace(ids, stacks.first + stacks.count + 1);
+    if (inserted) {
+      put_stack_record(stacks.records, trace::Stack{it->first});
+      ++stacks.count;
+      if (stacks.records.size() + frames.records.size() >= kMetadataChunkBytes) flush_stacks();
+    }
+    return it->second;
+  }
+
+  void flush_cuda() {
+    if (cuda_count == 0) return;
+    std::string raw;
+    put_varint(raw, cuda_first);
+    put_varint(raw, cuda_count);
+    put_varint(raw, kCudaColumnsWritten);
+    for (const auto& c : cuda_columns) put_varint(raw, c.size());
+    for (auto& c : cuda_columns) {
+      raw += c;
+      c.clear();
+    }
+    write_chunk(ChunkType::Cuda, raw);
+    cuda_first += cuda_count;
+    cuda_count = 0;
+  }
+
+  uint32_t add_cuda(const trace::CudaInfo& c) {
+    if (c.kernel_name >= string_count) {
+      fail("CUDA record names string " + std::to_string(c.kernel_name) + " of " + std::to_string(string_count));
+      return cuda_first + cuda_count;
+    }
+    auto& col = cuda_columns;
+    put_varint(col[kCudaCorrelation], c.correlation_id);
+    put_varint(col[kCudaExternal], c.external_id);
+    put_varint(col[kCudaStream], c.stream);
+    put_varint(col[kCudaPtr], c.ptr);
+    put_varint(col[kCudaBytes], c.bytes);
+    put_varint(col[kCudaGraphNode], c.graph_node_id);
+    for (int i = 0; i < 3; ++i) {
+      put_varint(col[kCudaGridX + i], c.grid[i]);
+      put_varint(col[kCudaBlockX + i], c.block[i]);
+    }
+    put_svarint(col[kCudaDevice], c.device);
+    put_svarint(col[kCudaResult], c.result);
+    put_varint(col[kCudaKernelName], c.kernel_name);
+    put_varint(col[kCudaFamily], c.family);
+    put_varint(col[kCudaCopyKind], c.copy_kind);
+    put_varint(col[kCudaGraphId], c.graph_id);
+    uint32_t index = cuda_first + cuda_count;
+    // Strings first: a record may name one interned since the last chunk.
+    if (++cuda_count == kCudaPerChunk) {
+      if (!strings.empty()) write_chunk(ChunkType::Strings, strings.take());
+      flush_cuda();
+    }
+    return index;
+  }
+
+  // After the strings its records name.
+  void flush_memory() {
+    if (memory.empty()) return;
+    if (!strings.empty()) write_chunk(ChunkType::Strings, strings.take());
+    write_chunk(ChunkType::Memory, memory.take());
+    if (memory_attribute_count) {
+      write_chunk(ChunkType::MemoryAttributes, memory_attributes_payload(memory_attribute_count, memory_attributes));
+      memory_attributes.clear();
+      memory_attribute_count = 0;
+    }
+  }
+
+  void flush_events() {
+    if (chunk_events == 0) return;
+    // Everything an event may reference goes out before the event.
+    flush_metadata();
+    std::string raw;
+    size_t total = 0;
+    for (const auto& c : columns) total += c.size();
+    raw.reserve(total + 64);
+    put_varint(raw, chunk_events);
+    put_varint(raw, kEventColumns);
+    for (const auto& c : columns) put_varint(raw, c.size());
+    for (auto& c : columns) {
+      raw += c.view();
+      c.clear();
+    }
+    write_chunk(ChunkType::Events, raw);
+    chunk_events = 0;
+    ++chunk_index;
+  }
+
+  void add_event(const trace::Event& in) {
+    if (finished) return fail("add_event after finish()");
+    trace::Event e = in;
+    if (e.start_ns < -kMaxAbsTimeNs || e.start_ns > kMaxAbsTimeNs || e.end_ns < -kMaxAbsTimeNs ||
+        e.end_ns > kMaxAbsTimeNs) {
+      e.start_ns = std::clamp(e.start_ns, -kMaxAbsTimeNs, kMaxAbsTimeNs);
+      e.end_ns = std::clamp(e.end_ns, e.start_ns, kMaxAbsTimeNs);
+      e.flags |= trace::kTruncated;
+    }
+    if (e.thread >= thread_counts.size())
+      return fail("event for thread " + std::to_string(e.thread) + " of " + std::to_string(thread_counts.size()));
+    if (e.kind == trace::EventKind::Memory && (e.arg == 0 || e.arg > memory.first + memory.count))
+      return fail("memory event references record " + std::to_string(e.arg) + " of " +
+                  std::to_string(memory.first + memory.count));
+    if (e.stack > stacks.first + stacks.count)
+      return fail("event refers to stack " + std::to_string(e.stack) + " of " +
+                  std::to_string(stacks.first + stacks.count));
+    if (e.name >= string_count || e.shapes >= string_count)
+      return fail("event names string " + std::to_string(std::max(e.name, e.shapes)) + " of " +
+                  std::to_string(string_count));
+    if (uint8_t(e.kind) > kKindMask)
+      return fail("event kind " + std::to_string(unsigned(e.kind)) + " does not fit the format");
+    if (kind_has_cuda_info(uint8_t(e.kind)) && e.arg > uint64_t(cuda_first) + cuda_count)
+      return fail("event refers to CUDA record " + std::to_string(e.arg) + " of " +
+                  std::to_string(cuda_first + cuda_count));
+    ThreadDelta& d = deltas[e.thread];
+    if (d.chunk != chunk_index) d = ThreadDelta{chunk_index, 0, 0};
+    bool has_seq = e.seq_nr != -1;
+    // Differences wrap in uint64 so every int64 pair round-trips exactly.
+    columns[kColThread].put_varint(e.thread);
+    columns[kColKind].put_varint(uint64_t(e.kind) | (has_seq ? kKindHasSeqNr : 0));
+    columns[kColName].put_varint(e.name);
+    columns[kColStart].put_svarint(int64_t(uint64_t(e.start_ns) - uint64_t(d.start)));
+    columns[kColDuration].put_varint(uint64_t(e.end_ns) - uint64_t(e.start_ns));
+    columns[kColScope].put_varint(e.scope);
+    columns[kColFlags].put_varint(e.flags);
+    columns[kColShapes].put_varint(e.shapes);
+    if (has_seq) {
+      columns[kColSeqNr].put_svarint(int64_t(uint64_t(e.seq_nr) - uint64_t(d.seq_nr)));
+      d.seq_nr = e.seq_nr;
+    }
+    columns[kColFwdThread].put_varint(e.fwd_thread_id);
+    columns[kColArg].put_varint(e.arg);
+    columns[kColStack].put_varint(e.stack);
+    d.start = e.end_ns;
+    ++thread_counts[e.thread].events;
+    ++events_written;
+    if (++chunk_events == kEventsPerChunk) flush_events();
+  }
+
+  std::string footer() const {
+    std::string raw;
+    uint64_t total_events = 0, total_dropped = 0;
+    put_varint(raw, thread_counts.size());
+    for (const auto& t : thread_counts) {
+      put_varint(raw, t.events);
+      put_varint(raw, t.dropped);
+      total_events += t.events;
+      total_dropped += t.dropped;
+    }
+    put_varint(raw, total_events);
+    put_varint(raw, total_dropped);
+    put_svarint(raw, window_end_ns);
+    // The losses ledger: fields appended in a fixed order (format.md).
+    for (uint64_t v : {losses.unnamed_events, losses.names_refused, losses.lost_threads, losses.lost_thread_events,
+                       losses.late_events, losses.malformed_bytes, losses.shm_short_threads, losses.shm_small_rings,
+                       losses.shm_short_names})
+      put_varint(raw, v);
+    return raw;
+  }
+};
+
+TraceWriter::TraceWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+TraceWriter::~TraceWriter() = default;
+
+Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& path, const trace::Header& h) {
+  auto impl = std::make_unique<Impl>();
+  impl->requested = path;
+  impl->window_end_ns = h.window_end_ns;
+  // Never through a symlink, never into a file that is there already: the
+  // output directory may be writable by others.
+  int fd = -1;
+  for (unsigned n = 0; n < kNameAttempts && fd < 0; ++n) {
+    impl->name_index = n;
+    impl->path = alternative_name(path, n);
+    impl->tmp_path = impl->path + ".tmp";
+    fd = create_exclusive(impl->tmp_path);
+    if (fd < 0 && errno != EEXIST) return Status::error(impl->tmp_path + ": " + std::strerror(errno));
+  }
+  if (fd < 0)
+    return Status::error(path + ".tmp: exists, and so do " + std::to_string(kNameAttempts - 1) +
+                         " alternative names; nothing was written over");
+  auto out = ChunkWriter::open(fd, impl->tmp_path);
+  if (!out) return out.status();
+  impl->out = std::move(*out);
+  std::string raw;
+  put_bytes(raw, h.host);
+  put_svarint(raw, h.realtime_offset_ns);
+  put_varint(raw, h.window);
+  put_svarint(raw, h.window_start_ns);
+  put_svarint(raw, h.window_end_ns);
+  put_bytes(raw, h.schedule);
+  put_bytes(raw, h.ptprof_version);
+  if (Status s = impl->out->write(ChunkType::Header, raw); !s.ok()) return s;
+  return std::make_unique<TraceWriter>(std::move(impl));
+}
+
+uint32_t TraceWriter::intern(std::string_view s) {
+  Impl& m = *impl_;
+  if (s.empty()) return 0;
+  if (auto it = m.string_ids.find(s); it != m.string_ids.end()) return it->second;
+  uint32_t id = m.string_count++;
+  m.string_ids.emplace(std::string(s), id);
+  put_bytes(m.strings.records, s);
+  ++m.strings.count;
+  // Keep chunks bounded even when a window interns millions of shape strings.
+  if (m.strings.records.size() >= kMetadataChunkBytes) m.write_chunk(ChunkType::Strings, m.strings.take());
+  return id;
+}
+
+uint32_t TraceWriter::add_process(const trace::Process& p) {
+  Impl& m = *impl_;
+  put_svarint(m.processes.records, p.pid);
+  put_svarint(m.processes.records, p.ppid);
+  put_svarint(m.processes.records, p.start_ns);
+  put_bytes(m.processes.records, p.cmdline);
+  const uint32_t index = m.processes.first + m.processes.count++;
+  if (p.rank >= 0 || p.local_rank >= 0 || p.world_size >= 0 || !p.host.empty()) {
+    std::string fields;
+    put_svarint(fields, p.rank);
+    put_svarint(fields, p.local_rank);
+    put_svarint(fields, p.world_size);
+    put_bytes(fields, p.host);
+    put_varint(m.attributes, index);
+    put_bytes(m.attributes, fields);
+    ++m.attribute_count;
+  }
+  if (p.op_cost_ps || p.record_cost_ps) m.costs[index] = {p.op_cost_ps, p.record_cost_ps};
+  return index;
+}
+
+uint32_t TraceWriter::add_thread(const trace::Thread& t) {
+  Impl& m = *impl_;
+  uint32_t process_count = m.processes.first + m.processes.count;
+  if (t.process >= process_count)
+    m.fail("thread " + std::to_string(t.tid) + " names process " + std::to_string(t.process) + " of " +
+           std::to_string(process_count));
+  put_varint(m.threads.records, t.process);
+  put_svarint(m.threads.records, t.tid);
+  put_bytes(m.threads.records, t.name);
+  m.thread_counts.push_back(ThreadCounts{0, t.dropped});
+  m.deltas.emplace_back();
+  uint32_t index = m.threads.first + m.threads.count++;
+  if (t.device >= 0) {
+    put_varint(m.lanes, index);
+    put_varint(m.lanes, uint64_t(t.device));
+    ++m.lane_count;
+  }
+  return index;
+}
+
+uint32_t TraceWriter::add_cuda(const trace::CudaInfo& c) { return impl_->add_cuda(c); }
+
+void TraceWriter::set_thread_dropped(uint32_t thread, uint64_t dropped) {
+  Impl& m = *impl_;
+  if (thread >= m.thread_counts.size()) return m.fail("set_thread_dropped: no thread " + std::to_string(thread));
+  m.thread_counts[thread].dropped = dropped;
+}
+
+void TraceWriter::set_window_end(int64_t end_ns) { impl_->window_end_ns = end_ns; }
+
+void TraceWriter::set_losses(const trace::Losses& losses) { impl_->losses = losses; }
+
+void TraceWriter::set_process_cost(uint32_t process, uint32_t op_cost_ps, uint32_t record_cost_ps) {
+  Impl& m = *impl_;
+  if (process >= m.processes.first + m.processes.count)
+    return m.fail("set_process_cost: no process " + std::to_string(process));
+  m.costs[process] = {op_cost_ps, record_cost_ps};
+}
+
+void TraceWriter::add_event(const trace::Event& e) { impl_->add_event(e); }
+
+uint32_t TraceWriter::add_memory(const trace::MemoryInfo& m) {
+  Impl& w = *impl_;
+  if (std::max({m.op, m.op_shapes, m.top_op, m.top_shapes, m.alloc_op, m.alloc_shapes, m.top_inputs, m.alloc_inputs}) >=
+      w.string_count)
+    w.fail("memory record names a string not interned");
+  put_memory_record(w.memory.records, m);
+  const uint32_t index = w.memory.first + w.memory.count++;
+  put_memory_attributes(w.memory_attributes, &w.memory_attribute_count, index, m);
+  if (w.memory.records.size() >= kMetadataChunkBytes) w.flush_memory();
+  return index;
+}
+
+uint32_t TraceWriter::add_stack(const std::vector<trace::Frame>& frames) { return impl_->add_stack(frames); }
+
+Status TraceWriter::finish() {
+  Impl& m = *impl_;
+  if (m.finished) return Status::error(m.path + ": finish() called twice");
+  m.finished = true;
+  m.flush_events();
+  m.flush_metadata();
+  if (!m.costs.empty()) m.write_chunk(ChunkType::Costs, m.costs_chunk());
+  m.write_chunk(ChunkType::Footer, m.footer());
+  m.fail(m.out->close());
+  // The name may have been taken meanwhile: another name then, never over it.
+  for (unsigned n = m.name_index; m.ok() && n < kNameAttempts; ++n) {
+    const std::string to = alternative_name(m.requested, n);
+    if (rename_no_replace(m.tmp_path, to) == 0) {
+      m.path = to;
+      break;
+    }
+    if (errno != EEXIST || n + 1 == kNameAttempts)
+      m.fail(to + ": rename from " + m.tmp_path + " failed: " + std::strerror(errno));
+  }
+  if (!m.ok()) {
+    // A writer that failed must not leave something that looks like a trace.
+    std::remove(m.tmp_path.c_str());
+    const std::string& e = m.status.message();
+    return Status::error(e.rfind(m.path, 0) == 0 ? e : m.path + ": " + e);
+  }
+  return {};
+}
+
+void TraceWriter::flush() {
+  Impl& m = *impl_;
+  if (m.finished || !m.ok()) return;
+  m.flush_events();
+  m.flush_metadata();
+  m.fail(m.out->flush());
+}
+
+std::string TraceWriter::path() const { return impl_->path; }
+
+uint64_t TraceWriter::bytes_written() const { return impl_->out->bytes_written(); }
+uint64_t TraceWriter::events_written() const { return impl_->events_written; }
+
+}  // namespace ptprof::format

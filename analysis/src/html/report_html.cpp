@@ -1,0 +1,155 @@
+// The report as one self-contained HTML page (report_html.hpp). The plots are
+// SVG written here; the only script sorts the tables.
+#include <cmath>
+
+#include "html/report_html_plots.hpp"
+#include "html/report_html_tables.hpp"
+#include "ptprof/analysis/report_format.hpp"
+#include "ptprof/analysis/report_html.hpp"
+#include "report/report_columns.hpp"
+#include "report/text_util.hpp"
+
+namespace ptprof::report {
+
+using namespace detail;
+
+namespace {
+
+constexpr size_t kTopOperators = 15;
+
+constexpr const char* kStyle = R"(
+body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222; }
+h1 { font-size: 22px; } h2 { font-size: 17px; margin-top: 28px; }
+.meta td { padding: 2px 12px 2px 0; }
+.drops { padding: 8px 12px; border-radius: 4px; }
+.drops.bad { background: #fde2e1; border: 1px solid #d33; }
+.drops.ok { background: #e6f4e6; border: 1px solid #5a5; }
+svg.plot text { font-size: 12px; fill: #222; }
+table.ops { border-collapse: collapse; }
+table.ops th, table.ops td { padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: right; }
+table.ops th { cursor: pointer; background: #f4f4f4; position: sticky; top: 0; white-space: nowrap; }
+table.ops td:first-child, table.ops th:first-child { text-align: left; }
+)";
+
+// Clicking a title sorts its table's body by that column (numbers by their
+// data-v value), descending first, ascending on the second click. Totals in a
+// tfoot stay last.
+constexpr const char* kSortScript = R"(
+document.querySelectorAll('table.ops thead th').forEach(function (th) {
+  th.addEventListener('click', function () {
+    var col = th.cellIndex;
+    var body = th.closest('table').tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows);
+    var desc = th.dataset.order !== 'desc';
+    th.dataset.order = desc ? 'desc' : 'asc';
+    rows.sort(function (a, b) {
+      var x = a.cells[col], y = b.cells[col];
+      var u = x.dataset.v !== undefined ? parseFloat(x.dataset.v) : x.textContent;
+      var v = y.dataset.v !== undefined ? parseFloat(y.dataset.v) : y.textContent;
+      var c = u < v ? -1 : u > v ? 1 : 0;
+      return desc ? -c : c;
+    });
+    rows.forEach(function (r) { body.appendChild(r); });
+  });
+});
+)";
+
+std::string cell_html(const Value& v) {
+  std::string sort_value;
+  if (v.kind == Value::TimeNs || v.kind == Value::Percent)
+    sort_value = std::isnan(v.num) ? "0" : fixed(v.num, 3);
+  else if (v.kind == Value::Int || v.kind == Value::Bytes)
+    sort_value = std::to_string(v.i);
+  std::string out = sort_value.empty() ? "<td>" : "<td data-v=\"" + sort_value + "\">";
+  return out + html_escape(format_value(v)) + "</td>";
+}
+
+std::string metadata(const Report& r) {
+  std::string windows;
+  for (uint32_t w : r.windows) windows += (windows.empty() ? "" : ", ") + std::to_string(w);
+  std::string out = "<table class=\"meta\">";
+  auto row = [&](const std::string& k, const std::string& v) {
+    out += "<tr><td>" + html_escape(k) + "</td><td>" + html_escape(v) + "</td></tr>";
+  };
+  row("Trace files", std::to_string(r.files.size()));
+  for (const auto& f : r.files) row("", f);
+  row("Windows", windows.empty() ? "none" : windows);
+  row("Events", std::to_string(r.events));
+  row("Operators (names)", std::to_string(r.rows.size()));
+  row("Steps", std::to_string(r.steps.size()));
+  row("Self CPU time total", format_time_us(double(r.self_cpu_total_ns) / 1000.0));
+  return out + "</table>";
+}
+
+std::string drops(const Report& r) {
+  if (r.dropped == 0)
+    return "<p class=\"drops ok\" id=\"drops\">No events were dropped: every event recorded is here.</p>";
+  std::string out = "<div class=\"drops bad\" id=\"drops\"><strong>" + std::to_string(r.dropped) +
+                    " events were dropped</strong> (a thread's ring was full): the counts and times "
+                    "below are lower than what ran.<ul>";
+  for (const ThreadDrops& d : r.drops)
+    out += "<li>" + html_escape(d.path) + ": pid " + std::to_string(d.pid) + ", tid " + std::to_string(d.tid) + " (" +
+           html_escape(d.thread_name) + "): " + std::to_string(d.dropped) + "</li>";
+  return out + "</ul></div>";
+}
+
+std::string operator_table(const Report& r) {
+  if (r.rows.empty()) return "<p>No operator events in the inputs.</p>";
+  const std::vector<Column> cols = columns(r);
+  std::string out = "<table class=\"ops\" id=\"ops\"><thead><tr>";
+  for (const Column& c : cols) out += "<th>" + html_escape(c.title) + "</th>";
+  out += "</tr></thead><tbody>";
+  for (const Row& row : r.rows) {
+    out += "<tr>";
+    for (const Column& c : cols) out += cell_html(c.get(row, r));
+    out += "</tr>";
+  }
+  return out + "</tbody></table>";
+}
+
+}  // namespace
+
+std::string render_html(const Report& r, const HtmlBaseline* baseline, const memory::Summary* memory) {
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<title>ptprof report</title><style>";
+  out += kStyle;
+  out += "</style></head><body>\n<h1>ptprof report</h1>\n";
+  out += metadata(r) + "\n" + drops(r) + "\n";
+  for (const std::string& note : r.gpu.notes) out += "<p class=\"cuda-note\">" + html_escape(note) + "</p>\n";
+  std::string steps = step_breakdown_svg(r);
+  out += "<h2>Time per step</h2>\n" + (steps.empty() ? "<p>No ProfilerStep spans in the inputs.</p>" : steps);
+  std::string phases = phase_breakdown_svg(r);
+  out += "\n<h2 id=\"phases-title\">Time per step by phase</h2>\n";
+  if (phases.empty()) {
+    out += "<p>No ProfilerStep spans in the inputs.</p>";
+  } else {
+    out +=
+        "<p>Each instant of a step goes to one phase: data loading (DataLoader's <code>__next__</code>), "
+        "else optimizer (<code>Optimizer.step</code>, <code>Optimizer.zero_grad</code>), else backward "
+        "(autograd's backward ops, on any thread of the process), else forward (operators on the step's "
+        "thread), else other.</p>\n" +
+        phases + "\n" + phase_table(r);
+  }
+  if (memory && !memory->timeline.empty()) {
+    out +=
+        "\n<h2 id=\"memory-title\">Memory over time</h2>\n<p>torch's allocated and reserved totals after each "
+        "memory event (CUDA segments as reserved), per process and device: <code>ptprof memory</code> has the "
+        "peaks and the leak candidates.</p>\n" +
+        memory_timeline_svg(memory->timeline);
+  }
+  std::string top = top_operators_svg(r, kTopOperators);
+  out += "\n<h2>Top operators by self CPU time</h2>\n" + (top.empty() ? "<p>No operators.</p>" : top);
+  out += "\n<h2>Operators</h2>\n<p>torch's key_averages() columns; click a title to sort.</p>\n";
+  out += operator_table(r);
+  if (baseline) {
+    out += "\n<h2>Compared with the baseline</h2>\n<div id=\"baseline\">" + diff_table(*baseline, baseline->rows) +
+           "</div>";
+  }
+  out += "\n<script>";
+  out += kSortScript;
+  out += "</script>\n</body></html>\n";
+  return out;
+}
+
+}  // namespace ptprof::report

@@ -1,0 +1,90 @@
+#include <algorithm>
+#include <cstdlib>
+
+#include "html/report_html_plots.hpp"
+#include "html/report_html_tables.hpp"
+#include "ptprof/analysis/report_format.hpp"
+#include "report/text_util.hpp"
+
+namespace ptprof::report::detail {
+
+namespace {
+
+std::string time_cell(int64_t ns, const std::string& suffix = "") {
+  return "<td data-v=\"" + std::to_string(ns) + "\">" + format_time_us(double(ns) / 1000.0) + suffix + "</td>";
+}
+
+std::string signed_time_cell(int64_t ns) {
+  const char* sign = ns > 0 ? "+" : ns < 0 ? "-" : "";
+  return "<td data-v=\"" + std::to_string(ns) + "\">" + sign + format_time_us(double(std::llabs(ns)) / 1000.0) +
+         "</td>";
+}
+
+std::string int_cell(int64_t v, bool sign = false) {
+  return "<td data-v=\"" + std::to_string(v) + "\">" + (sign && v > 0 ? "+" : "") + std::to_string(v) + "</td>";
+}
+
+std::string share(int64_t part, int64_t whole) {
+  return whole > 0 ? " (" + fixed(100.0 * double(part) / double(whole), 2) + "%)" : "";
+}
+
+}  // namespace
+
+std::string phase_table(const Report& r) {
+  if (r.phases.empty()) return {};
+  const bool many_threads = std::any_of(r.phases.begin(), r.phases.end(), [&](const StepPhases& s) {
+    return s.pid != r.phases[0].pid || s.tid != r.phases[0].tid;
+  });
+  std::string out = "<table class=\"ops\" id=\"phases\"><thead><tr><th>Step</th>";
+  if (many_threads) out += "<th>PID</th><th>TID</th>";
+  out += "<th>Wall</th>";
+  for (size_t p = 0; p < kPhaseCount; ++p) out += "<th>" + html_escape(phase_title(Phase(p))) + "</th>";
+  out += "</tr></thead><tbody>";
+  int64_t wall = 0;
+  for (const StepPhases& s : r.phases) {
+    wall += s.wall_ns;
+    out += "<tr>" + int_cell(int64_t(s.step));
+    if (many_threads) out += int_cell(s.pid) + int_cell(s.tid);
+    out += time_cell(s.wall_ns);
+    for (int64_t ns : s.ns) out += time_cell(ns);
+    out += "</tr>";
+  }
+  out += "</tbody><tfoot><tr><th>Total</th>";
+  if (many_threads) out += "<th></th><th></th>";
+  out += time_cell(wall);
+  for (int64_t ns : phase_totals(r.phases)) out += time_cell(ns, share(ns, wall));
+  return out + "</tr></tfoot></table>";
+}
+
+std::string diff_table(const HtmlBaseline& b, size_t rows) {
+  const diff::Diff& d = b.diff;
+  std::string out = "<p>Baseline: ";
+  for (size_t i = 0; i < b.files.size(); ++i) out += (i ? ", " : "") + html_escape(b.files[i]);
+  out += ". Self CPU time total " + format_time_us(double(d.self_cpu_total_a_ns) / 1000.0) + " in the baseline, " +
+         format_time_us(double(d.self_cpu_total_b_ns) / 1000.0) +
+         " here; + means more here. Largest change in self CPU time first.</p>";
+  if (d.dropped_a || d.dropped_b)
+    out += "<p class=\"drops bad\">Events were dropped (ring full): " + std::to_string(d.dropped_a) +
+           " in the baseline, " + std::to_string(d.dropped_b) +
+           " here; their counts and times are lower than they ran.</p>";
+  if (d.rows.empty()) return out + "<p>No operator events on either side.</p>";
+  out +=
+      "<table class=\"ops\" id=\"diff\"><thead><tr><th>Name</th><th>Change</th><th>Calls (baseline)</th>"
+      "<th>Calls</th><th>Calls +/-</th><th>Self CPU (baseline)</th><th>Self CPU</th><th>Self CPU +/-</th>"
+      "<th>CPU total (baseline)</th><th>CPU total</th><th>CPU total +/-</th></tr></thead><tbody>";
+  const size_t n = std::min(rows, d.rows.size());
+  for (size_t i = 0; i < n; ++i) {
+    const diff::Row& row = d.rows[i];
+    const char* change = row.in_a && row.in_b ? "" : row.in_a ? "removed" : "added";
+    out += "<tr><td>" + html_escape(row.name) + "</td><td>" + change + "</td>" + int_cell(int64_t(row.a.count)) +
+           int_cell(int64_t(row.b.count)) + int_cell(row.delta_calls(), true) + time_cell(row.a.self_cpu_ns) +
+           time_cell(row.b.self_cpu_ns) + signed_time_cell(row.delta_self_cpu_ns()) + time_cell(row.a.cpu_total_ns) +
+           time_cell(row.b.cpu_total_ns) + signed_time_cell(row.delta_cpu_total_ns()) + "</tr>";
+  }
+  out += "</tbody></table>";
+  if (n < d.rows.size())
+    out += "<p>" + std::to_string(d.rows.size() - n) + " more names with smaller changes are left out.</p>";
+  return out;
+}
+
+}  // namespace ptprof::report::detail

@@ -1,0 +1,221 @@
+// Steps split into phases (report_phases.hpp). Each phase's events on the
+// relevant threads become a union of intervals inside the step; the phases
+// then claim the step's time in priority order, so overlaps count once.
+#include <algorithm>
+#include <cstdint>
+#include <string_view>
+#include <utility>
+
+#include "ptprof/analysis/report_phases.hpp"
+#include "ptprof/record.hpp"
+#include "report/report_stream.hpp"
+#include "report/saturating.hpp"
+
+namespace ptprof::report {
+
+namespace {
+
+using Interval = std::pair<int64_t, int64_t>;  // [first, second)
+using Intervals = std::vector<Interval>;       // sorted, disjoint once merged
+
+constexpr std::string_view kBackwardPrefix = "autograd::engine::evaluate_function: ";
+constexpr std::string_view kOptimizerStep = "Optimizer.step#";
+constexpr std::string_view kOptimizerZeroGrad = "Optimizer.zero_grad#";
+constexpr std::string_view kDataLoaderNext[] = {
+    "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+    "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__",
+};
+// Claim order: a DataLoader's or an optimizer's own ops, and backward ops run
+// on the step's thread, lie inside top-level operators, which would otherwise
+// make them forward.
+constexpr Phase kPriority[] = {Phase::DataLoading, Phase::Optimizer, Phase::Backward, Phase::Forward};
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+bool is_backward(const trace::Event& e, std::string_view name) {
+  return e.scope == uint8_t(wire::OpScope::BackwardFunction) || starts_with(name, kBackwardPrefix);
+}
+
+bool is_optimizer(std::string_view name) {
+  return starts_with(name, kOptimizerStep) || starts_with(name, kOptimizerZeroGrad);
+}
+
+bool is_data_loading(std::string_view name) {
+  return std::find(std::begin(kDataLoaderNext), std::end(kDataLoaderNext), name) != std::end(kDataLoaderNext);
+}
+
+Intervals merged(Intervals v) {
+  std::sort(v.begin(), v.end());
+  Intervals out;
+  for (const Interval& i : v) {
+    if (i.second <= i.first) continue;
+    if (!out.empty() && i.first <= out.back().second)
+      out.back().second = std::max(out.back().second, i.second);
+    else
+      out.push_back(i);
+  }
+  return out;
+}
+
+int64_t length(const Intervals& v) {
+  int64_t n = 0;
+  for (const Interval& i : v) n = ptprof::detail::saturating_add(n, i.second - i.first);
+  return n;
+}
+
+// Length of the intersection of two merged lists.
+int64_t overlap(const Intervals& a, const Intervals& b) {
+  int64_t n = 0;
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    n = ptprof::detail::saturating_add(
+        n, std::max<int64_t>(0, std::min(a[i].second, b[j].second) - std::max(a[i].first, b[j].first)));
+    if (a[i].second < b[j].second)
+      ++i;
+    else
+      ++j;
+  }
+  return n;
+}
+
+// The parts of `v` (merged) within [lo, hi).
+Intervals clipped(const Intervals& v, int64_t lo, int64_t hi) {
+  Intervals out;
+  auto it = std::lower_bound(v.begin(), v.end(), Interval{lo, lo},
+                             [](const Interval& a, const Interval& b) { return a.second <= b.first; });
+  for (; it != v.end() && it->first < hi; ++it) out.emplace_back(std::max(it->first, lo), std::min(it->second, hi));
+  return merged(std::move(out));
+}
+
+bool is_timed(const trace::Event& e) {
+  return (e.kind == trace::EventKind::Op || e.kind == trace::EventKind::Range) && !(e.flags & trace::kAsync);
+}
+
+}  // namespace
+
+uint8_t detail::phase_marks(const trace::Event& e, std::string_view name) {
+  uint8_t m = kMarkForward;
+  if (is_optimizer(name))
+    m |= kMarkOptimizer;
+  else if (is_data_loading(name))
+    m |= kMarkDataLoading;
+  if (is_backward(e, name)) m |= kMarkBackward;
+  return m;
+}
+
+std::string_view phase_title(Phase p) {
+  switch (p) {
+    case Phase::Forward:
+      return "Forward";
+    case Phase::Backward:
+      return "Backward";
+    case Phase::Optimizer:
+      return "Optimizer";
+    case Phase::DataLoading:
+      return "Data loading";
+    case Phase::Other:
+      return "Other";
+  }
+  return "";
+}
+
+std::string_view phase_json_key(Phase p) {
+  switch (p) {
+    case Phase::Forward:
+      return "forward";
+    case Phase::Backward:
+      return "backward";
+    case Phase::Optimizer:
+      return "optimizer";
+    case Phase::DataLoading:
+      return "data_loading";
+    case Phase::Other:
+      return "other";
+  }
+  return "";
+}
+
+std::vector<StepPhases> step_phases(const trace::Trace& t) {
+  // Per thread: its events (indices); per process: its backward time.
+  std::vector<std::vector<uint32_t>> by_thread(t.threads.size());
+  std::vector<Intervals> backward(t.processes.size());
+  for (uint32_t i = 0; i < t.events.size(); ++i) {
+    const trace::Event& e = t.events[i];
+    // Hand-built traces are not validated by a reader: skip what cannot be placed.
+    if (e.thread >= t.threads.size() || e.name >= t.strings.size()) continue;
+    by_thread[e.thread].push_back(i);
+    const uint32_t process = t.threads[e.thread].process;
+    if (process < backward.size() && is_timed(e) && is_backward(e, t.strings[e.name]))
+      backward[process].emplace_back(e.start_ns, e.end_ns);
+  }
+  for (Intervals& b : backward) b = merged(std::move(b));
+
+  std::vector<StepPhases> out;
+  for (size_t th = 0; th < t.threads.size(); ++th) {
+    const trace::Thread& thread = t.threads[th];
+    const bool known_process = thread.process < t.processes.size();
+    Intervals steps;
+    std::vector<uint64_t> numbers;
+    for (uint32_t i : by_thread[th]) {
+      const trace::Event& e = t.events[i];
+      if (e.kind != trace::EventKind::Step) continue;
+      steps.emplace_back(e.start_ns, std::max(e.start_ns, e.end_ns));
+      numbers.push_back(e.arg);
+    }
+    if (steps.empty()) continue;
+    Intervals ops, optimizer, data_loading;
+    for (uint32_t i : by_thread[th]) {
+      const trace::Event& e = t.events[i];
+      if (!is_timed(e)) continue;
+      ops.emplace_back(e.start_ns, e.end_ns);
+      std::string_view name = t.strings[e.name];
+      if (is_optimizer(name))
+        optimizer.emplace_back(e.start_ns, e.end_ns);
+      else if (is_data_loading(name))
+        data_loading.emplace_back(e.start_ns, e.end_ns);
+    }
+    std::sort(ops.begin(), ops.end());  // by start: each step reads only its own
+    optimizer = merged(std::move(optimizer));
+    data_loading = merged(std::move(data_loading));
+
+    for (size_t s = 0; s < steps.size(); ++s) {
+      const auto [lo, hi] = steps[s];
+      // Forward: the operators and ranges that lie inside the step (the
+      // top-level ones and, within them, what they contain).
+      Intervals forward;
+      for (auto it = std::lower_bound(ops.begin(), ops.end(), Interval{lo, INT64_MIN});
+           it != ops.end() && it->first < hi; ++it)
+        if (it->second <= hi) forward.push_back(*it);
+      std::array<Intervals, kPhaseCount> parts;
+      parts[size_t(Phase::Forward)] = merged(std::move(forward));
+      parts[size_t(Phase::Optimizer)] = clipped(optimizer, lo, hi);
+      parts[size_t(Phase::DataLoading)] = clipped(data_loading, lo, hi);
+      if (known_process) parts[size_t(Phase::Backward)] = clipped(backward[thread.process], lo, hi);
+
+      StepPhases row;
+      row.step = numbers[s];
+      row.pid = known_process ? t.processes[thread.process].pid : 0;
+      row.tid = thread.tid;
+      row.wall_ns = hi - lo;
+      Intervals claimed;
+      for (Phase p : kPriority) {
+        const Intervals& part = parts[size_t(p)];
+        row.ns[size_t(p)] = length(part) - overlap(part, claimed);
+        claimed.insert(claimed.end(), part.begin(), part.end());
+        claimed = merged(std::move(claimed));
+      }
+      row.ns[size_t(Phase::Other)] = row.wall_ns - length(claimed);
+      out.push_back(row);
+    }
+  }
+  return out;
+}
+
+PhaseTimes phase_totals(const std::vector<StepPhases>& steps) {
+  PhaseTimes total{};
+  for (const StepPhases& s : steps)
+    for (size_t p = 0; p < kPhaseCount; ++p) total[p] = ptprof::detail::saturating_add(total[p], s.ns[p]);
+  return total;
+}
+
+}  // namespace ptprof::report

@@ -1,0 +1,69 @@
+// `ptprof diff A B`: the operators whose time or count changed most between
+// two runs, as Holistic Trace Analysis' trace diff. Each side is a trace file
+// or a directory (its *.bin files, merged as `ptprof report` merges them).
+#include <cstdio>
+#include <memory>
+
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.hpp"
+#include "cli/report_inputs.hpp"
+#include "ptprof/analysis/diff.hpp"
+
+namespace ptprof::cli {
+namespace {
+
+struct DiffArgs {
+  std::string a, b;
+  std::string sort_by = "self_cpu_time_total";
+  long long row_limit = 30;
+  std::string format = "table";
+};
+
+int usage_error(const std::string& msg) {
+  spdlog::error("diff: {}", msg);
+  return 2;
+}
+
+std::string names(const std::vector<std::string_view>& items) {
+  std::string s;
+  for (auto i : items) s += (s.empty() ? "" : ", ") + std::string(i);
+  return s;
+}
+
+int run_diff(const DiffArgs& args) {
+  auto key = diff::parse_sort_key(args.sort_by);
+  if (!key) return usage_error("unknown --sort-by '" + args.sort_by + "'; accepted: " + names(diff::sort_key_names()));
+  if (args.format != "table" && args.format != "json")
+    return usage_error("unknown --format '" + args.format + "'; accepted: table, json");
+  if (args.row_limit < 0) return usage_error("--row-limit must be >= 0 (0 = all rows)");
+  auto a = read_report({args.a}, report::Options{}, "diff");
+  if (!a) return usage_error(a.error());
+  auto b = read_report({args.b}, report::Options{}, "diff");
+  if (!b) return usage_error(b.error());
+  diff::Diff d = diff::compare(*a, *b, *key);
+  std::string out = args.format == "json" ? diff::render_json(d, size_t(args.row_limit))
+                                          : diff::render_table(d, size_t(args.row_limit));
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return std::fflush(stdout) == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+void add_diff(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<DiffArgs>();
+  CLI::App* cmd =
+      app.add_subcommand("diff",
+                         "Compare two runs operator by operator (as Holistic Trace Analysis' trace diff): calls,\n"
+                         "self CPU and CPU total of each name in A and B and the change, largest change first;\n"
+                         "names found on one side only are marked added or removed.");
+  cmd->add_option("A", args->a, "The baseline: a trace file, or a directory (its *.bin files)")->required();
+  cmd->add_option("B", args->b, "The run compared with it: a trace file or a directory")->required();
+  cmd->add_option("--sort-by", args->sort_by, "Order by the size of the change in: " + names(diff::sort_key_names()))
+      ->capture_default_str();
+  cmd->add_option("--row-limit", args->row_limit, "Rows to print, 0 = all")->capture_default_str();
+  cmd->add_option("--format", args->format, "Output: table or json (times in us)")->capture_default_str();
+  cmd->callback([args, &exit_code] { exit_code = run_diff(*args); });
+}
+
+}  // namespace ptprof::cli

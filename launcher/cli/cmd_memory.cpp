@@ -1,0 +1,70 @@
+// `ptprof memory FILE|DIR...`: where the memory went, from traces recorded
+// with --profile-memory (analysis/include/ptprof/analysis/memory.hpp).
+#include <cstdio>
+#include <memory>
+
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.hpp"
+#include "cli/report_inputs.hpp"
+#include "ptprof/analysis/memory.hpp"
+
+namespace ptprof::cli {
+namespace {
+
+struct MemoryArgs {
+  std::vector<std::string> inputs;
+  std::string timeline;
+  bool bytes = false;
+  long long row_limit = 20;
+};
+
+int usage_error(const std::string& msg) {
+  spdlog::error("memory: {}", msg);
+  return 2;
+}
+
+int run_memory(const MemoryArgs& args) {
+  if (args.row_limit < 0) return usage_error("--row-limit must be >= 0 (0 = all rows)");
+  memory::SummaryBuilder builder;
+  Status read =
+      read_traces(args.inputs, "memory", [&](const std::string& path, const trace::Trace& t) { builder.add(path, t); });
+  if (!read) return usage_error(read.message());
+  memory::Summary s = std::move(builder).finish();
+  if (!args.timeline.empty()) {
+    std::FILE* f = std::fopen(args.timeline.c_str(), "wb");
+    if (!f) return usage_error("cannot write --timeline " + args.timeline);
+    const std::string csv = memory::render_timeline_csv(s);
+    const bool ok = std::fwrite(csv.data(), 1, csv.size(), f) == csv.size();
+    if (std::fclose(f) != 0 || !ok) {
+      spdlog::error("memory: writing {} failed", args.timeline);
+      return 1;
+    }
+  }
+  const std::string out = memory::render_text(s, memory::RenderOptions{args.bytes, size_t(args.row_limit)});
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return std::fflush(stdout) == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+void add_memory(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<MemoryArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "memory",
+      "Where the memory went, from traces recorded with `ptprof run --profile-memory`: per process and\n"
+      "device, the peak of torch's allocated (and reserved) total with the op at the peak; the\n"
+      "allocations still live at the end of their window (allocated in it, not freed in it), grouped\n"
+      "by the op that made them and its input shapes, largest first; allocations and frees per op.\n"
+      "An allocation belongs to the outermost op open on its thread (aten::ones, not the aten::empty\n"
+      "inside it). Sizes in KiB/MiB/GiB (1024-based); --bytes prints exact byte counts.");
+  cmd->add_option("inputs", args->inputs, "Trace files or directories (their *.bin files)")->required();
+  cmd->add_option("--timeline", args->timeline,
+                  "Also write a CSV of torch's allocated and reserved totals after every allocation and free:\n"
+                  "time_ns (CLOCK_MONOTONIC), pid, device, allocated_bytes, reserved_bytes");
+  cmd->add_flag("--bytes", args->bytes, "Print sizes as exact byte counts");
+  cmd->add_option("--row-limit", args->row_limit, "Rows per table, 0 = all")->capture_default_str();
+  cmd->callback([args, &exit_code] { exit_code = run_memory(*args); });
+}
+
+}  // namespace ptprof::cli

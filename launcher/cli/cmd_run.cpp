@@ -1,0 +1,383 @@
+// `ptprof run [options] -- cmd args...`
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.hpp"
+#include "cli/output_dir.hpp"
+#include "collect/collector.hpp"
+#include "collect/file_window_sink.hpp"
+#include "collect/run_names.hpp"
+#include "collect/session.hpp"
+#include "collect/trigger_service.hpp"
+#include "log.hpp"
+#include "process/install_paths.hpp"
+#include "process/target.hpp"
+#include "ptprof/config.hpp"
+#include "ptprof/cost.hpp"
+#include "ptprof/losses.hpp"
+
+extern char** environ;
+
+namespace ptprof::cli {
+namespace {
+
+struct RunOptions {
+  std::string schedule, step, activities, on_trace_ready, log_level;
+  // Strings: the schedule parser validates them, with its messages.
+  std::optional<std::string> skip_first, wait, warmup, active, repeat;
+  // Passed on as given, even empty or negative: config_from_env rejects them
+  // with the same message as the environment variable's.
+  std::optional<std::string> output, ring_kb;
+  bool python_attribution = false, no_native_stack = false;
+  bool record_shapes = false, profile_memory = false, with_stack = false, wait_descendants = false, on_demand = false;
+  std::vector<std::string> command;
+};
+
+// The exit status of a run whose target succeeded but whose trace could not
+// be written (or completed): distinct from 0, from 2 (bad input) and from
+// 127 (cannot start); a failing target's own status is passed on instead.
+constexpr int kWriteFailedStatus = 3;
+
+// How long descendants may outlive the target before they are cut off.
+constexpr std::chrono::seconds kDescendantGrace{2};
+
+std::map<std::string, std::string> current_environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    auto eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return env;
+}
+
+// Flags become PTPROF_* variables; individual schedule flags override the
+// matching keys of --schedule (or of PTPROF_SCHEDULE from the environment).
+void apply_flags(const RunOptions& o, std::map<std::string, std::string>& env) {
+  if (o.output) env[env::kOutput] = *o.output;
+  if (!o.schedule.empty()) env[env::kSchedule] = o.schedule;
+  std::pair<const char*, const std::optional<std::string>*> keys[] = {{"skip_first", &o.skip_first},
+                                                                      {"wait", &o.wait},
+                                                                      {"warmup", &o.warmup},
+                                                                      {"active", &o.active},
+                                                                      {"repeat", &o.repeat}};
+  std::string extra;
+  for (auto& [key, value] : keys) {
+    if (!*value) continue;
+    if (!extra.empty()) extra += ",";
+    extra += std::string(key) + "=" + **value;
+  }
+  if (!extra.empty()) {
+    // Drop the overridden keys from the base text, keep the others.
+    std::string base = env.count(env::kSchedule) ? env[env::kSchedule] : "";
+    std::string merged;
+    size_t start = 0;
+    while (start <= base.size() && !base.empty()) {
+      size_t comma = base.find(',', start);
+      std::string item = base.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      std::string key = item.substr(0, item.find('='));
+      while (!key.empty() && key.back() == ' ') key.pop_back();
+      while (!key.empty() && key.front() == ' ') key.erase(0, 1);
+      bool overridden = false;
+      for (auto& [k, v] : keys) overridden |= (*v && key == k);
+      if (!overridden && !item.empty()) merged += (merged.empty() ? "" : ",") + item;
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    env[env::kSchedule] = merged.empty() ? extra : merged + "," + extra;
+  }
+  if (!o.step.empty()) env[env::kStep] = o.step;
+  if (!o.activities.empty()) env[env::kActivities] = o.activities;
+  if (o.record_shapes) env[env::kRecordShapes] = "1";
+  if (o.profile_memory) env[env::kProfileMemory] = "1";
+  if (o.with_stack) env[env::kWithStack] = "1";
+  if (o.python_attribution) env[env::kPythonAttribution] = "1";
+  if (o.no_native_stack) env[env::kNativeStack] = "0";
+  if (!o.on_trace_ready.empty()) env[env::kOnTraceReady] = o.on_trace_ready;
+  if (!o.log_level.empty()) env[env::kLogLevel] = o.log_level;
+  if (o.ring_kb) env[env::kRingKb] = *o.ring_kb;
+  if (o.on_demand) env[env::kOnDemand] = "1";
+  if (o.wait_descendants) env[env::kWaitDescendants] = "1";
+}
+
+std::string prepend_path(const std::map<std::string, std::string>& env, const char* var, const std::string& first,
+                         char sep) {
+  auto it = env.find(var);
+  if (it == env.end() || it->second.empty()) return first;
+  return first + sep + it->second;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0 || !*buf) return "localhost";
+  return buf;
+}
+
+std::string human_bytes(uint64_t b) {
+  char out[32];
+  if (b < 1024)
+    std::snprintf(out, sizeof out, "%llu B", (unsigned long long)b);
+  else if (b < (1u << 20))
+    std::snprintf(out, sizeof out, "%.1f KiB", b / 1024.0);
+  else if (b < (1ull << 30))
+    std::snprintf(out, sizeof out, "%.1f MiB", b / 1048576.0);
+  else
+    std::snprintf(out, sizeof out, "%.2f GiB", b / 1073741824.0);
+  return out;
+}
+
+// What `ptprof sessions` shows and `ptprof trigger` checks.
+void describe_session(wire::SessionHeader& h, const Config& config, const std::vector<std::string>& command) {
+  h.launcher_pid = getpid();
+  h.on_demand = config.on_demand ? 1 : 0;
+  std::snprintf(h.output, sizeof h.output, "%s", config.output.c_str());
+  std::string cmd;
+  for (const std::string& a : command) cmd += (cmd.empty() ? "" : " ") + a;
+  std::snprintf(h.command, sizeof h.command, "%s", cmd.c_str());
+}
+
+// Records consumed in one round above which the next round starts at once.
+constexpr uint64_t kBusyRound = 32 * 1024;
+
+// An option's value, not the `--` that ends the options (CLI11 takes it for
+// one when the value is missing).
+CLI::Validator a_value() {
+  return CLI::Validator(
+      [](std::string& v) { return v == "--" ? std::string("needs a value before '--', got none") : std::string(); },
+      "");
+}
+
+int run(const RunOptions& o) {
+  if (o.command.empty()) {
+    spdlog::error("run: no command given; usage: ptprof run [options] -- cmd args...");
+    return 2;
+  }
+  auto env = current_environment();
+  apply_flags(o, env);
+
+  // Validate the whole PTPROF_* environment before anything starts.
+  auto config = config_from_env([&env](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  });
+  if (!config) {
+    for_each_line(config.error(), [](std::string_view line) { spdlog::error("run: {}", line); });
+    return 2;
+  }
+  if (!config->log_level.empty()) launcher::set_log_level(config->log_level);
+  if (config->on_demand && !config->schedule.to_string().empty()) {
+    spdlog::error(
+        "run: --on-demand (PTPROF_ON_DEMAND=1) records only the windows `ptprof trigger` asks for; it "
+        "takes no schedule, got '{}'",
+        config->schedule.to_string());
+    return 2;
+  }
+
+  auto paths = launcher::find_install_paths();
+  if (!paths) {
+    spdlog::error("run: {}", paths.error());
+    return 1;
+  }
+  if (Status s = launcher::prepare_output_dir(config->output); !s.ok()) {
+    spdlog::error("run: {}", s.message());
+    return 2;
+  }
+
+  clock::Kind clock_kind = clock::tsc_usable() ? clock::Kind::Tsc : clock::Kind::Monotonic;
+  uint64_t ring_bytes = config->ring_bytes ? config->ring_bytes : wire::kDefaultRingBytes;
+  auto created = launcher::Session::create(ring_bytes, clock_kind);
+  if (!created) {
+    spdlog::error("run: {}", created.error());
+    return 1;
+  }
+  std::unique_ptr<launcher::Session> session = std::move(*created);
+
+  env[wire::kSessionEnv] = session->name();
+  describe_session(*session->header(), *config, o.command);
+  // The agent runs `ptprof bridge build` through this when a process imports
+  // a torch that has no cached bridge yet.
+  if (!paths->launcher.empty()) env[env::kLauncher] = paths->launcher;
+  env["LD_PRELOAD"] = prepend_path(env, "LD_PRELOAD", paths->preload, ':');
+  // NVTX ranges become ptprof ranges: NVTX loads its injection from here
+  // (the agent implements InitializeInjectionNvtx2). A tool the user set
+  // there already keeps its place.
+  if (!env.count("NVTX_INJECTION64_PATH")) env["NVTX_INJECTION64_PATH"] = paths->agent;
+  if (!paths->python_dir.empty()) env["PYTHONPATH"] = prepend_path(env, "PYTHONPATH", paths->python_dir, ':');
+  env[env::kOutput] = config->output;
+  std::vector<std::string> envv;
+  envv.reserve(env.size());
+  for (auto& [k, v] : env) envv.push_back(std::string(k).append("=").append(v));
+
+  launcher::CollectorOptions copts;
+  copts.output_dir = config->output;
+  copts.host = launcher::file_safe_host(host_name());
+  copts.run_id = launcher::new_run_id();
+  copts.schedule = config->schedule.to_string();
+  copts.realtime_offset_ns = int64_t(clock::realtime_ns()) - int64_t(clock::monotonic_ns());
+  launcher::FileWindowSink sink(config->on_trace_ready);
+  launcher::Collector collector(*session, copts, clock_kind, sink);
+  launcher::TriggerService triggers(*session, collector, sink);
+
+  launcher::become_subreaper();
+  auto target = launcher::Target::start(o.command, envv);
+  if (!target) {
+    spdlog::error("run: {}", target.error());
+    return 127;
+  }
+  launcher::forward_signals_to(target->pid());
+
+  using Clock = std::chrono::steady_clock;
+  std::optional<Clock::time_point> exited_at;
+  uint32_t cut_off = 0;
+  const auto hook = [&sink](pid_t pid) { return sink.owns(pid); };
+  for (;;) {
+    uint64_t n = collector.poll();
+    launcher::reap_orphans(target->pid(), hook);
+    if (!exited_at && target->poll_exit()) exited_at = Clock::now();
+    if (exited_at) {
+      // What is left of the target's tree: the launcher is a subreaper, so
+      // orphans are its children (a child may not have registered yet).
+      const uint32_t left = launcher::count_children(hook);
+      if (left == 0 && (config->wait_descendants || collector.all_finished())) break;
+      if (!config->wait_descendants && Clock::now() - *exited_at > kDescendantGrace) {
+        // Descendants may outlive the target briefly (workers shutting
+        // down); give them a moment, not forever, and say what was cut.
+        cut_off = std::max(collector.still_running(), left);
+        break;
+      }
+    }
+    sink.reap();
+    if (config->on_demand) triggers.poll(false);
+    // Drain in batches: a short sleep between rounds leaves the target's
+    // cores alone (on a small machine the launcher shares them). Only a round
+    // that found a lot, i.e. rings filling up, goes again at once.
+    if (n < kBusyRound) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  collector.finish_all();
+  if (config->on_demand) triggers.poll(true);
+  session->unlink();
+  sink.wait_all();
+
+  auto t = collector.totals();
+  std::fprintf(stderr, "ptprof: %u process%s, %u thread%s, %llu events, %llu dropped\n", t.processes,
+               t.processes == 1 ? "" : "es", t.threads, t.threads == 1 ? "" : "s", (unsigned long long)t.events,
+               (unsigned long long)t.dropped);
+  // The summary is the run's result, not a diagnostic: it is printed whatever
+  // the log level, losses included, so that nothing is lost in silence.
+  // Rings cut short by a full /dev/shm: more --ring-kb would not help.
+  if (t.dropped)
+    std::fprintf(stderr, "ptprof: warning: %llu events were dropped because a ring was full; %s\n",
+                 (unsigned long long)t.dropped,
+                 t.losses.shm_small_rings ? "some rings were cut short because /dev/shm was short (see below)"
+                                          : "raise --ring-kb or record fewer events");
+  if (t.lost_processes) std::fprintf(stderr, "ptprof: warning: %u processes could not be profiled\n", t.lost_processes);
+  if (t.shm_short_processes)
+    std::fprintf(stderr,
+                 "ptprof: warning: /dev/shm was short: %u processes got no region and were not profiled; give "
+                 "/dev/shm more room (docker run --shm-size) or lower --ring-kb\n",
+                 t.shm_short_processes);
+  if (cut_off)
+    std::fprintf(stderr,
+                 "ptprof: warning: %u process%s still running %lld s after the target exited and %s cut off: "
+                 "%s events after that are not in the trace (--wait-descendants or PTPROF_WAIT_DESCENDANTS=1 "
+                 "waits for the whole process tree)\n",
+                 cut_off, cut_off == 1 ? " was" : "es were", (long long)kDescendantGrace.count(),
+                 cut_off == 1 ? "was" : "were", cut_off == 1 ? "its" : "their");
+  for (const std::string& line : t.cuda_notes) std::fprintf(stderr, "%s\n", line.c_str());
+  for (const std::string& line : trace::loss_lines(t.losses))
+    std::fprintf(stderr, "ptprof: warning: %s\n", line.c_str());
+  // Every run states its own cost (cost.hpp): what recording these events
+  // took from the target, by the per-event costs its processes measured.
+  cost::Tally cost_total;
+  for (const auto& f : sink.files()) cost_total += f.cost;
+  if (!sink.files().empty()) std::fprintf(stderr, "ptprof: this run's cost: %s\n", cost::describe(cost_total).c_str());
+  for (auto& f : sink.files())
+    std::fprintf(stderr, "ptprof: wrote %s (%s, %llu events)\n", f.path.c_str(), human_bytes(f.bytes).c_str(),
+                 (unsigned long long)f.events);
+  for (const std::string& line : sink.failed_commands()) std::fprintf(stderr, "ptprof: warning: %s\n", line.c_str());
+  for (auto& failure : sink.failed_files())
+    std::fprintf(stderr, "ptprof: error: window %u of process %d was not written, its events are lost: %s\n",
+                 failure.file.window, failure.file.pid, failure.error.c_str());
+  if (sink.files().empty() && sink.failed_files().empty())
+    std::fprintf(stderr, "ptprof: no events were recorded; no trace file written\n");
+  const int status = target->exit_status();
+  return status == 0 && !sink.failed_files().empty() ? kWriteFailedStatus : status;
+}
+
+}  // namespace
+
+void add_run(CLI::App& app, int& exit_code) {
+  auto opts = std::make_shared<RunOptions>();
+  auto* sub = app.add_subcommand(
+      "run",
+      "Run a command under the profiler: ptprof run [options] -- python train.py\n"
+      "Every option is also an environment variable (PTPROF_*); flags override the environment.\n"
+      "Exit status: the command's (128+N if killed by signal N); 2 for bad options or an output directory that "
+      "cannot be written, before the command starts; 127 if it cannot start; 3 if it exited 0 but a trace file "
+      "could not be written (a full disk, say).");
+  sub->add_option("-o,--output", opts->output, "Output directory for trace files (PTPROF_OUTPUT; default ./ptprof-out)")
+      ->check(a_value());
+  sub->add_option("--schedule", opts->schedule,
+                  "skip_first=N,wait=N,warmup=N,active=N,repeat=N as torch.profiler.schedule (PTPROF_SCHEDULE; "
+                  "default: record everything as one window)");
+  sub->add_option("--skip-first", opts->skip_first, "Schedule: steps to skip first");
+  sub->add_option("--wait", opts->wait, "Schedule: steps to wait in each cycle");
+  sub->add_option("--warmup", opts->warmup, "Schedule: warmup steps in each cycle (recorded, discarded)");
+  sub->add_option("--active", opts->active, "Schedule: recorded steps in each cycle");
+  sub->add_option("--repeat", opts->repeat, "Schedule: cycles (0 = until the program ends)");
+  sub->add_option(
+      "--step", opts->step,
+      "What ends a step: optimizer (end of Optimizer.step#*), manual (ptprof.step() only), "
+      "cudaProfilerApi (each cudaProfilerStart..Stop is a step; nothing is recorded outside them; without a "
+      "schedule each is a window of its own), or the name of a "
+      "record_function scope or ptprof.range (PTPROF_STEP; default optimizer)");
+  sub->add_option("--activities", opts->activities,
+                  "cpu, cuda or cpu,cuda (PTPROF_ACTIVITIES; default cpu,cuda). cuda records the CUDA "
+                  "runtime and driver calls the program makes");
+  sub->add_flag("--record-shapes", opts->record_shapes, "Record operator input shapes (PTPROF_RECORD_SHAPES=1)");
+  sub->add_flag("--profile-memory", opts->profile_memory,
+                "Sets PTPROF_PROFILE_MEMORY=1: every allocation and free torch reports to profilers (its CPU "
+                "allocator's), in recorded steps; see `ptprof memory`. A program that starts torch.profiler "
+                "itself cannot use it (torch then says the profiler is already enabled)");
+  sub->add_flag("--with-stack", opts->with_stack,
+                "Sets PTPROF_WITH_STACK=1: each operator's Python call stack (file, line, function), as "
+                "torch.profiler's with_stack; see `report --group-by-stack-n` and `flamegraph`");
+  sub->add_flag("--no-native-stack", opts->no_native_stack,
+                "Sets PTPROF_NATIVE_STACK=0: --with-stack records Python frames only (native frames cost an "
+                "unwind per op)");
+  sub->add_flag("--python-attribution", opts->python_attribution,
+                "Sets PTPROF_PYTHON_ATTRIBUTION=1: each operator called from Python carries the line of the "
+                "user's code that called it (its Source Location), at a fraction of --with-stack's cost");
+  sub->add_option("--on-trace-ready", opts->on_trace_ready,
+                  "Shell command (sh -c) run after each window's file is complete, e.g. 'gzip {}'; {} stands for "
+                  "its path, bare or quoted alike, which is also in $PTPROF_TRACE_FILE; a failing command is "
+                  "reported (PTPROF_ON_TRACE_READY)")
+      ->check(a_value());
+  sub->add_option("--log-level", opts->log_level,
+                  "Log level of the launcher and the agent: trace, debug, info, warn, error, off (PTPROF_LOG_LEVEL)");
+  sub->add_flag("--on-demand", opts->on_demand,
+                "Record nothing until `ptprof trigger` asks for the next N steps or seconds; each trigger writes "
+                "a new window file (PTPROF_ON_DEMAND=1)");
+  sub->add_option("--ring-kb", opts->ring_kb,
+                  "Ring size per thread in KiB, a power of two from 64 to 1048576 (PTPROF_RING_KB; default 2048)");
+  sub->add_flag("--wait-descendants", opts->wait_descendants,
+                "Wait for the command's whole process tree to exit, daemons included: by default processes "
+                "still running 2 s after the command exits are cut off, and the summary says so "
+                "(PTPROF_WAIT_DESCENDANTS=1)");
+  sub->add_option("command", opts->command, "The command to profile, after --")->required();
+  sub->positionals_at_end();
+  sub->callback([opts, &exit_code]() { exit_code = run(*opts); });
+}
+
+}  // namespace ptprof::cli

@@ -1,0 +1,31 @@
+// Reading the traces a report-like command is given: files and directories
+// (their *.bin files), one trace at a time, readers' warnings logged. Shared
+// by `report` and `diff` so both sides of a comparison are read alike.
+#pragma once
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ptprof/analysis/report.hpp"
+#include "ptprof/status.hpp"
+
+namespace ptprof::cli {
+
+using TraceVisitor = std::function<void(const std::string& path, const trace::Trace& t)>;
+
+// Hands each trace of `paths` to `add` and frees it; warnings are logged as
+// "<command>: ...". Fails on the first input that cannot be read.
+Status read_traces(const std::vector<std::string>& paths, std::string_view command, const TraceVisitor& add);
+
+// Adds each trace of `paths` to `builder` as it reads it (ReportBuilder::
+// add_file: a trace's events are not held when it can do without); `windows`,
+// if given, gets each trace's window. Warnings as read_traces.
+Status add_traces(const std::vector<std::string>& paths, std::string_view command, report::ReportBuilder& builder,
+                  bool phases, std::vector<uint32_t>* windows);
+
+// The report of `paths` merged.
+Result<report::Report> read_report(const std::vector<std::string>& paths, const report::Options& options,
+                                   std::string_view command);
+
+}  // namespace ptprof::cli

@@ -1,0 +1,179 @@
+#include "collect/collector.hpp"
+
+#include <signal.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include <spdlog/spdlog.h>
+
+namespace ptprof::launcher {
+namespace {
+
+// A zombie still answers kill(pid, 0); /proc tells it apart.
+bool pid_running(int32_t pid) {
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  auto close = line.rfind(')');
+  return !(close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z');
+}
+
+// The stem of a process's trace files: <host>[.r<rank>].<pid>[-<exec>], the
+// rank when its environment had one (torchrun's RANK), so that `ls` groups a
+// rank's files and a shared directory tells the ranks of several nodes apart.
+std::string file_stem(const std::string& host, const wire::ProcessHeader& h, int32_t pid, int uses) {
+  std::string stem = host;
+  if (h.dist_known && h.rank >= 0) stem += ".r" + std::to_string(h.rank);
+  stem += "." + std::to_string(pid);
+  if (uses) stem += "-" + std::to_string(uses);
+  return stem;
+}
+
+}  // namespace
+
+Collector::Collector(Session& session, CollectorOptions opts, clock::Kind clock, WindowSink& sink)
+    : session_(session),
+      opts_(std::move(opts)),
+      conv_(clock),
+      sink_(sink),
+      last_resample_(std::chrono::steady_clock::now()),
+      last_liveness_(last_resample_) {}
+
+Collector::~Collector() = default;
+
+void Collector::attach_new_processes() {
+  auto* h = session_.header();
+  uint32_t n = std::min(h->next_slot.load(std::memory_order_acquire), wire::kMaxProcesses);
+  for (; slots_claimed_ < n; ++slots_claimed_) pending_.push_back(slots_claimed_);
+  // Processes register concurrently and finish in any order: a slot still
+  // being registered stays pending however many later slots are ready.
+  for (size_t i = 0; i < pending_.size();) {
+    wire::ProcessSlot& slot = h->slots[pending_[i]];
+    auto state = wire::SlotState(slot.state.load(std::memory_order_acquire));
+    if (state == wire::SlotState::Ready) {
+      attach(slot);
+    } else if (state != wire::SlotState::Failed) {
+      ++i;
+      continue;
+    }  // Failed: the agent counted it in lost_processes
+    pending_.erase(pending_.begin() + long(i));
+  }
+}
+
+void Collector::attach(wire::ProcessSlot& slot) {
+  char name[sizeof slot.region + 1] = {};
+  std::memcpy(name, slot.region, sizeof slot.region);
+  auto region = map_region(name, session_.name());
+  if (!region) {
+    spdlog::warn("process {}: {}", slot.pid, region.error());
+    ++unattached_;
+    return;
+  }
+  // An exec keeps the pid: later images get a suffix so names stay unique.
+  int uses = pid_uses_[slot.pid]++;
+  std::string stem = file_stem(opts_.host, *(*region)->header(), slot.pid, uses);
+  processes_.push_back(std::make_unique<ProcessCollector>(std::move(*region), stem, opts_, conv_, sink_));
+}
+
+// Slots still pending when the run ends belong to processes that died while
+// registering: count them, and remove a region they may have created.
+void Collector::abandon_pending() {
+  for (uint32_t index : pending_) {
+    ++unattached_;
+    // The agent publishes its region's (random) name before creating it.
+    char name[sizeof(wire::ProcessSlot::region) + 1] = {};
+    std::memcpy(name, session_.header()->slots[index].region, sizeof(wire::ProcessSlot::region));
+    if (wire::is_region_of(name, session_.name())) ::shm_unlink(name);
+  }
+  pending_.clear();
+}
+
+bool Collector::process_gone(ProcessCollector& p, size_t index) {
+  if (p.closed_flag()) return true;
+  // Replaced by exec: a later region with the same pid.
+  for (size_t j = index + 1; j < processes_.size(); ++j)
+    if (processes_[j]->pid() == p.pid()) return true;
+  return !pid_running(p.pid());
+}
+
+uint64_t Collector::poll() {
+  auto now = std::chrono::steady_clock::now();
+  if (now - last_resample_ > std::chrono::milliseconds(100)) {
+    conv_.resample();
+    last_resample_ = now;
+  }
+  uint64_t horizon = clock::ticks_ordered(conv_.kind());
+  attach_new_processes();
+  uint64_t n = 0;
+  bool check_liveness = now - last_liveness_ > std::chrono::milliseconds(50);
+  if (check_liveness) last_liveness_ = now;
+  for (size_t i = 0; i < processes_.size(); ++i) {
+    auto& p = *processes_[i];
+    if (p.finished()) continue;
+    n += p.drain(horizon);
+    p.finish_ready_windows();
+    if (check_liveness && process_gone(p, i)) p.finish();
+  }
+  return n;
+}
+
+bool Collector::all_finished() {
+  attach_new_processes();
+  if (!pending_.empty()) return false;
+  for (size_t i = 0; i < processes_.size(); ++i) {
+    auto& p = *processes_[i];
+    if (!p.finished() && !process_gone(p, i)) return false;
+  }
+  return true;
+}
+
+void Collector::finish_all() {
+  attach_new_processes();
+  abandon_pending();
+  for (auto& p : processes_) p->finish();
+}
+
+Collector::WindowProgress Collector::window_progress(uint32_t index) const {
+  WindowProgress w;
+  for (const auto& p : processes_) {
+    w.begun |= p->window_begun(index);
+    w.open |= p->window_open(index);
+  }
+  return w;
+}
+
+uint32_t Collector::still_running() {
+  uint32_t n = 0;
+  for (size_t i = 0; i < processes_.size(); ++i)
+    if (!processes_[i]->finished() && !process_gone(*processes_[i], i)) ++n;
+  return n;
+}
+
+Totals Collector::totals() {
+  Totals t;
+  std::vector<std::string> seen;
+  for (const auto& p : processes_) {
+    for (std::string& note : p->cuda_notes()) {
+      if (std::find(seen.begin(), seen.end(), note) != seen.end()) continue;
+      t.cuda_notes.push_back(note + " (pid " + std::to_string(p->pid()) + ")");
+      seen.push_back(std::move(note));
+    }
+    ++t.processes;
+    t.threads += p->threads();
+    t.events += p->events();
+    t.dropped += p->dropped();
+    t.losses += p->losses();
+  }
+  t.lost_processes = session_.header()->lost_processes.load(std::memory_order_relaxed) + unattached_;
+  t.shm_short_processes = session_.header()->shm_short_processes.load(std::memory_order_relaxed);
+  return t;
+}
+
+}  // namespace ptprof::launcher
