@@ -10,6 +10,20 @@ import re
 import ptproftest as T
 
 STEP = re.compile(r"^ProfilerStep#(\d+)$")
+# Holistic Trace Analysis lives in the project's virtual environment
+# (scripts/setup.sh installs it with PTPROF_SETUP_TESTS=1, as scripts/test.sh does).
+VENV_PYTHON = os.path.join(T.SOURCE_DIR, ".venv", "bin", "python")
+
+
+def hta_python():
+    """The interpreter with HTA, or skip() saying why there is none."""
+    if not os.path.exists(VENV_PYTHON):
+        T.skip("no virtual environment at %s (scripts/setup.sh makes it)" % VENV_PYTHON)
+    proc = T.run([VENV_PYTHON, "-c", "import hta.trace_analysis"])
+    if proc.returncode != 0:
+        T.skip("HolisticTraceAnalysis is not importable with %s: %s" %
+               (VENV_PYTHON, proc.stderr.strip().splitlines()[-1:] or "?"))
+    return VENV_PYTHON
 
 
 def trace_example(d, script, *extra_run_args, env=None):

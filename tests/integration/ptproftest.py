@@ -19,7 +19,13 @@ A test module defines functions named test_* and ends with::
 main() runs them in the order they are defined, counts every check() and
 every test that raises, prints "N passed, N failed, N skipped" and exits
 non-zero when anything failed. A test that calls skip(reason) stops there,
-says why and is counted as skipped, never as passed.
+says why and is counted as skipped, never as passed: a file where a test
+skipped and none failed exits with SKIP_EXIT_CODE, which tests/CMakeLists.txt
+declares as the tests' SKIP_RETURN_CODE, so CTest reports the file as
+skipped (Not Run), not passed. With CI set (CI=true; anything but empty, 0,
+false, no, off), where the test command has installed everything the suite
+needs, a skip is a failure: the file exits 1 and says which tests skipped
+and why.
 """
 
 import contextlib
@@ -42,11 +48,14 @@ AGENT_LIB = os.path.join(BUILD_DIR, "lib", "libptprof_agent.so")
 TORCH_PROFILE_WRAPPER = os.path.join(HERE, "torch_profile_wrapper.py")
 
 DEFAULT_TIMEOUT = 300
+# CTest's SKIP_RETURN_CODE for these files (tests/CMakeLists.txt); automake's.
+SKIP_EXIT_CODE = 77
 
 _passed = 0
 _failed = 0
 _skipped = 0
 _failures = []
+_skips = []
 _current_test = None
 
 
@@ -56,6 +65,12 @@ class Skip(Exception):
 
 def skip(reason):
     raise Skip(reason)
+
+
+def skips_fail():
+    """True under CI: there a skip is a failure (the C++ side:
+    tests/unit/test_skip.hpp)."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no", "off")
 
 
 def check(cond, msg):
@@ -207,6 +222,7 @@ def main(tests=None):
         except Skip as e:
             print("--- skipped: %s" % e, flush=True)
             _skipped += 1
+            _skips.append("%s: %s" % (t.__name__, e))
         except Exception:  # a test that raises is one failure
             check(False, "raised:\n" + traceback.format_exc())
         _current_test = None
@@ -216,4 +232,20 @@ def main(tests=None):
         for f in _failures:
             print("  - " + f.replace("\n", "\n    "))
     print("%d passed, %d failed, %d skipped" % (_passed, _failed, _skipped), flush=True)
-    sys.exit(1 if _failed else 0)
+    sys.exit(exit_status())
+
+
+def exit_status():
+    """1 when a check failed (or, under CI, a test skipped); SKIP_EXIT_CODE
+    when a test skipped; else 0."""
+    if _failed:
+        return 1
+    if not _skips:
+        return 0
+    if skips_fail():
+        print("CI=%s: a skipped test is a failure here (the test command installs what the suite needs):"
+              % os.environ.get("CI"))
+        for s in _skips:
+            print("  - " + s)
+        return 1
+    return SKIP_EXIT_CODE

@@ -2,7 +2,10 @@
 without a GPU: with pip's CUDA wheel, libtorch_cuda and its libcudart are
 loaded and the agent's CUDA wrappers and dlsym hook are live; nothing
 crashes, torch answers as it does without ptprof, and the CPU report is
-intact. (The one-line "no GPU" message is the CUPTI consumer's.)"""
+intact. (The one-line "no GPU" message is the CUPTI consumer's.)
+
+Registered only for torches built with CUDA (tests/CMakeLists.txt,
+PTPROF_CUDA_TORCH_TESTS): a torch without libcudart is a failure here."""
 
 import os
 import textwrap
@@ -58,8 +61,7 @@ def test_cuda_wheel_gets_the_wrappers():
             f.write(textwrap.dedent(PROBE))
         proc = T.run_ptprof(["run", "-o", os.path.join(d, "out"), "--", T.PYTHON, script])
         T.check_eq(proc.returncode, 0, "probe under ptprof\n" + T.describe(proc))
-        if "probe: no libcudart" in proc.stdout:
-            return  # a CPU-only torch: nothing to wrap
+        T.check("probe: no libcudart" not in proc.stdout, "this torch maps a libcudart\n" + T.describe(proc))
         T.check("probe: cudaMalloc wrapped True" in proc.stdout, "the wrapper is handed out\n" + T.describe(proc))
 
 

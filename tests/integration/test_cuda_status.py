@@ -2,7 +2,8 @@
 run's summary and in the report, saying what is missing and why, with the CPU
 profile intact. Checked with pip's CUDA torch on a machine without a GPU, the
 toolkit's libcudart loaded by a C program without a driver, a driver without
-CUPTI, and CUDA switched off (PTPROF_ACTIVITIES=cpu: nothing said)."""
+CUPTI, and CUDA switched off (PTPROF_ACTIVITIES=cpu: nothing said).
+Registered only for torches built with CUDA (tests/CMakeLists.txt)."""
 
 import ctypes
 import json
@@ -44,10 +45,11 @@ def run_and_report(out, command, **env):
 def test_pip_cuda_torch_without_gpu():
     probe = pt.run_python(["-c", "import json, torch; print(json.dumps([torch.version.cuda, torch.cuda.is_available()]))"])
     if probe.returncode != 0:
-        pt.skip("torch does not import: " + probe.stderr[-300:])
+        raise AssertionError("torch does not import: " + probe.stderr[-300:])
     version, available = json.loads(probe.stdout.strip().splitlines()[-1])
-    if not version:
-        pt.skip("this torch is a CPU build: no libcudart to load")
+    # Registered only for CUDA builds of torch (tests/CMakeLists.txt).
+    if not check(version, "this torch is a CUDA build (torch.version.cuda %r)" % version):
+        return
     if available:
         pt.skip("a GPU is here: scripts/gpu-check.sh covers that")
     with pt.tempdir() as out:

@@ -7,6 +7,7 @@ holding the same events per name as the Chrome export."""
 
 import codecs
 import collections
+import json
 import os
 import shutil
 import textwrap
@@ -15,16 +16,51 @@ import export_check as X
 import ptproftest as T
 
 
+COUNTER_WRAPPER = os.path.join(T.HERE, "rf_count_wrapper.py")
+# test_equivalence.py's schedule, STEPS=6: recorded steps 2, 3, 4.
+SCHEDULE = dict(wait=1, warmup=1, active=3)
+
+
+def counted_by_torch(script, d, env):
+    """Operators per name that a plain RecordFunction callback counts in the
+    recorded steps (rf_count_wrapper.py, as in test_equivalence.py): a
+    reference that shares nothing with ptprof's agent, files or reader."""
+    out = os.path.join(d, "counter.json")
+    cmd = [COUNTER_WRAPPER, "--cache-dir", os.path.join(T.BUILD_DIR, "torch-cxx-cache"), "--no-shapes", "--out", out]
+    for k, v in SCHEDULE.items():
+        cmd += ["--" + k, v]
+    proc = T.run_python(cmd + ["--", script], env=env)
+    if proc.returncode != 0:
+        raise AssertionError("rf_count_wrapper failed: " + T.describe(proc))
+    with open(out) as f:
+        rows = json.load(f)["rows"]
+    counts = collections.Counter()
+    for r in rows:
+        counts[r["name"]] += r["count"]
+    return {name: n for name, n in counts.items() if not name.startswith("profiler::") and n}
+
+
 def test_chrome_export_of_an_example():
+    """The export's events per name, read with the standard library's json,
+    are what a plain RecordFunction counter counted in the same steps."""
+    script = os.path.join(T.EXAMPLES_DIR, "train_conv_bn_adam.py")
+    env = T.clean_env(STEPS=6)
     with T.tempdir() as d:
-        trace = X.trace_example(d, "train_conv_bn_adam.py", env=T.clean_env(STEPS=3))
+        spec = ",".join("%s=%d" % kv for kv in SCHEDULE.items())
+        trace = X.trace_example(d, "train_conv_bn_adam.py", "--schedule", spec, env=env)
         out = os.path.join(d, "trace.json")
         proc = X.export(trace, "--chrome", out)
         T.check("events as Chrome trace JSON" in proc.stderr, "export says what it wrote: " + proc.stderr)
         doc = X.load_chrome(out)
         names = X.check_chrome(doc, "train_conv_bn_adam")
-        T.check_eq(X.as_report_names(names), X.report_counts(T.report_json(trace)),
-                   "events per name, export vs report")
+        steps = sorted(int(X.STEP.match(n).group(1)) for n in names if X.STEP.match(n))
+        T.check_eq(steps, [2, 3, 4], "the recorded steps in the export")
+        exported = {n: c for n, c in names.items() if not X.STEP.match(n) and not n.startswith("profiler::")}
+        counted = counted_by_torch(script, d, env)
+        T.check(len(counted) > 10, "the counter counted operators: %r" % counted)
+        differ = {n: (exported.get(n, 0), counted.get(n, 0)) for n in sorted(set(exported) | set(counted))
+                  if exported.get(n, 0) != counted.get(n, 0)}
+        T.check(not differ, "events per name (export, RecordFunction counter) differ: %r" % differ)
         ops = [e for e in doc["traceEvents"] if e.get("cat") == "cpu_op"]
         T.check(len(ops) > 100, "cpu_op events: %d" % len(ops))
         dims = [e["args"].get("Input Dims") for e in ops]

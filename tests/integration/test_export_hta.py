@@ -14,19 +14,7 @@ import os
 import export_check as X
 import ptproftest as T
 
-VENV_PYTHON = os.path.join(T.SOURCE_DIR, ".venv", "bin", "python")
 PROBE = os.path.join(T.HERE, "hta_probe.py")
-
-
-def hta_python():
-    """The interpreter with HTA, or skip() saying why there is none."""
-    if not os.path.exists(VENV_PYTHON):
-        T.skip("no virtual environment at %s (scripts/setup.sh makes it)" % VENV_PYTHON)
-    proc = T.run([VENV_PYTHON, "-c", "import hta.trace_analysis"])
-    if proc.returncode != 0:
-        T.skip("HolisticTraceAnalysis is not importable with %s: %s" %
-               (VENV_PYTHON, proc.stderr.strip().splitlines()[-1:] or "?"))
-    return VENV_PYTHON
 
 
 def hta_view(python, trace_dir):
@@ -71,11 +59,11 @@ def check_example(python, script, steps_env):
 
 
 def test_hta_reads_the_mlp_example():
-    check_example(hta_python(), "train_mlp.py", 4)
+    check_example(X.hta_python(), "train_mlp.py", 4)
 
 
 def test_hta_reads_the_ranges_example():
-    check_example(hta_python(), "train_mlp_ranges.py", 3)
+    check_example(X.hta_python(), "train_mlp_ranges.py", 3)
 
 
 if __name__ == "__main__":

@@ -217,11 +217,15 @@ def test_small_dev_shm_never_kills_the_target():
         T.check_eq(proc.returncode, 0, "the target's own status, not a SIGBUS\n" + T.describe(proc))
         T.check_eq(recorded_ranges(proc), 50000 * 2 * 36, "the target ran to its end")
         T.check("/dev/shm" in proc.stderr, "the summary says /dev/shm was short\n" + proc.stderr)
-        if os.path.isdir(out) and os.listdir(out):
+        # The process's first thread gets a ring (48 MiB holds some), so there is a file.
+        files = os.listdir(out) if os.path.isdir(out) else []
+        T.check(files, "a trace file is written\n" + T.describe(proc))
+        if files:
             rep = T.report_json(out)
             rows = {r["name"]: r for r in rep["rows"]}
             recorded = calls(rows, "outer") + calls(rows, "inner") + calls(rows, "done")
             counted = rep["dropped"] + rep["losses"]["lost_thread_events"]
+            T.check(recorded > 0, "the threads that got a ring are recorded: %r" % rows)
             T.check_eq(recorded + counted, 50000 * 2 * 36 + 36,
                        "recorded + counted as not recorded = what the threads wrote (%d + %d)" % (recorded, counted))
         check_nothing_left(proc)

@@ -27,6 +27,7 @@
 #include "launcher_fixtures.hpp"
 #include "process/sanitizer_runtime.hpp"
 #include "ptprof/shm_abi.hpp"
+#include "test_skip.hpp"
 
 using namespace ptprof::testing;
 using ptprof::trace::EventKind;
@@ -80,8 +81,7 @@ int lines_mentioning(const std::string& text, const std::string& word) {
 TEST_CASE("a short /dev/shm costs rings, never the target: exit 0 and the shortage counted", "[faults][shm]") {
   const std::string ns = mount_namespace_prefix();
   if (ns.empty()) {
-    WARN("SKIPPED: no private mount namespace on this machine (unshare -m / -rm failed)");
-    return;
+    PTPROF_SKIP("no private mount namespace on this machine (unshare -m / -rm failed)");
   }
   TempDir out;
   // 8 threads that each fill a 2 MiB ring want 16 MiB; /dev/shm has 12.

@@ -1,6 +1,9 @@
 // `ptprof diff`: rows matched by name, largest change first, added/removed
 // names, JSON, and the command line's errors.
 #include <catch2/catch.hpp>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "ptprof/analysis/diff.hpp"
 #include "test_cli_run.hpp"
@@ -19,6 +22,28 @@ report::Row row(const std::string& name, uint64_t count, int64_t self_ns, int64_
   r.stats.self_cpu_ns = self_ns;
   r.stats.cpu_total_ns = total_ns;
   return r;
+}
+
+// A trace file of top-level ops, each (name, calls, ns per call), one after
+// another on one thread: its report rows are known without reading it.
+void write_ops(const std::string& path, const std::vector<std::tuple<std::string, int, int64_t>>& ops) {
+  auto w = open_writer(path, sample_header());
+  const uint32_t process = w->add_process({4242, 1, "python train.py", 1000});
+  const uint32_t thread = w->add_thread({process, 4242, "main", 0, 0});
+  int64_t now = 1'000'000;
+  for (const auto& [name, calls, ns] : ops) {
+    const uint32_t id = w->intern(name);
+    for (int i = 0; i < calls; ++i) {
+      trace::Event e;
+      e.thread = thread;
+      e.name = id;
+      e.start_ns = now;
+      e.end_ns = now + ns;
+      w->add_event(e);
+      now += ns + 100;
+    }
+  }
+  REQUIRE(w->finish().ok());
 }
 
 report::Report side(std::vector<report::Row> rows) {
@@ -64,16 +89,47 @@ TEST_CASE("diff: rows by name, biggest change first", "[diff]") {
 
 TEST_CASE("diff: command line", "[diff][cli]") {
   TempDir dir;
-  std::string err;
-  std::string path = dir.file("t.bin");
-  REQUIRE(write_realistic(path, 500, 1));
-  Run same = run_ptprof("diff " + path + " " + path + " --format json");
+  const std::string a = dir.file("a.bin");
+  const std::string b = dir.file("b.bin");
+  write_ops(a, {{"aten::mm", 10, 500}, {"aten::add", 4, 250}, {"gone", 1, 300}});
+  write_ops(b, {{"aten::mm", 10, 520}, {"aten::add", 8, 1'125}, {"new_op", 2, 50}});
+  Run run = run_ptprof("diff " + a + " " + b + " --format json");
+  INFO(run.out);
+  REQUIRE(run.status == 0);
+  Json j = JsonParser(run.out).parse();
+  // Largest change of self CPU time first: add +8,000 ns, gone -300, mm +200, new_op +100.
+  REQUIRE(j["rows"].arr.size() == 4);
+  const Json& add = j["rows"].arr[0];
+  CHECK(add["name"].str == "aten::add");
+  CHECK(add["change"].str.empty());  // in both
+  CHECK(add["calls_a"].num == 4);
+  CHECK(add["calls_b"].num == 8);
+  CHECK(add["self_cpu_us_a"].num == Approx(1.0));
+  CHECK(add["self_cpu_us_b"].num == Approx(9.0));
+  CHECK(j["rows"].arr[1]["name"].str == "gone");
+  CHECK(j["rows"].arr[1]["change"].str == "removed");
+  CHECK(j["rows"].arr[1]["calls_b"].num == 0);
+  CHECK(j["rows"].arr[2]["name"].str == "aten::mm");
+  CHECK(j["rows"].arr[2]["self_cpu_us_b"].num == Approx(5.2));
+  CHECK(j["rows"].arr[3]["name"].str == "new_op");
+  CHECK(j["rows"].arr[3]["change"].str == "added");
+  CHECK(j["rows"].arr[3]["calls_b"].num == 2);
+  CHECK(j["self_cpu_time_total_us"]["a"].num == Approx(6.3));
+  CHECK(j["self_cpu_time_total_us"]["b"].num == Approx(14.3));
+
+  Run same = run_ptprof("diff " + a + " " + a + " --format json");
   REQUIRE(same.status == 0);
-  Json j = JsonParser(same.out).parse();
-  for (const Json& r : j["rows"].arr) CHECK(r["calls_a"].num == r["calls_b"].num);
-  CHECK(run_ptprof("diff " + path + " " + path + " --sort-by speed").status == 2);
-  CHECK(run_ptprof("diff " + path + " " + path + " --format csv").status == 2);
-  Run missing = run_ptprof("diff " + path + " " + dir.file("none"));
+  Json none = JsonParser(same.out).parse();
+  REQUIRE(none["rows"].arr.size() == 3);  // every name of A, each unchanged
+  for (const Json& r : none["rows"].arr) {
+    CHECK(r["change"].str.empty());
+    CHECK(r["calls_a"].num == r["calls_b"].num);
+    CHECK(r["self_cpu_us_a"].num == r["self_cpu_us_b"].num);
+  }
+
+  CHECK(run_ptprof("diff " + a + " " + b + " --sort-by speed").status == 2);
+  CHECK(run_ptprof("diff " + a + " " + b + " --format csv").status == 2);
+  Run missing = run_ptprof("diff " + a + " " + dir.file("none"));
   CHECK(missing.status == 2);
   CHECK(missing.out.find("none") != std::string::npos);
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../../agent/src/native_walk_cache.hpp"
+#include "test_skip.hpp"
 
 using ptprof::agent::NativeWalkCache;
 using ptprof::agent::Unwinder;
@@ -121,8 +122,7 @@ Expected walk_both(Probe& p, NativeWalkCache& cache) {
 TEST_CASE("native walk cache: two paths to one stack address each get their own stack", "[stacks][native]") {
   Libunwind lu;
   if (!kOnX86 || !lu.usable()) {
-    WARN("SKIPPED: remembered walks need x86-64 and libunwind.so.8 with its step API");
-    return;
+    PTPROF_SKIP("remembered walks need x86-64 and libunwind.so.8 with its step API");
   }
   NativeWalkCache cache;
   Probe p;
@@ -152,8 +152,7 @@ TEST_CASE("native walk cache: a remembered stack the check cannot tell apart is 
           "[stacks][native]") {
   Libunwind lu;
   if (!kOnX86 || !lu.usable()) {
-    WARN("SKIPPED: remembered walks need x86-64 and libunwind.so.8 with its step API");
-    return;
+    PTPROF_SKIP("remembered walks need x86-64 and libunwind.so.8 with its step API");
   }
   NativeWalkCache cache;
   Probe p;

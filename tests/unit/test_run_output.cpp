@@ -15,6 +15,7 @@
 
 #include "launcher_fixtures.hpp"
 #include "ptprof/analysis/trace_file.hpp"
+#include "test_skip.hpp"
 
 namespace fs = std::filesystem;
 
@@ -49,8 +50,7 @@ TEST_CASE("run: an output directory that cannot be written stops the run before 
           "[launcher][reliability]") {
   const std::string ns = unshare("-m");
   if (ns.empty()) {
-    WARN("skipped: mount namespaces are unavailable here (unshare -m)");
-    return;
+    PTPROF_SKIP("mount namespaces are unavailable here (unshare -m)");
   }
   TempDir tmp;
   const fs::path out = tmp.path / "ro";
@@ -69,8 +69,7 @@ TEST_CASE("run: an output directory that cannot be written stops the run before 
 TEST_CASE("run: a full disk mid-run is an error in the summary and exit status 3", "[launcher][reliability]") {
   const std::string ns = unshare("-m");
   if (ns.empty()) {
-    WARN("skipped: mount namespaces are unavailable here (unshare -m)");
-    return;
+    PTPROF_SKIP("mount namespaces are unavailable here (unshare -m)");
   }
   TempDir tmp;
   const fs::path out = tmp.path / "small";
@@ -149,8 +148,7 @@ TEST_CASE("run: runs with the same host and pid in one directory write files of 
   // after run: what containers sharing a volume see.
   const std::string ns = unshare("-pf --mount-proc");
   if (ns.empty()) {
-    WARN("skipped: pid namespaces are unavailable here (unshare -pf)");
-    return;
+    PTPROF_SKIP("pid namespaces are unavailable here (unshare -pf)");
   }
   TempDir out;
   const std::string run_in_ns =
@@ -176,8 +174,7 @@ TEST_CASE("run: runs with the same host and pid in one directory write files of 
 TEST_CASE("run: a host name is made safe before it is part of a file name", "[launcher][reliability]") {
   const std::string ns = unshare("-u");
   if (ns.empty()) {
-    WARN("skipped: UTS namespaces are unavailable here (unshare -u)");
-    return;
+    PTPROF_SKIP("UTS namespaces are unavailable here (unshare -u)");
   }
   TempDir tmp;
   const fs::path out = tmp.path / "a" / "b";
