@@ -67,10 +67,11 @@ def find_blocks(text):
 
 
 def argv_of(command, ptprof_bin, python):
-    """The documented command as an argv: `ptprof` is the build's binary and
-    Debian's interpreter is `python` (the one under test)."""
+    """The documented command as an argv: `ptprof` (or `build/bin/ptprof`) is
+    the build's binary and Debian's interpreter is `python` (the one under
+    test)."""
     argv = shlex.split(command)
-    if argv and argv[0] == "ptprof":
+    if argv and argv[0] in ("ptprof", "build/bin/ptprof"):
         argv[0] = ptprof_bin
     return [python if a == DOCUMENTED_PYTHON else a for a in argv]
 

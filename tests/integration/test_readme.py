@@ -1,11 +1,12 @@
 """The README's commands work and print what it shows.
 
 Runs the commands of the example blocks (`<!-- example: NAME -->`,
-scripts/doc_examples.py) of README.md and docs/*.md against this build, with the torch under test in
-place of the documented /usr/bin/python3, and compares the shape of their
-output with the documented one: exit status 0, the same titles and columns,
-the same number of table rows, the same step numbers, the summary and cost
-lines. Then runs every `build/bin/ptprof ...` line of the README's other
+scripts/doc_examples.py) of README.md and docs/*.md against this build, with
+the torch under test in place of the documented /usr/bin/python3, and
+compares the shape of their output with the documented one: exit status 0,
+the same titles and columns, the same number of table rows, the same step
+numbers, the summary and cost lines (on another torch, whose ops differ: the
+exit status, titles, columns, step numbers and cost lines). Then runs every `build/bin/ptprof ...` line of the README's other
 command blocks in order (placeholders such as `python train.py` replaced by
 an example), each of which must exit 0 and print what its kind prints.
 
@@ -18,6 +19,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import sys
 
 import ptproftest as t
@@ -111,10 +113,13 @@ def test_readme_commands_run():
     commands = command_lines(readme_text())
     t.check(len(commands) >= 10, "found %d build/bin/ptprof lines in README.md" % len(commands))
     d = doc_examples.example_dir(t.SOURCE_DIR)
+    runs = set()
     try:
         for cmd in commands:
             argv = doc_examples.argv_of(cmd, t.PTPROF_BIN, t.PYTHON)
-            argv[0] = t.PTPROF_BIN
+            if argv[1] == "run" and tuple(argv) in runs:
+                continue  # one torch stands for both of the README's: the same run again shows nothing new
+            runs.add(tuple(argv))
             print("$ " + cmd, flush=True)
             proc = t.run(argv, env=env(), cwd=d)
             where = "`%s`" % cmd
@@ -127,10 +132,9 @@ def test_readme_commands_run():
             for flag in ("--chrome", "--perfetto", "--timeline"):
                 if flag in argv:
                     out = argv[argv.index(flag) + 1]
-                    t.check(os.path.exists(os.path.join(d, out)) or "--max-file-size" in argv,
-                            "%s: wrote no %s" % (where, out))
+                    t.check(os.path.exists(os.path.join(d, out)), "%s: wrote no %s" % (where, out))
     finally:
-        t.shutil.rmtree(d, ignore_errors=True)
+        shutil.rmtree(d, ignore_errors=True)
 
 
 if __name__ == "__main__":
