@@ -13,7 +13,8 @@ bool parse_bool(const char* var, const char* v, bool* out, std::vector<std::stri
   } else if (s.empty() || s == "0" || s == "false" || s == "False" || s == "no" || s == "off") {
     *out = false;
   } else {
-    errors->push_back(std::string(var) + "='" + std::string(s) + "' is not a boolean; accepted: 0 or 1");
+    errors->push_back(std::string(var) + "='" + std::string(s) +
+                      "' is not a boolean; accepted: 1, true, True, yes, on or 0, false, False, no, off, empty");
     return false;
   }
   return true;

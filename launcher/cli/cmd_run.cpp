@@ -348,10 +348,11 @@ void add_run(CLI::App& app, int& exit_code) {
   sub->add_flag("--record-shapes", opts->record_shapes, "Record operator input shapes (PTPROF_RECORD_SHAPES=1)");
   sub->add_flag("--profile-memory", opts->profile_memory,
                 "Sets PTPROF_PROFILE_MEMORY=1: every allocation and free torch reports to profilers (its CPU "
-                "allocator's), in recorded steps; see `ptprof memory`. A program that starts torch.profiler "
-                "itself cannot use it (torch then says the profiler is already enabled)");
+                "and CUDA caching allocators) in recorded steps, and CUDA segments; see `ptprof memory`. A "
+                "program may start torch.profiler itself: while it runs, torch reports memory to it, not to "
+                "ptprof (docs/memory.md)");
   sub->add_flag("--with-stack", opts->with_stack,
-                "Sets PTPROF_WITH_STACK=1: each operator's Python call stack (file, line, function), as "
+                "Sets PTPROF_WITH_STACK=1: each operator's Python (file, line, function) and native call stack, as "
                 "torch.profiler's with_stack; see `report --group-by-stack-n` and `flamegraph`");
   sub->add_flag("--no-native-stack", opts->no_native_stack,
                 "Sets PTPROF_NATIVE_STACK=0: --with-stack records Python frames only (native frames cost an "

@@ -441,6 +441,26 @@ TEST_CASE("config_from_env: PTPROF_SCHEDULE and PTPROF_STEP", "[schedule][config
     CHECK_THAT(error, Catch::Contains("'active'"));
     check_names_accepted(error);
   }
+  SECTION("booleans: the spellings the README documents, and a message that lists them") {
+    for (const char* yes : {"1", "true", "True", "yes", "on"}) {
+      g_env = {{"PTPROF_RECORD_SHAPES", yes}};
+      auto c = ptprof::config_from_env(fake_getenv);
+      INFO("value " << yes);
+      REQUIRE(c.ok());
+      CHECK(c->record_shapes);
+    }
+    for (const char* no : {"0", "false", "False", "no", "off", ""}) {
+      g_env = {{"PTPROF_RECORD_SHAPES", "1"}, {"PTPROF_NATIVE_STACK", no}};
+      auto c = ptprof::config_from_env(fake_getenv);
+      INFO("value '" << no << "'");
+      REQUIRE(c.ok());
+      CHECK_FALSE(c->native_stack);
+    }
+    g_env = {{"PTPROF_RECORD_SHAPES", "maybe"}};
+    auto c = ptprof::config_from_env(fake_getenv);
+    REQUIRE_FALSE(c.ok());
+    CHECK_THAT(c.error(), Catch::Contains("accepted: 1, true, True, yes, on or 0, false, False, no, off, empty"));
+  }
   SECTION("two bad variables: one line each") {
     g_env = {{"PTPROF_SCHEDULE", "bogus=1"}, {"PTPROF_RECORD_SHAPES", "maybe"}};
     auto c = ptprof::config_from_env(fake_getenv);
