@@ -12,8 +12,11 @@
 #    libraries), later runs take pip's cache. PTPROF_NO_VENV=1 skips it (only
 #    Debian's torch is then tested).
 # 3. Configures and builds, tests included:
-#      cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTPROF_BUILD_TESTS=ON
+#      cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DPTPROF_BUILD_TESTS=ON
 #      cmake --build build -j$(nproc)
+#    Release is what users get (the wheel is built so), and so what the suite
+#    tests; PTPROF_BUILD_TYPE=RelWithDebInfo (or Debug) builds another. ccache
+#    is used when it is installed.
 #
 # Idempotent: run again, it only rebuilds what changed.
 set -euo pipefail
@@ -31,10 +34,11 @@ PACKAGES=(build-essential cmake pkg-config libspdlog-dev libcli11-dev catch2
 # What only the tests use (scripts/test.sh sets PTPROF_SETUP_TESTS=1): protoc
 # decodes the Perfetto export, headless Chromium opens the HTML report, Clang
 # and its runtimes (libFuzzer, ASan, UBSan) build the fuzz targets
-# (scripts/fuzz.sh); GCC's sanitizer runtimes (scripts/sanitize.sh) come with
+# (scripts/fuzz.sh), clang-tidy and clang-format check the house rules
+# (scripts/lint.sh); GCC's sanitizer runtimes (scripts/sanitize.sh) come with
 # build-essential.
 if [[ "${PTPROF_SETUP_TESTS:-0}" == 1 ]]; then
-  PACKAGES+=(protobuf-compiler chromium clang-14 libclang-rt-14-dev)
+  PACKAGES+=(protobuf-compiler chromium clang-14 libclang-rt-14-dev clang-tidy-14 clang-format-14)
 fi
 
 missing=()
@@ -87,9 +91,13 @@ if [[ "${PTPROF_NO_VENV:-0}" != 1 ]]; then
 fi
 
 JOBS=$(nproc 2>/dev/null || echo 2)
+LAUNCHER=()
+if command -v ccache >/dev/null 2>&1; then
+  LAUNCHER=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
 # Tests on explicitly: an old cache with PTPROF_BUILD_TESTS=OFF would otherwise
 # leave scripts/test.sh with nothing to run.
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTPROF_BUILD_TESTS=ON ||
+cmake -S . -B build -DCMAKE_BUILD_TYPE="${PTPROF_BUILD_TYPE:-Release}" -DPTPROF_BUILD_TESTS=ON "${LAUNCHER[@]}" ||
   die "cmake configure failed (see the messages above)"
 cmake --build build -j"$JOBS" ||
   die "build failed (see the compiler messages above)"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Builds ptprof and runs the whole test suite: unit and integration tests
-# (CTest, in build/), then the same under sanitizers (scripts/sanitize.sh:
+# Builds ptprof and runs the whole test suite: the house rules (scripts/lint.sh:
+# clang-format and clang-tidy, only what changed since a remembered clean
+# result), unit and integration tests (CTest, in build/, the Release build
+# users get), then the same under sanitizers (scripts/sanitize.sh:
 # build-asan, build-tsan) and each fuzz target for a bounded time
 # (scripts/fuzz.sh, build-fuzz; PTPROF_TEST_FUZZ_SECONDS, default 60).
 #
@@ -33,10 +35,16 @@ sed 's/^/  /' build/torch-pythons.txt
 if [[ $(id -u) -eq 0 ]]; then ns=(unshare -m true); else ns=(unshare -r -m true); fi
 "${ns[@]}" 2>/dev/null || echo "test.sh: warning: no private mount namespace (${ns[*]} failed): its tests are skipped"
 
+status=0
+# Lint is a stage of its own, not a CTest test with a time limit: on a loaded
+# machine it takes longer, it does not fail.
+t0=$SECONDS
+bash scripts/lint.sh build || status=1
+echo "test.sh: lint: $((SECONDS - t0)) s"
+
 # --no-tests=error: finding no tests is a failure, not a pass. CTest's label
 # summary at the end counts the tests run on each torch (labels torch<M.m>);
 # its list of tests that did not run names the skipped ones ("(Skipped)").
-status=0
 t0=$SECONDS
 log=build/Testing/test-sh-ctest.log
 mkdir -p build/Testing

@@ -1,4 +1,6 @@
-// PTPROF_DCHECK: contracts checked in debug builds and compiled out of
+// PTPROF_DCHECK: contracts checked in debug builds and in the sanitizer and
+// fuzzing builds (CMake defines PTPROF_ENABLE_DCHECKS there, so the suite
+// runs with them: scripts/sanitize.sh, scripts/fuzz.sh), and compiled out of
 // release ones (NDEBUG), so the hot path pays nothing for them.
 //
 // A failure writes one line with write(2) and aborts: no allocation and no
@@ -25,8 +27,9 @@ namespace ptprof::dcheck {
 
 }  // namespace ptprof::dcheck
 
-#ifdef NDEBUG
-#define PTPROF_DCHECK(condition) static_cast<void>(sizeof(static_cast<bool>(condition)))
+#if defined(NDEBUG) && !defined(PTPROF_ENABLE_DCHECKS)
+// Still type-checked, never evaluated.
+#define PTPROF_DCHECK(condition) static_cast<void>(false && (condition))
 #else
 #define PTPROF_DCHECK(condition) \
   ((condition) ? static_cast<void>(0) : ::ptprof::dcheck::failed(#condition, __FILE__, __LINE__))

@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""The house rules, checked: clang-format (.clang-format) and clang-tidy
+(.clang-tidy) over the project's C++ sources. Exits 1 on any finding, 2 on a
+usage error. Called by scripts/lint.sh (see there for the options).
+
+clang-tidy is what costs (5-10 s a translation unit, minutes for the tree),
+so a unit found clean is remembered by a key of everything its result
+depends on:
+  - the unit's text and the text of every project file it includes (from
+    the compiler's dependency file, build/**/<unit>.o.d; a unit whose
+    dependency file is missing or older than one of its inputs has no key
+    and is always checked);
+  - its compile command, with the source and build directories written as
+    placeholders (so another checkout's identical build hits the same key);
+  - .clang-tidy and clang-tidy's version.
+System headers (libstdc++, spdlog, CUDA) are not in the key: a new Debian
+package version that would change a finding is not noticed until one of
+the unit's own inputs changes, or `--all`.
+
+Clean keys are kept in scripts/lint-clean.txt, committed with the code they
+describe, so a fresh clone (CI) re-checks only what changed since someone ran
+the lint on it; `--all` ignores it. A key is a SHA-256 of the inputs above,
+so an entry can only ever vouch for exactly the text it was computed from.
+clang-format is fast and always runs on every file.
+"""
+
+import argparse
+import concurrent.futures
+import hashlib
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CLEAN_LIST = os.path.join(ROOT, "scripts", "lint-clean.txt")
+# Sources compiled against torch (the bridge, the test's reference counter,
+# the benchmark's floor) have no entry in compile_commands.json, so
+# clang-tidy cannot check them: they are formatted, not tidied.
+TORCH_ONLY = re.compile(r"^(agent/torch/|bench/floor/|tests/integration/rf_counter\.cpp)")
+BLOCK = 1 << 16
+
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(BLOCK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def project_files():
+    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "--",
+                          "*.cpp", "*.hpp", "*.h"], cwd=ROOT, check=True, stdout=subprocess.PIPE,
+                         text=True).stdout
+    return sorted(set(out.split()))
+
+
+def depfile_inputs(entry):
+    """The files a unit was compiled from (its .o.d), or None when unknown
+    or older than one of them (the build is stale: no key, always check)."""
+    args = shlex.split(entry["command"]) if "command" in entry else entry["arguments"]
+    try:
+        obj = args[args.index("-o") + 1]
+    except (ValueError, IndexError):
+        return None
+    dep = os.path.join(entry["directory"], obj + ".d")
+    try:
+        text = open(dep).read()
+        dep_mtime = os.stat(dep).st_mtime
+    except OSError:
+        return None
+    text = text.replace("\\\n", " ")
+    _, _, deps = text.partition(":")
+    files = deps.split()
+    for f in files:
+        try:
+            if os.stat(f).st_mtime > dep_mtime:
+                return None
+        except OSError:
+            return None
+    return files
+
+
+class Keys:
+    def __init__(self, build, tidy):
+        self.build = os.path.realpath(build)
+        version = subprocess.run([tidy, "--version"], stdout=subprocess.PIPE, text=True).stdout
+        config = open(os.path.join(ROOT, ".clang-tidy"), "rb").read()
+        self.base = hashlib.sha256(version.encode() + b"\0" + config).hexdigest()
+        self.file_hashes = {}
+
+    def _hash(self, path):
+        if path not in self.file_hashes:
+            self.file_hashes[path] = sha256_file(path)
+        return self.file_hashes[path]
+
+    def key(self, entry):
+        inputs = depfile_inputs(entry)
+        if inputs is None:
+            return None
+        command = entry.get("command") or " ".join(entry["arguments"])
+        command = command.replace(self.build, "@BUILD@").replace(ROOT, "@SRC@")
+        h = hashlib.sha256()
+        h.update(self.base.encode())
+        h.update(command.encode())
+        for f in sorted(set(os.path.realpath(os.path.join(entry["directory"], f)) for f in inputs)):
+            if f.startswith(ROOT + os.sep) and not f.startswith(self.build + os.sep):
+                h.update(os.path.relpath(f, ROOT).encode() + b"\0" + self._hash(f).encode())
+        return h.hexdigest()
+
+
+def read_clean():
+    try:
+        return set(line.strip() for line in open(CLEAN_LIST) if re.fullmatch(r"[0-9a-f]{64}\s*", line))
+    except OSError:
+        return set()
+
+
+def write_clean(keys):
+    header = ("# scripts/lint.py: keys of translation units clang-tidy found clean (see its\n"
+              "# docstring). Written by scripts/lint.sh; commit it with the code.\n")
+    tmp = CLEAN_LIST + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(header)
+        f.writelines(k + "\n" for k in sorted(keys))
+    os.replace(tmp, CLEAN_LIST)
+
+
+def run_format(fmt, files):
+    r = subprocess.run([fmt, "--dry-run", "--Werror"] + files, cwd=ROOT)
+    return r.returncode == 0
+
+
+def tidy_one(tidy, build, path):
+    t0 = time.monotonic()
+    r = subprocess.run([tidy, "-p", build, "--quiet", path], cwd=ROOT, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    noise = re.compile(r"^[0-9]+ warnings? (and [0-9]+ errors? )?generated\.$|^Suppressed [0-9]+ warnings|"
+                       r"^Use -header-filter=|^$")
+    text = "\n".join(l for l in r.stdout.splitlines() if not noise.match(l.strip()))
+    return path, r.returncode == 0, text, time.monotonic() - t0
+
+
+def main():
+    ap = argparse.ArgumentParser(prog="scripts/lint.sh", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("build", nargs="?", default=os.path.join(ROOT, "build"),
+                    help="build directory with compile_commands.json (default: build)")
+    ap.add_argument("--all", action="store_true", help="check every unit, ignoring remembered clean results")
+    ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2, help="clang-tidy processes at once")
+    args = ap.parse_args()
+
+    tidy = os.environ.get("CLANG_TIDY", "clang-tidy-14")
+    fmt = os.environ.get("CLANG_FORMAT", "clang-format-14")
+    db_path = os.path.join(args.build, "compile_commands.json")
+    if not os.path.isfile(db_path):
+        print("lint: %s is missing; configure with CMake first" % db_path, file=sys.stderr)
+        return 2
+
+    t0 = time.monotonic()
+    files = project_files()
+    ok = run_format(fmt, files)
+    print("lint: clang-format: %d files, %s (%.0f s)" % (len(files), "ok" if ok else "FINDINGS",
+                                                       time.monotonic() - t0), flush=True)
+
+    entries = {}
+    for e in json.load(open(db_path)):
+        path = os.path.relpath(os.path.realpath(os.path.join(e["directory"], e["file"])), ROOT)
+        entries.setdefault(path, e)  # clang-tidy -p takes the first entry too
+    units = [f for f in files if f.endswith(".cpp") and not TORCH_ONLY.match(f)]
+    missing = [f for f in units if f not in entries]
+    if missing:
+        print("lint: not in compile_commands.json, so not tidied: %s" % " ".join(missing), file=sys.stderr)
+
+    keys = Keys(args.build, tidy)
+    known = set() if args.all else read_clean()
+    unit_keys = {u: keys.key(entries[u]) for u in units if u in entries}
+    todo = [u for u, k in unit_keys.items() if k is None or k not in known]
+    print("lint: clang-tidy: %d units, %d remembered clean, %d to check with %d jobs" %
+          (len(unit_keys), len(unit_keys) - len(todo), len(todo), args.jobs), flush=True)
+
+    clean = {k for u, k in unit_keys.items() if k is not None and u not in todo}
+    failed = []
+    t1 = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        for n, (path, good, text, secs) in enumerate(pool.map(lambda u: tidy_one(tidy, args.build, u), todo), 1):
+            if text:
+                print(text, flush=True)
+            if good and unit_keys[path] is not None:
+                clean.add(unit_keys[path])
+            if not good:
+                failed.append(path)
+            print("lint: [%d/%d] %s %s (%.0f s)" % (n, len(todo), path, "ok" if good else "FINDINGS", secs),
+                  flush=True)
+    # Remember what is clean now: exactly this tree's units (stale keys go).
+    write_clean(clean)
+    print("lint: clang-tidy: %d checked in %.0f s, %d with findings%s" %
+          (len(todo), time.monotonic() - t1, len(failed), (": " + " ".join(failed)) if failed else ""))
+    return 0 if ok and not failed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
