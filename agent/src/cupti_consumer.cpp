@@ -377,7 +377,7 @@ void CuptiConsumer::set_status(CudaStatus s, const char* message) {
 
 void CuptiConsumer::note_in_window() {
   if (!message_id_) return;
-  if (ThreadState* t = thread_state()) t->write(wire::RecordType::Mark, message_id_, t->now());
+  if (ThreadState* t = thread_state()) t->emit_instant(wire::RecordType::Mark, message_id_, t->now());
 }
 
 }  // namespace ptprof::agent

@@ -493,7 +493,7 @@ std::optional<uint32_t> Runtime::apply_transition(const StepTransition& t, uint6
   // A window that opens inside a step (by time) has no ProfilerStep span for
   // that step: it would hold only the step's tail.
   if (t.recording && step) {
-    if (ThreadState* th = thread_state()) th->write(wire::RecordType::Step, uint32_t(*step), ticks);
+    if (ThreadState* th = thread_state()) th->emit_instant(wire::RecordType::Step, uint32_t(*step), ticks);
   }
   return ended;
 }
@@ -563,7 +563,7 @@ std::optional<uint32_t> Runtime::move_capture(bool start) {
   recording_.store(recording, std::memory_order_relaxed);
   set_bridge_recording(recording);
   if (recording) {
-    if (ThreadState* th = thread_state()) th->write(wire::RecordType::Step, uint32_t(step_), t);
+    if (ThreadState* th = thread_state()) th->emit_instant(wire::RecordType::Step, uint32_t(step_), t);
   }
   return ended;
 }
@@ -582,11 +582,7 @@ void Runtime::gpu_flushed(uint32_t window) {
 
 void Runtime::scope_ended(ThreadState& t, const char* name) {
   if (!active()) return;
-  if (name && config_->step.ends_step(name)) t.scopes.pending_step_end = true;
-  if (t.scopes.pending_step_end && !t.scopes.inside_scope_of(current_step())) {
-    t.scopes.pending_step_end = false;
-    end_step();
-  }
+  if (t.take_step_end(name && config_->step.ends_step(name), current_step())) end_step();
 }
 
 uint32_t Runtime::named_step_id() {
@@ -695,7 +691,7 @@ void Runtime::after_fork_child() {
     header_->in_transition.store(1, std::memory_order_seq_cst);
     publish_boundary(wire::BoundaryKind::WindowBegin, 0, windows_.window);  // everything in the child's region
     header_->in_transition.store(0, std::memory_order_release);
-    if (ThreadState* th = thread_state()) th->write(wire::RecordType::Step, uint32_t(step_), t);
+    if (ThreadState* th = thread_state()) th->emit_instant(wire::RecordType::Step, uint32_t(step_), t);
   }
   if (config_->on_demand) start_trigger_watcher();  // the parent's is not in this process
 }

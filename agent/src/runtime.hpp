@@ -104,7 +104,7 @@ class Runtime {
   // A step ended (ptprof_step, or a scope that PTPROF_STEP names).
   void end_step();
   // A user scope or range called `name` (may be null) ended on thread `t`,
-  // which has already popped it from t.scopes.
+  // which has already popped it.
   void scope_ended(ThreadState& t, const char* name);
   uint64_t current_step() const { return current_step_.load(std::memory_order_relaxed); }
   // The interned id of PTPROF_STEP's scope name (Named rule), interned once

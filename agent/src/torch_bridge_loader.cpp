@@ -187,7 +187,7 @@ void Runtime::maybe_load_torch_bridge() {
     // No operator can run before torch is loaded: a first step still in
     // progress restarts here, so that it does not hold the import of torch.
     if (step_ == 0 && recording()) {
-      if (ThreadState* t = thread_state()) t->write(wire::RecordType::Step, 0, t->now());
+      if (ThreadState* t = thread_state()) t->emit_instant(wire::RecordType::Step, 0, t->now());
     }
   }
   bridge_state_.store(2, std::memory_order_release);
