@@ -250,8 +250,8 @@ void CuptiConsumer::enable_locked() {
   // GpuFlushed is published.
   if (!flush_protocol_) {
     flush_protocol_ = true;
-    g_runtime.set_window_end_listener(on_window_end);
-    g_runtime.set_gpu_flush_protocol(true);
+    g_runtime.windows().set_window_end_listener(on_window_end);
+    g_runtime.windows().set_gpu_flush_protocol(true);
   }
   if (status_ != CudaStatus::Recording)
     set_status(CudaStatus::Recording, ("ptprof: CUDA recorded with CUPTI from " + m.lib.path).c_str());
@@ -296,7 +296,7 @@ void CuptiConsumer::window_ended(uint32_t window) {
   // also one CUPTI was yielded in (else the launcher would wait out the
   // grace period). Takes step_mu_: never called with it held, nor with mu_
   // (recording_changed takes mu_ under the step lock).
-  g_runtime.gpu_flushed(window);
+  g_runtime.windows().gpu_flushed(window);
 }
 
 void CuptiConsumer::push(uint64_t handle) {
