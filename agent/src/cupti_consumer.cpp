@@ -179,10 +179,10 @@ void CuptiConsumer::decide(bool recording) {
     return;
   }
   const std::vector<std::string> loaded = loaded_libraries();
-  auto impl = std::make_unique<Impl>();
-  std::string why;
   const char* chosen = std::getenv("PTPROF_CUPTI_PATH");
-  if (!cupti::open_cupti(cupti::cupti_candidates(chosen, loaded), impl->lib, why)) {
+  Result<cupti::Library> lib = cupti::open_cupti(cupti::cupti_candidates(chosen, loaded));
+  if (!lib) {
+    std::string why = lib.error();
     if (why.empty()) why = chosen && *chosen ? "no such file" : "none loaded, beside libcudart or in /usr/local/cuda";
     if (chosen && *chosen) why = std::string("PTPROF_CUPTI_PATH=") + chosen + ": " + why;
     set_status(CudaStatus::NoCupti, ("ptprof: CUDA not recorded: no CUPTI library (" + why +
@@ -191,6 +191,8 @@ void CuptiConsumer::decide(bool recording) {
     if (recording_) note_in_window();
     return;
   }
+  auto impl = std::make_unique<Impl>();
+  impl->lib = std::move(*lib);
   log(Level::Debug, "CUPTI from %s", impl->lib.path.c_str());
   impl_ = std::move(impl);
   usable_ = true;
