@@ -2,7 +2,7 @@
 // for every aten op, so it does what the C API does and no more.
 #include "ptprof/bridge_api.h"
 
-#include <cstring>
+#include <optional>
 #include <span>
 
 #include "export.hpp"
@@ -23,11 +23,11 @@ PTPROF_EXPORT void ptprof_agent_op_begin(const ptprof_op_begin* op) {
     return;
   }
   if (!g_runtime.recording() && !t->calibration) return;
-  if (t->op_depth >= ThreadState::kMaxDepth) [[unlikely]] {
-    // Deeper than the handles kept: its end could not be matched, so its
+  if (t->ops_full()) [[unlikely]] {
+    // Deeper than the levels kept: its end could not be matched, so its
     // begin is not written either (one drop for the pair).
     t->ring.count_drop();
-    ++t->op_depth;
+    t->push_op({});
     return;
   }
   // The stack first, so that its StackDef precedes the op in the ring and
@@ -36,16 +36,15 @@ PTPROF_EXPORT void ptprof_agent_op_begin(const ptprof_op_begin* op) {
   if (const StackMode mode = g_runtime.stack_mode(); mode != StackMode::Off) [[unlikely]] {
     // Attribution: ops called from Python (top level, or inside a user
     // scope); the ops they call inherit it when the trace is read.
-    if (mode == StackMode::Full || t->op_depth == 0 ||
-        t->ops_scope[t->op_depth - 1] == uint8_t(wire::OpScope::UserScope))
+    const OpLevel* caller = t->innermost_op();
+    if (mode == StackMode::Full || !caller || caller->scope == uint8_t(wire::OpScope::UserScope))
       stack = capture_python_stack(*t, mode);
   }
   uint64_t ts = t->now();
   uint32_t id = t->intern(op->name);
   // Shapes are recorded whenever the bridge passes them, even as zero bytes
   // (an op without inputs prints []); an oversized encoding is left out.
-  bool has_shapes = op->shapes != nullptr && op->shapes_bytes <= wire::kMaxRecordBytes - sizeof(wire::RecordHeader) -
-                                                                     sizeof(wire::OpBeginPayload);
+  bool has_shapes = op->shapes != nullptr && op->shapes_bytes <= wire::kMaxOpShapesBytes;
   uint32_t shapes = has_shapes ? op->shapes_bytes : 0;
   wire::OpBeginPayload b{};
   b.handle = op->handle;
@@ -58,47 +57,31 @@ PTPROF_EXPORT void ptprof_agent_op_begin(const ptprof_op_begin* op) {
   if (!t->emit_begin(wire::RecordType::OpBegin, id, ts, wire::kOpEndBytes, b,
                      std::span<const uint8_t>(op->shapes, shapes))) [[unlikely]]
     return;
-  t->ops[t->op_depth] = op->handle;
   // While CUPTI records, the kernels this op launches carry its handle.
   const bool push = g_runtime.cuda_correlating();
   if (push) [[unlikely]]
     g_runtime.cupti().push(op->handle);
-  t->ops_pushed[t->op_depth] = push;
-  t->ops_scope[t->op_depth] = op->scope;
-  ++t->op_depth;
+  t->push_op({op->handle, push, op->scope});
 }
 
 PTPROF_EXPORT void ptprof_agent_op_end(uint64_t handle) {
   ThreadState* t = detail::tls_thread;
-  if (!t || t->op_depth == 0) return;
-  uint32_t depth = t->op_depth < ThreadState::kMaxDepth ? t->op_depth : ThreadState::kMaxDepth;
-  // Ends normally come innermost first; look a few levels down for the rare
-  // scope that ends out of order.
-  for (uint32_t i = depth; i > 0 && depth - i < 4; --i) {
-    if (t->ops[i - 1] != handle) continue;
-    const bool pushed = t->ops_pushed[i - 1];
-    if (i != depth) {
-      std::memmove(&t->ops[i - 1], &t->ops[i], (depth - i) * sizeof(uint64_t));
-      std::memmove(&t->ops_pushed[i - 1], &t->ops_pushed[i], (depth - i) * sizeof(bool));
-      std::memmove(&t->ops_scope[i - 1], &t->ops_scope[i], depth - i);
-    }
-    --t->op_depth;
-    if (pushed) [[unlikely]]
-      g_runtime.cupti().pop();
-    t->emit_end(wire::RecordType::OpEnd, t->now(), wire::OpEndPayload{handle});
-    return;
-  }
-  if (t->op_depth > ThreadState::kMaxDepth) --t->op_depth;  // an op beyond the tracked depth
+  if (!t) return;
+  const std::optional<OpLevel> op = t->pop_op(handle);
+  if (!op) return;
+  if (op->pushed) [[unlikely]]
+    g_runtime.cupti().pop();
+  t->emit_end(wire::RecordType::OpEnd, t->now(), wire::OpEndPayload{handle});
 }
 
 PTPROF_EXPORT void ptprof_agent_scope_begin(void) {
-  if (ThreadState* t = thread_state()) t->scopes.push(g_runtime.current_step());
+  if (ThreadState* t = thread_state()) t->push_scope(g_runtime.current_step());
 }
 
 PTPROF_EXPORT void ptprof_agent_scope_end(const char* name) {
   ThreadState* t = thread_state();
   if (!t) return;
-  t->scopes.pop();
+  t->pop_scope();
   g_runtime.scope_ended(*t, name);
 }
 
@@ -121,7 +104,7 @@ PTPROF_EXPORT void ptprof_agent_memory(const ptprof_memory_event* m) {
 
 PTPROF_EXPORT int ptprof_agent_calibration_begin(void) {
   ThreadState* t = thread_state();
-  if (!t || t->calibration || t->op_depth || t->range_depth) return 0;
+  if (!t || t->calibration || !t->at_top_level()) return 0;
   t->calibration = std::make_unique<ThreadState::Calibration>();
   t->calibration->saved = t->ring;
   t->ring = t->calibration->scratch.writer();

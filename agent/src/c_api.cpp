@@ -1,5 +1,5 @@
 // The public C API (ptprof.h): ranges, marks and steps from user code.
-#include <cstring>
+#include <optional>
 
 #include "export.hpp"
 #include "ptprof.h"
@@ -21,7 +21,7 @@ PTPROF_EXPORT void ptprof_mark(const char* name) {
     return;
   }
   if (!g_runtime.recording() || !name) return;
-  t->write(wire::RecordType::Mark, t->intern(name), t->now());
+  t->emit_instant(wire::RecordType::Mark, t->intern(name), t->now());
 }
 
 PTPROF_EXPORT void ptprof_range_push(const char* name) {
@@ -37,25 +37,23 @@ PTPROF_EXPORT void ptprof_range_push(const char* name) {
     // step, full ring, nesting deeper than tracked) must not close some other
     // range. A recorded push holds the room for its pop.
     if (g_runtime.recording()) {
-      if (t->range_depth >= ThreadState::kMaxDepth)
+      if (t->ranges_full())
         t->ring.count_drop();
       else if (t->emit_begin(wire::RecordType::RangePush, entry, t->now(), wire::kRangePopBytes))
         entry |= kRecordedBit;
     }
   }
-  if (t->range_depth < ThreadState::kMaxDepth) t->ranges[t->range_depth] = entry;
-  ++t->range_depth;
-  t->scopes.push(g_runtime.current_step());
+  t->push_range(entry, g_runtime.current_step());
 }
 
 PTPROF_EXPORT void ptprof_range_pop(void) {
   // A pop belongs to a push on this thread: no thread state, nothing to close.
   ThreadState* t = detail::tls_thread;
-  if (!t || t->busy || t->range_depth == 0) return;
-  uint32_t depth = --t->range_depth;
-  uint32_t entry = depth < ThreadState::kMaxDepth ? t->ranges[depth] : 0;
+  if (!t || t->busy) return;
+  const std::optional<uint32_t> popped = t->pop_range();
+  if (!popped) return;
+  const uint32_t entry = *popped;
   if (entry & kRecordedBit) t->emit_end(wire::RecordType::RangePop, t->now());
-  t->scopes.pop();
   const char* ended = nullptr;
   if (named_step_rule() && (entry & ~kRecordedBit) && (entry & ~kRecordedBit) == g_runtime.named_step_id())
     ended = g_runtime.config().step.name.c_str();

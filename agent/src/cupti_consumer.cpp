@@ -179,10 +179,10 @@ void CuptiConsumer::decide(bool recording) {
     return;
   }
   const std::vector<std::string> loaded = loaded_libraries();
-  auto impl = std::make_unique<Impl>();
-  std::string why;
   const char* chosen = std::getenv("PTPROF_CUPTI_PATH");
-  if (!cupti::open_cupti(cupti::cupti_candidates(chosen, loaded), impl->lib, why)) {
+  Result<cupti::Library> lib = cupti::open_cupti(cupti::cupti_candidates(chosen, loaded));
+  if (!lib) {
+    std::string why = lib.error();
     if (why.empty()) why = chosen && *chosen ? "no such file" : "none loaded, beside libcudart or in /usr/local/cuda";
     if (chosen && *chosen) why = std::string("PTPROF_CUPTI_PATH=") + chosen + ": " + why;
     set_status(CudaStatus::NoCupti, ("ptprof: CUDA not recorded: no CUPTI library (" + why +
@@ -191,6 +191,8 @@ void CuptiConsumer::decide(bool recording) {
     if (recording_) note_in_window();
     return;
   }
+  auto impl = std::make_unique<Impl>();
+  impl->lib = std::move(*lib);
   log(Level::Debug, "CUPTI from %s", impl->lib.path.c_str());
   impl_ = std::move(impl);
   usable_ = true;
@@ -250,8 +252,8 @@ void CuptiConsumer::enable_locked() {
   // GpuFlushed is published.
   if (!flush_protocol_) {
     flush_protocol_ = true;
-    g_runtime.set_window_end_listener(on_window_end);
-    g_runtime.set_gpu_flush_protocol(true);
+    g_runtime.windows().set_window_end_listener(on_window_end);
+    g_runtime.windows().set_gpu_flush_protocol(true);
   }
   if (status_ != CudaStatus::Recording)
     set_status(CudaStatus::Recording, ("ptprof: CUDA recorded with CUPTI from " + m.lib.path).c_str());
@@ -296,7 +298,7 @@ void CuptiConsumer::window_ended(uint32_t window) {
   // also one CUPTI was yielded in (else the launcher would wait out the
   // grace period). Takes step_mu_: never called with it held, nor with mu_
   // (recording_changed takes mu_ under the step lock).
-  g_runtime.gpu_flushed(window);
+  g_runtime.windows().gpu_flushed(window);
 }
 
 void CuptiConsumer::push(uint64_t handle) {
@@ -377,7 +379,7 @@ void CuptiConsumer::set_status(CudaStatus s, const char* message) {
 
 void CuptiConsumer::note_in_window() {
   if (!message_id_) return;
-  if (ThreadState* t = thread_state()) t->write(wire::RecordType::Mark, message_id_, t->now());
+  if (ThreadState* t = thread_state()) t->emit_instant(wire::RecordType::Mark, message_id_, t->now());
 }
 
 }  // namespace ptprof::agent

@@ -56,7 +56,7 @@ class CuptiConsumer {
   void flush();
   // Window `window` ended: synchronizes the device, force-flushes CUPTI,
   // lets it go unless recording goes on, publishes GpuFlushed. Called
-  // without the step lock held (Runtime::notify_window_end).
+  // without the step lock held (WindowController::notify_window_end).
   void window_ended(uint32_t window);
   void shutdown();
   // A fork child does not inherit ptprof's CUPTI session.

@@ -76,8 +76,8 @@ static bool resolve(void* handle, const char* name, Fn& fn) {
   return fn != nullptr;
 }
 
-bool open_cupti(const std::vector<std::string>& candidates, Library& out, std::string& why) {
-  why.clear();
+Result<Library> open_cupti(const std::vector<std::string>& candidates) {
+  std::string why;
   for (const auto& path : candidates) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) continue;
@@ -102,12 +102,9 @@ bool open_cupti(const std::vector<std::string>& candidates, Library& out, std::s
       why += (why.empty() ? "" : "; ") + path + " lacks a CUPTI entry point";
       continue;  // left loaded: unloading a library the process may share is not ours to do
     }
-    out.handle = h;
-    out.path = path;
-    out.api = a;
-    return true;
+    return Library{h, path, a};
   }
-  return false;
+  return Status::error(why);
 }
 
 std::string result_text(const Api& api, CUptiResult r) {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "ptprof/status.hpp"
+
 namespace ptprof::agent::cupti {
 
 // Where to look for libcupti, best first: PTPROF_CUPTI_PATH (a file, or a
@@ -38,10 +40,10 @@ struct Library {
   Api api;
 };
 
-// Opens the first candidate that loads and has every entry point. On
-// failure returns false; `why` says what failed to load ("" when no
-// candidate exists).
-bool open_cupti(const std::vector<std::string>& candidates, Library& out, std::string& why);
+// Opens the first candidate that loads and has every entry point. The
+// error says what failed to load, and is empty when no candidate exists
+// (the caller says where it looked).
+Result<Library> open_cupti(const std::vector<std::string>& candidates);
 
 // "CUPTI_ERROR_...: text" for a result.
 std::string result_text(const Api& api, CUptiResult r);

@@ -1,4 +1,5 @@
-// On-demand capture in the agent (PTPROF_ON_DEMAND, `ptprof trigger`).
+// On-demand capture in the agent (PTPROF_ON_DEMAND, `ptprof trigger`): the
+// window controller's trigger decisions and its watcher thread.
 //
 // A request (ptprof/shm_abi.hpp: trigger_*) names the processes, a length in steps
 // or in time, and options (shapes, memory, stacks) for its window alone.
@@ -7,8 +8,8 @@
 // the trigger watcher, a thread of the agent's own that sleeps on a futex on
 // the session's trigger_seq, opens the window as soon as the request arrives
 // and closes it when the time has passed, in the middle of a step or in a job
-// that has no steps at all. The watcher never records an event; it publishes
-// boundaries and switches recording under step_mu_, as a step boundary does.
+// that has no steps at all (trigger_by_time). The watcher never records an
+// event; it applies its decisions under step_mu_, as a step boundary does.
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sys/syscall.h>
@@ -18,7 +19,7 @@
 #include <ctime>
 
 #include "log.hpp"
-#include "runtime.hpp"
+#include "window_controller.hpp"
 
 namespace ptprof::agent {
 namespace {
@@ -36,14 +37,14 @@ void futex_wait(const std::atomic<uint32_t>* word, uint32_t expected, uint64_t t
 
 }  // namespace
 
-void* Runtime::trigger_watcher_main(void*) {
-  g_runtime.watch_triggers();
+void* WindowController::trigger_watcher_main(void* self) {
+  static_cast<WindowController*>(self)->watch_triggers();
   return nullptr;
 }
 
 // Request `seq` has been seen here; if it names this process, `t` opens its
 // window (window seq - 1) with the request's options. Caller holds step_mu_.
-bool Runtime::take_trigger(uint32_t seq, uint64_t now_ns, StepTransition& t) {
+bool WindowController::take_trigger(uint32_t seq, uint64_t now_ns, StepTransition& t) {
   trigger_seen_ = seq;
   const int32_t pid = session_->trigger_pid;
   if (pid != 0 && pid != header_->pid) return false;
@@ -58,15 +59,16 @@ bool Runtime::take_trigger(uint32_t seq, uint64_t now_ns, StepTransition& t) {
   return true;
 }
 
-// A step boundary, on demand: no window until `ptprof trigger` moves the
+// Step boundary `step`, on demand: no window until `ptprof trigger` moves the
 // session's trigger_seq; then, from this boundary, the next trigger_steps
 // steps are window trigger_seq - 1 (a request by time that the watcher has
 // not taken yet opens here too, and ends here if its time has passed). A
 // process that registers later ignores the requests made before it. Caller
 // holds step_mu_.
-StepTransition Runtime::on_demand_transition(bool first) {
+StepTransition WindowController::on_demand_transition(uint64_t step, bool first) {
   StepTransition t;
   t.after = windows_;
+  t.step = step;
   const uint64_t now = clock::monotonic_ns();
   const uint32_t seq = session_->trigger_seq.load(std::memory_order_acquire);
   if (first) trigger_seen_ = seq;
@@ -82,10 +84,27 @@ StepTransition Runtime::on_demand_transition(bool first) {
   return t;
 }
 
+// The watcher's decision at `now_ns`, inside a step: a window by time whose
+// deadline has passed ends; request `seq`, if it is by time and not taken
+// yet, opens its window. Requests by steps are left to the step boundaries.
+// Caller holds step_mu_.
+StepTransition WindowController::trigger_by_time(uint32_t seq, uint64_t now_ns) {
+  StepTransition t;
+  t.after = windows_;
+  const bool by_time = windows_.in_window && trigger_steps_left_ == 0;
+  if (by_time && now_ns >= trigger_deadline_ns_) {
+    t.end_window = true;
+    t.after.in_window = false;
+  }
+  if (!t.after.in_window && seq != trigger_seen_ && session_->trigger_steps == 0) take_trigger(seq, now_ns, t);
+  t.recording = t.after.in_window;
+  return t;
+}
+
 // Blocks every signal in the new thread (a process-directed signal is the
 // program's, for its own threads) and names it, so that a user who lists the
 // process's threads sees whose it is.
-void Runtime::start_trigger_watcher() {
+void WindowController::start_trigger_watcher() {
   sigset_t all;
   sigset_t old;
   sigfillset(&all);
@@ -95,7 +114,7 @@ void Runtime::start_trigger_watcher() {
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   pthread_attr_setstacksize(&attr, 64u << 10);
   pthread_t thread;
-  const int rc = pthread_create(&thread, &attr, trigger_watcher_main, nullptr);
+  const int rc = pthread_create(&thread, &attr, trigger_watcher_main, this);
   pthread_attr_destroy(&attr);
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (rc != 0) {
@@ -106,29 +125,19 @@ void Runtime::start_trigger_watcher() {
   pthread_setname_np(thread, "ptprof-trigger");
 }
 
-// The watcher's loop: take a request by time as it arrives, end its window
-// at its deadline, sleep until the next request or deadline. Requests by
-// steps are left to the step boundaries.
-void Runtime::watch_triggers() {
+// The watcher's loop: apply trigger_by_time, sleep until the next request or
+// deadline.
+void WindowController::watch_triggers() {
   for (;;) {
     uint32_t seq = 0;
     uint64_t timeout_ns = 0;
     std::optional<uint32_t> ended;
     {
       std::lock_guard lock(step_mu_);
-      if (stopped_ || !active()) return;
+      if (stopped_) return;
       seq = session_->trigger_seq.load(std::memory_order_acquire);
-      const uint64_t now = clock::monotonic_ns();
-      StepTransition t;
-      t.after = windows_;
-      const bool by_time = windows_.in_window && trigger_steps_left_ == 0;
-      if (by_time && now >= trigger_deadline_ns_) {
-        t.end_window = true;
-        t.after.in_window = false;
-      }
-      if (!t.after.in_window && seq != trigger_seen_ && session_->trigger_steps == 0) take_trigger(seq, now, t);
-      t.recording = t.after.in_window;
-      if (t.end_window || t.begin_window) ended = apply_transition(t, clock::ticks_ordered(clock_kind_), std::nullopt);
+      const StepTransition t = trigger_by_time(seq, clock::monotonic_ns());
+      if (t.end_window || t.begin_window) ended = apply(t, clock::ticks_ordered(clock_kind_));
       if (windows_.in_window && trigger_steps_left_ == 0) {
         const uint64_t at = clock::monotonic_ns();
         timeout_ns = trigger_deadline_ns_ > at ? trigger_deadline_ns_ - at : 1;

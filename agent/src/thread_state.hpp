@@ -9,8 +9,10 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <span>
 
+#include "bounded_stack.hpp"
 #include "cost_calibration.hpp"
 #include "ptprof/clock.hpp"
 #include "ptprof/record.hpp"
@@ -21,31 +23,23 @@
 
 namespace ptprof::agent {
 
-// The scopes (user scopes and ranges) open on a thread, each with the step in
-// which it began. A step that ends inside a scope begun in the same step is
-// held back until that scope ends (`pending_step_end`).
-struct ScopeStack {
-  static constexpr uint32_t kMax = 256;
-  uint64_t began_in_step[kMax];
-  uint32_t depth = 0;
-  bool pending_step_end = false;
+// How deep a thread's operators, ranges and scopes are tracked; deeper
+// levels are counted, not kept (bounded_stack.hpp).
+inline constexpr uint32_t kMaxDepth = 256;
 
-  void push(uint64_t step) {
-    if (depth < kMax) began_in_step[depth] = step;
-    ++depth;
-  }
-  void pop() {
-    if (depth) --depth;
-  }
-  // Whether an open scope began in `step` (scopes nest, so the innermost
-  // began last).
-  bool inside_scope_of(uint64_t step) const { return depth && depth <= kMax && began_in_step[depth - 1] >= step; }
+// An operator whose begin this thread recorded.
+struct OpLevel {
+  uint64_t handle = 0;
+  bool pushed = false;  // its handle was pushed to CUPTI as external correlation id
+  uint8_t scope = 0;    // wire::OpScope: Python attribution goes to ops called from Python
 };
 
 struct ThreadState {
   static constexpr uint32_t kCacheSize = 256;       // power of two
   static constexpr uint32_t kTextCacheSize = 1024;  // power of two; two ways per hash
-  static constexpr uint32_t kMaxDepth = 256;
+  // Ends normally come innermost first; an end is looked for this many
+  // levels down, for the rare scope that ends out of order.
+  static constexpr uint32_t kEndReach = 4;
 
   struct CacheEntry {
     const char* key = nullptr;   // the caller's pointer
@@ -77,16 +71,6 @@ struct ThreadState {
   CacheEntry cache[kCacheSize];
   TextEntry by_text[kTextCacheSize];
 
-  // Handles of operators whose begin this thread recorded, innermost last;
-  // an end is written only for these.
-  uint64_t ops[kMaxDepth];
-  bool ops_pushed[kMaxDepth];    // whether the op's handle was pushed to CUPTI as external correlation id
-  uint8_t ops_scope[kMaxDepth];  // wire::OpScope of each: Python attribution goes to ops called from Python
-  uint32_t op_depth = 0;
-  // For each open range: whether its push was recorded, and its name id.
-  uint32_t ranges[kMaxDepth];  // name id, or 0 when the push was not recorded
-  uint32_t range_depth = 0;
-  ScopeStack scopes;
   std::unique_ptr<StackCache> stacks;  // on the thread's first stack (PTPROF_WITH_STACK, PTPROF_PYTHON_ATTRIBUTION)
 
   // While the torch bridge times operators (cost_calibration.hpp): the
@@ -163,8 +147,70 @@ struct ThreadState {
   void emit_end(wire::RecordType type, uint64_t ts, const Payload& payload = {}) {
     (void)wire::emit(ring, type, 0, ts, payload, {}, wire::Pairing::End);
   }
-  // A header-only record whose loss needs no handling.
-  void write(wire::RecordType type, uint32_t arg, uint64_t ts) { (void)emit(type, arg, ts); }
+  // A header-only record whose loss needs no handling: dropped when the ring
+  // is full (and counted there).
+  void emit_instant(wire::RecordType type, uint32_t arg, uint64_t ts) { (void)emit(type, arg, ts); }
+
+  // Operators whose begin this thread recorded, innermost last; an end is
+  // written only for these.
+  bool ops_full() const { return ops_.full(); }
+  // `op` opens a level; beyond kMaxDepth the level is counted, not kept.
+  void push_op(const OpLevel& op) { (void)ops_.push(op); }
+  // The innermost open operator, none when it is not kept or none is open.
+  const OpLevel* innermost_op() const { return ops_.innermost(); }
+  // The operator `handle` ended: its level, none when its begin was not kept.
+  std::optional<OpLevel> pop_op(uint64_t handle) {
+    return ops_.pop_matching([handle](const OpLevel& op) { return op.handle == handle; }, kEndReach);
+  }
+
+  // Ranges (the C API's, NVTX's) open on this thread, each with its name id
+  // when its push was recorded (then its pop is written), else 0. A range is
+  // also a scope.
+  bool ranges_full() const { return ranges_.full(); }
+  void push_range(uint32_t entry, uint64_t step) {
+    (void)ranges_.push(entry);
+    push_scope(step);
+  }
+  // The innermost range ended: its entry (0 beyond kMaxDepth), none when no
+  // range is open.
+  std::optional<uint32_t> pop_range() {
+    if (ranges_.empty()) return std::nullopt;
+    pop_scope();
+    return ranges_.pop().value_or(0);
+  }
+  // Not inside any operator or range of its own.
+  bool at_top_level() const { return ops_.empty() && ranges_.empty(); }
+
+  // Scopes (torch's user scopes and the ranges) open on this thread, each
+  // with the step in which it began. `step`: the current step.
+  void push_scope(uint64_t step) { (void)scopes_.push(step); }
+  void pop_scope() {
+    // A scope that began before the bridge was loaded ends unseen-begun.
+    if (!scopes_.empty()) (void)scopes_.pop();
+  }
+  // A scope ended (popped already); `ends_step`: its name ends a step. A
+  // step that ends inside a scope begun in the same step is held back until
+  // that scope ends (as torch's prof.step() after it would): true when the
+  // step's end is due now.
+  bool take_step_end(bool ends_step, uint64_t step) {
+    pending_step_end_ |= ends_step;
+    if (!pending_step_end_ || inside_scope_of(step)) return false;
+    pending_step_end_ = false;
+    return true;
+  }
+
+ private:
+  // Whether an open scope began in `step` (scopes nest, so the innermost
+  // began last).
+  bool inside_scope_of(uint64_t step) const {
+    const uint64_t* began = scopes_.innermost();
+    return began && *began >= step;
+  }
+
+  BoundedStack<OpLevel, kMaxDepth> ops_;
+  BoundedStack<uint32_t, kMaxDepth> ranges_;
+  BoundedStack<uint64_t, kMaxDepth> scopes_;
+  bool pending_step_end_ = false;
 };
 
 namespace detail {

@@ -24,7 +24,6 @@
 #include "ptprof/bridge_kit.hpp"
 #include "ptprof/torch_version.hpp"
 #include "runtime.hpp"
-#include "thread_state.hpp"
 
 extern char** environ;
 
@@ -157,15 +156,15 @@ std::string find_bridge(const Config& config) {
 void* real_dlopen(const char* file, int mode);
 
 void Runtime::maybe_load_torch_bridge() {
-  if (!active() || bridge_state_.load(std::memory_order_acquire) != 0) return;
+  if (!active() || bridge_state_.load(std::memory_order_acquire) != BridgeState::NotLoaded) return;
   if (!config_->activities.cpu) return;
   if (!libtorch_loaded()) return;
-  int expected = 0;
-  if (!bridge_state_.compare_exchange_strong(expected, 1)) return;
+  BridgeState expected = BridgeState::NotLoaded;
+  if (!bridge_state_.compare_exchange_strong(expected, BridgeState::Loading)) return;
 
   std::string path = find_bridge(*config_);
   if (path.empty()) {
-    bridge_state_.store(3, std::memory_order_release);
+    bridge_state_.store(BridgeState::Failed, std::memory_order_release);
     return;
   }
   void* h = real_dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -173,7 +172,7 @@ void Runtime::maybe_load_torch_bridge() {
     const char* err = dlerror();
     log(Level::Warn, "torch bridge %s could not be loaded (%s); operator events are off", path.c_str(),
         err ? err : "unknown error");
-    bridge_state_.store(3, std::memory_order_release);
+    bridge_state_.store(BridgeState::Failed, std::memory_order_release);
     return;
   }
   auto init = reinterpret_cast<ptprof_torch_bridge_init_fn>(dlsym(h, "ptprof_torch_bridge_init"));
@@ -181,25 +180,14 @@ void Runtime::maybe_load_torch_bridge() {
   void (*set_recording)(int) = nullptr;
   if (!init || init(&set_recording, why, sizeof why) != 0) {
     log(Level::Warn, "%s", init ? why : "torch bridge has no ptprof_torch_bridge_init; operator events are off");
-    bridge_state_.store(3, std::memory_order_release);
+    bridge_state_.store(BridgeState::Failed, std::memory_order_release);
     return;
   }
-  {
-    // Publish under step_mu_ so a concurrent step change cannot miss it.
-    std::lock_guard lock(step_mu_);
-    bridge_set_recording_ = set_recording;
-    bridge_mode_ = -1;  // whatever init chose: say what this step wants
-    set_bridge_recording(recording());
-    // Absent from a bridge built before it existed: then nothing steps aside.
-    bridge_step_aside_.store(reinterpret_cast<void (*)()>(dlsym(h, "ptprof_torch_bridge_step_aside")),
-                             std::memory_order_release);
-    // No operator can run before torch is loaded: a first step still in
-    // progress restarts here, so that it does not hold the import of torch.
-    if (step_ == 0 && recording()) {
-      if (ThreadState* t = thread_state()) t->write(wire::RecordType::Step, 0, t->now());
-    }
-  }
-  bridge_state_.store(2, std::memory_order_release);
+  windows_.install_bridge_switch(set_recording);
+  // Absent from a bridge built before it existed: then nothing steps aside.
+  bridge_step_aside_.store(reinterpret_cast<void (*)()>(dlsym(h, "ptprof_torch_bridge_step_aside")),
+                           std::memory_order_release);
+  bridge_state_.store(BridgeState::Loaded, std::memory_order_release);
   log(Level::Debug, "torch bridge loaded from %s", path.c_str());
 }
 

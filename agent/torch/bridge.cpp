@@ -31,9 +31,8 @@ namespace ptprof::torch_bridge {
 namespace {
 
 // Room for the shapes of one op: what fits in a ring record after the header
-// and OpBeginPayload, with slack for the agent's own rounding.
-constexpr size_t kShapesCapacity = wire::kMaxRecordBytes - 48;
-static_assert(kShapesCapacity <= UINT16_MAX);
+// and OpBeginPayload.
+constexpr size_t kShapesCapacity = wire::kMaxOpShapesBytes;
 
 // The op callback variants, indexed by variant(shapes, memory); written once
 // in init, before any is enabled; read-only after.

@@ -4,8 +4,9 @@
 // nesting (each thread's begin/end stack) rather than by timestamps:
 //
 //  * Steps (ptprof's default `optimizer` step rule, agent/src/runtime.cpp
-//    Runtime::scope_ended and ScopeStack in agent/src/thread_state.hpp): each
-//    thread keeps the USER_SCOPEs open on it, each with the step it began in.
+//    Runtime::scope_ended and ThreadState::take_step_end in
+//    agent/src/thread_state.hpp): each thread keeps the USER_SCOPEs open on
+//    it, each with the step it began in.
 //    When a USER_SCOPE named "Optimizer.step#<Class>.step" ends, the current
 //    step ends, unless the innermost scope still open on that thread began in
 //    the current step: then the end waits for that scope to end (the check is

@@ -104,5 +104,39 @@ def test_back_to_back_windows():
                 check(abs(kernels[0]["time_ns"]["min"] - 5000) <= 5, "window 1 has its own 5 us kernel")
 
 
+def test_capture_range_records_kernels_and_memory():
+    """PTPROF_STEP=cudaProfilerApi, CUDA loaded before the first range:
+    each cudaProfilerStart..Stop range is a window in which CUPTI collects
+    (the op's kernel and copy, joined to it) and torch's memory events are
+    recorded; the op before the first range is in no window."""
+    if not os.path.exists(TOOLKIT_CUDART) or not os.path.exists(FAKE_CUPTI):
+        pt.skip("no CUDA toolkit at /usr/local/cuda, or no CUPTI headers at build time")
+    with pt.tempdir() as out:
+        traces = os.path.join(out, "traces")
+        log = os.path.join(out, "cupti.log")
+        # Op 100 runs before any range; ops 101 and 102 each in a range of their own.
+        run = pt.run_ptprof(["run", "-o", traces, "--profile-memory", "--", CUDA_OPS, TOOLKIT_CUDART, "3", "capture"],
+                            env=pt.clean_env(LD_LIBRARY_PATH=STUB_DRIVER_DIR, PTPROF_CUPTI_PATH=FAKE_CUPTI,
+                                             PTPROF_STEP="cudaProfilerApi", FAKE_CUPTI_OPS="1", FAKE_CUPTI_LOG=log))
+        check_eq(run.returncode, 0, pt.describe(run))
+        calls = open(log).read().split("\n")[:-1] if os.path.exists(log) else []
+        check_eq([c for c in calls if c.startswith("push")], ["push 101", "push 102"],
+                 "the ops inside ranges, and only they, are correlated: %r" % calls)
+        check_eq(calls.count("subscribe ok"), 2, "CUPTI taken for each range: %r" % calls)
+        files = sorted(os.listdir(traces))
+        check_eq(len(files), 2, "one window per range: %r" % files)
+        for i, f in enumerate(files):
+            report = pt.report_json(os.path.join(traces, f))
+            gpu = report.get("gpu") or {}
+            check_eq((gpu.get("matched"), gpu.get("unmatched_kernels")), (2, 0),
+                     "window %d: its op's kernel and copy, joined" % i)
+            kernels = gpu.get("kernels", [])
+            check_eq([(k["name"], k["time_ns"]["count"]) for k in kernels], [(KERNEL, 1)], "window %d's kernel" % i)
+            rows = {r["name"]: r for r in report["rows"]}
+            op = rows.get("aten::fake")
+            check(op is not None and op["calls"] == 1, "window %d: its op: %r" % (i, sorted(rows)))
+            check_eq(op and op.get("cuda_memory_bytes"), 4096, "window %d: the op's CUDA allocation: %r" % (i, op))
+
+
 if __name__ == "__main__":
     pt.main()

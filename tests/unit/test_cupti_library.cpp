@@ -57,25 +57,25 @@ TEST_CASE("cupti library: PTPROF_CUPTI_PATH is the only candidate", "[cupti]") {
 }
 
 TEST_CASE("cupti library: opening resolves every entry point, or says why not", "[cupti]") {
-  ptprof::agent::cupti::Library lib;
-  std::string why;
   const std::string fake = std::string(PTPROF_TEST_PROGRAMS_DIR) + "/../fake-cupti/libcupti.so";
-  REQUIRE(ptprof::agent::cupti::open_cupti({"/nonexistent/libcupti.so", fake}, lib, why));
-  CHECK(lib.path == fake);
-  CHECK(lib.api.subscribe != nullptr);
-  CHECK(lib.api.flush_all != nullptr);
-  CHECK(lib.api.push_external != nullptr);
-  CHECK(lib.api.result_string != nullptr);
-  CHECK(ptprof::agent::cupti::result_text(lib.api, CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) ==
+  const auto lib = ptprof::agent::cupti::open_cupti({"/nonexistent/libcupti.so", fake});
+  REQUIRE(lib);
+  CHECK(lib->path == fake);
+  CHECK(lib->api.subscribe != nullptr);
+  CHECK(lib->api.flush_all != nullptr);
+  CHECK(lib->api.push_external != nullptr);
+  CHECK(lib->api.result_string != nullptr);
+  CHECK(ptprof::agent::cupti::result_text(lib->api, CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) ==
         "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED");
 
-  ptprof::agent::cupti::Library none;
-  CHECK_FALSE(ptprof::agent::cupti::open_cupti({"/nonexistent/libcupti.so"}, none, why));
-  CHECK(why.empty());  // nothing there: the caller says where it looked
+  const auto none = ptprof::agent::cupti::open_cupti({"/nonexistent/libcupti.so"});
+  CHECK_FALSE(none);
+  CHECK(none.error().empty());  // nothing there: the caller says where it looked
   void* libm = dlopen("libm.so.6", RTLD_NOW);
   Dl_info info{};
   REQUIRE(libm);
   REQUIRE(dladdr(dlsym(libm, "cos"), &info));
-  CHECK_FALSE(ptprof::agent::cupti::open_cupti({info.dli_fname}, none, why));
-  CHECK(why == std::string(info.dli_fname) + " lacks a CUPTI entry point");
+  const auto not_cupti = ptprof::agent::cupti::open_cupti({info.dli_fname});
+  CHECK_FALSE(not_cupti);
+  CHECK(not_cupti.error() == std::string(info.dli_fname) + " lacks a CUPTI entry point");
 }

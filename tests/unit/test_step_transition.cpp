@@ -1,20 +1,38 @@
-// step_transition (schedule.hpp): the agent's step boundaries, table-tested.
-// Each row runs a schedule over steps 0..N-1 and writes what the agent
-// publishes at each step: 'E' a WindowEnd, 'B' a WindowBegin ('Z' at tick
-// 0), then 'r' when the step records (warmup too: the launcher discards
-// warmup events, which fall outside any window) or '.' when not; steps are
-// separated by spaces.
+// step_transition and capture_transition (schedule.hpp): the agent's step
+// boundaries and cudaProfilerApi capture ranges, table-tested. Each row runs
+// a schedule over steps 0..N-1 (or over a sequence of cudaProfilerStart and
+// Stop calls) and writes what the agent publishes at each: 'E' a WindowEnd,
+// 'B' a WindowBegin ('Z' at tick 0), then 'r' when what follows records
+// (warmup too: the launcher discards warmup events, which fall outside any
+// window) or '.' when not, or '-' when nothing moves; separated by spaces.
 #include <catch2/catch.hpp>
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "ptprof/schedule.hpp"
 
+using ptprof::capture_transition;
+using ptprof::CaptureState;
 using ptprof::Schedule;
 using ptprof::step_transition;
+using ptprof::StepTransition;
 using ptprof::WindowState;
 
 namespace {
+
+// Appends what `t` publishes and whether what follows records.
+void describe(const StepTransition& t, const WindowState& before, uint32_t& windows_ended, std::string& out) {
+  if (!out.empty()) out += ' ';
+  if (t.end_window) {
+    out += 'E';
+    CHECK(before.window == windows_ended);  // ends the window that was open
+    ++windows_ended;
+  }
+  if (t.begin_window) out += t.begin_at_zero ? 'Z' : 'B';
+  out += t.recording ? 'r' : '.';
+}
 
 std::string run_steps(const Schedule& s, uint64_t steps) {
   std::string out;
@@ -22,15 +40,36 @@ std::string run_steps(const Schedule& s, uint64_t steps) {
   uint32_t windows_ended = 0;
   for (uint64_t step = 0; step < steps; ++step) {
     const auto t = step_transition(s, state, step == 0 ? 0 : step - 1, step, step == 0);
-    if (!out.empty()) out += ' ';
-    if (t.end_window) {
-      out += 'E';
-      CHECK(state.window == windows_ended);  // ends the window that was open
-      ++windows_ended;
-    }
-    if (t.begin_window) out += t.begin_at_zero ? 'Z' : 'B';
-    out += t.recording ? 'r' : '.';
+    CHECK(t.step == step);
+    describe(t, state, windows_ended, out);
     state = t.after;
+  }
+  return out;
+}
+
+// `calls`: 'S' a cudaProfilerStart, 'T' a cudaProfilerStop.
+std::string run_captures(const Schedule& s, const std::string& calls) {
+  std::string out;
+  WindowState state;
+  CaptureState capture;
+  uint32_t windows_ended = 0;
+  uint64_t ranges_started = 0;
+  for (char call : calls) {
+    const bool start = call == 'S';
+    const auto c = capture_transition(s, state, capture, start);
+    if (!c) {
+      out += out.empty() ? "-" : " -";
+      continue;
+    }
+    // A Start begins step k (the k-th range); a Stop begins no step.
+    CHECK(c->step.step == (start ? std::optional<uint64_t>(ranges_started) : std::nullopt));
+    CHECK_FALSE(c->step.begin_at_zero);
+    ranges_started += start ? 1 : 0;
+    CHECK(c->after.capturing == start);
+    CHECK(c->after.ranges == ranges_started);
+    describe(c->step, state, windows_ended, out);
+    state = c->step.after;
+    capture = c->after;
   }
   return out;
 }
@@ -77,4 +116,26 @@ TEST_CASE("step_transition: a window ends at a non-recording step even without R
   CHECK(t.after.window == 4);
   CHECK_FALSE(t.after.in_window);
   CHECK_FALSE(t.recording);
+}
+
+TEST_CASE("capture_transition: cudaProfilerApi capture ranges are the steps", "[schedule]") {
+  struct Row {
+    const char* name;
+    Schedule schedule;
+    const char* calls;
+    const char* expected;
+  };
+  const Row rows[] = {
+      {"no schedule: each range a window of its own", Schedule{}, "STSTST", "Br E. Br E. Br E."},
+      {"wait=1,active=1,repeat=1: ranges before and after record nothing", schedule(0, 1, 0, 1, 1), "STSTST",
+       ". . Br E. . ."},
+      {"active=2: the window spans two ranges, idle between them", schedule(0, 0, 0, 2, 0), "STSTST", "Br . r E. Br ."},
+      {"warmup=1,active=1: the warmup range records outside any window", schedule(0, 0, 1, 1, 0), "STST", "r . Br E."},
+      {"a Start inside a range and a Stop outside one move nothing", Schedule{}, "SSTTS", "Br - E. - Br"},
+      {"a Stop before any Start moves nothing", Schedule{}, "TST", "- Br E."},
+  };
+  for (const Row& row : rows) {
+    INFO(row.name);
+    CHECK(run_captures(row.schedule, row.calls) == row.expected);
+  }
 }

@@ -193,6 +193,10 @@ struct NativeFrameRecord {
 static_assert(sizeof(NativeFrameRecord) == 16);
 
 constexpr size_t kMaxRecordBytes = 4096;  // larger shape payloads are truncated
+// The most encoded shapes an OpBegin carries: what a record holds after its
+// header and payload (a multiple of 8, so the record's rounding adds none).
+constexpr size_t kMaxOpShapesBytes = kMaxRecordBytes - sizeof(RecordHeader) - sizeof(OpBeginPayload);
+static_assert(kMaxOpShapesBytes % 8 == 0 && kMaxOpShapesBytes <= UINT16_MAX);
 
 constexpr uint32_t align8(uint32_t n) { return (n + 7u) & ~7u; }
 

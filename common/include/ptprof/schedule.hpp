@@ -11,6 +11,7 @@
 // With no schedule every step is Record (one window for the whole run).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -52,24 +53,31 @@ struct WindowState {
   bool in_window = false;  // a WindowBegin is published and not yet ended
 };
 
-// What happens when the schedule moves to `step` (the agent's step boundary,
-// Runtime::apply_step): which boundaries to publish, in this order, and
-// whether the new step records. Pure, so it is table-tested.
+// What happens at one of the agent's boundaries (a step's, a capture
+// range's Start or Stop, a trigger's by time): which boundaries to publish,
+// in this order, and what records after it. Every kind is decided by a pure
+// function (step_transition, capture_transition; the triggers' in the agent)
+// and applied by one apply step (agent/src/window_controller.hpp).
 struct StepTransition {
   bool end_window = false;     // publish WindowEnd of `before.window`
   bool begin_window = false;   // publish WindowBegin of `after.window`
   bool begin_at_zero = false;  // ... at tick 0: the window is open from the region's start
   bool recording = false;      // events of the new step are recorded (warmup included)
+  // The step that begins here; none when a window opens or ends inside a
+  // step (by time), or when a capture range stops.
+  std::optional<uint64_t> step;
   WindowState after;
 };
 
-// `first`: the region's first step (no previous step: its action is None).
+// The schedule moves to `step` (the agent's step boundary). `first`: the
+// region's first step (no previous step: its action is None).
 inline StepTransition step_transition(const Schedule& schedule, WindowState before, uint64_t previous_step,
                                       uint64_t step, bool first) {
   const StepAction prev = first ? StepAction::None : schedule.action(previous_step);
   const StepAction next = schedule.action(step);
   StepTransition t;
   t.after = before;
+  t.step = step;
   if (before.in_window && (prev == StepAction::RecordAndSave || !Schedule::records(next))) {
     t.end_window = true;
     t.after.in_window = false;
@@ -82,6 +90,53 @@ inline StepTransition step_transition(const Schedule& schedule, WindowState befo
   }
   t.recording = next != StepAction::None;
   return t;
+}
+
+// PTPROF_STEP=cudaProfilerApi: where the capture ranges are.
+struct CaptureState {
+  bool capturing = false;  // between a cudaProfilerStart and its Stop
+  uint64_t ranges = 0;     // capture ranges begun so far: range k is step k
+};
+
+struct CaptureTransition {
+  StepTransition step;  // applied as a step boundary's is
+  CaptureState after;
+};
+
+// cudaProfilerStart (`start`) or cudaProfilerStop under
+// PTPROF_STEP=cudaProfilerApi. Without a schedule each capture range is a
+// window of its own (as nsys writes one report per range); with one, the
+// schedule groups them. A Start begins its step, and the window if the step
+// records and none is open; a Stop ends the window when its step was the
+// window's last, so the steps inside a window run from one Start to the
+// next; from a Stop to the next Start nothing records. None for a Start
+// inside a range or a Stop outside one: nothing moves.
+inline std::optional<CaptureTransition> capture_transition(const Schedule& schedule, WindowState before,
+                                                           CaptureState capture, bool start) {
+  if (start == capture.capturing) return std::nullopt;
+  // No schedule: active=1, every range RecordAndSave.
+  const Schedule s = schedule.enabled ? schedule : Schedule{.enabled = true};
+  CaptureTransition c;
+  c.after = CaptureState{start, capture.ranges + (start ? 1 : 0)};
+  StepTransition& t = c.step;
+  t.after = before;
+  if (start) {
+    const StepAction action = s.action(capture.ranges);
+    t.step = capture.ranges;
+    if (!before.in_window && Schedule::records(action)) {
+      t.begin_window = true;
+      t.after.in_window = true;
+    }
+    t.recording = action != StepAction::None;
+    return c;
+  }
+  const uint64_t step = capture.ranges - 1;  // the range that stops
+  if (before.in_window && (s.action(step) != StepAction::Record || s.finished_after(step))) {
+    t.end_window = true;
+    t.after.in_window = false;
+    ++t.after.window;
+  }
+  return c;
 }
 
 // Parses "skip_first=N,wait=N,warmup=N,active=N,repeat=N" (any subset, any

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "ptprof/check.hpp"
 #include "ptprof/shm_abi.hpp"
 
 namespace ptprof::wire {
@@ -43,6 +44,9 @@ class StringArenaWriter {
     std::memcpy(arena_ + at + 4, s.data(), s.size());
     arena_[at + 4 + s.size()] = 0;
     const uint32_t id = header_->strings_count.load(std::memory_order_relaxed) + 1;
+    // Ids count up from 1 in order of appearance: the launcher's i-th entry is id i.
+    PTPROF_DCHECK(id == last_id_ + 1);
+    last_id_ = id;
     header_->strings_count.store(id, std::memory_order_relaxed);
     header_->strings_committed.store(at + need, std::memory_order_release);
     return {id, reinterpret_cast<const char*>(arena_ + at + 4)};
@@ -51,6 +55,7 @@ class StringArenaWriter {
  private:
   ProcessHeader* header_;
   uint8_t* arena_;
+  uint32_t last_id_ = 0;  // the last id this writer handed out
 };
 
 // The launcher's side: calls `each(std::string_view)` for every entry

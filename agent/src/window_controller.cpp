@@ -1,0 +1,176 @@
+#include "window_controller.hpp"
+
+#include "boundary_publisher.hpp"
+#include "cupti_consumer.hpp"
+#include "ptprof/bridge_api.h"
+#include "ptprof/check.hpp"
+#include "thread_state.hpp"
+
+namespace ptprof::agent {
+
+static_assert(std::is_trivially_destructible_v<WindowController>, "hooks run during static destruction");
+
+void WindowController::configure(const Config& config, CuptiConsumer& cupti) {
+  config_ = &config;
+  cupti_ = &cupti;
+  run_options_ = (config.record_shapes ? wire::kWindowShapes : 0) | (config.profile_memory ? wire::kWindowMemory : 0) |
+                 (config.with_stack ? wire::kWindowStack : 0);
+  window_options_.store(run_options_, std::memory_order_relaxed);
+}
+
+void WindowController::attach(wire::SessionHeader& session, wire::ProcessHeader& header, clock::Kind clock) {
+  session_ = &session;
+  header_ = &header;
+  clock_kind_ = clock;
+}
+
+void WindowController::begin() {
+  if (config_->step.kind != StepRule::Kind::CudaProfilerApi) {
+    const uint64_t t = clock::ticks_ordered(clock_kind_);
+    std::lock_guard lock(step_mu_);
+    apply_step(0, t, /*first=*/true);
+  }
+  if (config_->on_demand) start_trigger_watcher();
+}
+
+std::optional<uint32_t> WindowController::apply_step(uint64_t step, uint64_t ticks, bool first) {
+  const StepTransition t = config_->on_demand ? on_demand_transition(step, first)
+                                              : step_transition(config_->schedule, windows_, step_, step, first);
+  return apply(t, ticks);
+}
+
+std::optional<uint32_t> WindowController::apply(const StepTransition& t, uint64_t ticks) {
+  // A transition ends only the window that is open and begins one only
+  // when none is left open.
+  PTPROF_DCHECK(!t.end_window || windows_.in_window);
+  PTPROF_DCHECK(!t.begin_window || (t.after.in_window && (t.end_window || !windows_.in_window)));
+  std::optional<uint32_t> ended;
+  {
+    BoundaryPublisher boundaries(*header_);
+    if (t.end_window) {
+      boundaries.publish(wire::BoundaryKind::WindowEnd, ticks, windows_.window, step_);
+      ended = windows_.window;
+    }
+    if (t.step) {
+      step_ = *t.step;
+      current_step_.store(*t.step, std::memory_order_relaxed);
+    }
+    // A window open from the start of the region takes everything in it:
+    // tick 0, so that no event is lost to a clock read on another core that
+    // runs a little behind this one.
+    if (t.begin_window)
+      boundaries.publish(wire::BoundaryKind::WindowBegin, t.begin_at_zero ? 0 : ticks, t.after.window, step_);
+    windows_ = t.after;
+  }
+  // Between a capture range's Stop and the next Start a window may stay
+  // open while nothing records: memory follows both.
+  const bool memory = t.recording && t.after.in_window && (window_options() & wire::kWindowMemory) != 0;
+  memory_recording_.store(memory, std::memory_order_relaxed);
+  const bool was = recording_.exchange(t.recording, std::memory_order_relaxed);
+  set_bridge_recording(t.recording);  // also when only the window's options changed
+  if (t.recording != was) cupti_->recording_changed(t.recording);
+  // A window that opens inside a step (by time) has no ProfilerStep span for
+  // that step: it would hold only the step's tail.
+  if (t.recording && t.step) {
+    if (ThreadState* th = thread_state()) th->emit_instant(wire::RecordType::Step, uint32_t(*t.step), ticks);
+  }
+  return ended;
+}
+
+void WindowController::notify_window_end(std::optional<uint32_t> window) {
+  if (!window) return;
+  if (WindowEndListener fn = window_end_listener_.load(std::memory_order_acquire)) fn(*window);
+}
+
+void WindowController::flush_gpu_step() {
+  if (cupti_->correlating()) cupti_->flush();
+}
+
+void WindowController::end_step() {
+  if (config_->step.kind == StepRule::Kind::CudaProfilerApi) return;
+  flush_gpu_step();
+  std::optional<uint32_t> ended;
+  {
+    std::lock_guard lock(step_mu_);
+    ended = apply_step(step_ + 1, clock::ticks_ordered(clock_kind_), /*first=*/false);
+  }
+  notify_window_end(ended);
+}
+
+void WindowController::cuda_profiler_api(bool start) {
+  if (config_->step.kind != StepRule::Kind::CudaProfilerApi) return;
+  flush_gpu_step();
+  std::optional<uint32_t> ended;
+  {
+    std::lock_guard lock(step_mu_);
+    const std::optional<CaptureTransition> c = capture_transition(config_->schedule, windows_, capture_, start);
+    if (c) {
+      capture_ = c->after;
+      ended = apply(c->step, clock::ticks_ordered(clock_kind_));
+    }
+  }
+  notify_window_end(ended);
+}
+
+int WindowController::bridge_mode(bool recording) const {
+  if (!recording) return 0;
+  const uint32_t options = window_options();
+  return PTPROF_BRIDGE_OPS | ((options & wire::kWindowShapes) != 0 ? PTPROF_BRIDGE_SHAPES : 0) |
+         ((options & wire::kWindowMemory) != 0 ? PTPROF_BRIDGE_MEMORY : 0);
+}
+
+// Caller holds step_mu_.
+void WindowController::set_bridge_recording(bool on) {
+  const int mode = bridge_mode(on);
+  if (!bridge_set_recording_ || mode == bridge_mode_) return;
+  bridge_mode_ = mode;
+  bridge_set_recording_(mode);
+}
+
+void WindowController::install_bridge_switch(void (*set_recording)(int)) {
+  // Under step_mu_, so that a concurrent step change cannot miss it.
+  std::lock_guard lock(step_mu_);
+  bridge_set_recording_ = set_recording;
+  bridge_mode_ = -1;  // whatever the bridge's init chose: say what this step wants
+  set_bridge_recording(recording());
+  // No operator can run before torch is loaded: a first step still in
+  // progress restarts here, so that it does not hold the import of torch.
+  if (step_ == 0 && recording()) {
+    if (ThreadState* t = thread_state()) t->emit_instant(wire::RecordType::Step, 0, t->now());
+  }
+}
+
+void WindowController::set_gpu_flush_protocol(bool on) {
+  if (header_) header_->gpu_flush.store(on ? 1 : 0, std::memory_order_release);
+}
+
+void WindowController::gpu_flushed(uint32_t window) {
+  std::lock_guard lock(step_mu_);
+  BoundaryPublisher(*header_).publish(wire::BoundaryKind::GpuFlushed, clock::ticks_ordered(clock_kind_), window, step_);
+}
+
+void WindowController::stop() {
+  std::optional<uint32_t> open;
+  {
+    std::lock_guard lock(step_mu_);
+    stopped_ = true;
+    if (windows_.in_window) open = windows_.window;
+  }
+  notify_window_end(open);
+}
+
+void WindowController::continue_in_child() {
+  {
+    std::lock_guard lock(step_mu_);
+    if (windows_.in_window) {
+      // Recording continues in the child: its window starts at the fork, and
+      // takes everything in the child's region.
+      const uint64_t t = clock::ticks_ordered(clock_kind_);
+      BoundaryPublisher(*header_).publish(wire::BoundaryKind::WindowBegin, 0, windows_.window, step_);
+      if (ThreadState* th = thread_state()) th->emit_instant(wire::RecordType::Step, uint32_t(step_), t);
+    }
+  }
+  if (config_->on_demand) start_trigger_watcher();  // the parent's is not in this process
+}
+
+}  // namespace ptprof::agent
