@@ -1,7 +1,6 @@
 #include "collect/process_collector.hpp"
 
 #include <algorithm>
-#include <variant>
 
 namespace ptprof::launcher {
 
@@ -63,22 +62,24 @@ uint64_t ProcessCollector::drain(uint64_t horizon) {
 bool ProcessCollector::visit(ThreadDecode& t, const wire::RecordHeader& h, uint64_t horizon) {
   if (h.ts > horizon) return false;  // not yet classifiable: leave it in the ring
   t.last_ticks = std::max(t.last_ticks, h.ts);
-  decoded::Record r = decode_record(h);
-  names_.learn(r.name);
-  std::visit([&](auto& payload) { route(t, r, payload); }, r.payload);
+  decode_record(h, [&](const decoded::Record& r, auto&& event) {
+    names_.learn(r.name);
+    route(t, r, event);
+  });
   return true;
 }
 
 int32_t ProcessCollector::writable_window(uint64_t ticks) {
   const int32_t slot = book_.window_for(ticks);
-  if (slot < 0 || !output_.open(book_.at(slot))) return -1;
-  return slot;
+  if (slot < 0) return -1;
+  Window& w = book_.at(slot);
+  return w.trace.is_open() || output_.open(w) ? slot : -1;
 }
 
-void ProcessCollector::open_span(ThreadDecode& t, OpenSpan s) {
-  s.window = book_.window_for(s.start);
-  if (s.window >= 0) book_.span_opened(s.window);
-  t.spans.push(s);
+inline void ProcessCollector::open_span(ThreadDecode& t, const OpenSpan& s) {
+  const int32_t slot = book_.window_for(s.start);
+  if (slot >= 0) book_.span_opened(slot);
+  t.spans.push(s, slot);
 }
 
 auto ProcessCollector::span_closer(ThreadDecode& t) {
@@ -89,9 +90,9 @@ auto ProcessCollector::span_closer(ThreadDecode& t) {
   };
 }
 
-void ProcessCollector::write_event(Window& w, uint32_t instance, const OpenSpan& s, uint64_t end, uint16_t flags) {
-  if (!output_.open(w)) return;
-  w.trace.add_span(s, instance, end, flags, cuda_.op_join_key(s.handle));
+inline void ProcessCollector::write_event(Window& w, uint32_t instance, const OpenSpan& s, uint64_t end, uint16_t flags) {
+  if (!w.trace.is_open() && !output_.open(w)) return;
+  w.trace.add_span(s, instance, end, flags, s.kind == trace::EventKind::Op ? cuda_.op_join_key(s.handle) : 0);
   if (s.name == 0) ++seen_.unnamed_events;  // every named record type: its name was lost
 }
 
@@ -99,15 +100,15 @@ void ProcessCollector::route(ThreadDecode&, const decoded::Record&, const decode
   seen_.malformed_bytes += m.bytes;
 }
 
-void ProcessCollector::route(ThreadDecode& t, const decoded::Record& r, const decoded::RangePush& push) {
+inline void ProcessCollector::route(ThreadDecode& t, const decoded::Record& r, const decoded::RangePush& push) {
   open_span(t, span_of(r, push));
 }
 
-void ProcessCollector::route(ThreadDecode& t, const decoded::Record& r, const decoded::RangePop&) {
+inline void ProcessCollector::route(ThreadDecode& t, const decoded::Record& r, const decoded::RangePop&) {
   t.spans.close_range(r.ts, span_closer(t));
 }
 
-void ProcessCollector::route(ThreadDecode& t, const decoded::Record& r, const decoded::Mark& mark) {
+inline void ProcessCollector::route(ThreadDecode& t, const decoded::Record& r, const decoded::Mark& mark) {
   const int32_t slot = book_.window_for(r.ts);
   if (slot >= 0) write_event(book_.at(slot), t.instance, span_of(r, mark), r.ts, 0);
 }
@@ -116,11 +117,11 @@ void ProcessCollector::route(ThreadDecode& t, const decoded::Record& r, const de
   book_.step_began(r.ts, s.number, t.instance);
 }
 
-void ProcessCollector::route(ThreadDecode& t, const decoded::Record& r, const decoded::OpBegin& op) {
+inline void ProcessCollector::route(ThreadDecode& t, const decoded::Record& r, const decoded::OpBegin& op) {
   open_span(t, span_of(r, op, t.spans, shapes_));
 }
 
-void ProcessCollector::route(ThreadDecode& t, const decoded::Record& r, const decoded::OpEnd& op) {
+inline void ProcessCollector::route(ThreadDecode& t, const decoded::Record& r, const decoded::OpEnd& op) {
   t.spans.close_op(op.handle, r.ts, span_closer(t));
 }
 

@@ -81,7 +81,7 @@ class ProcessCollector {
   // The slot of the window that holds an event at `ticks`, its trace open;
   // -1 when none does or its file cannot be opened.
   int32_t writable_window(uint64_t ticks);
-  void open_span(ThreadDecode& t, OpenSpan s);
+  void open_span(ThreadDecode& t, const OpenSpan& s);
   // What closing a span of thread `t` does: the window it began in gets it.
   auto span_closer(ThreadDecode& t);
   // Writes a span (or a mark: end == start) into `w`'s trace.

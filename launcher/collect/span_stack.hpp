@@ -38,13 +38,45 @@ class SpanStack;
 
 // The span a begin record opens on a thread whose open spans are `open`
 // (not yet in any window); an op's shapes texts are interned in `shapes`.
-OpenSpan span_of(const decoded::Record& r, const decoded::RangePush&);
-OpenSpan span_of(const decoded::Record& r, const decoded::Mark&);
-OpenSpan span_of(const decoded::Record& r, const decoded::OpBegin& op, const SpanStack& open, ShapeTexts& shapes);
+inline OpenSpan span_of(const decoded::Record& r, const decoded::RangePush&) {
+  OpenSpan s;
+  s.kind = trace::EventKind::Range;
+  s.start = r.ts;
+  s.name = r.name;
+  return s;
+}
+inline OpenSpan span_of(const decoded::Record& r, const decoded::Mark&) {
+  OpenSpan s;
+  s.kind = trace::EventKind::Mark;
+  s.start = r.ts;
+  s.name = r.name;
+  return s;
+}
+// An op's shapes texts (only an outermost operator's concrete inputs).
+void intern_shapes(OpenSpan& s, const decoded::OpBegin& op, const SpanStack& open, ShapeTexts& shapes);
+inline OpenSpan span_of(const decoded::Record& r, const decoded::OpBegin& op, const SpanStack& open,
+                        ShapeTexts& shapes) {
+  OpenSpan s;
+  s.kind = trace::EventKind::Op;
+  s.start = r.ts;
+  s.name = r.name;
+  s.handle = op.handle;
+  s.seq_nr = op.seq_nr;
+  s.fwd_thread_id = op.fwd_thread_id;
+  s.scope = op.scope;
+  s.stack = op.stack;
+  s.flags = op.flags;
+  if (op.has_shapes) intern_shapes(s, op, open, shapes);
+  return s;
+}
 
 class SpanStack {
  public:
-  void push(const OpenSpan& s) { spans_.push_back(s); }
+  // `s` opens, recorded in window `window` (a slot of the book, -1: none).
+  void push(const OpenSpan& s, int32_t window) {
+    spans_.push_back(s);
+    spans_.back().window = window;
+  }
   bool empty() const { return spans_.empty(); }
   size_t size() const { return spans_.size(); }
   // The innermost span open, null when none.

@@ -34,22 +34,6 @@ void WindowBook::read_boundaries(const wire::ProcessHeader& header) {
   }
 }
 
-int32_t WindowBook::window_slot(uint64_t ticks) const {
-  for (size_t i = windows_.size(); i-- > 0;) {
-    const Window& w = windows_[i];
-    if (ticks >= w.begin && ticks < w.end) return int32_t(i);
-    if (ticks >= w.end) return -1;  // after this window, before the next began
-  }
-  return -1;
-}
-
-int32_t WindowBook::window_for(uint64_t ticks) {
-  const int32_t slot = window_slot(ticks);
-  if (slot < 0 || !windows_[size_t(slot)].done) return slot;
-  ++late_events_;
-  return -1;
-}
-
 void WindowBook::step_began(uint64_t ts, uint64_t number, uint32_t instance) {
   int32_t slot = window_slot(ts);
   if (slot >= 0 && windows_[size_t(slot)].done) slot = -1;  // a step is not an event: never late

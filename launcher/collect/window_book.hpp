@@ -51,10 +51,23 @@ class WindowBook {
     return windows_[size_t(slot)];
   }
   // The slot of the window whose span of ticks holds `ticks`; -1 when none.
-  int32_t window_slot(uint64_t ticks) const;
+  // Inline, as window_for: every event drained asks.
+  int32_t window_slot(uint64_t ticks) const {
+    for (size_t i = windows_.size(); i-- > 0;) {
+      const Window& w = windows_[i];
+      if (ticks >= w.begin && ticks < w.end) return int32_t(i);
+      if (ticks >= w.end) return -1;  // after this window, before the next began
+    }
+    return -1;
+  }
   // The same for an event: one for a window already written is late (and
   // counted) and goes nowhere, -1.
-  int32_t window_for(uint64_t ticks);
+  int32_t window_for(uint64_t ticks) {
+    const int32_t slot = window_slot(ticks);
+    if (slot < 0 || !windows_[size_t(slot)].done) return slot;
+    ++late_events_;
+    return -1;
+  }
   uint64_t late_events() const { return late_events_; }
 
   // A span begun in window `slot` opens or closes: a window waits, within

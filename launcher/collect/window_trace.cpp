@@ -61,18 +61,6 @@ uint32_t WindowTrace::lane(uint32_t device, uint32_t stream) {
   return index - 1;
 }
 
-void WindowTrace::add(const trace::Event& e, bool charged) {
-  writer_->add_event(e);
-  ++events_;
-  if (!charged) return;
-  const wire::ProcessHeader& h = process_->header;
-  cost_.charge(e.kind, h.op_cost_ps.load(std::memory_order_relaxed), h.record_cost_ps.load(std::memory_order_relaxed));
-  if (e.kind == trace::EventKind::Op || cost::records_of(e.kind)) {
-    first_ns_ = std::min(first_ns_, e.start_ns);
-    last_ns_ = std::max(last_ns_, e.end_ns);
-  }
-}
-
 void WindowTrace::add_span(const OpenSpan& s, uint32_t instance, uint64_t end, uint16_t flags, uint64_t join_key) {
   trace::Event e;
   e.kind = s.kind;
@@ -86,7 +74,7 @@ void WindowTrace::add_span(const OpenSpan& s, uint32_t instance, uint64_t end, u
   e.stack = s.stack ? stack(instance, s.stack) : 0;
   e.seq_nr = s.seq_nr;
   e.fwd_thread_id = s.fwd_thread_id;
-  if (s.kind == trace::EventKind::Op) e.arg = join_key;
+  e.arg = join_key;
   // The agent's note on CUDA is a mark of its own, not the program's.
   add(e, !(s.kind == trace::EventKind::Mark && process_->names.is_cuda_note(s.name)));
 }

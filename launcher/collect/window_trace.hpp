@@ -3,6 +3,7 @@
 // stacks, GPU lanes) to the file's own, each entry added to the file on its
 // first use, and what the window's events cost the target (cost.hpp).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -54,10 +55,23 @@ class WindowTrace {
   uint32_t lane(uint32_t device, uint32_t stream);
 
   // Writes `e`; a charged event counts in the window's cost (the agent's
-  // notes and the steps are not the program's events).
-  void add(const trace::Event& e, bool charged = true);
+  // notes and the steps are not the program's events). Inline: every event
+  // drained comes here.
+  void add(const trace::Event& e, bool charged = true) {
+    writer_->add_event(e);
+    ++events_;
+    if (!charged) return;
+    const wire::ProcessHeader& h = process_->header;
+    cost_.charge(e.kind, h.op_cost_ps.load(std::memory_order_relaxed),
+                 h.record_cost_ps.load(std::memory_order_relaxed));
+    if (e.kind == trace::EventKind::Op || cost::records_of(e.kind)) {
+      first_ns_ = std::min(first_ns_, e.start_ns);
+      last_ns_ = std::max(last_ns_, e.end_ns);
+    }
+  }
   // Writes a span of thread `instance` that ended at `end` (a mark: end ==
-  // start) with `flags` added; an op carries `join_key` (CudaJoin).
+  // start) with `flags` added, and `join_key` as its Event::arg (CudaJoin: an
+  // op's, else 0).
   void add_span(const OpenSpan& s, uint32_t instance, uint64_t end, uint16_t flags, uint64_t join_key);
   uint64_t events() const { return events_; }
   const cost::Tally& cost() const { return cost_; }

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -160,11 +161,23 @@ class SyntheticRing {
     std::memcpy(p, &h, sizeof h);
     writer_.commit(size);
   }
-  // Every record written since the last call, decoded.
-  std::vector<launcher::decoded::Record> decode_all() {
-    std::vector<launcher::decoded::Record> out;
+  // Every record decoded since the last call: what decode_record handed
+  // over, its typed event as one of the decoded:: types.
+  using Event = std::variant<launcher::decoded::Skipped, launcher::decoded::Malformed, launcher::decoded::RangePush,
+                             launcher::decoded::RangePop, launcher::decoded::Mark, launcher::decoded::Step,
+                             launcher::decoded::OpBegin, launcher::decoded::OpEnd, launcher::decoded::CudaApiCall,
+                             launcher::decoded::GpuActivity, launcher::decoded::Correlation, launcher::decoded::Memory,
+                             launcher::decoded::StackDef>;
+  struct Decoded {
+    launcher::decoded::Record record;
+    Event event;
+  };
+  std::vector<Decoded> decode_all() {
+    std::vector<Decoded> out;
     reader_.drain([&](const wire::RecordHeader& h) {
-      out.push_back(launcher::decode_record(h));
+      launcher::decode_record(h, [&](const launcher::decoded::Record& r, const auto& event) {
+        out.push_back({r, Event(event)});
+      });
       return true;
     });
     return out;

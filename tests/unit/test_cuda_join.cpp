@@ -16,7 +16,7 @@ namespace trace = ptprof::trace;
 
 namespace {
 
-decoded::Record at(uint64_t ts, uint32_t name) { return decoded::Record{ts, name, decoded::Skipped{}}; }
+decoded::Record at(uint64_t ts, uint32_t name) { return decoded::Record{ts, name}; }
 
 decoded::GpuActivity kernel(uint64_t correlation, uint32_t stream) {
   decoded::GpuActivity a;

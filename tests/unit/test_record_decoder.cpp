@@ -25,9 +25,9 @@ template <class Event>
 Event only(SyntheticRing& ring, decoded::Record* record = nullptr) {
   auto all = ring.decode_all();
   REQUIRE(all.size() == 1);
-  if (record) *record = all[0];
-  REQUIRE(std::holds_alternative<Event>(all[0].payload));
-  return std::get<Event>(all[0].payload);
+  if (record) *record = all[0].record;
+  REQUIRE(std::holds_alternative<Event>(all[0].event));
+  return std::get<Event>(all[0].event);
 }
 
 }  // namespace
@@ -41,15 +41,15 @@ TEST_CASE("decoder: spans, marks and steps keep their time and name; a step's ar
   REQUIRE(wire::emit(ring.writer(), RecordType::Step, 42, 40));
   const auto all = ring.decode_all();
   REQUIRE(all.size() == 4);
-  CHECK(std::holds_alternative<decoded::RangePush>(all[0].payload));
-  CHECK(all[0].ts == 10);
-  CHECK(all[0].name == 7);
-  CHECK(std::holds_alternative<decoded::RangePop>(all[1].payload));
-  CHECK(std::holds_alternative<decoded::Mark>(all[2].payload));
-  CHECK(all[2].name == 8);
-  REQUIRE(std::holds_alternative<decoded::Step>(all[3].payload));
-  CHECK(std::get<decoded::Step>(all[3].payload).number == 42);
-  CHECK(all[3].name == 0);  // not a name: nothing for the arena to look up
+  CHECK(std::holds_alternative<decoded::RangePush>(all[0].event));
+  CHECK(all[0].record.ts == 10);
+  CHECK(all[0].record.name == 7);
+  CHECK(std::holds_alternative<decoded::RangePop>(all[1].event));
+  CHECK(std::holds_alternative<decoded::Mark>(all[2].event));
+  CHECK(all[2].record.name == 8);
+  REQUIRE(std::holds_alternative<decoded::Step>(all[3].event));
+  CHECK(std::get<decoded::Step>(all[3].event).number == 42);
+  CHECK(all[3].record.name == 0);  // not a name: nothing for the arena to look up
 }
 
 TEST_CASE("decoder: an OpBegin carries its payload, its flags as the trace's and its shapes", "[collector][decode]") {
@@ -70,9 +70,9 @@ TEST_CASE("decoder: an OpBegin carries its payload, its flags as the trace's and
   REQUIRE(wire::emit(ring.writer(), RecordType::OpEnd, 0, 200, wire::OpEndPayload{99}));
   const auto all = ring.decode_all();
   REQUIRE(all.size() == 2);
-  REQUIRE(std::holds_alternative<decoded::OpBegin>(all[0].payload));
-  const auto& op = std::get<decoded::OpBegin>(all[0].payload);
-  CHECK(all[0].name == 11);
+  REQUIRE(std::holds_alternative<decoded::OpBegin>(all[0].event));
+  const auto& op = std::get<decoded::OpBegin>(all[0].event);
+  CHECK(all[0].record.name == 11);
   CHECK(op.handle == 99);
   CHECK(op.seq_nr == 5);
   CHECK(op.fwd_thread_id == 3);
@@ -81,8 +81,8 @@ TEST_CASE("decoder: an OpBegin carries its payload, its flags as the trace's and
   CHECK(op.stack == 2);
   REQUIRE(op.has_shapes);
   CHECK(*shapes::shapes_text(op.shapes) == "[[4, 3]]");
-  REQUIRE(std::holds_alternative<decoded::OpEnd>(all[1].payload));
-  CHECK(std::get<decoded::OpEnd>(all[1].payload).handle == 99);
+  REQUIRE(std::holds_alternative<decoded::OpEnd>(all[1].event));
+  CHECK(std::get<decoded::OpEnd>(all[1].event).handle == 99);
 }
 
 TEST_CASE("decoder: shapes that would run past the record are not read", "[collector][decode]") {
@@ -199,11 +199,11 @@ TEST_CASE("decoder: correlations, memory events and stacks", "[collector][decode
   REQUIRE(wire::emit(ring.writer(), RecordType::StackDef, 2, 30, stack));
   const auto all = ring.decode_all();
   REQUIRE(all.size() == 3);
-  REQUIRE(std::holds_alternative<decoded::Correlation>(all[0].payload));
-  CHECK(std::get<decoded::Correlation>(all[0].payload).correlation_id == 55);
-  CHECK(std::get<decoded::Correlation>(all[0].payload).external_id == 9);
-  REQUIRE(std::holds_alternative<decoded::Memory>(all[1].payload));
-  const auto& mem = std::get<decoded::Memory>(all[1].payload);
+  REQUIRE(std::holds_alternative<decoded::Correlation>(all[0].event));
+  CHECK(std::get<decoded::Correlation>(all[0].event).correlation_id == 55);
+  CHECK(std::get<decoded::Correlation>(all[0].event).external_id == 9);
+  REQUIRE(std::holds_alternative<decoded::Memory>(all[1].event));
+  const auto& mem = std::get<decoded::Memory>(all[1].event);
   CHECK(mem.source == wire::MemorySource::CudaSegment);
   CHECK(mem.info.segment);
   CHECK(mem.info.ptr == 0xa000);
@@ -212,8 +212,8 @@ TEST_CASE("decoder: correlations, memory events and stacks", "[collector][decode
   CHECK(mem.info.total_reserved == 200);
   CHECK(mem.info.device_type == trace::kDeviceCuda);
   CHECK(mem.info.device_index == 1);
-  REQUIRE(std::holds_alternative<decoded::StackDef>(all[2].payload));
-  const auto& s = std::get<decoded::StackDef>(all[2].payload);
+  REQUIRE(std::holds_alternative<decoded::StackDef>(all[2].event));
+  const auto& s = std::get<decoded::StackDef>(all[2].event);
   CHECK(s.id == 2);
   REQUIRE(s.frames.size() == 2);
   CHECK(s.frames[0] == trace::Frame{trace::FrameKind::Python, 3, 4, 17, 0});
@@ -234,14 +234,14 @@ TEST_CASE("decoder: a record too short for its payload is malformed; unknown typ
   REQUIRE(wire::emit(ring.writer(), RecordType::StackDef, 0, 60, wire::StackDefPayload{}));  // id 0: none
   const auto all = ring.decode_all();
   REQUIRE(all.size() == 6);
-  REQUIRE(std::holds_alternative<decoded::Malformed>(all[0].payload));
-  CHECK(std::get<decoded::Malformed>(all[0].payload).bytes == 24);
-  CHECK(all[0].name == 0);  // a malformed record's arg is not trusted as a name
-  REQUIRE(std::holds_alternative<decoded::Malformed>(all[1].payload));
-  CHECK(std::get<decoded::Malformed>(all[1].payload).bytes == 16);
-  CHECK(std::holds_alternative<decoded::Skipped>(all[2].payload));
-  CHECK(std::holds_alternative<decoded::Skipped>(all[3].payload));
-  REQUIRE(std::holds_alternative<decoded::Malformed>(all[4].payload));
-  CHECK(std::get<decoded::Malformed>(all[4].payload).bytes == 24);
-  CHECK(std::holds_alternative<decoded::Malformed>(all[5].payload));
+  REQUIRE(std::holds_alternative<decoded::Malformed>(all[0].event));
+  CHECK(std::get<decoded::Malformed>(all[0].event).bytes == 24);
+  CHECK(all[0].record.name == 0);  // a malformed record's arg is not trusted as a name
+  REQUIRE(std::holds_alternative<decoded::Malformed>(all[1].event));
+  CHECK(std::get<decoded::Malformed>(all[1].event).bytes == 16);
+  CHECK(std::holds_alternative<decoded::Skipped>(all[2].event));
+  CHECK(std::holds_alternative<decoded::Skipped>(all[3].event));
+  REQUIRE(std::holds_alternative<decoded::Malformed>(all[4].event));
+  CHECK(std::get<decoded::Malformed>(all[4].event).bytes == 24);
+  CHECK(std::holds_alternative<decoded::Malformed>(all[5].event));
 }

@@ -16,21 +16,19 @@ namespace wire = ptprof::wire;
 
 namespace {
 
-OpenSpan range(uint32_t name, int32_t window = 0) {
+OpenSpan range(uint32_t name) {
   OpenSpan s;
   s.kind = EventKind::Range;
   s.name = name;
-  s.window = window;
   return s;
 }
 
-OpenSpan op(uint32_t name, uint64_t handle, wire::OpScope scope = wire::OpScope::Function, int32_t window = 0) {
+OpenSpan op(uint32_t name, uint64_t handle, wire::OpScope scope = wire::OpScope::Function) {
   OpenSpan s;
   s.kind = EventKind::Op;
   s.name = name;
   s.handle = handle;
   s.scope = uint8_t(scope);
-  s.window = window;
   return s;
 }
 
@@ -54,10 +52,10 @@ TEST_CASE("span stack: a pop closes the innermost range and truncates the ops le
           "[collector][spans]") {
   SpanStack stack;
   Recorder r;
-  stack.push(range(1));
-  stack.push(range(2));
-  stack.push(op(3, 30));
-  stack.push(op(4, 40));
+  stack.push(range(1), 0);
+  stack.push(range(2), 0);
+  stack.push(op(3, 30), 0);
+  stack.push(op(4, 40), 0);
   stack.close_range(100, r.closer());
   CHECK(r.closed == std::vector<Closed>{{4, 100, trace::kTruncated}, {3, 100, trace::kTruncated}, {2, 100, 0}});
   REQUIRE(stack.size() == 1);
@@ -67,9 +65,9 @@ TEST_CASE("span stack: a pop closes the innermost range and truncates the ops le
 TEST_CASE("span stack: an op's end closes the op of its handle, not the innermost one", "[collector][spans]") {
   SpanStack stack;
   Recorder r;
-  stack.push(op(1, 10));
-  stack.push(op(2, 20));
-  stack.push(range(3));
+  stack.push(op(1, 10), 0);
+  stack.push(op(2, 20), 0);
+  stack.push(range(3), 0);
   stack.close_op(10, 50, r.closer());
   CHECK(r.closed == std::vector<Closed>{{3, 50, trace::kTruncated}, {2, 50, trace::kTruncated}, {1, 50, 0}});
   CHECK(stack.empty());
@@ -78,7 +76,7 @@ TEST_CASE("span stack: an op's end closes the op of its handle, not the innermos
 TEST_CASE("span stack: an end that matches nothing closes nothing", "[collector][spans]") {
   SpanStack stack;
   Recorder r;
-  stack.push(op(1, 10));
+  stack.push(op(1, 10), 0);
   stack.close_op(99, 50, r.closer());  // its begin was dropped
   stack.close_range(60, r.closer());   // no range is open
   CHECK(r.closed.empty());
@@ -88,8 +86,8 @@ TEST_CASE("span stack: an end that matches nothing closes nothing", "[collector]
 TEST_CASE("span stack: a thread that is gone has every span closed, truncated", "[collector][spans]") {
   SpanStack stack;
   Recorder r;
-  stack.push(range(1));
-  stack.push(op(2, 20));
+  stack.push(range(1), 0);
+  stack.push(op(2, 20), 0);
   stack.close_all(70, r.closer());
   CHECK(r.closed == std::vector<Closed>{{2, 70, trace::kTruncated}, {1, 70, trace::kTruncated}});
   CHECK(stack.empty());
@@ -100,9 +98,9 @@ TEST_CASE("span stack: a thread that is gone has every span closed, truncated", 
 TEST_CASE("span stack: a window being written takes its open spans, which stay open in no window",
           "[collector][spans]") {
   SpanStack stack;
-  stack.push(range(1, 0));
-  stack.push(op(2, 20, wire::OpScope::Function, 1));
-  stack.push(op(3, 30, wire::OpScope::Function, 0));
+  stack.push(range(1), 0);
+  stack.push(op(2, 20), 1);
+  stack.push(op(3, 30), 0);
   std::vector<uint32_t> cut;
   stack.leave_window(0, [&](const OpenSpan& s) { cut.push_back(s.name); });
   CHECK(cut == std::vector<uint32_t>{1, 3});
@@ -119,11 +117,11 @@ TEST_CASE("span stack: the outermost operator is the first op that is not a user
   SpanStack stack;
   CHECK(stack.outermost_operator() == nullptr);
   CHECK(stack.innermost() == nullptr);
-  stack.push(op(1, 10, wire::OpScope::UserScope));
-  stack.push(range(2));
+  stack.push(op(1, 10, wire::OpScope::UserScope), 0);
+  stack.push(range(2), 0);
   CHECK(stack.outermost_operator() == nullptr);
-  stack.push(op(3, 30));
-  stack.push(op(4, 40));
+  stack.push(op(3, 30), 0);
+  stack.push(op(4, 40), 0);
   REQUIRE(stack.outermost_operator() != nullptr);
   CHECK(stack.outermost_operator()->name == 3);
   CHECK(stack.innermost()->name == 4);
