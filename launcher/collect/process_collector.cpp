@@ -90,7 +90,8 @@ auto ProcessCollector::span_closer(ThreadDecode& t) {
   };
 }
 
-inline void ProcessCollector::write_event(Window& w, uint32_t instance, const OpenSpan& s, uint64_t end, uint16_t flags) {
+inline void ProcessCollector::write_event(Window& w, uint32_t instance, const OpenSpan& s, uint64_t end,
+                                          uint16_t flags) {
   if (!w.trace.is_open() && !output_.open(w)) return;
   w.trace.add_span(s, instance, end, flags, s.kind == trace::EventKind::Op ? cuda_.op_join_key(s.handle) : 0);
   if (s.name == 0) ++seen_.unnamed_events;  // every named record type: its name was lost

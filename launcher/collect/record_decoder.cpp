@@ -38,6 +38,17 @@ std::optional<GpuKind> gpu_kind(wire::GpuActivityKind kind) {
   return std::nullopt;  // a kind of a later version
 }
 
+// What a hooked call and a CUPTI record both carry, by the same names.
+template <class Payload>
+void copy_common(const Payload& p, trace::CudaInfo& c) {
+  c.correlation_id = p.correlation_id;
+  c.stream = p.stream;
+  c.bytes = p.bytes;
+  std::copy(std::begin(p.grid), std::end(p.grid), c.grid);
+  std::copy(std::begin(p.block), std::end(p.block), c.block);
+  c.copy_kind = p.copy_kind;
+}
+
 }  // namespace
 
 decoded::CudaApiCall decode_cuda_api_call(const wire::RecordHeader& h) {
@@ -45,16 +56,11 @@ decoded::CudaApiCall decode_cuda_api_call(const wire::RecordHeader& h) {
   decoded::CudaApiCall call;
   call.end_ts = std::max(p.end_ts, h.ts);
   trace::CudaInfo& c = call.info;
-  c.correlation_id = p.correlation_id;
-  c.stream = p.stream;
+  copy_common(p, c);
   c.ptr = p.ptr;
-  c.bytes = p.bytes;
-  std::copy(std::begin(p.grid), std::end(p.grid), c.grid);
-  std::copy(std::begin(p.block), std::end(p.block), c.block);
   c.result = p.result;
   c.kernel_name = p.kernel_name;
   c.family = p.family;
-  c.copy_kind = p.copy_kind;
   return call;
 }
 
@@ -68,15 +74,10 @@ std::optional<decoded::GpuActivity> decode_gpu_activity(const wire::RecordHeader
   a.on_lane = kind->on_lane;
   a.end_ts = std::max(p.end_ts, h.ts);
   trace::CudaInfo& c = a.info;
-  c.correlation_id = p.correlation_id;
-  c.bytes = p.bytes;
+  copy_common(p, c);
   c.graph_node_id = p.graph_node_id;
   c.graph_id = p.graph_id;
   c.device = int32_t(p.device);
-  c.stream = p.stream;
-  c.copy_kind = p.copy_kind;
-  std::copy(std::begin(p.grid), std::end(p.grid), c.grid);
-  std::copy(std::begin(p.block), std::end(p.block), c.block);
   if (a.kind == EventKind::Kernel) c.kernel_name = h.arg;
   if (a.kind == EventKind::CuptiApi) {
     a.tid = p.thread;

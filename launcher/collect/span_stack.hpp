@@ -38,20 +38,18 @@ class SpanStack;
 
 // The span a begin record opens on a thread whose open spans are `open`
 // (not yet in any window); an op's shapes texts are interned in `shapes`.
+// A range's or a mark's: its kind, time and name.
+inline OpenSpan span_of(const decoded::Record& r, trace::EventKind kind) {
+  OpenSpan s;
+  s.kind = kind;
+  s.start = r.ts;
+  s.name = r.name;
+  return s;
+}
 inline OpenSpan span_of(const decoded::Record& r, const decoded::RangePush&) {
-  OpenSpan s;
-  s.kind = trace::EventKind::Range;
-  s.start = r.ts;
-  s.name = r.name;
-  return s;
+  return span_of(r, trace::EventKind::Range);
 }
-inline OpenSpan span_of(const decoded::Record& r, const decoded::Mark&) {
-  OpenSpan s;
-  s.kind = trace::EventKind::Mark;
-  s.start = r.ts;
-  s.name = r.name;
-  return s;
-}
+inline OpenSpan span_of(const decoded::Record& r, const decoded::Mark&) { return span_of(r, trace::EventKind::Mark); }
 // An op's shapes texts (only an outermost operator's concrete inputs).
 void intern_shapes(OpenSpan& s, const decoded::OpBegin& op, const SpanStack& open, ShapeTexts& shapes);
 inline OpenSpan span_of(const decoded::Record& r, const decoded::OpBegin& op, const SpanStack& open,

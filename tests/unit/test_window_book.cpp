@@ -15,6 +15,19 @@ using ptprof::wire::BoundaryKind;
 namespace wire = ptprof::wire;
 using Clock = std::chrono::steady_clock;
 
+namespace {
+
+// The book of `region` once window 0 began at tick 0 and ended at 100.
+WindowBook book_of_window_0(SyntheticRegion& region) {
+  region.boundary(BoundaryKind::WindowBegin, 0, 0);
+  region.boundary(BoundaryKind::WindowEnd, 100, 0);
+  WindowBook book;
+  book.read_boundaries(region.header());
+  return book;
+}
+
+}  // namespace
+
 TEST_CASE("window book: boundaries become windows; ticks find their slot, between windows none",
           "[collector][windows]") {
   SyntheticRegion region{1};
@@ -47,10 +60,7 @@ TEST_CASE("window book: boundaries become windows; ticks find their slot, betwee
 TEST_CASE("window book: an event for a window already written is late, counted, and goes nowhere",
           "[collector][windows]") {
   SyntheticRegion region{1};
-  region.boundary(BoundaryKind::WindowBegin, 0, 0);
-  region.boundary(BoundaryKind::WindowEnd, 100, 0);
-  WindowBook book;
-  book.read_boundaries(region.header());
+  WindowBook book = book_of_window_0(region);
   CHECK(book.window_for(50) == 0);
   CHECK(book.late_events() == 0);
   book.windows()[0].done = true;
@@ -110,10 +120,7 @@ TEST_CASE("window book: a step ends where the next begins, restarts when repeate
 TEST_CASE("window book: an ended window is ready once drained past, its spans ended and its GPU records in",
           "[collector][windows]") {
   SyntheticRegion region{1};
-  region.boundary(BoundaryKind::WindowBegin, 0, 0);
-  region.boundary(BoundaryKind::WindowEnd, 100, 0);
-  WindowBook book;
-  book.read_boundaries(region.header());
+  WindowBook book = book_of_window_0(region);
   Window& w = book.windows()[0];
   const auto now = w.end_seen;
   const std::chrono::milliseconds grace(1000);
