@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <iostream>
 #include <memory>
 #include <optional>
 
@@ -37,6 +36,10 @@ int usage_error(const std::string& msg) {
   return 2;
 }
 
+// What the report says beside its output (the file written, the drops): on
+// stderr at any log level, so that stdout holds the report alone.
+void note(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stderr); }
+
 std::string join(const std::vector<std::string_view>& items) {
   std::string s;
   for (auto i : items) s += (s.empty() ? "" : ", ") + std::string(i);
@@ -51,7 +54,7 @@ int write_html(const report::Report& r, const report::HtmlBaseline* baseline, co
   bool ok = std::fwrite(page.data(), 1, page.size(), f) == page.size();
   ok = std::fclose(f) == 0 && ok;
   if (!ok) return usage_error("cannot write " + path + ": " + std::strerror(errno));
-  std::cerr << "ptprof report: wrote " << path << "\n" << report::drops_warning(r);
+  note("ptprof report: wrote " + path + "\n" + report::drops_warning(r));
   return 0;
 }
 
@@ -133,7 +136,7 @@ int run_report(const ReportArgs& a) {
   }
   // Drops are never hidden: the table carries them, machine formats keep
   // stdout parseable and say it on stderr (JSON also has them in "drops").
-  if (*format != report::Format::Table) std::fputs(report::drops_warning(r).c_str(), stderr);
+  if (*format != report::Format::Table) note(report::drops_warning(r));
   std::fwrite(out.data(), 1, out.size(), stdout);
   return std::fflush(stdout) == 0 ? 0 : 1;
 }
