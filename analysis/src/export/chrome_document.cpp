@@ -1,6 +1,6 @@
 #include "export/chrome_document.hpp"
 
-#include "export/utf8_sanitize.hpp"
+#include "text/json_string.hpp"
 
 namespace ptprof::exporting::detail {
 
@@ -19,11 +19,7 @@ void append_metadata(std::string& out, std::string_view name, int32_t pid, int32
   out += "}}";
 }
 
-std::string json(std::string_view s) {
-  std::string out;
-  append_json_string(out, s);
-  return out;
-}
+using text::json_string;
 
 }  // namespace
 
@@ -34,26 +30,26 @@ std::string chrome_preamble(const InputSummary& in, const PartLabel& part) {
   // "rank":\s+(\d+), and reads a file without one as rank 0.
   if (const auto& d = in.distributed) {
     out += "\"distributedInfo\": {";
-    if (!d->backend.empty()) out += "\"backend\": " + json(d->backend) + ", ";
+    if (!d->backend.empty()) out += "\"backend\": " + json_string(d->backend) + ", ";
     out += "\"rank\": " + std::to_string(d->rank);
     if (d->world_size > 0) out += ", \"world_size\": " + std::to_string(d->world_size);
     out += "},\n";
   }
   out += "\"displayTimeUnit\": \"ms\",\n";
   out += "\"baseTimeNanoseconds\": " + std::to_string(in.base_wall_ns) + ",\n";
-  out += "\"host_name\": " + json(in.host) + ",\n";
+  out += "\"host_name\": " + json_string(in.host) + ",\n";
   out += "\"ptprof\": {\"part\": " + std::to_string(part.index + 1) + ", \"parts\": " + std::to_string(part.count) +
          ", \"dropped_events\": " + std::to_string(in.dropped) + "},\n";
   out += "\"traceEvents\": [\n";
   for (const ProcessInfo& p : in.processes) {
-    append_metadata(out, "process_name", p.pid, 0, "name", json(p.name));
+    append_metadata(out, "process_name", p.pid, 0, "name", json_string(p.name));
     append_metadata(out, "process_labels", p.pid, 0, "labels",
-                    p.rank >= 0 ? json("CPU, rank " + std::to_string(p.rank)) : "\"CPU\"");
+                    p.rank >= 0 ? json_string("CPU, rank " + std::to_string(p.rank)) : "\"CPU\"");
     // Ranks first, in rank order; then the other processes by pid.
     append_metadata(out, "process_sort_index", p.pid, 0, "sort_index", std::to_string(p.rank >= 0 ? p.rank : p.pid));
   }
   for (const ThreadInfo& t : in.threads) {
-    append_metadata(out, "thread_name", t.pid, t.tid, "name", json(t.name));
+    append_metadata(out, "thread_name", t.pid, t.tid, "name", json_string(t.name));
     append_metadata(out, "thread_sort_index", t.pid, t.tid, "sort_index", std::to_string(t.tid));
   }
   return out;

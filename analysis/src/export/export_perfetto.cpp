@@ -17,10 +17,11 @@
 #include "export/perfetto_fields.hpp"
 #include "export/protobuf_encode.hpp"
 #include "export/step_spans.hpp"
-#include "export/utf8_sanitize.hpp"
 #include "ptprof/analysis/export.hpp"
 #include "ptprof/analysis/trace_file.hpp"
 #include "ptprof/cuda_status.hpp"
+#include "report/event_tree.hpp"
+#include "text/utf8.hpp"
 
 namespace ptprof::exporting {
 
@@ -132,8 +133,8 @@ void PerfettoWriter::write_preamble(const InputSummary& in) {
     uint64_t uuid = process_tracks_[p.pid] = next_uuid_++;
     std::string body;
     pb::put_varint(body, pf::process_descriptor::kPid, uint64_t(int64_t(p.pid)));
-    pb::put_bytes(body, pf::process_descriptor::kCmdline, valid_utf8(p.cmdline));
-    pb::put_bytes(body, pf::process_descriptor::kProcessName, valid_utf8(p.name));
+    pb::put_bytes(body, pf::process_descriptor::kCmdline, text::valid_utf8(p.cmdline));
+    pb::put_bytes(body, pf::process_descriptor::kProcessName, text::valid_utf8(p.name));
     descriptor(uuid, 0, pf::track_descriptor::kProcess, body);
   }
   for (const ThreadInfo& th : in.threads) {
@@ -141,7 +142,7 @@ void PerfettoWriter::write_preamble(const InputSummary& in) {
     std::string body;
     pb::put_varint(body, pf::thread_descriptor::kPid, uint64_t(int64_t(th.pid)));
     pb::put_varint(body, pf::thread_descriptor::kTid, uint64_t(int64_t(th.tid)));
-    pb::put_bytes(body, pf::thread_descriptor::kThreadName, valid_utf8(th.name));
+    pb::put_bytes(body, pf::thread_descriptor::kThreadName, text::valid_utf8(th.name));
     descriptor(uuid, process_tracks_[th.pid], pf::track_descriptor::kThread, body);
   }
 }
@@ -158,7 +159,7 @@ uint64_t PerfettoWriter::name_iid(const trace::Trace& t, const trace::Event& e) 
   bool unnamed_step = e.kind == trace::EventKind::Step && (e.name == 0 || e.name >= t.strings.size());
   if (!unnamed_step && e.name < file_.names.size() && file_.names[e.name]) return file_.names[e.name];
   std::string name = unnamed_step ? "ProfilerStep#" + std::to_string(e.arg)
-                                  : valid_utf8(e.name < t.strings.size() ? t.strings[e.name] : "");
+                                  : text::valid_utf8(e.name < t.strings.size() ? t.strings[e.name] : "");
   bool added = false;
   uint64_t iid = names_.intern(name, &added);
   if (added) intern_new(pf::interned_data::kEventNames, iid, name);
@@ -168,10 +169,10 @@ uint64_t PerfettoWriter::name_iid(const trace::Trace& t, const trace::Event& e) 
 
 uint64_t PerfettoWriter::shapes_iid(const trace::Trace& t, uint32_t shapes) {
   if (file_.shapes[shapes]) return file_.shapes[shapes];
-  std::string text = valid_utf8(t.strings[shapes]);
+  const std::string dims = text::valid_utf8(t.strings[shapes]);
   bool added = false;
-  uint64_t iid = shapes_.intern(text, &added);
-  if (added) intern_new(pf::interned_data::kDebugAnnotationStringValues, iid, text);
+  uint64_t iid = shapes_.intern(dims, &added);
+  if (added) intern_new(pf::interned_data::kDebugAnnotationStringValues, iid, dims);
   return file_.shapes[shapes] = iid;
 }
 
