@@ -17,17 +17,13 @@
 #include "ptprof/analysis/trace_file.hpp"
 
 namespace ptprof::format {
+#include "ptprof/string_hash.hpp"
 
 using namespace detail;
 
 uint32_t format_version() { return kFormatVersion; }
 
 namespace {
-
-struct StringHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
 
 // Metadata records not yet written: a list of records appended since the last
 // chunk of that kind, starting at index `first`.
@@ -78,7 +74,7 @@ struct TraceWriter::Impl {
   int64_t window_end_ns = 0;
   trace::Losses losses;
 
-  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> string_ids;
+  StringMap<uint32_t> string_ids;
   uint32_t string_count = 1;  // id 0 is the implicit ""
   Pending strings{1, 0, {}}, processes, threads;
   // PROCESS_ATTRIBUTES records not yet written (a count, not a table).
