@@ -3,9 +3,9 @@
 // interned names and categories, and per event a SLICE_BEGIN and a SLICE_END
 // packet (TrackEvent has no complete events). Slices on a track must nest, so
 // each file's events are sorted per thread and ends are emitted in stack
-// order (steps widened as in the Chrome export, step_spans.hpp; any other
-// partial overlap is cut at the enclosing slice's end, with a warning); files
-// are read one at a time.
+// order (report/event_tree.hpp's nesting; steps widened as in the Chrome
+// export, step_spans.hpp; any other partial overlap is cut at the enclosing
+// slice's end, with a warning); files are read one at a time.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -264,33 +264,25 @@ uint64_t PerfettoWriter::write_file(const trace::Trace& t) {
     order.push_back({e.thread, i, e.start_ns, end});
   }
   std::sort(order.begin(), order.end());
-  struct Open {
-    int64_t end;
-    uint64_t track;
-  };
-  std::vector<Open> open;
-  auto close_until = [&](int64_t ts, uint64_t track) {
-    while (!open.empty() && (open.back().track != track || open.back().end <= ts)) {
-      write_end(open.back().end, open.back().track);
-      open.pop_back();
-    }
-  };
+  // A slice must end within its parent: a partial overlap is cut there.
+  report::detail::NestingStack open(report::detail::PartialOverlap::Clipped);
+  uint64_t open_track = UINT64_MAX;
+  auto close = [&](uint32_t, int64_t end) { write_end(end, open_track); };
   for (const Key& k : order) {
     const trace::Event& e = t.events[k.index];
-    uint64_t track = thread_track(t, e.thread);
-    bool instant = e.kind == trace::EventKind::Mark || e.kind == trace::EventKind::Memory;
-    close_until(e.start_ns, track);
+    const uint64_t track = thread_track(t, e.thread);
+    const bool instant = e.kind == trace::EventKind::Mark || e.kind == trace::EventKind::Memory;
+    if (track != open_track) {
+      open.close_all(close);
+      open_track = track;
+    }
+    const int64_t end = instant ? e.start_ns : std::max(k.end, e.start_ns);
+    open.settle(e.start_ns, end, close);
     write_begin(t, e, track, instant);
     if (instant) continue;
-    int64_t end = std::max(k.end, e.start_ns);
-    // A slice must end within its parent: a partial overlap is cut there.
-    if (!open.empty() && end > open.back().end) {
-      end = open.back().end;
-      ++overlaps_cut_;
-    }
-    open.push_back({end, track});
+    if (open.open(k.index, e.start_ns, end) < end) ++overlaps_cut_;
   }
-  close_until(INT64_MAX, UINT64_MAX);
+  open.close_all(close);
   return t.events.size();
 }
 
