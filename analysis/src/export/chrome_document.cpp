@@ -55,12 +55,10 @@ std::string chrome_preamble(const InputSummary& in, const PartLabel& part) {
   return out;
 }
 
-std::unique_ptr<ChromeDocument> ChromeDocument::create(const std::string& path, const InputSummary& inputs,
-                                                       const PartLabel& part, std::string* error) {
-  auto out = OutputFile::create(path, error);
-  if (!out) return nullptr;
+Result<std::unique_ptr<ChromeDocument>> ChromeDocument::create(const std::string& path, const InputSummary& inputs,
+                                                               const PartLabel& part) {
   auto doc = std::unique_ptr<ChromeDocument>(new ChromeDocument());
-  doc->out_ = std::move(out);
+  PTPROF_ASSIGN_OR_RETURN(doc->out_, OutputFile::create(path));
   std::string preamble = chrome_preamble(inputs, part);
   doc->need_separator_ = preamble.back() != '\n';
   doc->out_->write(preamble);
@@ -74,9 +72,9 @@ void ChromeDocument::add_event(std::string_view event_json) {
   out_->write(line_);
 }
 
-bool ChromeDocument::finish(std::string* error) {
+Status ChromeDocument::finish() {
   out_->write(kChromeEpilogue);
-  return out_->finish(error);
+  return out_->finish();
 }
 
 }  // namespace ptprof::exporting::detail

@@ -13,11 +13,11 @@
 
 #include "export/chrome_event_format.hpp"
 #include "export/export_inputs.hpp"
-#include "export/output_file.hpp"
 #include "export/perfetto_fields.hpp"
 #include "export/protobuf_encode.hpp"
 #include "export/step_spans.hpp"
 #include "ptprof/analysis/export.hpp"
+#include "ptprof/analysis/output_file.hpp"
 #include "ptprof/analysis/trace_file.hpp"
 #include "ptprof/cuda_status.hpp"
 #include "report/event_tree.hpp"
@@ -62,7 +62,7 @@ class PerfettoWriter {
   void write_preamble(const InputSummary& in);
   // Writes the events of one file; returns how many.
   uint64_t write_file(const trace::Trace& t);
-  bool finish(std::string* error) { return out_->finish(error); }
+  Status finish() { return out_->finish(); }
   uint64_t overlaps_cut() const { return overlaps_cut_; }
 
  private:
@@ -288,25 +288,18 @@ uint64_t PerfettoWriter::write_file(const trace::Trace& t) {
 
 }  // namespace
 
-std::optional<ExportResult> export_perfetto(const std::vector<std::string>& files, const std::string& out,
-                                            std::string* error) {
+Result<ExportResult> export_perfetto(const std::vector<std::string>& files, const std::string& out) {
   ExportResult result;
   std::vector<std::string> ignored;  // reading the events reports each file's warnings
-  auto inputs = summarize_inputs(files, error, &ignored);
-  if (!inputs) return std::nullopt;
-  auto file = OutputFile::create(out, error);
-  if (!file) return std::nullopt;
+  PTPROF_ASSIGN_OR_RETURN(const InputSummary inputs, summarize_inputs(files, &ignored));
+  PTPROF_ASSIGN_OR_RETURN(auto file, OutputFile::create(out));
   PerfettoWriter writer(std::move(file));
-  writer.write_preamble(*inputs);
+  writer.write_preamble(inputs);
   for (const std::string& f : files) {
-    auto t = format::read_trace(f, &result.warnings);
-    if (!t) {
-      *error = t.error();
-      return std::nullopt;
-    }
-    result.events += writer.write_file(*t);
+    PTPROF_ASSIGN_OR_RETURN(const trace::Trace t, format::read_trace(f, &result.warnings));
+    result.events += writer.write_file(t);
   }
-  if (!writer.finish(error)) return std::nullopt;
+  PTPROF_RETURN_IF_ERROR(writer.finish());
   result.files.push_back(out);
   if (writer.overlaps_cut())
     result.warnings.push_back(std::to_string(writer.overlaps_cut()) +
