@@ -1,10 +1,8 @@
 // `ptprof report`: torch's key_averages() tables from trace files. A thin
 // front end: parse options, read each file into the library's ReportBuilder,
 // render.
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <optional>
 
@@ -12,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/report_inputs.hpp"
+#include "ptprof/analysis/output_file.hpp"
 #include "ptprof/analysis/report.hpp"
 #include "ptprof/analysis/report_format.hpp"
 #include "ptprof/analysis/report_html.hpp"
@@ -48,12 +47,8 @@ std::string join(const std::vector<std::string_view>& items) {
 
 int write_html(const report::Report& r, const report::HtmlBaseline* baseline, const memory::Summary& memory,
                const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) return usage_error("cannot write " + path + ": " + std::strerror(errno));
-  std::string page = report::render_html(r, baseline, &memory);
-  bool ok = std::fwrite(page.data(), 1, page.size(), f) == page.size();
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok) return usage_error("cannot write " + path + ": " + std::strerror(errno));
+  const Status written = exporting::write_file(path, report::render_html(r, baseline, &memory));
+  if (!written) return usage_error("cannot write " + written.message());
   note("ptprof report: wrote " + path + "\n" + report::drops_warning(r));
   return 0;
 }

@@ -27,12 +27,9 @@ trace::Losses ProcessCollector::losses() const {
   trace::Losses l = seen_;
   l.late_events = book_.late_events();
   l.malformed_bytes += threads_.corrupt_bytes();
-  l.names_refused = header_.strings_dropped.load(std::memory_order_relaxed);
-  l.lost_threads = header_.lost_threads.load(std::memory_order_relaxed);
-  l.lost_thread_events = header_.lost_thread_events.load(std::memory_order_relaxed);
-  l.shm_short_threads = header_.shm_short_threads.load(std::memory_order_relaxed);
-  l.shm_small_rings = header_.shm_small_rings.load(std::memory_order_relaxed);
-  l.shm_short_names = header_.shm_short_names.load(std::memory_order_relaxed);
+#define PTPROF_READ_HEADER_LOSS(counter, field) l.field = header_.counter.load(std::memory_order_relaxed);
+  PTPROF_HEADER_LOSSES(PTPROF_READ_HEADER_LOSS)
+#undef PTPROF_READ_HEADER_LOSS
   return l;
 }
 
