@@ -18,6 +18,7 @@ set(PTPROF_BRIDGE_KIT_FILES
   common/include/ptprof/status.hpp
   common/include/ptprof/check.hpp
   common/include/ptprof/torch_version.hpp
+  common/include/ptprof/varint.hpp
   common/src/shapes.cpp
   common/src/torch_version.cpp)
 

@@ -55,14 +55,10 @@ class Reader {
     return true;
   }
   bool varint(uint64_t& out) {
-    out = 0;
-    for (unsigned shift = 0; shift < 64; shift += 7) {
-      uint8_t c;
-      if (!byte(c)) return false;
-      out |= uint64_t(c & 0x7f) << shift;
-      if (!(c & 0x80)) return true;
-    }
-    return false;  // more than 10 bytes: not a uint64
+    const uint8_t* p = b_.data() + pos_;
+    const bool ok = varint::read(p, b_.data() + b_.size(), out);
+    pos_ = size_t(p - b_.data());
+    return ok;
   }
 
  private:
@@ -70,7 +66,7 @@ class Reader {
   size_t pos_ = 0;
 };
 
-int64_t unzigzag(uint64_t z) { return int64_t(z >> 1) ^ -int64_t(z & 1); }
+using varint::unzigzag;
 
 Status malformed(size_t offset, std::string_view what) {
   return Status::error("malformed input shapes at byte " + std::to_string(offset) + ": " + std::string(what));

@@ -17,6 +17,7 @@
 
 #include "process/subprocess.hpp"
 #include "ptprof/bridge_kit.hpp"
+#include "ptprof/status.hpp"
 
 namespace ptprof::launcher {
 namespace {
@@ -96,32 +97,31 @@ class CacheLock {
 };
 
 // The compiler command: $CXX (which may carry flags, e.g. "ccache g++"), else
-// the first of c++, g++, clang++ on PATH. Empty with `why` set when none.
-std::vector<std::string> find_compiler(std::string* why) {
+// the first of c++, g++, clang++ on PATH.
+Result<std::vector<std::string>> find_compiler() {
   if (const char* cxx = std::getenv("CXX"); cxx && *cxx) {
     std::vector<std::string> words;
     std::istringstream in(cxx);
     for (std::string w; in >> w;) words.push_back(w);
     if (!words.empty() && !find_executable(words[0]).empty()) return words;
-    *why =
-        "no C++ compiler: CXX=" + std::string(cxx) + " is not an executable (set CXX to a C++ compiler, or unset it)";
-    return {};
+    return Status::error("no C++ compiler: CXX=" + std::string(cxx) +
+                         " is not an executable (set CXX to a C++ compiler, or unset it)");
   }
   for (const char* name : {"c++", "g++", "clang++"})
-    if (!find_executable(name).empty()) return {name};
-  *why = "no C++ compiler: none of c++, g++, clang++ is on PATH (install one, e.g. `apt-get install g++`, or set CXX)";
-  return {};
+    if (!find_executable(name).empty()) return std::vector<std::string>{name};
+  return Status::error(
+      "no C++ compiler: none of c++, g++, clang++ is on PATH (install one, e.g. `apt-get install g++`, or set CXX)");
 }
 
 // torch's C++ headers: torch/include beside a pip or conda torch's lib/, or
 // <prefix>/include for a system torch in <prefix>/lib/<multiarch> (Debian).
-std::string find_headers(const bridge::TorchInstall& torch, std::string* why) {
+Result<std::string> find_headers(const bridge::TorchInstall& torch) {
   const std::string candidates[] = {torch.lib_dir + "/../include", torch.lib_dir + "/../../include"};
   for (const auto& inc : candidates)
     if (exists(inc + "/ATen/record_function.h") && exists(inc + "/torch/csrc/api/include/torch/version.h")) return inc;
-  *why = "no C++ headers for torch " + torch.version + " (ATen/record_function.h is in neither " + candidates[0] +
-         " nor " + candidates[1] + "; pip and conda torches ship them, Debian's are in `apt-get install libtorch-dev`)";
-  return {};
+  return Status::error("no C++ headers for torch " + torch.version + " (ATen/record_function.h is in neither " +
+                       candidates[0] + " nor " + candidates[1] +
+                       "; pip and conda torches ship them, Debian's are in `apt-get install libtorch-dev`)");
 }
 
 // c10 sits beside libtorch_cpu; Debian names it by version (libc10.so.1.13).
@@ -217,11 +217,12 @@ BridgeBuildResult build_bridge(const BridgeBuildRequest& req) {
 
   if (req.no_build)
     return fail("none is cached in " + req.cache_root + " and PTPROF_BRIDGE_BUILD=0 forbids building one");
-  std::string why;
-  auto compiler = find_compiler(&why);
-  if (compiler.empty()) return fail(why);
-  std::string include = find_headers(torch, &why);
-  if (include.empty()) return fail(why);
+  auto found_compiler = find_compiler();
+  if (!found_compiler) return fail(found_compiler.error());
+  const std::vector<std::string>& compiler = *found_compiler;
+  auto found_include = find_headers(torch);
+  if (!found_include) return fail(found_include.error());
+  const std::string& include = *found_include;
   std::string c10 = find_c10(torch.lib_dir);
   if (c10.empty()) return fail("no libc10.so beside " + torch.library + " (an incomplete torch installation?)");
   const bool cxx11 = uses_cxx11_abi(c10);

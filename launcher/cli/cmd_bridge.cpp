@@ -30,16 +30,14 @@ struct BuildOptions {
 const char* getenv_fn(const char* name) { return std::getenv(name); }
 
 // The libtorch_cpu.so that `python` loads with `import torch`, as mapped.
-std::string libtorch_of_python(const std::string& python, std::string* error) {
+Result<std::string> libtorch_of_python(const std::string& python) {
   static constexpr char kCode[] =
       "import sys\n"
       "import torch\n"
       "libs = sorted({l.split()[-1] for l in open('/proc/self/maps') if '/libtorch_cpu.so' in l})\n"
       "sys.stdout.write(''.join('PTPROF_LIB ' + p + '\\n' for p in libs))\n";
-  if (launcher::find_executable(python).empty()) {
-    *error = "--python " + python + ": no such interpreter (give a path, or a name on PATH)";
-    return {};
-  }
+  if (launcher::find_executable(python).empty())
+    return Status::error("--python " + python + ": no such interpreter (give a path, or a name on PATH)");
   auto done = launcher::run_to_completion({python, "-c", kCode}, launcher::helper_environment());
   std::vector<std::string> libs;
   std::istringstream in(done.output);
@@ -50,16 +48,12 @@ std::string libtorch_of_python(const std::string& python, std::string* error) {
     else if (!line.empty())
       last = line;
   }
-  if (!done.started || done.exit_status != 0 || libs.empty()) {
-    *error = "--python " + python + " cannot import torch" +
-             (done.started ? (last.empty() ? "" : ": " + last) : ": " + done.error);
-    return {};
-  }
-  if (libs.size() > 1) {
-    *error = "--python " + python + " loads " + std::to_string(libs.size()) + " libtorch_cpu libraries (" + libs[0] +
-             ", " + libs[1] + "); give one with --libtorch";
-    return {};
-  }
+  if (!done.started || done.exit_status != 0 || libs.empty())
+    return Status::error("--python " + python + " cannot import torch" +
+                         (done.started ? (last.empty() ? "" : ": " + last) : ": " + done.error));
+  if (libs.size() > 1)
+    return Status::error("--python " + python + " loads " + std::to_string(libs.size()) + " libtorch_cpu libraries (" +
+                         libs[0] + ", " + libs[1] + "); give one with --libtorch");
   return libs[0];
 }
 
@@ -81,14 +75,14 @@ int build(const BuildOptions& o) {
     spdlog::error("bridge build: give exactly one of --python PY or --libtorch PATH");
     return 2;
   }
-  std::string error;
   std::string library = o.libtorch;
   if (!o.python.empty()) {
-    library = libtorch_of_python(o.python, &error);
-    if (library.empty()) {
-      spdlog::error("bridge build: {}", error);
+    auto found = libtorch_of_python(o.python);
+    if (!found) {
+      spdlog::error("bridge build: {}", found.error());
       return 2;
     }
+    library = std::move(*found);
   }
   launcher::BridgeBuildRequest req;
   req.torch = bridge::describe_torch(library);

@@ -59,20 +59,19 @@ int run_export(const ExportArgs& a) {
     chrome.max_file_size = *bytes;
   }
 
-  std::string error;
   std::vector<std::string> notes;
   auto expanded = format::expand_trace_paths(a.paths, &notes);
   if (!expanded) return usage_error(expanded.error());
   for (const auto& n : notes) spdlog::warn("export: {}", n);
   const std::vector<std::string>& files = *expanded;
   if (!a.chrome.empty()) {
-    auto r = exporting::export_chrome(files, a.chrome, chrome, &error);
-    if (!r) return usage_error(error);
+    auto r = exporting::export_chrome(files, a.chrome, chrome);
+    if (!r) return usage_error(r.error());
     report(*r, "Chrome trace JSON");
   }
   if (!a.perfetto.empty()) {
-    auto r = exporting::export_perfetto(files, a.perfetto, &error);
-    if (!r) return usage_error(error);
+    auto r = exporting::export_perfetto(files, a.perfetto);
+    if (!r) return usage_error(r.error());
     report(*r, "Perfetto protobuf");
   }
   return 0;

@@ -1,8 +1,6 @@
 // `ptprof flamegraph FILE|DIR... --metric M -o out.txt`: folded stacks of the
 // ops of traces recorded with --with-stack (analysis/.../flamegraph.hpp).
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <memory>
 
 #include <spdlog/spdlog.h>
@@ -10,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/report_inputs.hpp"
 #include "ptprof/analysis/flamegraph.hpp"
+#include "ptprof/analysis/output_file.hpp"
 
 namespace ptprof::cli {
 namespace {
@@ -35,12 +34,13 @@ int run_flamegraph(const FlamegraphArgs& args) {
   if (builder.ops_with_stack() == 0)
     spdlog::warn("flamegraph: no op in the inputs carries a stack (record with `ptprof run --with-stack`)");
   const std::string out = std::move(builder).finish();
-  std::FILE* f = args.output.empty() || args.output == "-" ? stdout : std::fopen(args.output.c_str(), "wb");
-  if (!f) return usage_error("cannot write " + args.output + ": " + std::strerror(errno));
-  bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
-  ok = (f == stdout ? std::fflush(f) : std::fclose(f)) == 0 && ok;
-  if (!ok) {
-    spdlog::error("flamegraph: writing {} failed", args.output);
+  if (!args.output.empty() && args.output != "-") {
+    const Status written = exporting::write_file(args.output, out);
+    return written ? 0 : usage_error("cannot write " + written.message());
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  if (std::fflush(stdout) != 0) {
+    spdlog::error("flamegraph: writing the folded stacks failed");
     return 1;
   }
   return 0;

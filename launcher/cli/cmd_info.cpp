@@ -60,11 +60,10 @@ void print_trace(const std::string& path, const trace::Trace& t) {
   }
   std::printf("  total      events %" PRIu64 "  dropped %" PRIu64 "\n", events, dropped);
   const trace::Losses& l = t.losses;
-  std::printf("  losses     unnamed_events %" PRIu64 "  names_refused %" PRIu64 "  lost_threads %" PRIu64
-              "  lost_thread_events %" PRIu64 "  late_events %" PRIu64 "  malformed_bytes %" PRIu64
-              "  shm_short_threads %" PRIu64 "  shm_small_rings %" PRIu64 "  shm_short_names %" PRIu64 "\n",
-              l.unnamed_events, l.names_refused, l.lost_threads, l.lost_thread_events, l.late_events, l.malformed_bytes,
-              l.shm_short_threads, l.shm_small_rings, l.shm_short_names);
+  std::string losses = "  losses   ";
+  for (const trace::LossField& f : trace::kLossFields)
+    losses += "  " + std::string(f.name) + " " + std::to_string(l.*f.member);
+  std::printf("%s\n", losses.c_str());
   for (const std::string& line : trace::loss_lines(l)) std::printf("  warning    %s\n", line.c_str());
 }
 

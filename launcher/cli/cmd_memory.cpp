@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/report_inputs.hpp"
 #include "ptprof/analysis/memory.hpp"
+#include "ptprof/analysis/output_file.hpp"
 
 namespace ptprof::cli {
 namespace {
@@ -32,14 +33,8 @@ int run_memory(const MemoryArgs& args) {
   if (!read) return usage_error(read.message());
   memory::Summary s = std::move(builder).finish();
   if (!args.timeline.empty()) {
-    std::FILE* f = std::fopen(args.timeline.c_str(), "wb");
-    if (!f) return usage_error("cannot write --timeline " + args.timeline);
-    const std::string csv = memory::render_timeline_csv(s);
-    const bool ok = std::fwrite(csv.data(), 1, csv.size(), f) == csv.size();
-    if (std::fclose(f) != 0 || !ok) {
-      spdlog::error("memory: writing {} failed", args.timeline);
-      return 1;
-    }
+    const Status written = exporting::write_file(args.timeline, memory::render_timeline_csv(s));
+    if (!written) return usage_error("cannot write --timeline " + written.message());
   }
   const std::string out = memory::render_text(s, memory::RenderOptions{args.bytes, size_t(args.row_limit)});
   std::fwrite(out.data(), 1, out.size(), stdout);

@@ -1,11 +1,8 @@
 // `ptprof report`: torch's key_averages() tables from trace files. A thin
 // front end: parse options, read each file into the library's ReportBuilder,
 // render.
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <iostream>
 #include <memory>
 #include <optional>
 
@@ -13,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/report_inputs.hpp"
+#include "ptprof/analysis/output_file.hpp"
 #include "ptprof/analysis/report.hpp"
 #include "ptprof/analysis/report_format.hpp"
 #include "ptprof/analysis/report_html.hpp"
@@ -37,6 +35,10 @@ int usage_error(const std::string& msg) {
   return 2;
 }
 
+// What the report says beside its output (the file written, the drops): on
+// stderr at any log level, so that stdout holds the report alone.
+void note(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stderr); }
+
 std::string join(const std::vector<std::string_view>& items) {
   std::string s;
   for (auto i : items) s += (s.empty() ? "" : ", ") + std::string(i);
@@ -45,13 +47,9 @@ std::string join(const std::vector<std::string_view>& items) {
 
 int write_html(const report::Report& r, const report::HtmlBaseline* baseline, const memory::Summary& memory,
                const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) return usage_error("cannot write " + path + ": " + std::strerror(errno));
-  std::string page = report::render_html(r, baseline, &memory);
-  bool ok = std::fwrite(page.data(), 1, page.size(), f) == page.size();
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok) return usage_error("cannot write " + path + ": " + std::strerror(errno));
-  std::cerr << "ptprof report: wrote " << path << "\n" << report::drops_warning(r);
+  const Status written = exporting::write_file(path, report::render_html(r, baseline, &memory));
+  if (!written) return usage_error("cannot write " + written.message());
+  note("ptprof report: wrote " + path + "\n" + report::drops_warning(r));
   return 0;
 }
 
@@ -133,7 +131,7 @@ int run_report(const ReportArgs& a) {
   }
   // Drops are never hidden: the table carries them, machine formats keep
   // stdout parseable and say it on stderr (JSON also has them in "drops").
-  if (*format != report::Format::Table) std::fputs(report::drops_warning(r).c_str(), stderr);
+  if (*format != report::Format::Table) note(report::drops_warning(r));
   std::fwrite(out.data(), 1, out.size(), stdout);
   return std::fflush(stdout) == 0 ? 0 : 1;
 }

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -15,6 +17,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/output_dir.hpp"
+#include "cli/run_summary.hpp"
 #include "collect/collector.hpp"
 #include "collect/file_window_sink.hpp"
 #include "collect/run_names.hpp"
@@ -24,8 +27,7 @@
 #include "process/install_paths.hpp"
 #include "process/target.hpp"
 #include "ptprof/config.hpp"
-#include "ptprof/cost.hpp"
-#include "ptprof/losses.hpp"
+#include "ptprof/schedule.hpp"
 
 extern char** environ;
 
@@ -52,8 +54,10 @@ constexpr int kWriteFailedStatus = 3;
 // How long descendants may outlive the target before they are cut off.
 constexpr std::chrono::seconds kDescendantGrace{2};
 
-std::map<std::string, std::string> current_environment() {
-  std::map<std::string, std::string> env;
+using Environment = std::map<std::string, std::string>;
+
+Environment current_environment() {
+  Environment env;
   for (char** e = environ; *e; ++e) {
     std::string kv = *e;
     auto eq = kv.find('=');
@@ -62,41 +66,45 @@ std::map<std::string, std::string> current_environment() {
   return env;
 }
 
-// Flags become PTPROF_* variables; individual schedule flags override the
-// matching keys of --schedule (or of PTPROF_SCHEDULE from the environment).
-void apply_flags(const RunOptions& o, std::map<std::string, std::string>& env) {
+// The schedule flags (--wait, ...) override the matching fields of the
+// schedule text (--schedule, else PTPROF_SCHEDULE). Both go through the
+// schedule's own parser, so its messages apply, and the merged schedule is
+// printed back into PTPROF_SCHEDULE.
+Status merge_schedule_flags(const RunOptions& o, Environment& env) {
+  struct Flag {
+    const char* name;
+    const char* key;
+    const std::optional<std::string>& value;
+    uint64_t Schedule::*field;
+  };
+  const Flag flags[] = {{"--skip-first", "skip_first", o.skip_first, &Schedule::skip_first},
+                        {"--wait", "wait", o.wait, &Schedule::wait},
+                        {"--warmup", "warmup", o.warmup, &Schedule::warmup},
+                        {"--active", "active", o.active, &Schedule::active},
+                        {"--repeat", "repeat", o.repeat, &Schedule::repeat}};
+  if (std::none_of(std::begin(flags), std::end(flags), [](const Flag& f) { return f.value.has_value(); })) return {};
+  const std::string base = env.count(env::kSchedule) ? env[env::kSchedule] : "";
+  auto merged = parse_schedule(base);
+  if (!merged) return Status::error(std::string(env::kSchedule) + "='" + base + "': " + merged.error());
+  for (const Flag& f : flags) {
+    if (!f.value) continue;
+    // One number: a flag sets its own field, never another key.
+    if (f.value->find(',') != std::string::npos)
+      return Status::error(std::string(f.name) + " takes one number, not '" + *f.value + "'");
+    auto one = parse_schedule(std::string(f.key) + "=" + *f.value);
+    if (!one) return Status::error(std::string(f.name) + "='" + *f.value + "': " + one.error());
+    merged->enabled = true;
+    (*merged).*f.field = (*one).*f.field;
+  }
+  env[env::kSchedule] = merged->to_string();
+  return {};
+}
+
+// Flags become PTPROF_* variables.
+Status apply_flags(const RunOptions& o, Environment& env) {
   if (o.output) env[env::kOutput] = *o.output;
   if (!o.schedule.empty()) env[env::kSchedule] = o.schedule;
-  std::pair<const char*, const std::optional<std::string>*> keys[] = {{"skip_first", &o.skip_first},
-                                                                      {"wait", &o.wait},
-                                                                      {"warmup", &o.warmup},
-                                                                      {"active", &o.active},
-                                                                      {"repeat", &o.repeat}};
-  std::string extra;
-  for (auto& [key, value] : keys) {
-    if (!*value) continue;
-    if (!extra.empty()) extra += ",";
-    extra += std::string(key) + "=" + **value;
-  }
-  if (!extra.empty()) {
-    // Drop the overridden keys from the base text, keep the others.
-    std::string base = env.count(env::kSchedule) ? env[env::kSchedule] : "";
-    std::string merged;
-    size_t start = 0;
-    while (start <= base.size() && !base.empty()) {
-      size_t comma = base.find(',', start);
-      std::string item = base.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      std::string key = item.substr(0, item.find('='));
-      while (!key.empty() && key.back() == ' ') key.pop_back();
-      while (!key.empty() && key.front() == ' ') key.erase(0, 1);
-      bool overridden = false;
-      for (auto& [k, v] : keys) overridden |= (*v && key == k);
-      if (!overridden && !item.empty()) merged += (merged.empty() ? "" : ",") + item;
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
-    env[env::kSchedule] = merged.empty() ? extra : merged + "," + extra;
-  }
+  if (Status merged = merge_schedule_flags(o, env); !merged.ok()) return merged;
   if (!o.step.empty()) env[env::kStep] = o.step;
   if (!o.activities.empty()) env[env::kActivities] = o.activities;
   if (o.record_shapes) env[env::kRecordShapes] = "1";
@@ -109,10 +117,10 @@ void apply_flags(const RunOptions& o, std::map<std::string, std::string>& env) {
   if (o.ring_kb) env[env::kRingKb] = *o.ring_kb;
   if (o.on_demand) env[env::kOnDemand] = "1";
   if (o.wait_descendants) env[env::kWaitDescendants] = "1";
+  return {};
 }
 
-std::string prepend_path(const std::map<std::string, std::string>& env, const char* var, const std::string& first,
-                         char sep) {
+std::string prepend_path(const Environment& env, const char* var, const std::string& first, char sep) {
   auto it = env.find(var);
   if (it == env.end() || it->second.empty()) return first;
   return first + sep + it->second;
@@ -122,19 +130,6 @@ std::string host_name() {
   char buf[256] = {};
   if (gethostname(buf, sizeof buf - 1) != 0 || !*buf) return "localhost";
   return buf;
-}
-
-std::string human_bytes(uint64_t b) {
-  char out[32];
-  if (b < 1024)
-    std::snprintf(out, sizeof out, "%llu B", (unsigned long long)b);
-  else if (b < (1u << 20))
-    std::snprintf(out, sizeof out, "%.1f KiB", b / 1024.0);
-  else if (b < (1ull << 30))
-    std::snprintf(out, sizeof out, "%.1f MiB", b / 1048576.0);
-  else
-    std::snprintf(out, sizeof out, "%.2f GiB", b / 1073741824.0);
-  return out;
 }
 
 // What `ptprof sessions` shows and `ptprof trigger` checks.
@@ -158,22 +153,24 @@ CLI::Validator a_value() {
       "");
 }
 
-int run(const RunOptions& o) {
+// Step 1: the whole PTPROF_* environment, flags merged in, checked before
+// anything starts. Says what is wrong and gives nothing when it is not valid.
+std::optional<Config> validate(const RunOptions& o, Environment& env) {
   if (o.command.empty()) {
     spdlog::error("run: no command given; usage: ptprof run [options] -- cmd args...");
-    return 2;
+    return std::nullopt;
   }
-  auto env = current_environment();
-  apply_flags(o, env);
-
-  // Validate the whole PTPROF_* environment before anything starts.
+  if (Status s = apply_flags(o, env); !s.ok()) {
+    spdlog::error("run: {}", s.message());
+    return std::nullopt;
+  }
   auto config = config_from_env([&env](const char* name) -> const char* {
     auto it = env.find(name);
     return it == env.end() ? nullptr : it->second.c_str();
   });
   if (!config) {
     for_each_line(config.error(), [](std::string_view line) { spdlog::error("run: {}", line); });
-    return 2;
+    return std::nullopt;
   }
   if (!config->log_level.empty()) launcher::set_log_level(config->log_level);
   if (config->on_demand && !config->schedule.to_string().empty()) {
@@ -181,9 +178,77 @@ int run(const RunOptions& o) {
         "run: --on-demand (PTPROF_ON_DEMAND=1) records only the windows `ptprof trigger` asks for; it "
         "takes no schedule, got '{}'",
         config->schedule.to_string());
-    return 2;
+    return std::nullopt;
   }
+  return std::move(*config);
+}
 
+// The target's environment: the session to register in, the agent preloaded,
+// the Python module and NVTX's injection found.
+std::vector<std::string> target_environment(Environment env, const launcher::Session& session,
+                                            const launcher::InstallPaths& paths, const Config& config) {
+  env[wire::kSessionEnv] = session.name();
+  // The agent runs `ptprof bridge build` through this when a process imports
+  // a torch that has no cached bridge yet.
+  if (!paths.launcher.empty()) env[env::kLauncher] = paths.launcher;
+  env["LD_PRELOAD"] = prepend_path(env, "LD_PRELOAD", paths.preload, ':');
+  // NVTX ranges become ptprof ranges: NVTX loads its injection from here
+  // (the agent implements InitializeInjectionNvtx2). A tool the user set
+  // there already keeps its place.
+  if (!env.count("NVTX_INJECTION64_PATH")) env["NVTX_INJECTION64_PATH"] = paths.agent;
+  if (!paths.python_dir.empty()) env["PYTHONPATH"] = prepend_path(env, "PYTHONPATH", paths.python_dir, ':');
+  env[env::kOutput] = config.output;
+  std::vector<std::string> envv;
+  envv.reserve(env.size());
+  for (auto& [k, v] : env) envv.push_back(std::string(k).append("=").append(v));
+  return envv;
+}
+
+launcher::CollectorOptions collector_options(const Config& config) {
+  launcher::CollectorOptions copts;
+  copts.output_dir = config.output;
+  copts.host = launcher::file_safe_host(host_name());
+  copts.run_id = launcher::new_run_id();
+  copts.schedule = config.schedule.to_string();
+  copts.realtime_offset_ns = int64_t(clock::realtime_ns()) - int64_t(clock::monotonic_ns());
+  return copts;
+}
+
+// Step 3: drains the session until the target and (within the grace
+// period, or all of them with wait_descendants) its descendants are gone.
+// Returns how many processes were still running when it gave up on them.
+uint32_t drain_until_exit(launcher::Target& target, launcher::Collector& collector, launcher::FileWindowSink& sink,
+                          launcher::TriggerService& triggers, const Config& config) {
+  using Clock = std::chrono::steady_clock;
+  std::optional<Clock::time_point> exited_at;
+  const auto hook = [&sink](pid_t pid) { return sink.owns(pid); };
+  for (;;) {
+    const uint64_t n = collector.poll();
+    launcher::reap_orphans(target.pid(), hook);
+    if (!exited_at && target.poll_exit()) exited_at = Clock::now();
+    if (exited_at) {
+      // What is left of the target's tree: the launcher is a subreaper, so
+      // orphans are its children (a child may not have registered yet).
+      const uint32_t left = launcher::count_children(hook);
+      if (left == 0 && (config.wait_descendants || collector.all_finished())) return 0;
+      // Descendants may outlive the target briefly (workers shutting down);
+      // give them a moment, not forever, and say what was cut.
+      if (!config.wait_descendants && Clock::now() - *exited_at > kDescendantGrace)
+        return std::max(collector.still_running(), left);
+    }
+    sink.reap();
+    if (config.on_demand) triggers.poll(false);
+    // Drain in batches: a short sleep between rounds leaves the target's
+    // cores alone (on a small machine the launcher shares them). Only a round
+    // that found a lot, i.e. rings filling up, goes again at once.
+    if (n < kBusyRound) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+int run(const RunOptions& o) {
+  Environment env = current_environment();
+  const std::optional<Config> config = validate(o, env);
+  if (!config) return 2;
   auto paths = launcher::find_install_paths();
   if (!paths) {
     spdlog::error("run: {}", paths.error());
@@ -194,123 +259,34 @@ int run(const RunOptions& o) {
     return 2;
   }
 
-  clock::Kind clock_kind = clock::tsc_usable() ? clock::Kind::Tsc : clock::Kind::Monotonic;
-  uint64_t ring_bytes = config->ring_bytes ? config->ring_bytes : wire::kDefaultRingBytes;
-  auto created = launcher::Session::create(ring_bytes, clock_kind);
-  if (!created) {
-    spdlog::error("run: {}", created.error());
+  // Step 2: the session, the collector and the target.
+  const clock::Kind clock_kind = clock::tsc_usable() ? clock::Kind::Tsc : clock::Kind::Monotonic;
+  auto session =
+      launcher::Session::create(config->ring_bytes ? config->ring_bytes : wire::kDefaultRingBytes, clock_kind);
+  if (!session) {
+    spdlog::error("run: {}", session.error());
     return 1;
   }
-  std::unique_ptr<launcher::Session> session = std::move(*created);
-
-  env[wire::kSessionEnv] = session->name();
-  describe_session(*session->header(), *config, o.command);
-  // The agent runs `ptprof bridge build` through this when a process imports
-  // a torch that has no cached bridge yet.
-  if (!paths->launcher.empty()) env[env::kLauncher] = paths->launcher;
-  env["LD_PRELOAD"] = prepend_path(env, "LD_PRELOAD", paths->preload, ':');
-  // NVTX ranges become ptprof ranges: NVTX loads its injection from here
-  // (the agent implements InitializeInjectionNvtx2). A tool the user set
-  // there already keeps its place.
-  if (!env.count("NVTX_INJECTION64_PATH")) env["NVTX_INJECTION64_PATH"] = paths->agent;
-  if (!paths->python_dir.empty()) env["PYTHONPATH"] = prepend_path(env, "PYTHONPATH", paths->python_dir, ':');
-  env[env::kOutput] = config->output;
-  std::vector<std::string> envv;
-  envv.reserve(env.size());
-  for (auto& [k, v] : env) envv.push_back(std::string(k).append("=").append(v));
-
-  launcher::CollectorOptions copts;
-  copts.output_dir = config->output;
-  copts.host = launcher::file_safe_host(host_name());
-  copts.run_id = launcher::new_run_id();
-  copts.schedule = config->schedule.to_string();
-  copts.realtime_offset_ns = int64_t(clock::realtime_ns()) - int64_t(clock::monotonic_ns());
+  describe_session(*(*session)->header(), *config, o.command);
   launcher::FileWindowSink sink(config->on_trace_ready);
-  launcher::Collector collector(*session, copts, clock_kind, sink);
-  launcher::TriggerService triggers(*session, collector, sink);
-
+  launcher::Collector collector(**session, collector_options(*config), clock_kind, sink);
+  launcher::TriggerService triggers(**session, collector, sink);
   launcher::become_subreaper();
-  auto target = launcher::Target::start(o.command, envv);
+  auto target = launcher::Target::start(o.command, target_environment(std::move(env), **session, *paths, *config));
   if (!target) {
     spdlog::error("run: {}", target.error());
     return 127;
   }
   launcher::forward_signals_to(target->pid());
 
-  using Clock = std::chrono::steady_clock;
-  std::optional<Clock::time_point> exited_at;
-  uint32_t cut_off = 0;
-  const auto hook = [&sink](pid_t pid) { return sink.owns(pid); };
-  for (;;) {
-    uint64_t n = collector.poll();
-    launcher::reap_orphans(target->pid(), hook);
-    if (!exited_at && target->poll_exit()) exited_at = Clock::now();
-    if (exited_at) {
-      // What is left of the target's tree: the launcher is a subreaper, so
-      // orphans are its children (a child may not have registered yet).
-      const uint32_t left = launcher::count_children(hook);
-      if (left == 0 && (config->wait_descendants || collector.all_finished())) break;
-      if (!config->wait_descendants && Clock::now() - *exited_at > kDescendantGrace) {
-        // Descendants may outlive the target briefly (workers shutting
-        // down); give them a moment, not forever, and say what was cut.
-        cut_off = std::max(collector.still_running(), left);
-        break;
-      }
-    }
-    sink.reap();
-    if (config->on_demand) triggers.poll(false);
-    // Drain in batches: a short sleep between rounds leaves the target's
-    // cores alone (on a small machine the launcher shares them). Only a round
-    // that found a lot, i.e. rings filling up, goes again at once.
-    if (n < kBusyRound) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
+  const uint32_t cut_off = drain_until_exit(*target, collector, sink, triggers, *config);
   collector.finish_all();
   if (config->on_demand) triggers.poll(true);
-  session->unlink();
+  (*session)->unlink();
   sink.wait_all();
 
-  auto t = collector.totals();
-  std::fprintf(stderr, "ptprof: %u process%s, %u thread%s, %llu events, %llu dropped\n", t.processes,
-               t.processes == 1 ? "" : "es", t.threads, t.threads == 1 ? "" : "s", (unsigned long long)t.events,
-               (unsigned long long)t.dropped);
-  // The summary is the run's result, not a diagnostic: it is printed whatever
-  // the log level, losses included, so that nothing is lost in silence.
-  // Rings cut short by a full /dev/shm: more --ring-kb would not help.
-  if (t.dropped)
-    std::fprintf(stderr, "ptprof: warning: %llu events were dropped because a ring was full; %s\n",
-                 (unsigned long long)t.dropped,
-                 t.losses.shm_small_rings ? "some rings were cut short because /dev/shm was short (see below)"
-                                          : "raise --ring-kb or record fewer events");
-  if (t.lost_processes) std::fprintf(stderr, "ptprof: warning: %u processes could not be profiled\n", t.lost_processes);
-  if (t.shm_short_processes)
-    std::fprintf(stderr,
-                 "ptprof: warning: /dev/shm was short: %u processes got no region and were not profiled; give "
-                 "/dev/shm more room (docker run --shm-size) or lower --ring-kb\n",
-                 t.shm_short_processes);
-  if (cut_off)
-    std::fprintf(stderr,
-                 "ptprof: warning: %u process%s still running %lld s after the target exited and %s cut off: "
-                 "%s events after that are not in the trace (--wait-descendants or PTPROF_WAIT_DESCENDANTS=1 "
-                 "waits for the whole process tree)\n",
-                 cut_off, cut_off == 1 ? " was" : "es were", (long long)kDescendantGrace.count(),
-                 cut_off == 1 ? "was" : "were", cut_off == 1 ? "its" : "their");
-  for (const std::string& line : t.cuda_notes) std::fprintf(stderr, "%s\n", line.c_str());
-  for (const std::string& line : trace::loss_lines(t.losses))
-    std::fprintf(stderr, "ptprof: warning: %s\n", line.c_str());
-  // Every run states its own cost (cost.hpp): what recording these events
-  // took from the target, by the per-event costs its processes measured.
-  cost::Tally cost_total;
-  for (const auto& f : sink.files()) cost_total += f.cost;
-  if (!sink.files().empty()) std::fprintf(stderr, "ptprof: this run's cost: %s\n", cost::describe(cost_total).c_str());
-  for (auto& f : sink.files())
-    std::fprintf(stderr, "ptprof: wrote %s (%s, %llu events)\n", f.path.c_str(), human_bytes(f.bytes).c_str(),
-                 (unsigned long long)f.events);
-  for (const std::string& line : sink.failed_commands()) std::fprintf(stderr, "ptprof: warning: %s\n", line.c_str());
-  for (auto& failure : sink.failed_files())
-    std::fprintf(stderr, "ptprof: error: window %u of process %d was not written, its events are lost: %s\n",
-                 failure.file.window, failure.file.pid, failure.error.c_str());
-  if (sink.files().empty() && sink.failed_files().empty())
-    std::fprintf(stderr, "ptprof: no events were recorded; no trace file written\n");
+  // Step 4: the summary, and the exit status.
+  print_run_summary(collector.totals(), sink, cut_off, kDescendantGrace);
   const int status = target->exit_status();
   return status == 0 && !sink.failed_files().empty() ? kWriteFailedStatus : status;
 }

@@ -1,20 +1,29 @@
-// What the collector tests drive a ProcessCollector with: a process region
-// in anonymous memory laid out by the same ABI as the agent's (ptprof/shm_abi.hpp),
-// rings written through the agent's own wire::emit, and a WindowSink that
-// keeps each window's trace in memory (TraceWriterForTesting).
+// What the collector tests drive a ProcessCollector and its stages with: a
+// process region in anonymous memory laid out by the same ABI as the agent's
+// (ptprof/shm_abi.hpp), rings written through the agent's own wire::emit, a
+// WindowSink that keeps each window's trace in memory (TraceWriterForTesting),
+// and the tables a stage looks ids up in (StageFixture).
 #pragma once
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
+#include <catch2/catch.hpp>
+
 #include "collect/process_collector.hpp"
+#include "collect/record_decoder.hpp"
 #include "collect/session.hpp"
 #include "collect/window_sink.hpp"
+#include "collect/window_trace.hpp"
+#include "ptprof/clock.hpp"
 #include "ptprof/record_emit.hpp"
 #include "ptprof/shm_abi.hpp"
 #include "ptprof/string_arena.hpp"
@@ -118,6 +127,7 @@ class SyntheticRegion {
   }
 
   wire::ProcessHeader& header() { return *header_; }
+  void* base() const { return mapping_->base; }
   wire::RingWriter& ring(uint32_t thread) { return rings_.at(thread); }
   uint32_t name(std::string_view s) { return arena_->append(s).id; }
   void boundary(wire::BoundaryKind kind, uint64_t ticks, uint32_t window) {
@@ -133,6 +143,70 @@ class SyntheticRegion {
   wire::ProcessHeader* header_ = nullptr;
   std::optional<wire::StringArenaWriter> arena_;
   std::vector<wire::RingWriter> rings_;
+};
+
+// One ring in ordinary memory: records written through wire::emit (or raw,
+// as a damaged agent might), read back and decoded as the collector does.
+class SyntheticRing {
+ public:
+  static constexpr uint64_t kBytes = 4096;
+
+  wire::RingWriter& writer() { return writer_; }
+  // A record of `size` bytes (header included) whose payload is zeros.
+  void raw(wire::RecordType type, uint16_t size, uint32_t arg, uint64_t ts) {
+    uint8_t* p = writer_.reserve(size);
+    REQUIRE(p != nullptr);
+    std::memset(p, 0, size);
+    const wire::RecordHeader h{uint16_t(type), size, arg, ts};
+    std::memcpy(p, &h, sizeof h);
+    writer_.commit(size);
+  }
+  // Every record decoded since the last call: what decode_record handed
+  // over, its typed event as one of the decoded:: types.
+  using Event = std::variant<launcher::decoded::Skipped, launcher::decoded::Malformed, launcher::decoded::RangePush,
+                             launcher::decoded::RangePop, launcher::decoded::Mark, launcher::decoded::Step,
+                             launcher::decoded::OpBegin, launcher::decoded::OpEnd, launcher::decoded::CudaApiCall,
+                             launcher::decoded::GpuActivity, launcher::decoded::Correlation, launcher::decoded::Memory,
+                             launcher::decoded::StackDef>;
+  struct Decoded {
+    launcher::decoded::Record record;
+    Event event;
+  };
+  std::vector<Decoded> decode_all() {
+    std::vector<Decoded> out;
+    reader_.drain([&](const wire::RecordHeader& h) {
+      launcher::decode_record(h, [&](const launcher::decoded::Record& r, const auto& event) {
+        out.push_back({r, Event(event)});
+      });
+      return true;
+    });
+    return out;
+  }
+
+ private:
+  wire::RingControl control_;
+  alignas(64) uint8_t data_[kBytes] = {};
+  wire::RingWriter writer_{&control_, data_, kBytes};
+  wire::RingReader reader_{&control_, data_, kBytes};
+};
+
+// The tables a collector stage looks the process's ids up in, over a
+// synthetic region, and one window's trace open into `out`.
+struct StageFixture {
+  SyntheticRegion region{2};                      // threads 0 and 1: tids 100 and 101
+  clock::Converter conv{clock::Kind::Monotonic};  // ticks are ns
+  launcher::ProcessNames names{region.header(), wire::string_arena(region.base(), region.header())};
+  launcher::ShapeTexts shapes;
+  launcher::ThreadTable threads{region.header(), region.base()};
+  launcher::ProcessContext context{names, shapes, threads, region.header(), conv};
+  trace::Trace out;
+  launcher::WindowTrace trace;
+
+  StageFixture() {
+    threads.attach_new();
+    trace.open(std::make_unique<TraceWriterForTesting>(&out), context);
+  }
+  const std::string& text(uint32_t file_id) const { return out.strings.at(file_id); }
 };
 
 }  // namespace ptprof::testing

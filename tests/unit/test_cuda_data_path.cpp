@@ -137,7 +137,8 @@ TEST_CASE("collector: GPU activity lands on per-stream lanes, joined to its op b
   copy.copy_kind = 1;       // CUPTI_ACTIVITY_MEMCPY_KIND_HTOD
   copy.graph_node_id = 31;  // a copy node of CUDA graph 4
   copy.graph_id = 4;
-  REQUIRE(wire::emit(f.region.ring(1), RecordType::GpuActivity, 0, 310, copy));
+  // The agent names a copy by its kind, as torch.profiler and nsys do.
+  REQUIRE(wire::emit(f.region.ring(1), RecordType::GpuActivity, f.region.name("Memcpy HtoD"), 310, copy));
   wire::GpuActivityPayload overhead{};
   overhead.end_ts = 20;
   overhead.kind = uint8_t(wire::GpuActivityKind::Overhead);

@@ -25,8 +25,7 @@ std::map<std::string, int> expected_names(const LoopTrace& lt) {
 TEST_CASE("Chrome export: Kineto's schema and every event", "[export][chrome]") {
   TempDir dir;
   LoopTrace lt = write_loop(dir, "loop.bin", 4, 20);
-  std::string err;
-  auto r = exporting::export_chrome({lt.path}, dir.file("out.json"), {}, &err);
+  auto r = exporting::export_chrome({lt.path}, dir.file("out.json"), {});
   REQUIRE(r);
   CHECK(r->events == lt.events);
   REQUIRE(r->files == std::vector<std::string>{dir.file("out.json")});
@@ -95,9 +94,8 @@ TEST_CASE("Chrome export: Kineto's schema and every event", "[export][chrome]") 
 TEST_CASE("Chrome export: gzip by name holds the same JSON", "[export][chrome]") {
   TempDir dir;
   LoopTrace lt = write_loop(dir, "loop.bin", 3, 10);
-  std::string err;
-  REQUIRE(exporting::export_chrome({lt.path}, dir.file("a.json"), {}, &err));
-  REQUIRE(exporting::export_chrome({lt.path}, dir.file("a.json.gz"), {}, &err));
+  REQUIRE(exporting::export_chrome({lt.path}, dir.file("a.json"), {}));
+  REQUIRE(exporting::export_chrome({lt.path}, dir.file("a.json.gz"), {}));
   std::string gz = slurp(dir.file("a.json.gz"));
   REQUIRE(gz.size() > 2);
   CHECK(uint8_t(gz[0]) == 0x1f);
@@ -111,9 +109,8 @@ TEST_CASE("Chrome export: gzip by name holds the same JSON", "[export][chrome]")
 TEST_CASE("Chrome export: parts split at steps, each a whole trace", "[export][chrome]") {
   TempDir dir;
   LoopTrace lt = write_loop(dir, "loop.bin", 12, 150);
-  std::string err;
   const uint64_t limit = 128 << 10;
-  auto r = exporting::export_chrome({lt.path}, dir.file("big.json"), {limit}, &err);
+  auto r = exporting::export_chrome({lt.path}, dir.file("big.json"), {limit});
   REQUIRE(r);
   REQUIRE(r->files.size() >= 3);
   CHECK(r->warnings.empty());
@@ -144,7 +141,7 @@ TEST_CASE("Chrome export: parts split at steps, each a whole trace", "[export][c
 
   // A limit below one step's size: a part per step, each over the limit, said.
   LoopTrace fat = write_loop(dir, "fat.bin", 3, 600);
-  auto tight = exporting::export_chrome({fat.path}, dir.file("tight.json.gz"), {64 << 10}, &err);
+  auto tight = exporting::export_chrome({fat.path}, dir.file("tight.json.gz"), {64 << 10});
   REQUIRE(tight);
   CHECK(tight->files.back() == dir.file("tight.part003.json.gz"));
   REQUIRE(tight->warnings.size() == 3);

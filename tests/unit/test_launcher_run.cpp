@@ -53,6 +53,33 @@ TEST_CASE("run rejects a malformed schedule before starting the target", "[launc
   CHECK(!fs::exists(marker));
 }
 
+TEST_CASE("run's schedule flags override their keys of the schedule, which the target gets whole", "[launcher]") {
+  TempDir out;
+  const std::string run = kPtprof + " run -o " + out.path.string();
+  const std::string print = " -- sh -c 'echo \"schedule:$PTPROF_SCHEDULE\"'";
+  auto r = sh("PTPROF_SCHEDULE='wait=5, repeat=2' " + run + " --wait 2 --active 3" + print);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("schedule:skip_first=0,wait=2,warmup=0,active=3,repeat=2\n"));
+  r = sh("PTPROF_SCHEDULE= " + run + " --warmup 1" + print);  // a flag alone makes a schedule
+  CHECK_THAT(r.output, Catch::Contains("schedule:skip_first=0,wait=0,warmup=1,active=1,repeat=0\n"));
+  r = sh("PTPROF_SCHEDULE='repeat=4' " + run + print);  // no flag: the text as given
+  CHECK_THAT(r.output, Catch::Contains("schedule:repeat=4\n"));
+  // A flag's value is checked by the schedule's parser and named by the flag.
+  r = sh(run + " --active 0" + print);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("--active='0'") && Catch::Contains("at least 1 step must be active"));
+  CHECK_THAT(r.output, !Catch::Contains("schedule:"));
+  r = sh(run + " --wait x" + print);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("--wait='x'") && Catch::Contains("not a non-negative whole number"));
+  r = sh(run + " --wait 1,active=9" + print);  // one number, not another key
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("--wait takes one number"));
+  r = sh("PTPROF_SCHEDULE='wait=1,bogus=2' " + run + " --wait 3" + print);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("PTPROF_SCHEDULE='wait=1,bogus=2'") && Catch::Contains("unknown key 'bogus'"));
+}
+
 TEST_CASE("every range and mark of 4 threads in 3 processes is recorded once, in its pid and tid", "[launcher]") {
   TempDir out;
   const int per_thread = 200;

@@ -299,12 +299,11 @@ TEST_CASE("the Chrome export of one rank has Kineto's distributedInfo, as HTA re
   TempDir dir;
   write_trace(dir.file("r0.bin"), rank_trace(0, {{1, 1000}, {2, 1000}}));  // with its DataLoader worker
   write_trace(dir.file("r1.bin"), rank_trace(1, {{1, 1100}, {2, 1600}}));
-  std::string err;
 
   for (int rank : {0, 1}) {
     const std::string out = dir.file("r" + std::to_string(rank) + ".json");
-    auto r = exporting::export_chrome({dir.file("r" + std::to_string(rank) + ".bin")}, out, {}, &err);
-    INFO(err);
+    auto r = exporting::export_chrome({dir.file("r" + std::to_string(rank) + ".bin")}, out, {});
+    INFO(r.error());
     REQUIRE(r);
     CHECK(r->warnings.empty());
     const std::string text = testing::slurp(out);
@@ -319,7 +318,7 @@ TEST_CASE("the Chrome export of one rank has Kineto's distributedInfo, as HTA re
   }
 
   // Both ranks in one file: no rank to give it, and a warning says so.
-  auto both = exporting::export_chrome({dir.file("r0.bin"), dir.file("r1.bin")}, dir.file("both.json"), {}, &err);
+  auto both = exporting::export_chrome({dir.file("r0.bin"), dir.file("r1.bin")}, dir.file("both.json"), {});
   REQUIRE(both);
   CHECK(testing::slurp(dir.file("both.json")).find("distributedInfo") == std::string::npos);
   REQUIRE(both->warnings.size() == 1);
@@ -332,7 +331,7 @@ TEST_CASE("the Chrome export of one rank has Kineto's distributedInfo, as HTA re
   quiet.strings.emplace_back("aten::mm");
   quiet.events.push_back(event(trace::EventKind::Op, 0, 1, 0, 10));
   write_trace(dir.file("quiet.bin"), quiet);
-  REQUIRE(exporting::export_chrome({dir.file("quiet.bin")}, dir.file("quiet.json"), {}, &err));
+  REQUIRE(exporting::export_chrome({dir.file("quiet.bin")}, dir.file("quiet.json"), {}));
   CHECK_THAT(testing::slurp(dir.file("quiet.json")),
              Catch::Contains("\n\"distributedInfo\": {\"rank\": 3, \"world_size\": 2},\n"));
 
@@ -341,6 +340,6 @@ TEST_CASE("the Chrome export of one rank has Kineto's distributedInfo, as HTA re
   single.processes[0].rank = -1;
   single.processes[0].world_size = -1;
   write_trace(dir.file("single.bin"), single);
-  REQUIRE(exporting::export_chrome({dir.file("single.bin")}, dir.file("single.json"), {}, &err));
+  REQUIRE(exporting::export_chrome({dir.file("single.bin")}, dir.file("single.json"), {}));
   CHECK(testing::slurp(dir.file("single.json")).find("distributedInfo") == std::string::npos);
 }

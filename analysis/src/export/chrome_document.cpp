@@ -1,6 +1,6 @@
 #include "export/chrome_document.hpp"
 
-#include "export/utf8_sanitize.hpp"
+#include "text/json_string.hpp"
 
 namespace ptprof::exporting::detail {
 
@@ -19,11 +19,7 @@ void append_metadata(std::string& out, std::string_view name, int32_t pid, int32
   out += "}}";
 }
 
-std::string json(std::string_view s) {
-  std::string out;
-  append_json_string(out, s);
-  return out;
-}
+using text::json_string;
 
 }  // namespace
 
@@ -34,37 +30,35 @@ std::string chrome_preamble(const InputSummary& in, const PartLabel& part) {
   // "rank":\s+(\d+), and reads a file without one as rank 0.
   if (const auto& d = in.distributed) {
     out += "\"distributedInfo\": {";
-    if (!d->backend.empty()) out += "\"backend\": " + json(d->backend) + ", ";
+    if (!d->backend.empty()) out += "\"backend\": " + json_string(d->backend) + ", ";
     out += "\"rank\": " + std::to_string(d->rank);
     if (d->world_size > 0) out += ", \"world_size\": " + std::to_string(d->world_size);
     out += "},\n";
   }
   out += "\"displayTimeUnit\": \"ms\",\n";
   out += "\"baseTimeNanoseconds\": " + std::to_string(in.base_wall_ns) + ",\n";
-  out += "\"host_name\": " + json(in.host) + ",\n";
+  out += "\"host_name\": " + json_string(in.host) + ",\n";
   out += "\"ptprof\": {\"part\": " + std::to_string(part.index + 1) + ", \"parts\": " + std::to_string(part.count) +
          ", \"dropped_events\": " + std::to_string(in.dropped) + "},\n";
   out += "\"traceEvents\": [\n";
   for (const ProcessInfo& p : in.processes) {
-    append_metadata(out, "process_name", p.pid, 0, "name", json(p.name));
+    append_metadata(out, "process_name", p.pid, 0, "name", json_string(p.name));
     append_metadata(out, "process_labels", p.pid, 0, "labels",
-                    p.rank >= 0 ? json("CPU, rank " + std::to_string(p.rank)) : "\"CPU\"");
+                    p.rank >= 0 ? json_string("CPU, rank " + std::to_string(p.rank)) : "\"CPU\"");
     // Ranks first, in rank order; then the other processes by pid.
     append_metadata(out, "process_sort_index", p.pid, 0, "sort_index", std::to_string(p.rank >= 0 ? p.rank : p.pid));
   }
   for (const ThreadInfo& t : in.threads) {
-    append_metadata(out, "thread_name", t.pid, t.tid, "name", json(t.name));
+    append_metadata(out, "thread_name", t.pid, t.tid, "name", json_string(t.name));
     append_metadata(out, "thread_sort_index", t.pid, t.tid, "sort_index", std::to_string(t.tid));
   }
   return out;
 }
 
-std::unique_ptr<ChromeDocument> ChromeDocument::create(const std::string& path, const InputSummary& inputs,
-                                                       const PartLabel& part, std::string* error) {
-  auto out = OutputFile::create(path, error);
-  if (!out) return nullptr;
+Result<std::unique_ptr<ChromeDocument>> ChromeDocument::create(const std::string& path, const InputSummary& inputs,
+                                                               const PartLabel& part) {
   auto doc = std::unique_ptr<ChromeDocument>(new ChromeDocument());
-  doc->out_ = std::move(out);
+  PTPROF_ASSIGN_OR_RETURN(doc->out_, OutputFile::create(path));
   std::string preamble = chrome_preamble(inputs, part);
   doc->need_separator_ = preamble.back() != '\n';
   doc->out_->write(preamble);
@@ -78,9 +72,9 @@ void ChromeDocument::add_event(std::string_view event_json) {
   out_->write(line_);
 }
 
-bool ChromeDocument::finish(std::string* error) {
+Status ChromeDocument::finish() {
   out_->write(kChromeEpilogue);
-  return out_->finish(error);
+  return out_->finish();
 }
 
 }  // namespace ptprof::exporting::detail

@@ -8,7 +8,8 @@
 #include <string_view>
 
 #include "export/export_inputs.hpp"
-#include "export/output_file.hpp"
+#include "ptprof/analysis/output_file.hpp"
+#include "ptprof/status.hpp"
 
 namespace ptprof::exporting::detail {
 
@@ -25,10 +26,10 @@ constexpr std::string_view kChromeEpilogue = "\n]}\n";
 
 class ChromeDocument {
  public:
-  static std::unique_ptr<ChromeDocument> create(const std::string& path, const InputSummary& inputs,
-                                                const PartLabel& part, std::string* error);
+  static Result<std::unique_ptr<ChromeDocument>> create(const std::string& path, const InputSummary& inputs,
+                                                        const PartLabel& part);
   void add_event(std::string_view event_json);
-  bool finish(std::string* error);
+  Status finish();
 
  private:
   std::unique_ptr<OutputFile> out_;

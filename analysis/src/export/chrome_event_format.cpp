@@ -2,8 +2,8 @@
 
 #include <charconv>
 
-#include "export/utf8_sanitize.hpp"
 #include "stacks/stack_attribution.hpp"
+#include "text/json_string.hpp"
 
 namespace ptprof::exporting::detail {
 
@@ -102,7 +102,7 @@ const std::string& ChromeEventFormatter::stack_json(const trace::Trace& t, uint3
     for (const std::string& entry : report::detail::stack_entries(t, stack))
       joined += (joined.empty() ? "" : ";") + entry;
     if (joined.empty()) return s;
-    append_json_string(s, joined);
+    text::append_json_string(s, joined);
   }
   return s;
 }
@@ -110,7 +110,7 @@ const std::string& ChromeEventFormatter::stack_json(const trace::Trace& t, uint3
 const std::string& ChromeEventFormatter::name_json(const trace::Trace& t, uint32_t id) {
   if (names_.size() < t.strings.size()) names_.resize(t.strings.size());
   std::string& s = names_[id];
-  if (s.empty()) append_json_string(s, t.strings[id]);
+  if (s.empty()) text::append_json_string(s, t.strings[id]);
   return s;
 }
 
@@ -147,7 +147,7 @@ void ChromeEventFormatter::append(std::string& out, const trace::Trace& t, const
   out += chrome_category(e);
   out += "\",\"name\":";
   if (e.kind == trace::EventKind::Step && (e.name == 0 || e.name >= t.strings.size())) {
-    append_json_string(out, "ProfilerStep#" + std::to_string(e.arg));
+    text::append_json_string(out, "ProfilerStep#" + std::to_string(e.arg));
   } else {
     out += name_json(t, e.name < t.strings.size() ? e.name : 0);
   }

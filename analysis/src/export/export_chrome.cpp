@@ -26,8 +26,8 @@ using EventVisitor = std::function<void(size_t, const trace::Trace&, const trace
 
 // Streams every event of every file through `visit`, telling `formatter`
 // (when given) where each file begins.
-bool for_each_event(const std::vector<std::string>& files, ChromeEventFormatter* formatter, const EventVisitor& visit,
-                    std::string* error, std::vector<std::string>* warnings) {
+Status for_each_event(const std::vector<std::string>& files, ChromeEventFormatter* formatter, const EventVisitor& visit,
+                      std::vector<std::string>* warnings) {
   for (size_t i = 0; i < files.size(); ++i) {
     bool started = false;
     format::EventChunkSink sink = [&](const trace::Trace& meta, const std::vector<trace::Event>& events) {
@@ -36,13 +36,9 @@ bool for_each_event(const std::vector<std::string>& files, ChromeEventFormatter*
       for (const trace::Event& e : events)
         if (!wire::is_cuda_note(meta, e)) visit(i, meta, e);
     };
-    auto read = format::read_trace_streaming(files[i], sink, warnings);
-    if (!read) {
-      *error = read.error();
-      return false;
-    }
+    PTPROF_RETURN_IF_ERROR(format::read_trace_streaming(files[i], sink, warnings));
   }
-  return true;
+  return {};
 }
 
 struct Steps {
@@ -53,7 +49,7 @@ struct Steps {
 // The steps of the inputs, widened; the boundaries are the wall-clock starts
 // of the ProfilerStep spans of the thread with the most of them (the training
 // loop's), sorted.
-std::optional<Steps> find_steps(const std::vector<std::string>& files, std::string* error) {
+Result<Steps> find_steps(const std::vector<std::string>& files) {
   Steps steps;
   std::map<std::pair<int32_t, int32_t>, std::vector<int64_t>> by_thread;
   auto visit = [&](size_t file, const trace::Trace& t, const trace::Event& e) {
@@ -63,10 +59,10 @@ std::optional<Steps> find_steps(const std::vector<std::string>& files, std::stri
     int32_t pid = th.process < t.processes.size() ? t.processes[th.process].pid : 0;
     by_thread[{pid, th.tid}].push_back(e.start_ns + t.header.realtime_offset_ns);
   };
-  if (!for_each_event(files, nullptr, visit, error, nullptr)) return std::nullopt;
+  PTPROF_RETURN_IF_ERROR(for_each_event(files, nullptr, visit, nullptr));
   steps.spans.sort();
   auto cover = [&](size_t file, const trace::Trace&, const trace::Event& e) { steps.spans.cover(file, e); };
-  if (!for_each_event(files, nullptr, cover, error, nullptr)) return std::nullopt;
+  PTPROF_RETURN_IF_ERROR(for_each_event(files, nullptr, cover, nullptr));
   std::vector<int64_t>& best = steps.boundaries;
   for (auto& [key, starts] : by_thread)
     if (starts.size() > best.size()) best = std::move(starts);
@@ -108,33 +104,31 @@ std::string part_path(const std::string& out, size_t index, size_t count) {
   char tag[32];
   std::snprintf(tag, sizeof tag, ".part%03zu", index + 1);
   for (std::string_view ext : {".json.gz", ".json"})
-    if (ends_with(out, ext)) return out.substr(0, out.size() - ext.size()) + tag + std::string(ext);
+    if (out.ends_with(ext)) return out.substr(0, out.size() - ext.size()) + tag + std::string(ext);
   return out + tag;
 }
 
 }  // namespace
 
-std::optional<ExportResult> export_chrome(const std::vector<std::string>& files, const std::string& out,
-                                          const ChromeOptions& options, std::string* error) {
+Result<ExportResult> export_chrome(const std::vector<std::string>& files, const std::string& out,
+                                   const ChromeOptions& options) {
   ExportResult result;
   std::vector<std::string> ignored;  // the write pass reports each file's warnings once
-  auto inputs = summarize_inputs(files, error, &ignored);
-  if (!inputs) return std::nullopt;
-  if (inputs->ranks > 1)
-    result.warnings.push_back("the inputs hold " + std::to_string(inputs->ranks) +
+  PTPROF_ASSIGN_OR_RETURN(const InputSummary inputs, summarize_inputs(files, &ignored));
+  if (inputs.ranks > 1)
+    result.warnings.push_back("the inputs hold " + std::to_string(inputs.ranks) +
                               " ranks and the trace has no distributedInfo; HTA reads one rank per file: for HTA, "
                               "export each rank's files (<host>.r<rank>.*) to a file of its own");
-  ChromeEventFormatter formatter(inputs->base_wall_ns);
+  ChromeEventFormatter formatter(inputs.base_wall_ns);
   std::string line;
-  auto steps = find_steps(files, error);
-  if (!steps) return std::nullopt;
-  const std::vector<int64_t>& boundaries = steps->boundaries;
+  PTPROF_ASSIGN_OR_RETURN(const Steps steps, find_steps(files));
+  const std::vector<int64_t>& boundaries = steps.boundaries;
   // Formats one event, a step with its widened end.
   auto format_event = [&](size_t file, const trace::Trace& t, const trace::Event& e, uint64_t id) {
     line.clear();
     if (e.kind != trace::EventKind::Step) return formatter.append(line, t, e, id);
     trace::Event step = e;
-    step.end_ns = steps->spans.end_of(file, e);
+    step.end_ns = steps.spans.end_of(file, e);
     formatter.append(line, t, step, id);
   };
 
@@ -148,9 +142,9 @@ std::optional<ExportResult> export_chrome(const std::vector<std::string>& files,
       format_event(file, t, e, ++id);
       bucket_bytes[bucket_of(boundaries, formatter.wall_ns(e.start_ns))] += line.size() + 2;
     };
-    if (!for_each_event(files, &formatter, size_event, error, nullptr)) return std::nullopt;
+    PTPROF_RETURN_IF_ERROR(for_each_event(files, &formatter, size_event, nullptr));
     // Part numbers change the preamble by a few bytes; size it for the largest.
-    uint64_t overhead = chrome_preamble(*inputs, {999999, 999999}).size() + kChromeEpilogue.size();
+    uint64_t overhead = chrome_preamble(inputs, {999999, 999999}).size() + kChromeEpilogue.size();
     part_of = plan_parts(bucket_bytes, overhead, options.max_file_size, &parts);
     part_bytes.assign(parts, overhead);
     for (size_t k = 0; k < bucket_bytes.size(); ++k) part_bytes[part_of[k]] += bucket_bytes[k];
@@ -159,8 +153,7 @@ std::optional<ExportResult> export_chrome(const std::vector<std::string>& files,
   std::vector<std::unique_ptr<ChromeDocument>> docs;
   for (size_t k = 0; k < parts; ++k) {
     std::string path = part_path(out, k, parts);
-    auto doc = ChromeDocument::create(path, *inputs, {k, parts}, error);
-    if (!doc) return std::nullopt;
+    PTPROF_ASSIGN_OR_RETURN(auto doc, ChromeDocument::create(path, inputs, {k, parts}));
     docs.push_back(std::move(doc));
     result.files.push_back(path);
   }
@@ -170,9 +163,8 @@ std::optional<ExportResult> export_chrome(const std::vector<std::string>& files,
     size_t part = parts == 1 ? 0 : part_of[bucket_of(boundaries, formatter.wall_ns(e.start_ns))];
     docs[part]->add_event(line);
   };
-  if (!for_each_event(files, &formatter, write_event, error, &result.warnings)) return std::nullopt;
-  for (auto& doc : docs)
-    if (!doc->finish(error)) return std::nullopt;
+  PTPROF_RETURN_IF_ERROR(for_each_event(files, &formatter, write_event, &result.warnings));
+  for (auto& doc : docs) PTPROF_RETURN_IF_ERROR(doc->finish());
   result.events = id;
   for (size_t k = 0; k < part_bytes.size(); ++k)
     if (part_bytes[k] > options.max_file_size)

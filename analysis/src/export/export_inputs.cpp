@@ -28,8 +28,7 @@ std::string_view backend_of(std::string_view name) {
 
 }  // namespace
 
-std::optional<InputSummary> summarize_inputs(const std::vector<std::string>& files, std::string* error,
-                                             std::vector<std::string>* warnings) {
+Result<InputSummary> summarize_inputs(const std::vector<std::string>& files, std::vector<std::string>* warnings) {
   InputSummary s;
   std::set<int32_t> pids;
   std::set<std::pair<int32_t, int32_t>> tids;
@@ -37,15 +36,11 @@ std::optional<InputSummary> summarize_inputs(const std::vector<std::string>& fil
   std::set<int32_t> ranks;
   DistributedInfo dist;
   for (const std::string& f : files) {
-    auto t = format::read_trace_summary(f, warnings);
-    if (!t) {
-      *error = t.error();
-      return std::nullopt;
-    }
-    if (s.host.empty()) s.host = t->header.host;
-    earliest = std::min(earliest, t->header.window_start_ns + t->header.realtime_offset_ns);
+    PTPROF_ASSIGN_OR_RETURN(const trace::Trace t, format::read_trace_summary(f, warnings));
+    if (s.host.empty()) s.host = t.header.host;
+    earliest = std::min(earliest, t.header.window_start_ns + t.header.realtime_offset_ns);
     bool ranked = false;
-    for (const auto& p : t->processes) {
+    for (const auto& p : t.processes) {
       if (p.rank >= 0) {
         ranked = true;
         ranks.insert(p.rank);
@@ -58,14 +53,14 @@ std::optional<InputSummary> summarize_inputs(const std::vector<std::string>& fil
       if (p.rank >= 0) name += " [rank " + std::to_string(p.rank) + "]";
       s.processes.push_back({p.pid, std::move(name), p.cmdline, p.rank});
     }
-    for (const auto& th : t->threads) {
-      int32_t pid = th.process < t->processes.size() ? t->processes[th.process].pid : 0;
+    for (const auto& th : t.threads) {
+      int32_t pid = th.process < t.processes.size() ? t.processes[th.process].pid : 0;
       s.dropped += th.dropped;
       if (!tids.insert({pid, th.tid}).second) continue;
       s.threads.push_back({pid, th.tid, th.name.empty() ? "thread " + std::to_string(th.tid) : th.name});
     }
     if (ranked && dist.backend.empty())
-      for (const std::string& name : t->strings)
+      for (const std::string& name : t.strings)
         if (std::string_view b = backend_of(name); !b.empty()) {
           dist.backend = b;
           break;

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "ptprof/status.hpp"
+
 namespace ptprof::exporting::detail {
 
 struct ProcessInfo {
@@ -41,9 +43,8 @@ struct InputSummary {
   std::optional<DistributedInfo> distributed;
 };
 
-// Reads the files' metadata and footers (not their events). nullopt with
-// `error` when one is not a readable trace.
-std::optional<InputSummary> summarize_inputs(const std::vector<std::string>& files, std::string* error,
-                                             std::vector<std::string>* warnings);
+// Reads the files' metadata and footers (not their events); an error when
+// one is not a readable trace.
+Result<InputSummary> summarize_inputs(const std::vector<std::string>& files, std::vector<std::string>* warnings);
 
 }  // namespace ptprof::exporting::detail

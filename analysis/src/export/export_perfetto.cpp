@@ -3,9 +3,9 @@
 // interned names and categories, and per event a SLICE_BEGIN and a SLICE_END
 // packet (TrackEvent has no complete events). Slices on a track must nest, so
 // each file's events are sorted per thread and ends are emitted in stack
-// order (steps widened as in the Chrome export, step_spans.hpp; any other
-// partial overlap is cut at the enclosing slice's end, with a warning); files
-// are read one at a time.
+// order (report/event_tree.hpp's nesting; steps widened as in the Chrome
+// export, step_spans.hpp; any other partial overlap is cut at the enclosing
+// slice's end, with a warning); files are read one at a time.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -13,14 +13,15 @@
 
 #include "export/chrome_event_format.hpp"
 #include "export/export_inputs.hpp"
-#include "export/output_file.hpp"
 #include "export/perfetto_fields.hpp"
 #include "export/protobuf_encode.hpp"
 #include "export/step_spans.hpp"
-#include "export/utf8_sanitize.hpp"
 #include "ptprof/analysis/export.hpp"
+#include "ptprof/analysis/output_file.hpp"
 #include "ptprof/analysis/trace_file.hpp"
 #include "ptprof/cuda_status.hpp"
+#include "report/event_tree.hpp"
+#include "text/utf8.hpp"
 
 namespace ptprof::exporting {
 
@@ -61,7 +62,7 @@ class PerfettoWriter {
   void write_preamble(const InputSummary& in);
   // Writes the events of one file; returns how many.
   uint64_t write_file(const trace::Trace& t);
-  bool finish(std::string* error) { return out_->finish(error); }
+  Status finish() { return out_->finish(); }
   uint64_t overlaps_cut() const { return overlaps_cut_; }
 
  private:
@@ -132,8 +133,8 @@ void PerfettoWriter::write_preamble(const InputSummary& in) {
     uint64_t uuid = process_tracks_[p.pid] = next_uuid_++;
     std::string body;
     pb::put_varint(body, pf::process_descriptor::kPid, uint64_t(int64_t(p.pid)));
-    pb::put_bytes(body, pf::process_descriptor::kCmdline, valid_utf8(p.cmdline));
-    pb::put_bytes(body, pf::process_descriptor::kProcessName, valid_utf8(p.name));
+    pb::put_bytes(body, pf::process_descriptor::kCmdline, text::valid_utf8(p.cmdline));
+    pb::put_bytes(body, pf::process_descriptor::kProcessName, text::valid_utf8(p.name));
     descriptor(uuid, 0, pf::track_descriptor::kProcess, body);
   }
   for (const ThreadInfo& th : in.threads) {
@@ -141,7 +142,7 @@ void PerfettoWriter::write_preamble(const InputSummary& in) {
     std::string body;
     pb::put_varint(body, pf::thread_descriptor::kPid, uint64_t(int64_t(th.pid)));
     pb::put_varint(body, pf::thread_descriptor::kTid, uint64_t(int64_t(th.tid)));
-    pb::put_bytes(body, pf::thread_descriptor::kThreadName, valid_utf8(th.name));
+    pb::put_bytes(body, pf::thread_descriptor::kThreadName, text::valid_utf8(th.name));
     descriptor(uuid, process_tracks_[th.pid], pf::track_descriptor::kThread, body);
   }
 }
@@ -158,7 +159,7 @@ uint64_t PerfettoWriter::name_iid(const trace::Trace& t, const trace::Event& e) 
   bool unnamed_step = e.kind == trace::EventKind::Step && (e.name == 0 || e.name >= t.strings.size());
   if (!unnamed_step && e.name < file_.names.size() && file_.names[e.name]) return file_.names[e.name];
   std::string name = unnamed_step ? "ProfilerStep#" + std::to_string(e.arg)
-                                  : valid_utf8(e.name < t.strings.size() ? t.strings[e.name] : "");
+                                  : text::valid_utf8(e.name < t.strings.size() ? t.strings[e.name] : "");
   bool added = false;
   uint64_t iid = names_.intern(name, &added);
   if (added) intern_new(pf::interned_data::kEventNames, iid, name);
@@ -168,10 +169,10 @@ uint64_t PerfettoWriter::name_iid(const trace::Trace& t, const trace::Event& e) 
 
 uint64_t PerfettoWriter::shapes_iid(const trace::Trace& t, uint32_t shapes) {
   if (file_.shapes[shapes]) return file_.shapes[shapes];
-  std::string text = valid_utf8(t.strings[shapes]);
+  const std::string dims = text::valid_utf8(t.strings[shapes]);
   bool added = false;
-  uint64_t iid = shapes_.intern(text, &added);
-  if (added) intern_new(pf::interned_data::kDebugAnnotationStringValues, iid, text);
+  uint64_t iid = shapes_.intern(dims, &added);
+  if (added) intern_new(pf::interned_data::kDebugAnnotationStringValues, iid, dims);
   return file_.shapes[shapes] = iid;
 }
 
@@ -263,57 +264,42 @@ uint64_t PerfettoWriter::write_file(const trace::Trace& t) {
     order.push_back({e.thread, i, e.start_ns, end});
   }
   std::sort(order.begin(), order.end());
-  struct Open {
-    int64_t end;
-    uint64_t track;
-  };
-  std::vector<Open> open;
-  auto close_until = [&](int64_t ts, uint64_t track) {
-    while (!open.empty() && (open.back().track != track || open.back().end <= ts)) {
-      write_end(open.back().end, open.back().track);
-      open.pop_back();
-    }
-  };
+  // A slice must end within its parent: a partial overlap is cut there.
+  report::detail::NestingStack open(report::detail::PartialOverlap::Clipped);
+  uint64_t open_track = UINT64_MAX;
+  auto close = [&](uint32_t, int64_t end) { write_end(end, open_track); };
   for (const Key& k : order) {
     const trace::Event& e = t.events[k.index];
-    uint64_t track = thread_track(t, e.thread);
-    bool instant = e.kind == trace::EventKind::Mark || e.kind == trace::EventKind::Memory;
-    close_until(e.start_ns, track);
+    const uint64_t track = thread_track(t, e.thread);
+    const bool instant = e.kind == trace::EventKind::Mark || e.kind == trace::EventKind::Memory;
+    if (track != open_track) {
+      open.close_all(close);
+      open_track = track;
+    }
+    const int64_t end = instant ? e.start_ns : std::max(k.end, e.start_ns);
+    open.settle(e.start_ns, end, close);
     write_begin(t, e, track, instant);
     if (instant) continue;
-    int64_t end = std::max(k.end, e.start_ns);
-    // A slice must end within its parent: a partial overlap is cut there.
-    if (!open.empty() && end > open.back().end) {
-      end = open.back().end;
-      ++overlaps_cut_;
-    }
-    open.push_back({end, track});
+    if (open.open(k.index, e.start_ns, end) < end) ++overlaps_cut_;
   }
-  close_until(INT64_MAX, UINT64_MAX);
+  open.close_all(close);
   return t.events.size();
 }
 
 }  // namespace
 
-std::optional<ExportResult> export_perfetto(const std::vector<std::string>& files, const std::string& out,
-                                            std::string* error) {
+Result<ExportResult> export_perfetto(const std::vector<std::string>& files, const std::string& out) {
   ExportResult result;
   std::vector<std::string> ignored;  // reading the events reports each file's warnings
-  auto inputs = summarize_inputs(files, error, &ignored);
-  if (!inputs) return std::nullopt;
-  auto file = OutputFile::create(out, error);
-  if (!file) return std::nullopt;
+  PTPROF_ASSIGN_OR_RETURN(const InputSummary inputs, summarize_inputs(files, &ignored));
+  PTPROF_ASSIGN_OR_RETURN(auto file, OutputFile::create(out));
   PerfettoWriter writer(std::move(file));
-  writer.write_preamble(*inputs);
+  writer.write_preamble(inputs);
   for (const std::string& f : files) {
-    auto t = format::read_trace(f, &result.warnings);
-    if (!t) {
-      *error = t.error();
-      return std::nullopt;
-    }
-    result.events += writer.write_file(*t);
+    PTPROF_ASSIGN_OR_RETURN(const trace::Trace t, format::read_trace(f, &result.warnings));
+    result.events += writer.write_file(t);
   }
-  if (!writer.finish(error)) return std::nullopt;
+  PTPROF_RETURN_IF_ERROR(writer.finish());
   result.files.push_back(out);
   if (writer.overlaps_cut())
     result.warnings.push_back(std::to_string(writer.overlaps_cut()) +

@@ -1,5 +1,5 @@
 // Plain and gzip output files behind OutputFile.
-#include "export/output_file.hpp"
+#include "ptprof/analysis/output_file.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,12 +11,7 @@
 
 #include "format/exclusive_file.hpp"
 
-namespace ptprof::exporting::detail {
-
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
+namespace ptprof::exporting {
 namespace {
 
 constexpr size_t kBufferBytes = 1 << 20;
@@ -24,7 +19,7 @@ constexpr size_t kBufferBytes = 1 << 20;
 // The file under its temporary name; renamed into place by commit().
 class TempFile {
  public:
-  bool open(const std::string& path, std::string* error) {
+  Status open(const std::string& path) {
     path_ = path;
     tmp_ = path + ".tmp";
     // Never through a symlink someone planted; a leftover of our own (an
@@ -34,20 +29,19 @@ class TempFile {
     if (fd < 0 && errno == EEXIST && ::lstat(tmp_.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
         st.st_uid == ::geteuid() && st.st_nlink == 1 && ::unlink(tmp_.c_str()) == 0)
       fd = format::detail::create_exclusive(tmp_);
-    if (fd < 0) {
-      if (error)
-        *error = tmp_ + ": " +
-                 (errno == EEXIST ? std::string("exists and is not a file of ours (a symlink?); not written through")
-                                  : std::string(std::strerror(errno)));
-      return false;
-    }
+    if (fd < 0)
+      return Status::error(tmp_ + ": " +
+                           (errno == EEXIST
+                                ? std::string("exists and is not a file of ours (a symlink?); not written through")
+                                : std::string(std::strerror(errno))));
     f_ = ::fdopen(fd, "wb");
     if (!f_) {
-      if (error) *error = tmp_ + ": " + std::strerror(errno);
+      Status failed = Status::error(tmp_ + ": " + std::strerror(errno));
       ::close(fd);
       ::unlink(tmp_.c_str());
+      return failed;
     }
-    return f_ != nullptr;
+    return {};
   }
   ~TempFile() {
     if (f_) {
@@ -59,16 +53,15 @@ class TempFile {
     if (failed_.empty() && std::fwrite(p, 1, n, f_) != n) failed_ = std::strerror(errno);
     written_ += n;
   }
-  bool commit(std::string* error) {
+  Status commit() {
     if (std::fflush(f_) != 0 && failed_.empty()) failed_ = std::strerror(errno);
     if (std::fclose(f_) != 0 && failed_.empty()) failed_ = std::strerror(errno);
     f_ = nullptr;
     if (failed_.empty() && std::rename(tmp_.c_str(), path_.c_str()) != 0)
       failed_ = std::string("cannot rename into place: ") + std::strerror(errno);
-    if (failed_.empty()) return true;
+    if (failed_.empty()) return {};
     std::remove(tmp_.c_str());
-    if (error) *error = path_ + ": " + failed_;
-    return false;
+    return Status::error(path_ + ": " + failed_);
   }
   void fail(std::string what) {
     if (failed_.empty()) failed_ = std::move(what);
@@ -84,18 +77,18 @@ class TempFile {
 
 class PlainFile final : public OutputFile {
  public:
-  bool open(const std::string& path, std::string* error) {
-    if (!file_.open(path, error)) return false;
+  Status open(const std::string& path) {
+    PTPROF_RETURN_IF_ERROR(file_.open(path));
     buffer_.reserve(kBufferBytes);
-    return true;
+    return {};
   }
   void write(std::string_view bytes) override {
     buffer_.append(bytes);
     if (buffer_.size() >= kBufferBytes) flush();
   }
-  bool finish(std::string* error) override {
+  Status finish() override {
     flush();
-    return file_.commit(error);
+    return file_.commit();
   }
   uint64_t bytes_written() const override { return file_.written() + buffer_.size(); }
 
@@ -113,26 +106,24 @@ class GzipFile final : public OutputFile {
   ~GzipFile() override {
     if (stream_ready_) deflateEnd(&z_);
   }
-  bool open(const std::string& path, std::string* error) {
-    if (!file_.open(path, error)) return false;
+  Status open(const std::string& path) {
+    PTPROF_RETURN_IF_ERROR(file_.open(path));
     // 15 + 16: a gzip wrapper, which gzip, zcat and HTA's gzip.open read.
     // Level 1: exports are large and fast beats small here.
-    if (deflateInit2(&z_, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-      if (error) *error = path + ": cannot start gzip compression";
-      return false;
-    }
+    if (deflateInit2(&z_, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+      return Status::error(path + ": cannot start gzip compression");
     stream_ready_ = true;
     input_.reserve(kBufferBytes);
     output_.resize(kBufferBytes);
-    return true;
+    return {};
   }
   void write(std::string_view bytes) override {
     input_.append(bytes);
     if (input_.size() >= kBufferBytes) deflate_input(Z_NO_FLUSH);
   }
-  bool finish(std::string* error) override {
+  Status finish() override {
     deflate_input(Z_FINISH);
-    return file_.commit(error);
+    return file_.commit();
   }
   uint64_t bytes_written() const override { return file_.written(); }
 
@@ -160,17 +151,23 @@ class GzipFile final : public OutputFile {
   std::string output_;
 };
 
-}  // namespace
-
-std::unique_ptr<OutputFile> OutputFile::create(const std::string& path, std::string* error) {
-  if (ends_with(path, ".gz")) {
-    auto f = std::make_unique<GzipFile>();
-    if (!f->open(path, error)) return nullptr;
-    return f;
-  }
-  auto f = std::make_unique<PlainFile>();
-  if (!f->open(path, error)) return nullptr;
-  return f;
+template <class File>
+Result<std::unique_ptr<OutputFile>> open_file(const std::string& path) {
+  auto f = std::make_unique<File>();
+  PTPROF_RETURN_IF_ERROR(f->open(path));
+  return std::unique_ptr<OutputFile>(std::move(f));
 }
 
-}  // namespace ptprof::exporting::detail
+}  // namespace
+
+Result<std::unique_ptr<OutputFile>> OutputFile::create(const std::string& path) {
+  return path.ends_with(".gz") ? open_file<GzipFile>(path) : open_file<PlainFile>(path);
+}
+
+Status write_file(const std::string& path, std::string_view contents) {
+  PTPROF_ASSIGN_OR_RETURN(auto file, OutputFile::create(path));
+  file->write(contents);
+  return file->finish();
+}
+
+}  // namespace ptprof::exporting

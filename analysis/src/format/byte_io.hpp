@@ -1,16 +1,19 @@
 // Primitive encodings of the trace format: little-endian fixed integers,
-// LEB128 varints, zigzag. The decoding side is a bounds-checked cursor because
-// every byte it reads comes from a file we do not trust.
+// LEB128 varints and zigzag (ptprof/varint.hpp's). The decoding side is a
+// bounds-checked cursor because every byte it reads comes from a file we do
+// not trust.
 #pragma once
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <string_view>
 
+#include "ptprof/varint.hpp"
+
 namespace ptprof::format::detail {
 
-inline uint64_t zigzag(int64_t v) { return (uint64_t(v) << 1) ^ uint64_t(v >> 63); }
-inline int64_t unzigzag(uint64_t v) { return int64_t(v >> 1) ^ -int64_t(v & 1); }
+using varint::unzigzag;
+using varint::zigzag;
 
 inline void put_u32(std::string& out, uint32_t v) {
   char b[4];
@@ -18,16 +21,7 @@ inline void put_u32(std::string& out, uint32_t v) {
   out.append(b, 4);
 }
 
-inline void put_varint(std::string& out, uint64_t v) {
-  char b[10];
-  int n = 0;
-  while (v >= 0x80) {
-    b[n++] = char(v | 0x80);
-    v >>= 7;
-  }
-  b[n++] = char(v);
-  out.append(b, size_t(n));
-}
+inline void put_varint(std::string& out, uint64_t v) { varint::append(out, v); }
 
 inline void put_svarint(std::string& out, int64_t v) { put_varint(out, zigzag(v)); }
 
@@ -57,14 +51,7 @@ class Cursor {
     if (p_ < end_ && *p_ < 0x80) [[likely]]
       return *p_++;
     uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (p_ == end_) return fail();
-      uint8_t b = *p_++;
-      if (shift == 63 && b > 1) return fail();  // would overflow 64 bits
-      v |= uint64_t(b & 0x7f) << shift;
-      if (!(b & 0x80)) return v;
-    }
-    return fail();
+    return varint::read(p_, end_, v) ? v : fail();
   }
 
   int64_t svarint() { return unzigzag(varint()); }

@@ -8,32 +8,27 @@
 #include "format/memory_chunk.hpp"
 
 namespace ptprof::format::detail {
-namespace {
 
 const char* const kTruncatedPayload = "payload ends inside a record or holds a malformed varint";
 
-bool fits_i32(int64_t v) {
-  return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
-}
+namespace {}  // namespace
 
-// Metadata chunks continue a list; anything but the next index means a chunk
-// was lost or reordered.
-Status check_first(Cursor& c, size_t have, const char* what, uint64_t& count) {
-  uint64_t first = c.varint();
-  count = c.varint();
-  if (!c.ok()) return Status::error(kTruncatedPayload);
-  if (first != have)
-    return Status::error(std::string(what) + " chunk starts at index " + std::to_string(first) + ", expected " +
-                         std::to_string(have));
-  // Each record takes at least one byte: a larger count is damage, and must
-  // not become a huge reserve().
-  if (count > c.remaining())
+Status check_count(const Cursor& c, std::string_view what, uint64_t count, size_t min_record_bytes) {
+  if (count > c.remaining() / min_record_bytes)
     return Status::error(std::string(what) + " chunk claims " + std::to_string(count) + " records in " +
                          std::to_string(c.remaining()) + " bytes");
   return {};
 }
 
-}  // namespace
+Status check_first(Cursor& c, size_t have, std::string_view what, uint64_t& count, size_t min_record_bytes) {
+  const uint64_t first = c.varint();
+  count = c.varint();
+  if (!c.ok()) return Status::error(std::string(what) + " chunk: " + kTruncatedPayload);
+  if (first != have)
+    return Status::error(std::string(what) + " chunk starts at index " + std::to_string(first) + ", expected " +
+                         std::to_string(have));
+  return check_count(c, what, count, min_record_bytes);
+}
 
 Status decode_header(Cursor c, trace::Header& h) {
   h.version = kFormatVersion;
@@ -53,7 +48,7 @@ Status decode_header(Cursor c, trace::Header& h) {
 
 Status decode_strings(Cursor c, trace::Trace& t) {
   uint64_t count = 0;
-  if (auto e = check_first(c, t.strings.size(), "strings", count); !e.ok()) return e;
+  PTPROF_RETURN_IF_ERROR(check_first(c, t.strings.size(), "strings", count));
   if (t.strings.size() + count > UINT32_MAX) return Status::error("too many strings");
   t.strings.reserve(t.strings.size() + count);
   for (uint64_t i = 0; i < count; ++i) {
@@ -66,7 +61,7 @@ Status decode_strings(Cursor c, trace::Trace& t) {
 
 Status decode_processes(Cursor c, trace::Trace& t) {
   uint64_t count = 0;
-  if (auto e = check_first(c, t.processes.size(), "processes", count); !e.ok()) return e;
+  PTPROF_RETURN_IF_ERROR(check_first(c, t.processes.size(), "processes", count));
   for (uint64_t i = 0; i < count; ++i) {
     trace::Process p;
     int64_t pid = c.svarint(), ppid = c.svarint();
@@ -81,62 +76,9 @@ Status decode_processes(Cursor c, trace::Trace& t) {
   return {};
 }
 
-Status decode_costs(Cursor c, trace::Trace& t) {
-  const uint64_t count = c.varint();
-  if (!c.ok()) return Status::error(kTruncatedPayload);
-  if (count > c.remaining())
-    return Status::error("costs chunk claims " + std::to_string(count) + " records in " +
-                         std::to_string(c.remaining()) + " bytes");
-  for (uint64_t i = 0; i < count; ++i) {
-    const uint64_t process = c.varint();
-    std::string_view body = c.str();
-    if (!c.ok()) return Status::error(kTruncatedPayload);
-    if (process >= t.processes.size())
-      return Status::error("costs name process " + std::to_string(process) + " of " +
-                           std::to_string(t.processes.size()));
-    // Fields a later writer appends to a record follow these: ignored.
-    Cursor f(reinterpret_cast<const uint8_t*>(body.data()), body.size());
-    const uint64_t op = f.varint(), record = f.varint();
-    if (!f.ok()) return Status::error(kTruncatedPayload);
-    if (op > UINT32_MAX || record > UINT32_MAX) return Status::error("process cost out of range");
-    t.processes[process].op_cost_ps = uint32_t(op);
-    t.processes[process].record_cost_ps = uint32_t(record);
-  }
-  return {};
-}
-
-Status decode_process_attributes(Cursor c, trace::Trace& t) {
-  const uint64_t count = c.varint();
-  if (!c.ok()) return Status::error(kTruncatedPayload);
-  if (count > c.remaining())
-    return Status::error("process attributes chunk claims " + std::to_string(count) + " records in " +
-                         std::to_string(c.remaining()) + " bytes");
-  for (uint64_t i = 0; i < count; ++i) {
-    const uint64_t process = c.varint();
-    std::string_view body = c.str();
-    if (!c.ok()) return Status::error(kTruncatedPayload);
-    if (process >= t.processes.size())
-      return Status::error("process attributes name process " + std::to_string(process) + " of " +
-                           std::to_string(t.processes.size()));
-    // Fields a later writer appends to a record follow these: ignored.
-    Cursor f(reinterpret_cast<const uint8_t*>(body.data()), body.size());
-    const int64_t rank = f.svarint(), local_rank = f.svarint(), world_size = f.svarint();
-    std::string_view host = f.str();
-    if (!f.ok()) return Status::error(kTruncatedPayload);
-    if (!fits_i32(rank) || !fits_i32(local_rank) || !fits_i32(world_size))
-      return Status::error("process rank out of range");
-    trace::Process& p = t.processes[process];
-    p.rank = int32_t(rank);
-    p.local_rank = int32_t(local_rank);
-    p.world_size = int32_t(world_size);
-    p.host = std::string(host);
-  }
-  return {};
-}
-
 Status decode_threads(Cursor c, trace::Trace& t) {
   uint64_t count = 0;
-  if (auto e = check_first(c, t.threads.size(), "threads", count); !e.ok()) return e;
+  PTPROF_RETURN_IF_ERROR(check_first(c, t.threads.size(), "threads", count));
   for (uint64_t i = 0; i < count; ++i) {
     trace::Thread th;
     uint64_t process = c.varint();
@@ -156,7 +98,7 @@ Status decode_threads(Cursor c, trace::Trace& t) {
 
 Status decode_cuda(Cursor c, trace::Trace& t) {
   uint64_t count = 0;
-  if (auto e = check_first(c, t.cuda.size(), "CUDA", count); !e.ok()) return e;
+  PTPROF_RETURN_IF_ERROR(check_first(c, t.cuda.size(), "CUDA", count));
   uint64_t ncols = c.varint();
   if (!c.ok()) return Status::error(kTruncatedPayload);
   if (ncols < kCudaColumns)
@@ -337,42 +279,6 @@ Status decode_events(Cursor c, trace::Trace& t, std::vector<uint64_t>& counts) {
     if (!col[i].ok()) return Status::error("event column " + std::to_string(i) + " ends early or is malformed");
     if (!col[i].at_end()) return Status::error("event column " + std::to_string(i) + " has trailing bytes");
   }
-  return {};
-}
-
-Status decode_footer(Cursor c, FooterData& f) {
-  uint64_t n = c.varint();
-  if (!c.ok()) return Status::error(kTruncatedPayload);
-  if (n > c.remaining() / 2) return Status::error("footer claims " + std::to_string(n) + " threads");
-  f.thread_events.resize(n);
-  f.thread_dropped.resize(n);
-  for (uint64_t i = 0; i < n; ++i) {
-    f.thread_events[i] = c.varint();
-    f.thread_dropped[i] = c.varint();
-  }
-  f.total_events = c.varint();
-  f.total_dropped = c.varint();
-  f.window_end_ns = c.svarint();
-  if (!c.ok()) return Status::error(kTruncatedPayload);
-  if (c.remaining() > 0) {
-    for (uint64_t* v : {&f.losses.unnamed_events, &f.losses.names_refused, &f.losses.lost_threads,
-                        &f.losses.lost_thread_events, &f.losses.late_events, &f.losses.malformed_bytes})
-      *v = c.varint();
-    if (!c.ok()) return Status::error(kTruncatedPayload);
-  }
-  // The /dev/shm counts, appended later: absent in older files.
-  if (c.remaining() > 0) {
-    for (uint64_t* v : {&f.losses.shm_short_threads, &f.losses.shm_small_rings, &f.losses.shm_short_names})
-      *v = c.varint();
-    if (!c.ok()) return Status::error(kTruncatedPayload);
-  }
-  uint64_t events = 0, dropped = 0;
-  for (uint64_t i = 0; i < n; ++i) {
-    events += f.thread_events[i];
-    dropped += f.thread_dropped[i];
-  }
-  if (events != f.total_events || dropped != f.total_dropped)
-    return Status::error("footer totals disagree with its per-thread counts");
   return {};
 }
 

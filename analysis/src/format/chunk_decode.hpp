@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "format/byte_io.hpp"
@@ -13,25 +14,29 @@
 
 namespace ptprof::format::detail {
 
-struct FooterData {
-  std::vector<uint64_t> thread_events;
-  std::vector<uint64_t> thread_dropped;
-  uint64_t total_events = 0;
-  uint64_t total_dropped = 0;
-  int64_t window_end_ns = 0;
-  trace::Losses losses;  // absent in files written before the ledger: all zero
-};
+inline bool fits_i32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
+
+// A record count, each record at least `min_record_bytes`, that must fit the
+// payload left: a larger one is damage, and must not become a huge reserve().
+Status check_count(const Cursor& c, std::string_view what, uint64_t count, size_t min_record_bytes = 1);
+
+// What a decoder says when a payload ends inside a record or holds a malformed varint.
+extern const char* const kTruncatedPayload;
+
+// The preamble of a chunk that continues a list (strings, frames, memory
+// records...): the index of its first record, which must be `have` (anything
+// else means a chunk was lost or reordered), and its record count, into
+// `count`. Each record takes at least `min_record_bytes`: a larger count is
+// damage, and must not become a huge reserve(). `what` names the chunk.
+Status check_first(Cursor& c, size_t have, std::string_view what, uint64_t& count, size_t min_record_bytes = 1);
 
 Status decode_header(Cursor c, trace::Header& h);
 Status decode_strings(Cursor c, trace::Trace& t);
 Status decode_processes(Cursor c, trace::Trace& t);
 Status decode_threads(Cursor c, trace::Trace& t);
-Status decode_process_attributes(Cursor c, trace::Trace& t);
-Status decode_costs(Cursor c, trace::Trace& t);
 Status decode_cuda(Cursor c, trace::Trace& t);
 Status decode_gpu_lanes(Cursor c, trace::Trace& t);
 // Appends to t.events and counts per thread into `counts` (grown as needed).
 Status decode_events(Cursor c, trace::Trace& t, std::vector<uint64_t>& counts);
-Status decode_footer(Cursor c, FooterData& f);
 
 }  // namespace ptprof::format::detail

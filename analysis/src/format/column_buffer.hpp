@@ -9,21 +9,16 @@
 #include <string_view>
 
 #include "format/byte_io.hpp"
+#include "ptprof/varint.hpp"
 
 namespace ptprof::format::detail {
 
 class ColumnBuffer {
  public:
   void put_varint(uint64_t v) {
-    if (capacity_ - size_ < kMaxVarintBytes) [[unlikely]]
+    if (capacity_ - size_ < varint::kMaxBytes) [[unlikely]]
       grow();
-    uint8_t* p = data_.get() + size_;
-    while (v >= 0x80) {
-      *p++ = uint8_t(v | 0x80);
-      v >>= 7;
-    }
-    *p++ = uint8_t(v);
-    size_ = size_t(p - data_.get());
+    size_ = size_t(varint::write(data_.get() + size_, v) - data_.get());
   }
   void put_svarint(int64_t v) { put_varint(zigzag(v)); }
 
@@ -33,8 +28,6 @@ class ColumnBuffer {
   void clear() { size_ = 0; }
 
  private:
-  static constexpr size_t kMaxVarintBytes = 10;
-
   void grow() {
     const size_t capacity = capacity_ ? capacity_ * 2 : 4096;
     auto data = std::make_unique_for_overwrite<uint8_t[]>(capacity);

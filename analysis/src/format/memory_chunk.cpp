@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "format/chunk_decode.hpp"
+
 namespace ptprof::format::detail {
 
 void put_memory_record(std::string& out, const trace::MemoryInfo& m) {
@@ -20,17 +22,12 @@ void put_memory_record(std::string& out, const trace::MemoryInfo& m) {
   put_varint(out, m.alloc_shapes);
 }
 
+// A record's 13 fields take at least a byte each.
+constexpr size_t kMinMemoryRecordBytes = 13;
+
 Status decode_memory(Cursor c, trace::Trace& t) {
-  const uint64_t first = c.varint();
-  const uint64_t count = c.varint();
-  if (!c.ok()) return Status::error("memory chunk: payload ends inside a record or holds a malformed varint");
-  if (first != t.memory.size())
-    return Status::error("memory chunk starts at index " + std::to_string(first) + ", expected " +
-                         std::to_string(t.memory.size()));
-  // A record takes at least 13 bytes: a larger count is damage, not a reserve().
-  if (count > c.remaining() / 13)
-    return Status::error("memory chunk claims " + std::to_string(count) + " records in " +
-                         std::to_string(c.remaining()) + " bytes");
+  uint64_t count = 0;
+  PTPROF_RETURN_IF_ERROR(check_first(c, t.memory.size(), "memory", count, kMinMemoryRecordBytes));
   t.memory.reserve(t.memory.size() + count);
   const uint64_t nstrings = t.strings.size();
   for (uint64_t i = 0; i < count; ++i) {
@@ -45,7 +42,7 @@ Status decode_memory(Cursor c, trace::Trace& t) {
     const uint64_t top_op = c.varint(), top_shapes = c.varint();
     m.alloc_ns = c.svarint();
     const uint64_t alloc_op = c.varint(), alloc_shapes = c.varint();
-    if (!c.ok()) return Status::error("memory chunk: payload ends inside a record or holds a malformed varint");
+    if (!c.ok()) return Status::error(std::string("memory chunk: ") + kTruncatedPayload);
     if (device_type < INT8_MIN || device_type > INT8_MAX || device_index < INT8_MIN || device_index > INT8_MAX)
       return Status::error("memory record " + std::to_string(t.memory.size()) + " has a device out of range");
     const uint64_t most = std::max({op, op_shapes, top_op, top_shapes, alloc_op, alloc_shapes});

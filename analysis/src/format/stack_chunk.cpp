@@ -2,25 +2,9 @@
 
 #include <algorithm>
 
+#include "format/chunk_decode.hpp"
+
 namespace ptprof::format::detail {
-namespace {
-
-const char* const kTruncated = "payload ends inside a record or holds a malformed varint";
-
-Status check_first(Cursor& c, size_t have, const char* what, uint64_t& count) {
-  const uint64_t first = c.varint();
-  count = c.varint();
-  if (!c.ok()) return Status::error(std::string(what) + " chunk: " + kTruncated);
-  if (first != have)
-    return Status::error(std::string(what) + " chunk starts at index " + std::to_string(first) + ", expected " +
-                         std::to_string(have));
-  if (count > c.remaining())
-    return Status::error(std::string(what) + " chunk claims " + std::to_string(count) + " records in " +
-                         std::to_string(c.remaining()) + " bytes");
-  return {};
-}
-
-}  // namespace
 
 void put_frame_record(std::string& out, const trace::Frame& f) {
   put_varint(out, uint64_t(f.kind));
@@ -37,13 +21,13 @@ void put_stack_record(std::string& out, const trace::Stack& s) {
 
 Status decode_frames(Cursor c, trace::Trace& t) {
   uint64_t count = 0;
-  if (Status s = check_first(c, t.frames.size(), "frames", count); !s.ok()) return s;
+  PTPROF_RETURN_IF_ERROR(check_first(c, t.frames.size(), "frames", count));
   const uint64_t nstrings = t.strings.size();
   t.frames.reserve(t.frames.size() + count);
   for (uint64_t i = 0; i < count; ++i) {
     const uint64_t kind = c.varint(), file = c.varint(), function = c.varint(), line = c.varint();
     const uint64_t offset = c.varint();
-    if (!c.ok()) return Status::error(std::string("frames chunk: ") + kTruncated);
+    if (!c.ok()) return Status::error(std::string("frames chunk: ") + kTruncatedPayload);
     if (kind > uint64_t(trace::FrameKind::Native) || line > UINT32_MAX)
       return Status::error("frame " + std::to_string(t.frames.size()) + " has an invalid kind or line");
     if (std::max(file, function) >= nstrings)
@@ -58,17 +42,17 @@ Status decode_frames(Cursor c, trace::Trace& t) {
 
 Status decode_stacks(Cursor c, trace::Trace& t) {
   uint64_t count = 0;
-  if (Status s = check_first(c, t.stacks.size(), "stacks", count); !s.ok()) return s;
+  PTPROF_RETURN_IF_ERROR(check_first(c, t.stacks.size(), "stacks", count));
   const uint64_t nframes = t.frames.size();
   t.stacks.reserve(t.stacks.size() + count);
   for (uint64_t i = 0; i < count; ++i) {
     const uint64_t n = c.varint();
-    if (!c.ok() || n > c.remaining()) return Status::error(std::string("stacks chunk: ") + kTruncated);
+    if (!c.ok() || n > c.remaining()) return Status::error(std::string("stacks chunk: ") + kTruncatedPayload);
     trace::Stack s;
     s.frames.reserve(n);
     for (uint64_t k = 0; k < n; ++k) {
       const uint64_t f = c.varint();
-      if (!c.ok()) return Status::error(std::string("stacks chunk: ") + kTruncated);
+      if (!c.ok()) return Status::error(std::string("stacks chunk: ") + kTruncatedPayload);
       if (f >= nframes)
         return Status::error("stack " + std::to_string(t.stacks.size()) + " names frame " + std::to_string(f) + " of " +
                              std::to_string(nframes));

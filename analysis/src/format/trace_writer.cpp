@@ -11,10 +11,13 @@
 #include "format/chunk_writer.hpp"
 #include "format/column_buffer.hpp"
 #include "format/exclusive_file.hpp"
+#include "format/footer_chunk.hpp"
 #include "format/format_layout.hpp"
 #include "format/memory_chunk.hpp"
+#include "format/process_chunks.hpp"
 #include "format/stack_chunk.hpp"
 #include "ptprof/analysis/trace_file.hpp"
+#include "ptprof/string_hash.hpp"
 
 namespace ptprof::format {
 
@@ -23,11 +26,6 @@ using namespace detail;
 uint32_t format_version() { return kFormatVersion; }
 
 namespace {
-
-struct StringHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
 
 // Metadata records not yet written: a list of records appended since the last
 // chunk of that kind, starting at index `first`.
@@ -78,7 +76,7 @@ struct TraceWriter::Impl {
   int64_t window_end_ns = 0;
   trace::Losses losses;
 
-  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> string_ids;
+  StringMap<uint32_t> string_ids;
   uint32_t string_count = 1;  // id 0 is the implicit ""
   Pending strings{1, 0, {}}, processes, threads;
   // PROCESS_ATTRIBUTES records not yet written (a count, not a table).
@@ -132,27 +130,11 @@ struct TraceWriter::Impl {
     if (ok()) fail(out->write(type, raw));
   }
 
-  std::string costs_chunk() const {
-    std::string raw;
-    put_varint(raw, costs.size());
-    for (const auto& [process, c] : costs) {
-      std::string fields;
-      put_varint(fields, c.first);
-      put_varint(fields, c.second);
-      put_varint(raw, process);
-      put_bytes(raw, fields);
-    }
-    return raw;
-  }
-
   void flush_metadata() {
     if (!strings.empty()) write_chunk(ChunkType::Strings, strings.take());
     if (!processes.empty()) write_chunk(ChunkType::Processes, processes.take());
     if (attribute_count) {
-      std::string raw;
-      put_varint(raw, attribute_count);
-      raw += attributes;
-      write_chunk(ChunkType::ProcessAttributes, raw);
+      write_chunk(ChunkType::ProcessAttributes, process_records_payload(attribute_count, attributes));
       attribute_count = 0;
       attributes.clear();
     }
@@ -332,24 +314,14 @@ struct TraceWriter::Impl {
   }
 
   std::string footer() const {
-    std::string raw;
-    uint64_t total_events = 0, total_dropped = 0;
-    put_varint(raw, thread_counts.size());
-    for (const auto& t : thread_counts) {
-      put_varint(raw, t.events);
-      put_varint(raw, t.dropped);
-      total_events += t.events;
-      total_dropped += t.dropped;
+    FooterData f;
+    for (const ThreadCounts& t : thread_counts) {
+      f.thread_events.push_back(t.events);
+      f.thread_dropped.push_back(t.dropped);
     }
-    put_varint(raw, total_events);
-    put_varint(raw, total_dropped);
-    put_svarint(raw, window_end_ns);
-    // The losses ledger: fields appended in a fixed order (format.md).
-    for (uint64_t v : {losses.unnamed_events, losses.names_refused, losses.lost_threads, losses.lost_thread_events,
-                       losses.late_events, losses.malformed_bytes, losses.shm_short_threads, losses.shm_small_rings,
-                       losses.shm_short_names})
-      put_varint(raw, v);
-    return raw;
+    f.window_end_ns = window_end_ns;
+    f.losses = losses;
+    return encode_footer(f);
   }
 };
 
@@ -408,16 +380,7 @@ uint32_t TraceWriter::add_process(const trace::Process& p) {
   put_svarint(m.processes.records, p.start_ns);
   put_bytes(m.processes.records, p.cmdline);
   const uint32_t index = m.processes.first + m.processes.count++;
-  if (p.rank >= 0 || p.local_rank >= 0 || p.world_size >= 0 || !p.host.empty()) {
-    std::string fields;
-    put_svarint(fields, p.rank);
-    put_svarint(fields, p.local_rank);
-    put_svarint(fields, p.world_size);
-    put_bytes(fields, p.host);
-    put_varint(m.attributes, index);
-    put_bytes(m.attributes, fields);
-    ++m.attribute_count;
-  }
+  if (put_process_attributes(m.attributes, index, p)) ++m.attribute_count;
   if (p.op_cost_ps || p.record_cost_ps) m.costs[index] = {p.op_cost_ps, p.record_cost_ps};
   return index;
 }
@@ -483,7 +446,7 @@ Status TraceWriter::finish() {
   m.finished = true;
   m.flush_events();
   m.flush_metadata();
-  if (!m.costs.empty()) m.write_chunk(ChunkType::Costs, m.costs_chunk());
+  if (!m.costs.empty()) m.write_chunk(ChunkType::Costs, costs_payload(m.costs));
   m.write_chunk(ChunkType::Footer, m.footer());
   m.fail(m.out->close());
   // The name may have been taken meanwhile: another name then, never over it.

@@ -5,6 +5,7 @@
 #include "html/report_html_plots.hpp"
 #include "ptprof/analysis/report_format.hpp"
 #include "report/text_util.hpp"
+#include "text/utf8.hpp"
 
 namespace ptprof::report::detail {
 
@@ -100,7 +101,7 @@ std::string stacked_bars_svg(const std::string& title, const std::vector<Legend>
 
 std::string html_escape(std::string_view s) {
   std::string out;
-  for (char c : s) {
+  auto ascii = [&](char c) {
     switch (c) {
       case '&':
         out += "&amp;";
@@ -117,11 +118,21 @@ std::string html_escape(std::string_view s) {
       default:
         // Control characters would make the page's text unreadable.
         if (static_cast<unsigned char>(c) < 0x20 && c != '\t')
-          out += "\xEF\xBF\xBD";
+          out += text::kReplacement;
         else
           out += c;
     }
-  }
+  };
+  // The page declares UTF-8: a byte that is not is replaced, as a strict reader would.
+  text::for_each_utf8_sequence(
+      s,
+      [&](std::string_view sequence) {
+        if (sequence.size() == 1)
+          ascii(sequence[0]);
+        else
+          out += sequence;
+      },
+      [&](unsigned char) { out += text::kReplacement; });
   return out;
 }
 

@@ -22,18 +22,10 @@ Tree build_tree(const std::vector<TreeNode>& nodes) {
     return nodes[a].end > nodes[b].end;
   });
 
-  std::vector<uint32_t> stack;
+  NestingStack open;
   for (uint32_t i : order) {
-    while (!stack.empty()) {
-      const TreeNode& p = nodes[stack.back()];
-      if (nodes[i].start >= p.end || nodes[i].end > p.end) {
-        stack.pop_back();
-      } else {
-        t.parent[i] = int32_t(stack.back());
-        break;
-      }
-    }
-    stack.push_back(i);
+    t.parent[i] = int32_t(open.settle(nodes[i].start, nodes[i].end));
+    open.open(i, nodes[i].start, nodes[i].end);
   }
 
   std::vector<uint32_t> children(n, 0);

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <span>
 
@@ -44,6 +45,43 @@ std::string phase_times_json(const PhaseTimes& t) {
   return out + "}";
 }
 
+// {"unnamed_events": N, ...}: every field of the ledger, in its order.
+std::string losses_json(const trace::Losses& l) {
+  std::string out = "{";
+  for (const trace::LossField& f : trace::kLossFields)
+    out += (out.size() > 1 ? ", \"" : "\"") + std::string(f.name) + "\": " + std::to_string(l.*f.member);
+  return out + "}";
+}
+
+std::string cost_json(const cost::Tally& c) {
+  return "{\"added_ms\": " + fixed(c.added_ns() / 1e6, 6) + ", \"share\": " + fixed(c.share(), 5) +
+         ", \"recorded_ms\": " + fixed(double(c.recorded_ns) / 1e6, 6) + ", \"ops\": " + std::to_string(c.ops) +
+         ", \"op_ns\": " + fixed(c.ops ? c.op_ns / double(c.ops) : 0, 1) +
+         ", \"records\": " + std::to_string(c.records) +
+         ", \"record_ns\": " + fixed(c.records ? c.record_ns / double(c.records) : 0, 1) +
+         ", \"uncalibrated_events\": " + std::to_string(c.uncalibrated) + "}";
+}
+
+// The rows with the table's columns as keys; with group_by_stack_n, every
+// stack entry, innermost first (the column has the first).
+std::string rows_json(const Report& r, const std::vector<Column>& cols, size_t row_limit) {
+  const size_t n = row_limit == 0 ? r.rows.size() : std::min(row_limit, r.rows.size());
+  return json_array(
+      std::span<const Row>(r.rows.data(), n),
+      [&](const Row& row) {
+        std::string o = "{";
+        for (size_t c = 0; c < cols.size(); ++c)
+          o += (c ? ", " : "") + json_string(cols[c].json_key) + ": " + json_value(cols[c].get(row, r));
+        if (r.has_stack) {
+          o += ", \"stack\": [";
+          for (size_t e = 0; e < row.stack.size(); ++e) o += (e ? ", " : "") + json_string(row.stack[e]);
+          o += "]";
+        }
+        return o + "}";
+      },
+      "    ");
+}
+
 }  // namespace
 
 // One object: metadata first (what was read, how it was grouped and sorted,
@@ -75,23 +113,8 @@ std::string render_json(const Report& r, size_t row_limit) {
              },
              "    ") +
          ",\n";
-  const trace::Losses& l = r.losses;
-  out += "  \"losses\": {\"unnamed_events\": " + std::to_string(l.unnamed_events) +
-         ", \"names_refused\": " + std::to_string(l.names_refused) +
-         ", \"lost_threads\": " + std::to_string(l.lost_threads) +
-         ", \"lost_thread_events\": " + std::to_string(l.lost_thread_events) +
-         ", \"late_events\": " + std::to_string(l.late_events) +
-         ", \"malformed_bytes\": " + std::to_string(l.malformed_bytes) +
-         ", \"shm_short_threads\": " + std::to_string(l.shm_short_threads) +
-         ", \"shm_small_rings\": " + std::to_string(l.shm_small_rings) +
-         ", \"shm_short_names\": " + std::to_string(l.shm_short_names) + "},\n";
-  const cost::Tally& c = r.cost;
-  out += "  \"ptprof_cost\": {\"added_ms\": " + fixed(c.added_ns() / 1e6, 6) + ", \"share\": " + fixed(c.share(), 5) +
-         ", \"recorded_ms\": " + fixed(double(c.recorded_ns) / 1e6, 6) + ", \"ops\": " + std::to_string(c.ops) +
-         ", \"op_ns\": " + fixed(c.ops ? c.op_ns / double(c.ops) : 0, 1) +
-         ", \"records\": " + std::to_string(c.records) +
-         ", \"record_ns\": " + fixed(c.records ? c.record_ns / double(c.records) : 0, 1) +
-         ", \"uncalibrated_events\": " + std::to_string(c.uncalibrated) + "},\n";
+  out += "  \"losses\": " + losses_json(r.losses) + ",\n";
+  out += "  \"ptprof_cost\": " + cost_json(r.cost) + ",\n";
   out += "  \"self_cpu_time_total_us\": " + fixed(double(r.self_cpu_total_ns) / 1000.0, 3) + ",\n";
   if (r.has_cuda_time)
     out += "  \"self_cuda_time_total_us\": " + fixed(double(r.self_cuda_total_ns) / 1000.0, 3) + ",\n";
@@ -103,24 +126,7 @@ std::string render_json(const Report& r, size_t row_limit) {
              },
              "    ") +
          ",\n";
-  const size_t n = row_limit == 0 ? r.rows.size() : std::min(row_limit, r.rows.size());
-  out += "  \"rows\": " +
-         json_array(
-             std::span<const Row>(r.rows.data(), n),
-             [&](const Row& row) {
-               std::string o = "{";
-               for (size_t c = 0; c < cols.size(); ++c)
-                 o += (c ? ", " : "") + json_string(cols[c].json_key) + ": " + json_value(cols[c].get(row, r));
-               // group_by_stack_n: every entry, innermost first (the column has the first).
-               if (r.has_stack) {
-                 o += ", \"stack\": [";
-                 for (size_t e = 0; e < row.stack.size(); ++e) o += (e ? ", " : "") + json_string(row.stack[e]);
-                 o += "]";
-               }
-               return o + "}";
-             },
-             "    ") +
-         ",\n";
+  out += "  \"rows\": " + rows_json(r, cols, row_limit) + ",\n";
   out += render_ranks_json(r.ranks);
   out += "  \"steps\": " +
          json_array(

@@ -5,6 +5,7 @@
 
 #include "ptprof/analysis/trace_file.hpp"
 #include "ptprof/cuda_status.hpp"
+#include "report/event_tree.hpp"
 #include "report/report_keys.hpp"
 #include "report/saturating.hpp"
 
@@ -227,12 +228,16 @@ class Streamer {
     return push(e, index, dur, process);
   }
 
+  // The events come latest first, unsorted, so this walk is not
+  // event_tree.hpp's NestingStack; it nests by the same rule (nests_in) and
+  // gives up (false) wherever the file's order is not that of strict nesting,
+  // so that what it computes is what the sorted walk would.
   bool push(const trace::Event& e, uint32_t index, int64_t dur, ProcessEventCounts* process) {
     std::vector<Open>& stack = stacks_[e.thread];
     const int64_t start = e.start_ns, end = e.start_ns + dur;
     while (!stack.empty()) {
       const Open& top = stack.back();
-      if (top.start <= start && end <= top.end && start < top.end) {
+      if (nests_in(top.start, top.end, start, end)) {
         if (top.start == start && top.end == end) return false;  // torch orders these by file position
         break;
       }
@@ -273,6 +278,7 @@ class Streamer {
   // Every child of the top of the stack has been read: its row, or its parent, gets it.
   void pop(uint32_t thread) {
     std::vector<Open>& stack = stacks_[thread];
+    PTPROF_DCHECK(!stack.empty());
     const Open o = stack.back();
     stack.pop_back();
     if (!o.node) return;
@@ -290,6 +296,7 @@ class Streamer {
       add(c);
       return;
     }
+    PTPROF_DCHECK(size_t(o.tree_parent) < stack.size());
     Open& parent = stack[size_t(o.tree_parent)];
     parent.child_ns = saturating_add(parent.child_ns, dur);
     if (++parent.children == 1) {

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "report/event_tree.hpp"
 #include "stacks/elf_symbols.hpp"
 #include "stacks/stack_attribution.hpp"
 
@@ -100,7 +101,7 @@ struct Builder::Impl {
       if (x.kind != y.kind) return x.kind == trace::EventKind::Op;  // an op holds a memory event at its start
       return x.end_ns > y.end_ns;
     });
-    std::vector<uint32_t> open;
+    report::detail::NestingStack open;
     uint32_t thread = UINT32_MAX;
     for (uint32_t i : order) {
       const trace::Event& e = t.events[i];
@@ -108,11 +109,10 @@ struct Builder::Impl {
         open.clear();
         thread = e.thread;
       }
-      while (!open.empty() && t.events[open.back()].end_ns <= e.start_ns &&
-             !(t.events[open.back()].end_ns == e.start_ns && e.kind == trace::EventKind::Memory))
-        open.pop_back();
-      const int64_t parent = open.empty() ? -1 : int64_t(open.back());
-      if (e.kind == trace::EventKind::Memory) {
+      // A memory event is an instant: the op open at its time, its last moment included, made it.
+      const bool memory = e.kind == trace::EventKind::Memory;
+      const int64_t parent = memory ? open.instant(e.start_ns) : open.settle(e.start_ns, e.end_ns);
+      if (memory) {
         if (parent >= 0 && e.arg && e.arg <= t.memory.size() && t.memory[e.arg - 1].bytes > 0)
           value[size_t(parent)] += t.memory[e.arg - 1].bytes;
         continue;
@@ -124,7 +124,7 @@ struct Builder::Impl {
       } else if (metric == Metric::SelfCuda && e.arg) {
         if (auto it = device_by_op.find(e.arg); it != device_by_op.end()) value[i] = it->second;
       }
-      open.push_back(i);
+      open.open(i, e.start_ns, e.end_ns);
     }
     for (uint32_t i : order) {
       const trace::Event& e = t.events[i];

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "report/event_tree.hpp"
+
 namespace ptprof::report::detail {
 namespace {
 
@@ -67,7 +69,7 @@ std::vector<uint32_t> effective_stacks(const trace::Trace& t) {
   });
   std::vector<int64_t> backward(n, -1);           // the innermost enclosing backward function
   std::unordered_map<int64_t, uint32_t> forward;  // seq_nr -> stack of its first forward op
-  std::vector<uint32_t> open;
+  NestingStack open;                              // torch's cpu_parent, which _set_backward_stacktraces walks
   uint32_t thread = UINT32_MAX;
   for (uint32_t i : ops) {
     const trace::Event& e = t.events[i];
@@ -75,14 +77,13 @@ std::vector<uint32_t> effective_stacks(const trace::Trace& t) {
       open.clear();
       thread = e.thread;
     }
-    while (!open.empty() && t.events[open.back()].end_ns < e.end_ns) open.pop_back();
-    const int64_t parent = open.empty() ? -1 : int64_t(open.back());
+    const int64_t parent = open.settle(e.start_ns, e.end_ns);
     eff[i] = e.stack ? e.stack : parent >= 0 ? eff[size_t(parent)] : 0;
     // torch 2.x's backward functions leave their ops the stacks they have.
     const bool takes_forward = e.scope == kBackwardFunction && !(e.flags & trace::kCallerStacks);
     backward[i] = takes_forward ? int64_t(i) : parent >= 0 ? backward[size_t(parent)] : -1;
     if (backward[i] < 0 && e.seq_nr >= 0) forward.try_emplace(e.seq_nr, eff[i]);
-    open.push_back(i);
+    open.open(i, e.start_ns, e.end_ns);
   }
   for (uint32_t i : ops) {
     if (backward[i] < 0) continue;

@@ -47,6 +47,7 @@
 #include <string_view>
 
 #include "ptprof/status.hpp"
+#include "ptprof/varint.hpp"
 
 namespace ptprof::shapes {
 
@@ -61,9 +62,6 @@ enum class Tag : uint8_t {
   Int = 8,
 };
 
-// Worst-case bytes of one varint (a uint64_t).
-constexpr size_t kMaxVarint = 10;
-
 // Writes items into a caller's buffer. No allocation, no exceptions; meant for
 // the bridge's per-op callback.
 class Encoder {
@@ -76,7 +74,7 @@ class Encoder {
     if (done_) return false;
     const size_t n = dims.size();
     // Fast path: the worst case fits, so no per-byte checks.
-    if (size_t(limit_ - pos_) < 2 + kMaxVarint * (n + 1) && 2 + exact_size(dims) > size_t(limit_ - pos_))
+    if (size_t(limit_ - pos_) < 2 + varint::kMaxBytes * (n + 1) && 2 + exact_size(dims) > size_t(limit_ - pos_))
       return truncate();
     *pos_++ = uint8_t(Tag::Tensor);
     *pos_++ = dtype;
@@ -91,25 +89,24 @@ class Encoder {
   template <class List, class Get>
   bool int_list(const List& list, size_t n, Get get) noexcept {
     if (done_) return false;
-    size_t need = 1 + varint_size(n);
-    for (size_t i = 0; i < n && need <= size_t(limit_ - pos_); ++i) need += varint_size(zigzag(get(list, i)));
+    size_t need = 1 + varint::size(n);
+    for (size_t i = 0; i < n && need <= size_t(limit_ - pos_); ++i) need += varint::size(varint::zigzag(get(list, i)));
     if (need > size_t(limit_ - pos_)) return truncate();
     *pos_++ = uint8_t(Tag::IntList);
     put_varint(n);
-    for (size_t i = 0; i < n; ++i) put_varint(zigzag(get(list, i)));
+    for (size_t i = 0; i < n; ++i) put_varint(varint::zigzag(get(list, i)));
     return true;
   }
   bool int_value(int64_t v) noexcept {
     if (done_) return false;
-    if (size_t(limit_ - pos_) < 1 + varint_size(zigzag(v))) return truncate();
+    if (size_t(limit_ - pos_) < 1 + varint::size(varint::zigzag(v))) return truncate();
     *pos_++ = uint8_t(Tag::Int);
-    put_varint(zigzag(v));
+    put_varint(varint::zigzag(v));
     return true;
   }
-  static uint64_t zigzag(int64_t v) noexcept { return (uint64_t(v) << 1) ^ uint64_t(v >> 63); }
   bool tensor_list(uint64_t count) noexcept {
     if (done_) return false;
-    if (size_t(limit_ - pos_) < 1 + varint_size(count)) return truncate();
+    if (size_t(limit_ - pos_) < 1 + varint::size(count)) return truncate();
     *pos_++ = uint8_t(Tag::TensorList);
     put_varint(count);
     return true;
@@ -118,15 +115,6 @@ class Encoder {
   // Bytes written so far, the Truncated tag included.
   size_t size() const noexcept { return size_t(pos_ - begin_); }
   bool truncated() const noexcept { return done_; }
-
-  static size_t varint_size(uint64_t v) noexcept {
-    size_t n = 1;
-    while (v >= 0x80) {
-      v >>= 7;
-      ++n;
-    }
-    return n;
-  }
 
  private:
   bool tag(Tag t) noexcept {
@@ -141,17 +129,11 @@ class Encoder {
     return false;
   }
   static size_t exact_size(std::span<const int64_t> dims) noexcept {
-    size_t n = varint_size(dims.size());
-    for (int64_t d : dims) n += varint_size(uint64_t(d));
+    size_t n = varint::size(dims.size());
+    for (int64_t d : dims) n += varint::size(uint64_t(d));
     return n;
   }
-  void put_varint(uint64_t v) noexcept {
-    while (v >= 0x80) {
-      *pos_++ = uint8_t(v | 0x80);
-      v >>= 7;
-    }
-    *pos_++ = uint8_t(v);
-  }
+  void put_varint(uint64_t v) noexcept { pos_ = varint::write(pos_, v); }
 
   uint8_t* pos_;
   uint8_t* limit_;  // the byte kept for Truncated

@@ -175,6 +175,17 @@ struct ProcessHeader {
   std::atomic<uint32_t> record_cost_ps{0};  // one other record (a mark, a range's push or pop, a memory event)
 };
 
+// The losses the agent counts in a ProcessHeader, each with the field of the
+// ledger (trace::Losses, trace.hpp) the launcher reads it into:
+// X(header counter, ledger field).
+#define PTPROF_HEADER_LOSSES(X)             \
+  X(strings_dropped, names_refused)         \
+  X(lost_threads, lost_threads)             \
+  X(lost_thread_events, lost_thread_events) \
+  X(shm_short_threads, shm_short_threads)   \
+  X(shm_small_rings, shm_small_rings)       \
+  X(shm_short_names, shm_short_names)
+
 // The ABI is fixed: these fail to compile when a field moves.
 static_assert(std::atomic<uint32_t>::is_always_lock_free && std::atomic<uint64_t>::is_always_lock_free,
               "shared atomics must be lock-free to work across processes");

@@ -67,6 +67,14 @@ class [[nodiscard]] Result {
   Status status_;
 };
 
+namespace status_detail {
+inline const Status& status_of(const Status& s) { return s; }
+template <class T>
+const Status& status_of(const Result<T>& r) {
+  return r.status();
+}
+}  // namespace status_detail
+
 // Calls `each(std::string_view)` for every line of a message that reports
 // several problems at once (the configuration: one line per bad variable).
 template <class Each>
@@ -80,3 +88,29 @@ void for_each_line(std::string_view message, Each&& each) {
 }
 
 }  // namespace ptprof
+
+// The early returns of a fallible function, in the manner of Perfetto's
+// status_macros.h, so that a chain of fallible steps reads as the steps:
+//
+//   PTPROF_RETURN_IF_ERROR(check_header(h));          // a Status or a Result
+//   PTPROF_ASSIGN_OR_RETURN(auto file, open(path));    // declares `file`
+//   PTPROF_ASSIGN_OR_RETURN(size, file.size());        // assigns `size`
+//
+// Each evaluates its expression once and returns its Status when it failed;
+// the enclosing function returns a Status or a Result<U>.
+#define PTPROF_RETURN_IF_ERROR(...)                                                          \
+  do {                                                                                       \
+    const auto& ptprof_status_or_result_ = (__VA_ARGS__);                                    \
+    if (!ptprof_status_or_result_.ok())                                                      \
+      return ::ptprof::Status(::ptprof::status_detail::status_of(ptprof_status_or_result_)); \
+  } while (false)
+
+#define PTPROF_STATUS_CONCAT_INNER(a, b) a##b
+#define PTPROF_STATUS_CONCAT(a, b) PTPROF_STATUS_CONCAT_INNER(a, b)
+#define PTPROF_ASSIGN_OR_RETURN_IMPL(result, lhs, ...)        \
+  auto result = (__VA_ARGS__);                                \
+  if (!result.ok()) return ::ptprof::Status(result.status()); \
+  lhs = std::move(result).value()
+// `lhs` may declare (`auto x`, `const T& y`) or assign; the expression may hold commas.
+#define PTPROF_ASSIGN_OR_RETURN(lhs, ...) \
+  PTPROF_ASSIGN_OR_RETURN_IMPL(PTPROF_STATUS_CONCAT(ptprof_result_, __LINE__), lhs, __VA_ARGS__)

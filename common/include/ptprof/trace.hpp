@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ptprof::trace {
@@ -166,49 +167,65 @@ struct Header {
 // The ledger of what a window lost besides ring drops (Thread::dropped):
 // nothing is lost in silence. Counts are charged to the window whose file is
 // written when the launcher sees them.
-struct Losses {
-  uint64_t unnamed_events = 0;      // recorded with an empty name: the string arena was full
-  uint64_t names_refused = 0;       // names the full string arena refused (once per thread and name)
-  uint64_t lost_threads = 0;        // threads beyond the agent's thread table: nothing of theirs recorded
-  uint64_t lost_thread_events = 0;  // events those threads tried to record
-  uint64_t late_events = 0;         // events that arrived after their window's file was written
-  uint64_t malformed_bytes = 0;     // ring bytes skipped as malformed records
-  // What a short /dev/shm cost (the agent could not reserve the memory):
-  uint64_t shm_short_threads = 0;  // threads that got no ring: nothing of theirs recorded
-  uint64_t shm_small_rings = 0;    // threads recorded in a smaller ring than asked
-  uint64_t shm_short_names = 0;    // names refused (also in names_refused): the arena could not grow
+//
+// Its fields, written once: X(field, generation), in the order the trace
+// file's footer stores them (docs/format.md). A generation is a group of
+// fields appended to the footer together; a file written before a generation
+// existed ends before its fields. Adding a loss kind is a line here (a new
+// generation at the end), then its wording in loss_lines() (losses.hpp).
+#define PTPROF_LOSS_FIELDS(X)                                                                        \
+  X(unnamed_events, 1)     /* recorded with an empty name: the string arena was full */              \
+  X(names_refused, 1)      /* names the full string arena refused (once per thread and name) */      \
+  X(lost_threads, 1)       /* threads beyond the agent's thread table: nothing of theirs recorded */ \
+  X(lost_thread_events, 1) /* events those threads tried to record */                                \
+  X(late_events, 1)        /* events that arrived after their window's file was written */           \
+  X(malformed_bytes, 1)    /* ring bytes skipped as malformed records */                             \
+  /* What a short /dev/shm cost (the agent could not reserve the memory): */                         \
+  X(shm_short_threads, 2) /* threads that got no ring: nothing of theirs recorded */                 \
+  X(shm_small_rings, 2)   /* threads recorded in a smaller ring than asked */                        \
+  X(shm_short_names, 2)   /* names refused (also in names_refused): the arena could not grow */
 
-  bool any() const {
-    return unnamed_events || names_refused || lost_threads || lost_thread_events || late_events || malformed_bytes ||
-           shm_short();
-  }
+struct Losses {
+#define PTPROF_LOSS_MEMBER(field, generation) uint64_t field = 0;
+  PTPROF_LOSS_FIELDS(PTPROF_LOSS_MEMBER)
+#undef PTPROF_LOSS_MEMBER
+
+  bool any() const;
   bool shm_short() const { return shm_short_threads || shm_small_rings || shm_short_names; }
-  Losses& operator+=(const Losses& o) {
-    unnamed_events += o.unnamed_events;
-    names_refused += o.names_refused;
-    lost_threads += o.lost_threads;
-    lost_thread_events += o.lost_thread_events;
-    late_events += o.late_events;
-    malformed_bytes += o.malformed_bytes;
-    shm_short_threads += o.shm_short_threads;
-    shm_small_rings += o.shm_small_rings;
-    shm_short_names += o.shm_short_names;
-    return *this;
-  }
-  Losses& operator-=(const Losses& o) {
-    unnamed_events -= o.unnamed_events;
-    names_refused -= o.names_refused;
-    lost_threads -= o.lost_threads;
-    lost_thread_events -= o.lost_thread_events;
-    late_events -= o.late_events;
-    malformed_bytes -= o.malformed_bytes;
-    shm_short_threads -= o.shm_short_threads;
-    shm_small_rings -= o.shm_small_rings;
-    shm_short_names -= o.shm_short_names;
-    return *this;
-  }
+  Losses& operator+=(const Losses& o);
+  Losses& operator-=(const Losses& o);
   bool operator==(const Losses&) const = default;
 };
+
+// The fields of Losses as data: what every reader, writer and printer of the
+// ledger iterates.
+struct LossField {
+  std::string_view name;
+  uint64_t Losses::*member;
+  uint32_t generation;
+};
+
+inline constexpr LossField kLossFields[] = {
+#define PTPROF_LOSS_ENTRY(field, generation) {#field, &Losses::field, generation},
+    PTPROF_LOSS_FIELDS(PTPROF_LOSS_ENTRY)
+#undef PTPROF_LOSS_ENTRY
+};
+
+inline bool Losses::any() const {
+  for (const LossField& f : kLossFields)
+    if (this->*f.member) return true;
+  return false;
+}
+
+inline Losses& Losses::operator+=(const Losses& o) {
+  for (const LossField& f : kLossFields) this->*f.member += o.*f.member;
+  return *this;
+}
+
+inline Losses& Losses::operator-=(const Losses& o) {
+  for (const LossField& f : kLossFields) this->*f.member -= o.*f.member;
+  return *this;
+}
 
 struct Trace {
   Header header;

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ptprof/status.hpp"
+
 namespace ptprof::exporting {
 
 struct ExportResult {
@@ -29,14 +31,13 @@ struct ChromeOptions {
 
 // Streams the events of `trace_files` (merged, in any order) into `out`,
 // gzip-compressed when it ends in ".gz". Memory does not grow with the trace.
-// nullopt with `error` naming the file and what was wrong.
-std::optional<ExportResult> export_chrome(const std::vector<std::string>& trace_files, const std::string& out,
-                                          const ChromeOptions& options, std::string* error);
+// An error names the file and what was wrong.
+Result<ExportResult> export_chrome(const std::vector<std::string>& trace_files, const std::string& out,
+                                   const ChromeOptions& options);
 
 // Writes `trace_files` (merged) as one Perfetto protobuf trace: a track per
 // process and per thread, interned names, BEGIN/END slices.
-std::optional<ExportResult> export_perfetto(const std::vector<std::string>& trace_files, const std::string& out,
-                                            std::string* error);
+Result<ExportResult> export_perfetto(const std::vector<std::string>& trace_files, const std::string& out);
 
 // "123", "64K", "500M", "2G" (powers of 1024) to bytes; nullopt otherwise.
 std::optional<uint64_t> parse_byte_size(std::string_view text);

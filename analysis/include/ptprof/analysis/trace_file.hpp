@@ -69,7 +69,7 @@ class TraceSink {
 // symlink) the trace goes to "NAME-1.bin", "NAME-2.bin"...; path() says where.
 //
 // Misuse (an index out of range, an I/O error) does not throw: the first such
-// error is kept and finish() reports it and returns false.
+// error is kept, and finish() returns it as its Status.
 class TraceWriter final : public TraceSink {
  public:
   // h.version is ignored: the file gets format_version().

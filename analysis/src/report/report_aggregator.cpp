@@ -1,0 +1,355 @@
+// Aggregates events into key_averages() rows (see report.hpp for semantics).
+#include "report/report_aggregator.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+#include "ptprof/cuda_status.hpp"
+#include "report/report_keys.hpp"
+#include "report/saturating.hpp"
+#include "stacks/stack_attribution.hpp"
+
+namespace ptprof::report::detail {
+
+namespace {
+
+// Kernels, copies and sets: the GPU work torch's table counts as CUDA time.
+bool is_device_work(trace::EventKind k) {
+  return k == trace::EventKind::Kernel || k == trace::EventKind::Memcpy || k == trace::EventKind::Memset;
+}
+
+struct CudaTimes {
+  int64_t total_ns = 0;
+  int64_t self_ns = 0;
+};
+
+// torch's device_time_total and self_device_time_total of each node: its
+// own GPU work (`own(n)`) plus that of its children after folding. A folded
+// node's GPU work replaces its parent's (_remove_dup_nodes lifts the child's
+// kernels up), so the self time of what remains is its own work.
+template <class Own>
+std::vector<CudaTimes> cuda_times(const Tree& tree, size_t n, Own&& own) {
+  std::vector<CudaTimes> c(n);
+  bool any = false;
+  for (size_t i = 0; i < n; ++i) any |= (c[i].self_ns = own(i)) != 0;
+  if (!any) return c;
+  for (uint32_t i : tree.order)  // parents first: a chain of folds ends with the deepest
+    if (tree.folded[i] && tree.live_parent[i] >= 0) c[size_t(tree.live_parent[i])].self_ns = c[i].self_ns;
+  for (size_t i = 0; i < n; ++i) c[i].total_ns = c[i].self_ns;
+  for (auto it = tree.order.rbegin(); it != tree.order.rend(); ++it) {  // children first
+    const uint32_t i = *it;
+    if (!tree.folded[i] && tree.live_parent[i] >= 0) c[size_t(tree.live_parent[i])].total_ns += c[i].total_ns;
+  }
+  return c;
+}
+
+}  // namespace
+
+struct Aggregator::Local {
+  // Every other field starts from its own initializer: adding one needs no change here.
+  explicit Local(const trace::Trace& trace) : t(trace) {}
+
+  const trace::Trace& t;
+  std::vector<uint8_t> filtered;                // per string id
+  std::vector<uint32_t> name_key;               // per string id: rewritten-name id, for folding
+  uint32_t step_key = 0;                        // name_key of ProfilerStep*
+  std::unordered_map<uint64_t, uint32_t> rows;  // (name id, shapes id) -> row
+  int64_t unnamed_step_row = -1;
+  // GPU time of the kernels, copies and sets each op launched, by op id
+  // (CudaInfo::external_id == the op's Event::arg; a trace is one process).
+  std::unordered_map<uint64_t, int64_t> device_ns_by_op;
+  // CUDA Mem counts torch's device allocations; CUDA segments (reserved
+  // memory) only in a trace that has none of those (a program without torch).
+  bool segments_as_device_memory = true;
+  // group_by_stack_n: each event's stack, each stack's first N entries, and
+  // rows by (name, shapes, stack).
+  std::vector<uint32_t> stack_of;
+  std::unordered_map<uint32_t, std::vector<std::string>> entries;
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> stack_rows;
+  // Per memory record: a free of a block allocated before the window, left
+  // out of the memory columns (frees_from_before).
+  std::vector<uint8_t> from_before;
+};
+
+uint32_t Aggregator::row_for(std::string_view name, std::string_view shapes, const std::vector<std::string>* stack) {
+  // One map key for (name, shapes, stack); '\0' and '\1' cannot appear in
+  // any from the agent.
+  std::string key(name);
+  if (opts_.group_by_input_shape) {
+    key += '\0';
+    key += shapes;
+  }
+  if (stack) {
+    for (const std::string& e : *stack) {
+      key += '\1';
+      key += e;
+    }
+  }
+  if (auto it = row_index_.find(key); it != row_index_.end()) return it->second;
+  uint32_t id = uint32_t(rows_.size());
+  row_index_.emplace(std::move(key), id);
+  Row r;
+  r.name = std::string(name);
+  if (opts_.group_by_input_shape) r.input_shapes = std::string(shapes);
+  if (stack) r.stack = *stack;
+  rows_.push_back(std::move(r));
+  first_.emplace_back(INT64_MAX, INT64_MAX, UINT32_MAX, UINT32_MAX);
+  return id;
+}
+
+void Aggregator::add(uint32_t row, const FirstSeen& at, bool async, int64_t total_ns, int64_t self_ns,
+                     int64_t cuda_total_ns, int64_t self_cuda_ns) {
+  Row& r = rows_[row];
+  // FunctionEventAvg takes is_async from the first event it sees.
+  if (at < first_[row]) {
+    first_[row] = at;
+    r.is_async = async;
+  }
+  ++r.stats.count;
+  r.stats.cpu_total_ns = ptprof::detail::saturating_add(r.stats.cpu_total_ns, total_ns);
+  r.stats.self_cpu_ns = ptprof::detail::saturating_add(r.stats.self_cpu_ns, self_ns);
+  r.stats.cuda_total_ns = ptprof::detail::saturating_add(r.stats.cuda_total_ns, cuda_total_ns);
+  r.stats.self_cuda_ns = ptprof::detail::saturating_add(r.stats.self_cuda_ns, self_cuda_ns);
+}
+
+void Aggregator::add_memory(uint32_t row, const MemorySum& total, const MemorySum& self) {
+  Stats& s = rows_[row].stats;
+  s.cpu_memory += total.cpu;
+  s.self_cpu_memory += self.cpu;
+  s.cuda_memory += total.device;
+  s.self_cuda_memory += self.device;
+}
+
+void Aggregator::add_streamed(const StreamedTrace& s) {
+  const trace::Trace& t = s.metadata;
+  for (const auto& [key, part] : s.rows) {
+    uint32_t row = 0;
+    if (key == kUnnamedStepRow) {
+      row = row_for(kStepKey, kNoShapes);
+    } else {
+      const uint32_t shapes_id = uint32_t(key);
+      std::string_view shapes = shapes_id ? std::string_view(t.strings[shapes_id]) : kNoShapes;
+      row = row_for(key_name(t.strings[key >> 32]), shapes.empty() ? kNoShapes : shapes);
+    }
+    Row& r = rows_[row];
+    if (part.first < first_[row]) {
+      first_[row] = part.first;
+      r.is_async = part.is_async;
+    }
+    r.stats.count += part.stats.count;
+    r.stats.cpu_total_ns = ptprof::detail::saturating_add(r.stats.cpu_total_ns, part.stats.cpu_total_ns);
+    r.stats.self_cpu_ns = ptprof::detail::saturating_add(r.stats.self_cpu_ns, part.stats.self_cpu_ns);
+  }
+  steps_.insert(steps_.end(), s.steps.begin(), s.steps.end());
+}
+
+void Aggregator::add_trace(uint32_t input, const trace::Trace& t) {
+  Local local(t);
+  for (const auto& m : t.memory)
+    if (!m.segment && is_device_memory(m.device_type)) local.segments_as_device_memory = false;
+  local.from_before = frees_from_before(t);
+  if (opts_.group_by_stack_n > 0) local.stack_of = effective_stacks(t);
+  for (const auto& e : t.events) {
+    if (!is_device_work(e.kind) || e.arg == 0 || e.arg > t.cuda.size()) continue;
+    if (uint64_t op = t.cuda[e.arg - 1].external_id)
+      local.device_ns_by_op[op] += std::max<int64_t>(0, e.end_ns - e.start_ns);
+  }
+  local.filtered.resize(t.strings.size());
+  local.name_key.resize(t.strings.size());
+  std::unordered_map<std::string_view, uint32_t> keys;
+  for (size_t i = 0; i < t.strings.size(); ++i) {
+    local.filtered[i] = is_filtered(t.strings[i]);
+    local.name_key[i] = keys.emplace(key_name(t.strings[i]), uint32_t(keys.size())).first->second;
+  }
+  local.step_key = keys.emplace(kStepKey, uint32_t(keys.size())).first->second;
+
+  // Bucket event indices by thread (counting sort keeps file order within one).
+  std::vector<uint32_t> offset(t.threads.size() + 1, 0);
+  for (const auto& e : t.events)
+    if (e.thread < t.threads.size()) ++offset[e.thread + 1];
+  for (size_t i = 1; i < offset.size(); ++i) offset[i] += offset[i - 1];
+  std::vector<uint32_t> by_thread(offset.back());
+  {
+    std::vector<uint32_t> fill(offset.begin(), offset.end() - 1);
+    for (uint32_t i = 0; i < t.events.size(); ++i)
+      if (t.events[i].thread < t.threads.size()) by_thread[fill[t.events[i].thread]++] = i;
+  }
+  std::vector<uint32_t> events;
+  for (size_t th = 0; th < t.threads.size(); ++th) {
+    events.assign(by_thread.begin() + offset[th], by_thread.begin() + offset[th + 1]);
+    add_thread(input, t.threads[th], events, local);
+  }
+}
+
+uint32_t Aggregator::row_of(const trace::Event& e, Local& local) {
+  const trace::Trace& t = local.t;
+  // A Step without a name is still ProfilerStep#<arg>.
+  if (e.kind == trace::EventKind::Step && e.name == 0) {
+    if (local.unnamed_step_row < 0) local.unnamed_step_row = row_for(kStepKey, kNoShapes);
+    return uint32_t(local.unnamed_step_row);
+  }
+  const uint32_t shapes_id = opts_.group_by_input_shape ? e.shapes : 0u;
+  const std::string_view name = key_name(t.strings[e.name]);
+  std::string_view shapes = e.shapes ? std::string_view(t.strings[e.shapes]) : kNoShapes;
+  if (shapes.empty()) shapes = kNoShapes;
+  if (!local.stack_of.empty()) {
+    const size_t index = size_t(&e - t.events.data());
+    const uint32_t stack = index < local.stack_of.size() ? local.stack_of[index] : 0;
+    const auto key = std::make_tuple(e.name, shapes_id, stack);
+    if (auto it = local.stack_rows.find(key); it != local.stack_rows.end()) return it->second;
+    auto [entries, added] = local.entries.try_emplace(stack);
+    if (added) {
+      entries->second = stack_entries(t, stack);
+      if (entries->second.size() > opts_.group_by_stack_n) entries->second.resize(opts_.group_by_stack_n);
+    }
+    const uint32_t r = row_for(name, shapes, &entries->second);
+    local.stack_rows.emplace(key, r);
+    return r;
+  }
+  const uint64_t k = uint64_t(e.name) << 32 | shapes_id;
+  if (auto it = local.rows.find(k); it != local.rows.end()) return it->second;
+  const uint32_t r = row_for(name, shapes);
+  local.rows.emplace(k, r);
+  return r;
+}
+
+struct Aggregator::ThreadEvents {
+  std::vector<TreeNode> nodes;         // of the call tree: ops, ranges, steps, CUDA API calls
+  std::vector<uint32_t> node_event;    // per node: its event
+  std::vector<uint32_t> async_events;  // rows of their own, outside the tree
+  ThreadMemory memory;
+};
+
+void Aggregator::add_thread(uint32_t input, const trace::Thread& thread, const std::vector<uint32_t>& events,
+                            Local& local) {
+  const trace::Trace& t = local.t;
+  ThreadEvents te = sort_out(input, events, local);
+  const Tree tree = build_tree(te.nodes);
+  const std::vector<CudaTimes> cuda = cuda_times(tree, te.nodes.size(), [&](size_t n) -> int64_t {
+    const trace::Event& e = t.events[te.node_event[n]];
+    if (e.kind != trace::EventKind::Op || e.arg == 0) return 0;
+    auto it = local.device_ns_by_op.find(e.arg);
+    return it == local.device_ns_by_op.end() ? 0 : it->second;
+  });
+  if (!te.memory.empty()) add_thread_memory(input, te, tree, local);
+  add_thread_steps(thread, te, tree, local);
+  for (size_t n = 0; n < te.nodes.size(); ++n) {
+    if (tree.folded[n]) continue;
+    const TreeNode& node = te.nodes[n];
+    const FirstSeen at{node.start, -node.end, input, te.node_event[n]};
+    add(row_of(t.events[te.node_event[n]], local), at, false, node.end - node.start, tree.self_ns[n], cuda[n].total_ns,
+        cuda[n].self_ns);
+  }
+}
+
+// Rows that need no tree (marks, GPU work, async events) are added here; the
+// rest become the nodes of the thread's call tree.
+Aggregator::ThreadEvents Aggregator::sort_out(uint32_t input, const std::vector<uint32_t>& events, Local& local) {
+  using trace::EventKind;
+  const trace::Trace& t = local.t;
+  ThreadEvents te;
+  for (uint32_t i : events) {
+    const trace::Event& e = t.events[i];
+    if (e.kind == EventKind::Memory) {
+      if (e.arg >= 1 && e.arg <= t.memory.size()) {
+        const trace::MemoryInfo& m = t.memory[e.arg - 1];
+        if (m.segment && !local.segments_as_device_memory) continue;
+        saw_memory_ = true;
+        saw_device_memory_ |= is_device_memory(m.device_type);
+        if (local.from_before[e.arg - 1]) continue;  // unseen by torch.profiler in this window
+        te.memory.add(e.start_ns, m);
+      }
+      continue;
+    }
+    // Hand-built traces are not validated by a reader: skip what cannot be named.
+    if (e.name >= t.strings.size() || e.shapes >= t.strings.size()) continue;
+    if (local.filtered[e.name]) continue;
+    const int64_t dur = std::max<int64_t>(0, e.end_ns - e.start_ns);
+    const FirstSeen at{e.start_ns, -(e.start_ns + dur), input, i};
+    switch (e.kind) {
+      case EventKind::Op:
+      case EventKind::Range:
+      case EventKind::Step:
+      case EventKind::CudaApi:  // torch's table has its runtime calls (cudaLaunchKernel...) as rows
+        if (e.flags & trace::kAsync) {
+          // Async events span threads: no children, no self time.
+          add(row_of(e, local), at, true, dur, 0);
+          te.async_events.push_back(i);
+        } else {
+          const uint32_t key = e.kind == EventKind::Step && e.name == 0 ? local.step_key : local.name_key[e.name];
+          te.nodes.push_back(TreeNode{e.start_ns, e.start_ns + dur, key});
+          te.node_event.push_back(i);
+        }
+        break;
+      case EventKind::Mark:
+        if (wire::is_cuda_note(t, e)) break;     // the agent's note, not the program's
+        add(row_of(e, local), at, false, 0, 0);  // counted, no time
+        break;
+      case EventKind::Kernel:
+      case EventKind::Memcpy:
+      case EventKind::Memset:
+        // torch's device events: rows of their own, with CUDA time and no CPU time.
+        add(row_of(e, local), at, false, 0, 0, dur, dur);
+        device_self_ns_ += dur;
+        break;
+      default:
+        break;  // kinds from later versions have no place in this table
+    }
+  }
+  return te;
+}
+
+// The memory columns, as torch's MemRecordsAcc gives them: what was
+// allocated while each event ran, less its children's for the self columns.
+void Aggregator::add_thread_memory(uint32_t input, ThreadEvents& te, const Tree& tree, Local& local) {
+  const trace::Trace& t = local.t;
+  const std::vector<TreeNode>& nodes = te.nodes;
+  te.memory.seal();
+  std::vector<MemorySum> total(nodes.size()), self(nodes.size());
+  for (size_t n = 0; n < nodes.size(); ++n) self[n] = total[n] = te.memory.in(nodes[n].start, nodes[n].end);
+  // Self: less the children left after folding (a folded node is gone, its
+  // children are its parent's).
+  for (size_t n = 0; n < nodes.size(); ++n)
+    if (!tree.folded[n] && tree.live_parent[n] >= 0) self[size_t(tree.live_parent[n])] -= total[n];
+  for (size_t n = 0; n < nodes.size(); ++n)
+    if (!tree.folded[n]) add_memory(row_of(t.events[te.node_event[n]], local), total[n], self[n]);
+  for (uint32_t i : te.async_events)
+    add_memory(row_of(t.events[i], local), te.memory.in(t.events[i].start_ns, t.events[i].end_ns), {});
+  // Inside no event: torch's top-level "[memory]" events, one call each.
+  uint64_t count = 0;
+  int64_t first_ts = 0;
+  const MemorySum top = te.memory.outside(&count, &first_ts);
+  if (count) {
+    const uint32_t r = row_for(kMemoryEventName, kNoShapes);
+    for (uint64_t k = 0; k < count; ++k) add(r, FirstSeen{first_ts, -first_ts, input, UINT32_MAX}, false, 0, 0);
+    add_memory(r, top, top);
+  }
+}
+
+// The thread's steps, each with the time of the ops and ranges directly in it.
+void Aggregator::add_thread_steps(const trace::Thread& thread, const ThreadEvents& te, const Tree& tree,
+                                  const Local& local) {
+  using trace::EventKind;
+  const trace::Trace& t = local.t;
+  const int32_t pid = thread.process < t.processes.size() ? t.processes[thread.process].pid : 0;
+  std::unordered_map<uint32_t, size_t> step_of_node;
+  for (size_t n = 0; n < te.nodes.size(); ++n) {
+    const trace::Event& e = t.events[te.node_event[n]];
+    if (e.kind == EventKind::Step) {
+      step_of_node[uint32_t(n)] = steps_.size();
+      steps_.push_back(StepRow{e.arg, pid, thread.tid, te.nodes[n].end - te.nodes[n].start, 0});
+    }
+  }
+  for (size_t n = 0; n < te.nodes.size(); ++n) {
+    const trace::Event& e = t.events[te.node_event[n]];
+    const int32_t p = tree.parent[n];
+    if (p < 0 || (e.kind != EventKind::Op && e.kind != EventKind::Range)) continue;
+    if (auto it = step_of_node.find(uint32_t(p)); it != step_of_node.end())
+      steps_[it->second].operator_ns =
+          ptprof::detail::saturating_add(steps_[it->second].operator_ns, te.nodes[n].end - te.nodes[n].start);
+  }
+}
+
+}  // namespace ptprof::report::detail

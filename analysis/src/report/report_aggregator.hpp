@@ -1,0 +1,67 @@
+// The full computation of the report's rows and steps: every event of a
+// trace at once, thread by thread, through torch's call tree (event_tree.hpp);
+// streamed traces (report_stream.hpp) are merged into the same rows.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ptprof/analysis/report.hpp"
+#include "ptprof/string_hash.hpp"
+#include "ptprof/trace.hpp"
+#include "report/event_tree.hpp"
+#include "report/report_memory.hpp"
+#include "report/report_stream.hpp"
+
+namespace ptprof::report::detail {
+
+class Aggregator {
+ public:
+  explicit Aggregator(const Options& o) : opts_(o) {}
+
+  void add_trace(uint32_t input, const trace::Trace& t);
+  void add_streamed(const StreamedTrace& s);
+  // Rows in torch's insertion order: that of each key's first event, which is
+  // what the stable sort by the sort key leaves ties in.
+  std::vector<Row> take_rows() {
+    std::vector<uint32_t> order(rows_.size());
+    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return first_[a] < first_[b]; });
+    std::vector<Row> out;
+    out.reserve(rows_.size());
+    for (uint32_t i : order) out.push_back(std::move(rows_[i]));
+    return out;
+  }
+  std::vector<StepRow> take_steps() { return std::move(steps_); }
+  // torch's base of Self CUDA %: the GPU events' own time (never the ops',
+  // which would count each kernel twice).
+  int64_t device_self_ns() const { return device_self_ns_; }
+  bool saw_memory() const { return saw_memory_; }
+  bool saw_device_memory() const { return saw_device_memory_; }
+
+ private:
+  struct Local;         // per-trace caches from string ids to rows
+  struct ThreadEvents;  // one thread's events, sorted out
+  uint32_t row_for(std::string_view name, std::string_view shapes, const std::vector<std::string>* stack = nullptr);
+  void add(uint32_t row, const FirstSeen& at, bool async, int64_t total_ns, int64_t self_ns, int64_t cuda_total_ns = 0,
+           int64_t self_cuda_ns = 0);
+  void add_memory(uint32_t row, const MemorySum& total, const MemorySum& self);
+  uint32_t row_of(const trace::Event& e, Local& local);
+  void add_thread(uint32_t input, const trace::Thread& thread, const std::vector<uint32_t>& events, Local& local);
+  ThreadEvents sort_out(uint32_t input, const std::vector<uint32_t>& events, Local& local);
+  void add_thread_memory(uint32_t input, ThreadEvents& te, const Tree& tree, Local& local);
+  void add_thread_steps(const trace::Thread& thread, const ThreadEvents& te, const Tree& tree, const Local& local);
+
+  Options opts_;
+  StringMap<uint32_t> row_index_;
+  std::vector<Row> rows_;
+  std::vector<FirstSeen> first_;
+  std::vector<StepRow> steps_;
+  int64_t device_self_ns_ = 0;
+  bool saw_memory_ = false;
+  bool saw_device_memory_ = false;
+};
+
+}  // namespace ptprof::report::detail

@@ -1,0 +1,25 @@
+// What the launcher tells every process's collector: where the window files
+// go, what their headers say, and when a window is written.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace ptprof::launcher {
+
+struct CollectorOptions {
+  std::string output_dir;
+  std::string host;      // safe as a file name component (run_names.hpp)
+  std::string run_id;    // in every file name: unique per run; empty in tests
+  std::string schedule;  // for the file header
+  int64_t realtime_offset_ns = 0;
+  // How long a window waits, after its end, for spans that began inside it
+  // to end (the scope around the optimizer step, say) before it is written
+  // with those spans cut at the window's end.
+  std::chrono::milliseconds grace{2000};
+  // How often the windows being written are flushed to their .tmp files, so
+  // that a launcher killed mid-run leaves them readable up to that point.
+  std::chrono::milliseconds flush_interval{500};
+};
+
+}  // namespace ptprof::launcher

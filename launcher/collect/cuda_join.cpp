@@ -1,0 +1,77 @@
+#include "collect/cuda_join.hpp"
+
+#include "ptprof/cuda_status.hpp"
+
+namespace ptprof::launcher {
+
+void CudaJoin::api_call(const decoded::Record& r, const decoded::CudaApiCall& call, uint32_t instance, int32_t slot,
+                        WindowTrace& trace) {
+  trace::Event e;
+  e.kind = trace::EventKind::CudaApi;
+  e.start_ns = process_.conv.to_ns(r.ts);
+  e.end_ns = process_.conv.to_ns(call.end_ts);
+  e.name = trace.name(r.name);
+  e.thread = trace.thread(instance);
+  join(slot, trace, e, call.info);
+}
+
+void CudaJoin::gpu_activity(const decoded::Record& r, const decoded::GpuActivity& a, uint32_t instance, int32_t slot,
+                            WindowTrace& trace) {
+  trace::Event e;
+  e.kind = a.kind;
+  e.start_ns = process_.conv.to_ns(r.ts);
+  e.end_ns = process_.conv.to_ns(a.end_ts);
+  e.name = r.name == 0 ? trace.text(a.unnamed) : trace.name(r.name);
+  if (a.on_lane) {
+    e.thread = trace.lane(uint32_t(a.info.device), uint32_t(a.info.stream));
+  } else {
+    // CUPTI's record of an API call names the thread that made it; an
+    // overhead record stays on the thread that drained CUPTI.
+    const bool api = a.kind == trace::EventKind::CuptiApi;
+    e.thread = trace.thread(api ? process_.threads.instance_of_tid(a.tid, instance) : instance);
+  }
+  join(slot, trace, e, a.info);
+}
+
+void CudaJoin::join(int32_t slot, WindowTrace& trace, const trace::Event& e, trace::CudaInfo info) {
+  if (info.correlation_id != 0) {
+    if (auto it = external_.find(info.correlation_id); it != external_.end()) {
+      info.external_id = it->second;
+    } else if (flushes_gpu()) {
+      held_[slot].push_back({e, info});
+      return;
+    }
+  }
+  write(trace, e, info);
+}
+
+void CudaJoin::release(int32_t slot, WindowTrace& trace) {
+  auto held = held_.find(slot);
+  if (held == held_.end()) return;
+  for (Held& h : held->second) {
+    if (auto it = external_.find(h.info.correlation_id); it != external_.end()) h.info.external_id = it->second;
+    write(trace, h.event, h.info);
+  }
+  held_.erase(held);
+}
+
+void CudaJoin::write(WindowTrace& trace, trace::Event e, trace::CudaInfo info) {
+  info.kernel_name = info.kernel_name ? trace.name(info.kernel_name) : 0;
+  e.arg = uint64_t(trace.writer().add_cuda(info)) + 1;
+  trace.add(e);
+}
+
+std::vector<std::string> cuda_notes(const wire::ProcessHeader& header, ProcessNames& names) {
+  const uint32_t packed = header.cuda_status.load(std::memory_order_acquire);
+  const wire::CudaStatus code = wire::cuda_status_code(packed);
+  std::vector<std::string> notes;
+  if (code == wire::CudaStatus::None) return notes;
+  const uint32_t id = wire::cuda_status_message(packed);
+  names.learn(id);
+  notes.push_back(id && names.known(id) ? names.text(id) : "ptprof: CUDA status " + std::to_string(uint32_t(code)));
+  if (wire::cuda_status_yielded(packed) && code != wire::CudaStatus::CuptiTaken)
+    notes.emplace_back(wire::kCudaYieldedNote);
+  return notes;
+}
+
+}  // namespace ptprof::launcher

@@ -1,0 +1,58 @@
+// The CUDA stage of the collector: hooked calls and CUPTI records become
+// events, on the calling thread or on their GPU's stream lane, and each is
+// joined to the op that launched it by correlation id (CudaInfo::external_id
+// = the op's Event::arg). CUPTI may hand over the correlation after the
+// activity: then the event is held and written with its window, joined with
+// whatever arrived by then.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "collect/record_decoder.hpp"
+#include "collect/window_trace.hpp"
+
+namespace ptprof::launcher {
+
+class CudaJoin {
+ public:
+  explicit CudaJoin(const ProcessContext& process) : process_(process) {}
+
+  // A record of CUDA activity was seen (whether or not in a window).
+  void saw_cuda() { seen_ = true; }
+  // What an op's event carries in Event::arg: its handle, the key its
+  // kernels name, once CUDA is in play in this process; else 0.
+  uint64_t op_join_key(uint64_t handle) const { return seen_ || flushes_gpu() ? handle : 0; }
+  void correlate(const decoded::Correlation& c) { external_[c.correlation_id] = c.external_id; }
+
+  // A hooked call, made on thread `instance`, into window `slot`'s trace.
+  void api_call(const decoded::Record& r, const decoded::CudaApiCall& call, uint32_t instance, int32_t slot,
+                WindowTrace& trace);
+  // A CUPTI record that thread `instance` wrote, into window `slot`'s trace.
+  void gpu_activity(const decoded::Record& r, const decoded::GpuActivity& a, uint32_t instance, int32_t slot,
+                    WindowTrace& trace);
+  // Window `slot` is being written: its held events go in now.
+  void release(int32_t slot, WindowTrace& trace);
+
+ private:
+  struct Held {
+    trace::Event event;  // name and thread already file ids
+    trace::CudaInfo info;
+  };
+  bool flushes_gpu() const { return process_.header.gpu_flush.load(std::memory_order_relaxed) != 0; }
+  // Writes now when the launching op is known or cannot be, else holds.
+  void join(int32_t slot, WindowTrace& trace, const trace::Event& e, trace::CudaInfo info);
+  static void write(WindowTrace& trace, trace::Event e, trace::CudaInfo info);
+
+  const ProcessContext& process_;
+  std::unordered_map<uint64_t, uint64_t> external_;      // correlation id -> the launching op's handle
+  std::unordered_map<int32_t, std::vector<Held>> held_;  // by window slot
+  bool seen_ = false;
+};
+
+// The agent's lines on CUDA (cuda_status.hpp): none when the process has no
+// CUDA in it; its status; that it yielded CUPTI in some window.
+std::vector<std::string> cuda_notes(const wire::ProcessHeader& header, ProcessNames& names);
+
+}  // namespace ptprof::launcher

@@ -1,0 +1,169 @@
+// The first stage of the collector: one ring record, as the agent wrote it,
+// becomes one typed event, validated against wire::kRecordTypes. Every copy
+// of a wire payload into a launcher or trace struct happens here, so the
+// stages after it never see a raw payload (and never trust one: a record too
+// short for its payload is Malformed, a type of a later version Skipped).
+//
+// The typed event is handed to a callback rather than returned in a variant:
+// the drain runs this for every record, and a variant as large as its
+// largest event (a GPU record) costs more than the rest of a mark's path.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "ptprof/record.hpp"
+#include "ptprof/trace.hpp"
+
+namespace ptprof::launcher::decoded {
+
+struct Skipped {};  // Pad, ThreadName, a type or kind of a later version
+struct Malformed {
+  uint32_t bytes = 0;  // what the ring loses by it (the ledger's malformed_bytes)
+};
+struct RangePush {};
+struct RangePop {};
+struct Mark {};
+struct Step {
+  uint64_t number = 0;  // the step that begins at the record's time
+};
+struct OpBegin {
+  uint64_t handle = 0;
+  int64_t seq_nr = -1;
+  uint64_t fwd_thread_id = 0;
+  uint8_t scope = 0;   // wire::OpScope
+  uint16_t flags = 0;  // trace::EventFlags
+  uint32_t stack = 0;  // the thread's stack id, 0 = none
+  bool has_shapes = false;
+  std::span<const uint8_t> shapes;  // shapes.hpp encoding, inside the ring: valid while the record is
+};
+struct OpEnd {
+  uint64_t handle = 0;
+};
+// A hooked CUDA call; info.kernel_name is still an arena id.
+struct CudaApiCall {
+  uint64_t end_ts = 0;  // raw ticks, never before the call's start
+  trace::CudaInfo info;
+};
+// A CUPTI activity record; info.kernel_name (kernels) is still an arena id.
+struct GpuActivity {
+  uint64_t end_ts = 0;  // raw ticks, never before the record's start
+  trace::EventKind kind = trace::EventKind::Kernel;
+  const char* unnamed = "";  // the event's name when the agent could not intern one
+  bool on_lane = true;       // on its (device, stream) lane, else on a CPU thread
+  int32_t tid = 0;           // CUPTI API records: the thread that made the call
+  trace::CudaInfo info;
+};
+struct Correlation {
+  uint64_t correlation_id = 0;
+  uint64_t external_id = 0;  // the launching op's handle
+};
+// An allocation or free; `info` holds what the agent measured (no names yet).
+struct Memory {
+  wire::MemorySource source = wire::MemorySource::Torch;
+  trace::MemoryInfo info;
+};
+// A stack of the thread; frames name arena ids.
+struct StackDef {
+  uint32_t id = 0;  // 1-based, per thread
+  std::vector<trace::Frame> frames;
+};
+
+// What every record has.
+struct Record {
+  uint64_t ts = 0;    // raw ticks
+  uint32_t name = 0;  // arena id of the record's name, for types whose arg is one (0: none or lost)
+};
+
+}  // namespace ptprof::launcher::decoded
+
+namespace ptprof::launcher {
+
+// The payloads too large to decode inline; `h` lies in a ring, followed by
+// its payload (h.size bytes in all), which record_size_ok has checked.
+decoded::CudaApiCall decode_cuda_api_call(const wire::RecordHeader& h);
+std::optional<decoded::GpuActivity> decode_gpu_activity(const wire::RecordHeader& h);  // none: a later kind
+decoded::Memory decode_memory(const wire::RecordHeader& h);
+std::optional<decoded::StackDef> decode_stack_def(const wire::RecordHeader& h);  // none: malformed
+
+namespace decoded {
+
+inline const uint8_t* payload_of(const wire::RecordHeader& h) {
+  return reinterpret_cast<const uint8_t*>(&h) + sizeof h;
+}
+
+// The record's fixed payload; record_size_ok has checked that it is there.
+template <class Payload>
+Payload read_payload(const wire::RecordHeader& h) {
+  Payload p;
+  std::memcpy(&p, payload_of(h), sizeof p);
+  return p;
+}
+
+inline OpBegin op_begin(const wire::RecordHeader& h) {
+  const auto p = read_payload<wire::OpBeginPayload>(h);
+  OpBegin op;
+  op.handle = p.handle;
+  op.seq_nr = p.seq_nr;
+  op.fwd_thread_id = p.fwd_thread_id;
+  op.scope = p.scope;
+  op.stack = p.stack;
+  if (p.flags & wire::kOpAsync) op.flags |= trace::kAsync;
+  if (p.flags & wire::kOpCallerStacks) op.flags |= trace::kCallerStacks;
+  if ((p.flags & wire::kOpHasShapes) && sizeof h + sizeof p + p.shapes_bytes <= h.size) {
+    op.has_shapes = true;
+    op.shapes = std::span<const uint8_t>(payload_of(h) + sizeof p, p.shapes_bytes);
+  }
+  return op;
+}
+
+}  // namespace decoded
+
+// Decodes `h` (in a ring, followed by its payload) and calls
+// `on(const decoded::Record&, event)` with its typed event, one of the
+// decoded:: types.
+template <class On>
+void decode_record(const wire::RecordHeader& h, On&& on) {
+  using wire::RecordType;
+  decoded::Record r{h.ts, 0};
+  const wire::RecordTypeInfo* info = wire::record_type_info(h.type);
+  if (info == nullptr) return on(r, decoded::Skipped{});  // a type of a later version
+  if (!wire::record_size_ok(h)) return on(r, decoded::Malformed{h.size});
+  if (info->arg_is_name) r.name = h.arg;
+  switch (RecordType(h.type)) {
+    case RecordType::RangePush:
+      return on(r, decoded::RangePush{});
+    case RecordType::RangePop:
+      return on(r, decoded::RangePop{});
+    case RecordType::Mark:
+      return on(r, decoded::Mark{});
+    case RecordType::Step:
+      return on(r, decoded::Step{h.arg});
+    case RecordType::OpBegin:
+      return on(r, decoded::op_begin(h));
+    case RecordType::OpEnd:
+      return on(r, decoded::OpEnd{decoded::read_payload<wire::OpEndPayload>(h).handle});
+    case RecordType::CudaApi:
+      return on(r, decode_cuda_api_call(h));
+    case RecordType::GpuActivity: {
+      if (auto a = decode_gpu_activity(h)) return on(r, *a);
+      return on(r, decoded::Skipped{});
+    }
+    case RecordType::ExternalCorrelation: {
+      const auto p = decoded::read_payload<wire::ExternalCorrelationPayload>(h);
+      return on(r, decoded::Correlation{p.correlation_id, p.external_id});
+    }
+    case RecordType::MemoryEvent:
+      return on(r, decode_memory(h));
+    case RecordType::StackDef: {
+      if (auto s = decode_stack_def(h)) return on(r, *s);
+      return on(r, decoded::Malformed{h.size});
+    }
+    default:
+      return on(r, decoded::Skipped{});  // Pad, ThreadName
+  }
+}
+
+}  // namespace ptprof::launcher

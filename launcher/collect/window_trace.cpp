@@ -1,0 +1,90 @@
+#include "collect/window_trace.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace ptprof::launcher {
+
+void WindowTrace::open(std::unique_ptr<format::TraceSink> writer, const ProcessContext& process) {
+  PTPROF_DCHECK(!writer_ && writer);
+  writer_ = std::move(writer);
+  process_ = &process;
+}
+
+uint32_t WindowTrace::add_name(uint32_t arena_id) {
+  ProcessNames& names = process_->names;
+  names.learn(arena_id);
+  if (!names.known(arena_id)) return writer_->intern("<unknown>");
+  if (name_map_.size() <= arena_id) name_map_.resize(names.size(), 0);
+  if (!name_map_[arena_id]) name_map_[arena_id] = writer_->intern(names.text(arena_id));
+  return name_map_[arena_id];
+}
+
+uint32_t WindowTrace::shapes(uint32_t id) {
+  if (!id) return 0;
+  if (shape_map_.size() < id) shape_map_.resize(process_->shapes.size(), 0);
+  if (!shape_map_[id - 1]) shape_map_[id - 1] = writer_->intern(process_->shapes.text(id));
+  return shape_map_[id - 1];
+}
+
+uint32_t WindowTrace::add_thread(uint32_t instance) {
+  if (thread_map_.size() <= instance) thread_map_.resize(instance + 1, 0);
+  if (!thread_map_[instance]) thread_map_[instance] = writer_->add_thread(process_->threads.describe(instance)) + 1;
+  return thread_map_[instance] - 1;
+}
+
+uint32_t WindowTrace::stack(uint32_t instance, uint32_t id) {
+  const std::vector<trace::Frame>* frames = process_->threads.stack(instance, id);
+  if (!frames) return 0;
+  uint32_t& index = stack_map_[uint64_t(instance) << 32 | id];
+  if (!index) {
+    std::vector<trace::Frame> in_file = *frames;
+    for (trace::Frame& f : in_file) {
+      f.file = f.file ? name(f.file) : 0;
+      f.function = f.function ? name(f.function) : 0;
+    }
+    index = writer_->add_stack(in_file);
+  }
+  return index;
+}
+
+uint32_t WindowTrace::lane(uint32_t device, uint32_t stream) {
+  uint32_t& index = lane_map_[uint64_t(device) << 32 | stream];
+  if (!index) {
+    trace::Thread th;
+    th.process = 0;
+    th.tid = int32_t(stream);
+    th.device = int32_t(device & 0x7fffffff);
+    th.name = "GPU " + std::to_string(device) + " stream " + std::to_string(stream);
+    index = writer_->add_thread(th) + 1;
+  }
+  return index - 1;
+}
+
+void WindowTrace::add_span(const OpenSpan& s, uint32_t instance, uint64_t end, uint16_t flags, uint64_t join_key) {
+  trace::Event e;
+  e.kind = s.kind;
+  e.start_ns = process_->conv.to_ns(s.start);
+  e.end_ns = end == s.start ? e.start_ns : process_->conv.to_ns(end);  // a mark: once
+  e.name = name(s.name);
+  e.thread = thread(instance);
+  e.scope = s.scope;
+  e.flags = uint16_t(s.flags | flags);
+  e.shapes = shapes(s.shapes);
+  e.stack = s.stack ? stack(instance, s.stack) : 0;
+  e.seq_nr = s.seq_nr;
+  e.fwd_thread_id = s.fwd_thread_id;
+  e.arg = join_key;
+  // The agent's note on CUDA is a mark of its own, not the program's.
+  add(e, !(s.kind == trace::EventKind::Mark && process_->names.is_cuda_note(s.name)));
+}
+
+int64_t WindowTrace::events_span_ns() const {
+  if (last_ns_ <= first_ns_) return 0;
+  int64_t span = 0;
+  // Times come from shared memory a target can scribble on: saturate.
+  if (__builtin_sub_overflow(last_ns_, first_ns_, &span)) return INT64_MAX;
+  return span;
+}
+
+}  // namespace ptprof::launcher
