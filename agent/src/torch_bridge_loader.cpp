@@ -134,10 +134,13 @@ std::string find_bridge(const Config& config) {
   std::string path = root + "/" + bridge::cache_key(torch, bridge::kSourceHash) + "/" + bridge::kLibraryName;
   if (file_exists(path)) return path;
   // One prebuilt for this torch where ptprof was built (the wheel), found
-  // beside this agent: no compiler needed.
-  const std::string prebuilt = agent_dir() + "/../" + bridge::kPrebuiltDir + "/" +
-                               bridge::prebuilt_key(torch, bridge::kSourceHash) + "/" + bridge::kLibraryName;
-  if (file_exists(prebuilt)) {
+  // beside this agent: no compiler needed. The agent is in <prefix>/lib, or
+  // <prefix>/lib/<multiarch> in a system install.
+  const std::string entry = std::string("/") + bridge::kPrebuiltDir + "/" +
+                            bridge::prebuilt_key(torch, bridge::kSourceHash) + "/" + bridge::kLibraryName;
+  for (const char* up : {"/..", "/../.."}) {
+    const std::string prebuilt = agent_dir() + up + entry;
+    if (!file_exists(prebuilt)) continue;
     log(Level::Info, "torch %s: the prebuilt torch bridge %s", torch.version.c_str(), prebuilt.c_str());
     return prebuilt;
   }
