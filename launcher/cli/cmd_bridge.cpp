@@ -162,9 +162,7 @@ void read_entries(const std::string& root, bool prebuilt, std::vector<Entry>& en
 std::string state_of(const Entry& e, const std::function<std::string(const char*)>& get) {
   if (e.prebuilt) return "ok";
   auto now = bridge::describe_torch(get("libtorch_cpu"));
-  return now.library.empty()                                              ? "gone"
-         : std::to_string(now.library_bytes) != get("libtorch_cpu_bytes") ? "stale"
-                                                                          : "ok";
+  return now.library.empty() ? "gone" : std::to_string(now.library_bytes) != get("libtorch_cpu_bytes") ? "stale" : "ok";
 }
 
 int list() {
@@ -192,8 +190,8 @@ int list() {
         e.prebuilt ? "any of " + get("libtorch_cpu_bytes") + " bytes (built with " + get("libtorch_cpu") + ")"
                    : get("libtorch_cpu");
     std::printf("%-18s  %-8s  %-20s  %-5s  %-4s  %-5s  %s\n", get("torch_version").c_str(),
-                e.prebuilt ? "prebuilt" : "cached", get("built").c_str(), get("cxx11_abi").c_str(),
-                get("cuda").c_str(), state_of(e, get).c_str(), library.c_str());
+                e.prebuilt ? "prebuilt" : "cached", get("built").c_str(), get("cxx11_abi").c_str(), get("cuda").c_str(),
+                state_of(e, get).c_str(), library.c_str());
   }
   return 0;
 }
@@ -224,9 +222,10 @@ void add_bridge(CLI::App& app, int& exit_code) {
   b->add_flag("--no-build", opts->no_build, "(used by the agent) only report, do not build")->group("");
   b->callback([opts, &exit_code]() { exit_code = build(*opts); });
 
-  auto* l = sub->add_subcommand("list",
-                                "List the torch bridges: those cached on this machine (with whether the torch they were built "
-                                "for is still there) and those prebuilt and shipped with this ptprof");
+  auto* l = sub->add_subcommand(
+      "list",
+      "List the torch bridges: those cached on this machine (with whether the torch they were built "
+      "for is still there) and those prebuilt and shipped with this ptprof");
   l->callback([&exit_code]() { exit_code = list(); });
 }
 
