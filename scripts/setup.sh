@@ -18,6 +18,9 @@
 #    tests; PTPROF_BUILD_TYPE=RelWithDebInfo (or Debug) builds another. ccache
 #    is used when it is installed.
 #
+#    PTPROF_SETUP_TARGETS="ptprof ptprof_agent" builds only those targets
+#    (scripts/demo.sh: the launcher and the agent, minutes less than the tests).
+#
 # Idempotent: run again, it only rebuilds what changed.
 set -euo pipefail
 
@@ -38,7 +41,7 @@ PACKAGES=(build-essential cmake pkg-config libspdlog-dev libcli11-dev catch2
 # (scripts/lint.sh); GCC's sanitizer runtimes (scripts/sanitize.sh) come with
 # build-essential.
 if [[ "${PTPROF_SETUP_TESTS:-0}" == 1 ]]; then
-  PACKAGES+=(protobuf-compiler chromium clang-14 libclang-rt-14-dev clang-tidy-14 clang-format-14)
+  PACKAGES+=(protobuf-compiler chromium clang-14 libclang-rt-14-dev clang-tidy-14 clang-format-14 ninja-build)
 fi
 
 missing=()
@@ -99,6 +102,8 @@ fi
 # leave scripts/test.sh with nothing to run.
 cmake -S . -B build -DCMAKE_BUILD_TYPE="${PTPROF_BUILD_TYPE:-Release}" -DPTPROF_BUILD_TESTS=ON "${LAUNCHER[@]}" ||
   die "cmake configure failed (see the messages above)"
-cmake --build build -j"$JOBS" ||
+targets=()
+for t in ${PTPROF_SETUP_TARGETS:-}; do targets+=(--target "$t"); done
+cmake --build build -j"$JOBS" "${targets[@]}" ||
   die "build failed (see the compiler messages above)"
 echo "setup.sh: built into $(pwd)/build"

@@ -2,7 +2,8 @@
 # Builds ptprof and runs the whole test suite: the house rules (scripts/lint.sh:
 # clang-format and clang-tidy, only what changed since a remembered clean
 # result), unit and integration tests (CTest, in build/, the Release build
-# users get), then the same under sanitizers (scripts/sanitize.sh:
+# users get), the wheel (scripts/wheel.sh, tests/install/test_wheel.py:
+# installed into fresh virtual environments), then the same under sanitizers (scripts/sanitize.sh:
 # build-asan, build-tsan) and each fuzz target for a bounded time
 # (scripts/fuzz.sh, build-fuzz; PTPROF_TEST_FUZZ_SECONDS, default 60).
 #
@@ -52,6 +53,17 @@ ctest --test-dir build --output-on-failure -j2 --no-tests=error </dev/null 2>&1 
 echo "test.sh: test suite: $((SECONDS - t0)) s"
 skipped=$(grep -c -E '^[[:space:]]*[0-9]+ - .*\(Skipped\)$' "$log" || true)
 echo "test.sh: $skipped tests skipped (listed above under \"did not run\")"
+
+# The wheel as users install it: built with a bridge prebuilt for pip's torch
+# only (so Debian's exercises the on-demand build), installed into fresh
+# virtual environments with nothing of the checkout on any path.
+t0=$SECONDS
+if wheel_log=$(bash scripts/wheel.sh "$PWD/.venv/bin/python" | tee /dev/stderr); then
+  /usr/bin/python3 tests/install/test_wheel.py "$(tail -n 1 <<<"$wheel_log")" </dev/null || status=1
+else
+  status=1
+fi
+echo "test.sh: wheel: $((SECONDS - t0)) s"
 
 t0=$SECONDS
 bash scripts/sanitize.sh || status=1

@@ -52,6 +52,7 @@
 #include "ptprof/schedule.hpp"
 #include "ptprof/shm_abi.hpp"
 #include "ptprof/string_arena.hpp"
+#include "ptprof/string_hash.hpp"
 #include "python_api.hpp"
 #include "stack_capture.hpp"
 #include "window_controller.hpp"
@@ -193,14 +194,9 @@ class Runtime {
     uint32_t id;
     const char* text;  // the arena's copy
   };
-  // Heterogeneous lookup: finding a name allocates nothing.
-  struct NameHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
   std::mutex intern_mu_;
-  NoDestructor<std::unordered_map<std::string, InternedName, NameHash, std::equal_to<>>> interned_;
-  std::optional<wire::StringArenaWriter> arena_;  // set with the region
+  NoDestructor<StringMap<InternedName>> interned_;  // finding a name allocates nothing
+  std::optional<wire::StringArenaWriter> arena_;    // set with the region
 
   std::mutex threads_mu_;
   NoDestructor<std::vector<std::unique_ptr<ThreadState>>> threads_;  // by slot

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "log.hpp"
+#include "ptprof/session_lock.hpp"
 #include "runtime.hpp"
 
 namespace ptprof::agent {
@@ -105,14 +106,7 @@ bool Runtime::map_session(const char* name) {
   return true;
 }
 
-bool Runtime::launcher_alive() const {
-  struct flock lock {};
-  lock.l_type = F_WRLCK;
-  lock.l_whence = SEEK_SET;
-  // A kernel without OFD locks cannot tell: assume the launcher lives.
-  if (::fcntl(session_fd_, F_OFD_GETLK, &lock) != 0) return true;
-  return lock.l_type != F_UNLCK;
-}
+bool Runtime::launcher_alive() const { return wire::session_lock_held(session_fd_); }
 
 // The launcher died (SIGKILL): no one will drain or remove what this session
 // created. The first agent to notice removes the session's name and every

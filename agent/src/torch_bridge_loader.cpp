@@ -110,7 +110,8 @@ bool build_bridge(const bridge::TorchInstall& torch, bool allowed) {
 }
 
 // The bridge for the torch in this process: PTPROF_TORCH_BRIDGE, else the
-// cache's entry for this torch, built now if there is none. Empty when there
+// cache's entry for this torch, else one prebuilt for it beside the agent
+// (share/ptprof/bridges: the wheel's), else one built now. Empty when there
 // is none to load; every reason has been told to the user.
 std::string find_bridge(const Config& config) {
   if (const char* p = std::getenv(env::kTorchBridge); p && *p) return p;
@@ -132,6 +133,17 @@ std::string find_bridge(const Config& config) {
   }
   std::string path = root + "/" + bridge::cache_key(torch, bridge::kSourceHash) + "/" + bridge::kLibraryName;
   if (file_exists(path)) return path;
+  // One prebuilt for this torch where ptprof was built (the wheel), found
+  // beside this agent: no compiler needed. The agent is in <prefix>/lib, or
+  // <prefix>/lib/<multiarch> in a system install.
+  const std::string entry = std::string("/") + bridge::kPrebuiltDir + "/" +
+                            bridge::prebuilt_key(torch, bridge::kSourceHash) + "/" + bridge::kLibraryName;
+  for (const char* up : {"/..", "/../.."}) {
+    const std::string prebuilt = agent_dir() + up + entry;
+    if (!file_exists(prebuilt)) continue;
+    log(Level::Info, "torch %s: the prebuilt torch bridge %s", torch.version.c_str(), prebuilt.c_str());
+    return prebuilt;
+  }
   // With PTPROF_BRIDGE_BUILD=0 the builder only says that there is none, once
   // per run however many processes import torch.
   const bool built = build_bridge(torch, config.bridge_build);

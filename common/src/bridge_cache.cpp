@@ -62,12 +62,23 @@ std::string cache_root(const GetEnv& getenv_fn) {
   return {};
 }
 
-std::string cache_key(const TorchInstall& torch, const std::string& source_hash) {
-  uint64_t h = fnv1a(torch.library);
+namespace {
+
+std::string key_of(const TorchInstall& torch, const std::string& source_hash, uint64_t h) {
   h = fnv1a("|" + std::to_string(torch.library_bytes) + "|" + torch.version + "|" + source_hash, h);
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
   return "torch-" + safe_version(torch.version) + "-" + hex;
+}
+
+}  // namespace
+
+std::string cache_key(const TorchInstall& torch, const std::string& source_hash) {
+  return key_of(torch, source_hash, fnv1a(torch.library));
+}
+
+std::string prebuilt_key(const TorchInstall& torch, const std::string& source_hash) {
+  return key_of(torch, source_hash, fnv1a("prebuilt"));
 }
 
 std::map<std::string, std::string> read_info(const std::string& path) {

@@ -189,7 +189,8 @@ BridgeBuildResult build_bridge(const BridgeBuildRequest& req) {
   if (!make_dirs(req.cache_root))
     return failed("cannot create the cache directory " + req.cache_root + ": " + std::strerror(errno));
 
-  const std::string key = bridge::cache_key(torch, bridge::kSourceHash);
+  const std::string key =
+      req.prebuilt ? bridge::prebuilt_key(torch, bridge::kSourceHash) : bridge::cache_key(torch, bridge::kSourceHash);
   BridgeBuildResult r;
   r.dir = req.cache_root + "/" + key;
   r.library = r.dir + "/" + bridge::kLibraryName;
@@ -244,8 +245,9 @@ BridgeBuildResult build_bridge(const BridgeBuildRequest& req) {
   argv.push_back("-I" + include + "/torch/csrc/api/include");
   for (const char* unit : bridge::kCompileUnits) argv.push_back(req.kit_dir + "/" + unit);
   // The libraries by path: Debian has no unversioned libc10.so without -dev.
-  argv.insert(argv.end(), {torch.library, c10, "-Wl,-rpath," + torch.lib_dir, "-Wl,--as-needed", "-Wl,-z,now", "-o",
-                           work + "/" + bridge::kLibraryName});
+  argv.insert(argv.end(), {torch.library, c10});
+  if (!req.prebuilt) argv.push_back("-Wl,-rpath," + torch.lib_dir);
+  argv.insert(argv.end(), {"-Wl,--as-needed", "-Wl,-z,now", "-o", work + "/" + bridge::kLibraryName});
 
   if (req.on_compile_start) req.on_compile_start(req);
   const auto t0 = std::chrono::steady_clock::now();
@@ -282,6 +284,7 @@ BridgeBuildResult build_bridge(const BridgeBuildRequest& req) {
        << "cuda = " << (exists(torch.lib_dir + "/libtorch_cuda.so") ? 1 : 0) << "\n"
        << "compiler = " << compiler[0] << "\n"
        << "bridge_sources = " << bridge::kSourceHash << "\n"
+       << "kind = " << (req.prebuilt ? "prebuilt" : "cached") << "\n"
        << "built = " << now_text() << "\n"
        << "build_seconds = " << r.seconds << "\n";
   if (!write_file(work + "/" + bridge::kInfoName, info.str())) return fail("cannot write " + work);

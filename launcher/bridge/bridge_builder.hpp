@@ -16,6 +16,11 @@ struct BridgeBuildRequest {
   std::string cache_root;  // bridge::cache_root()
   bool force = false;      // rebuild even when cached
   bool no_build = false;   // PTPROF_BRIDGE_BUILD=0: fail unless cached
+  // Build a bridge to ship with ptprof (cache_root is then an install's
+  // share/ptprof/bridges): keyed without the torch's path, which differs in
+  // every environment that installs the same torch, and linked without an
+  // rpath into this machine (the target process has torch loaded already).
+  bool prebuilt = false;
   // Set when the agent asks during a run: a build that failed earlier in the
   // same run is not tried again (each process of the run would otherwise pay
   // for the same failure).

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <vector>
@@ -23,7 +24,7 @@ namespace ptprof::cli {
 namespace {
 
 struct BuildOptions {
-  std::string python, libtorch, run_id;
+  std::string python, libtorch, run_id, prebuilt_into;
   bool force = false, no_build = false;
 };
 
@@ -97,7 +98,8 @@ int build(const BuildOptions& o) {
     return 1;
   }
   req.kit_dir = paths->bridge_kit;
-  req.cache_root = bridge::cache_root(getenv_fn);
+  req.cache_root = o.prebuilt_into.empty() ? bridge::cache_root(getenv_fn) : o.prebuilt_into;
+  req.prebuilt = !o.prebuilt_into.empty();
   req.force = o.force;
   req.no_build = o.no_build;
   req.run_id = o.run_id;
@@ -137,12 +139,11 @@ int build(const BuildOptions& o) {
 
 struct Entry {
   std::string key;
+  bool prebuilt = false;
   std::map<std::string, std::string> info;
 };
 
-int list() {
-  const std::string root = bridge::cache_root(getenv_fn);
-  std::vector<Entry> entries;
+void read_entries(const std::string& root, bool prebuilt, std::vector<Entry>& entries) {
   if (DIR* d = ::opendir(root.c_str())) {
     while (dirent* e = ::readdir(d)) {
       std::string name = e->d_name;
@@ -150,29 +151,47 @@ int list() {
       std::string info_path = root;
       info_path.append("/").append(name).append("/").append(bridge::kInfoName);
       auto info = bridge::read_info(info_path);
-      if (!info.empty()) entries.push_back({name, std::move(info)});
+      if (!info.empty()) entries.push_back({name, prebuilt, std::move(info)});
     }
     ::closedir(d);
   }
+}
+
+// A cached bridge is for one torch file; a prebuilt one for any torch of its
+// version whose libtorch_cpu.so has the size it was built against.
+std::string state_of(const Entry& e, const std::function<std::string(const char*)>& get) {
+  if (e.prebuilt) return "ok";
+  auto now = bridge::describe_torch(get("libtorch_cpu"));
+  return now.library.empty() ? "gone" : std::to_string(now.library_bytes) != get("libtorch_cpu_bytes") ? "stale" : "ok";
+}
+
+int list() {
+  const std::string root = bridge::cache_root(getenv_fn);
+  auto paths = launcher::find_install_paths();
+  const std::string prebuilt_root = paths ? paths->prebuilt_bridges : std::string();
+  std::vector<Entry> entries;
+  read_entries(root, false, entries);
+  if (!prebuilt_root.empty()) read_entries(prebuilt_root, true, entries);
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.key < b.key; });
+  std::printf("cache: %s\n", root.empty() ? "(no cache directory: HOME is unset)" : root.c_str());
+  if (!prebuilt_root.empty()) std::printf("prebuilt (shipped with this ptprof): %s\n", prebuilt_root.c_str());
   if (entries.empty()) {
-    std::printf("no torch bridges cached in %s\n", root.empty() ? "(no cache directory: HOME is unset)" : root.c_str());
+    std::printf("no torch bridges: one is built when a profiled program first imports torch\n");
     return 0;
   }
-  std::printf("torch bridges cached in %s:\n", root.c_str());
-  std::printf("%-18s  %-20s  %-5s  %-4s  %-5s  %s\n", "torch", "built", "abi11", "cuda", "state", "libtorch_cpu");
+  std::printf("%-18s  %-8s  %-20s  %-5s  %-4s  %-5s  %s\n", "torch", "kind", "built", "abi11", "cuda", "state",
+              "libtorch_cpu");
   for (const auto& e : entries) {
     auto get = [&](const char* k) {
       auto it = e.info.find(k);
       return it == e.info.end() ? std::string("?") : it->second;
     };
-    // An entry whose torch was removed or replaced is never loaded again.
-    auto now = bridge::describe_torch(get("libtorch_cpu"));
-    std::string state = now.library.empty()                                              ? "gone"
-                        : std::to_string(now.library_bytes) != get("libtorch_cpu_bytes") ? "stale"
-                                                                                         : "ok";
-    std::printf("%-18s  %-20s  %-5s  %-4s  %-5s  %s\n", get("torch_version").c_str(), get("built").c_str(),
-                get("cxx11_abi").c_str(), get("cuda").c_str(), state.c_str(), get("libtorch_cpu").c_str());
+    const std::string library =
+        e.prebuilt ? "any of " + get("libtorch_cpu_bytes") + " bytes (built with " + get("libtorch_cpu") + ")"
+                   : get("libtorch_cpu");
+    std::printf("%-18s  %-8s  %-20s  %-5s  %-4s  %-5s  %s\n", get("torch_version").c_str(),
+                e.prebuilt ? "prebuilt" : "cached", get("built").c_str(), get("cxx11_abi").c_str(), get("cuda").c_str(),
+                state_of(e, get).c_str(), library.c_str());
   }
   return 0;
 }
@@ -195,14 +214,18 @@ void add_bridge(CLI::App& app, int& exit_code) {
   b->add_option("--python", opts->python, "An interpreter: the bridge is built for the torch it imports");
   b->add_option("--libtorch", opts->libtorch, "Or the torch's libtorch_cpu.so itself");
   b->add_flag("--force", opts->force, "Rebuild even when a bridge is cached");
+  b->add_option("--prebuilt-into", opts->prebuilt_into,
+                "Build a bridge to ship with ptprof instead of caching it: DIR is the install's share/ptprof/bridges "
+                "(docs/bridges.md); it is then used for this torch version wherever that ptprof is installed");
   b->add_option("--for-run", opts->run_id, "(used by the agent) the run asking; failures are reported once per run")
       ->group("");
   b->add_flag("--no-build", opts->no_build, "(used by the agent) only report, do not build")->group("");
   b->callback([opts, &exit_code]() { exit_code = build(*opts); });
 
-  auto* l = sub->add_subcommand("list",
-                                "List the cached bridges: torch version, build date, and whether the torch "
-                                "they were built for is still there");
+  auto* l = sub->add_subcommand(
+      "list",
+      "List the torch bridges: those cached on this machine (with whether the torch they were built "
+      "for is still there) and those prebuilt and shipped with this ptprof");
   l->callback([&exit_code]() { exit_code = list(); });
 }
 

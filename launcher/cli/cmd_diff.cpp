@@ -20,11 +20,6 @@ struct DiffArgs {
   std::string format = "table";
 };
 
-int usage_error(const std::string& msg) {
-  spdlog::error("diff: {}", msg);
-  return 2;
-}
-
 std::string names(const std::vector<std::string_view>& items) {
   std::string s;
   for (auto i : items) s += (s.empty() ? "" : ", ") + std::string(i);
@@ -33,14 +28,15 @@ std::string names(const std::vector<std::string_view>& items) {
 
 int run_diff(const DiffArgs& args) {
   auto key = diff::parse_sort_key(args.sort_by);
-  if (!key) return usage_error("unknown --sort-by '" + args.sort_by + "'; accepted: " + names(diff::sort_key_names()));
+  if (!key)
+    return usage_error("diff", "unknown --sort-by '" + args.sort_by + "'; accepted: " + names(diff::sort_key_names()));
   if (args.format != "table" && args.format != "json")
-    return usage_error("unknown --format '" + args.format + "'; accepted: table, json");
-  if (args.row_limit < 0) return usage_error("--row-limit must be >= 0 (0 = all rows)");
+    return usage_error("diff", "unknown --format '" + args.format + "'; accepted: table, json");
+  if (args.row_limit < 0) return usage_error("diff", "--row-limit must be >= 0 (0 = all rows)");
   auto a = read_report({args.a}, report::Options{}, "diff");
-  if (!a) return usage_error(a.error());
+  if (!a) return usage_error("diff", a.error());
   auto b = read_report({args.b}, report::Options{}, "diff");
-  if (!b) return usage_error(b.error());
+  if (!b) return usage_error("diff", b.error());
   diff::Diff d = diff::compare(*a, *b, *key);
   std::string out = args.format == "json" ? diff::render_json(d, size_t(args.row_limit))
                                           : diff::render_table(d, size_t(args.row_limit));

@@ -22,11 +22,6 @@ struct ExportArgs {
   std::string max_file_size;
 };
 
-int usage_error(const std::string& msg) {
-  spdlog::error("export: {}", msg);
-  return 2;
-}
-
 void report(const exporting::ExportResult& r, const char* what) {
   for (const auto& w : r.warnings) spdlog::warn("export: {}", w);
   // What was written is the command's output, shown at any log level.
@@ -36,9 +31,9 @@ void report(const exporting::ExportResult& r, const char* what) {
 
 int run_export(const ExportArgs& a) {
   if (a.chrome.empty() && a.perfetto.empty())
-    return usage_error("nothing to write: give --chrome OUT.json[.gz] and/or --perfetto OUT.pftrace");
+    return usage_error("export", "nothing to write: give --chrome OUT.json[.gz] and/or --perfetto OUT.pftrace");
   if (!a.max_file_size.empty() && a.chrome.empty())
-    return usage_error("--max-file-size splits the Chrome export: give --chrome OUT.json[.gz] with it");
+    return usage_error("export", "--max-file-size splits the Chrome export: give --chrome OUT.json[.gz] with it");
   exporting::ChromeOptions chrome;
   std::string size_text = a.max_file_size;
   std::string size_source = "--max-file-size";
@@ -53,25 +48,25 @@ int run_export(const ExportArgs& a) {
     auto bytes = exporting::parse_byte_size(size_text);
     constexpr uint64_t kMinimum = 64 << 10;
     if (!bytes || *bytes < kMinimum)
-      return usage_error(size_source + " '" + size_text +
-                         "' is not a size of at least 64K: give bytes, or a number with K, M or G "
-                         "(powers of 1024), e.g. 500M");
+      return usage_error("export", size_source + " '" + size_text +
+                                       "' is not a size of at least 64K: give bytes, or a number with K, M or G "
+                                       "(powers of 1024), e.g. 500M");
     chrome.max_file_size = *bytes;
   }
 
   std::vector<std::string> notes;
   auto expanded = format::expand_trace_paths(a.paths, &notes);
-  if (!expanded) return usage_error(expanded.error());
+  if (!expanded) return usage_error("export", expanded.error());
   for (const auto& n : notes) spdlog::warn("export: {}", n);
   const std::vector<std::string>& files = *expanded;
   if (!a.chrome.empty()) {
     auto r = exporting::export_chrome(files, a.chrome, chrome);
-    if (!r) return usage_error(r.error());
+    if (!r) return usage_error("export", r.error());
     report(*r, "Chrome trace JSON");
   }
   if (!a.perfetto.empty()) {
     auto r = exporting::export_perfetto(files, a.perfetto);
-    if (!r) return usage_error(r.error());
+    if (!r) return usage_error("export", r.error());
     report(*r, "Perfetto protobuf");
   }
   return 0;

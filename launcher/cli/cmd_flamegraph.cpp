@@ -19,24 +19,21 @@ struct FlamegraphArgs {
   std::string output;
 };
 
-int usage_error(const std::string& msg) {
-  spdlog::error("flamegraph: {}", msg);
-  return 2;
-}
-
 int run_flamegraph(const FlamegraphArgs& args) {
   const auto metric = flamegraph::parse_metric(args.metric);
-  if (!metric) return usage_error("unknown --metric '" + args.metric + "'; accepted: self_cpu, self_cuda, alloc_bytes");
+  if (!metric)
+    return usage_error("flamegraph",
+                       "unknown --metric '" + args.metric + "'; accepted: self_cpu, self_cuda, alloc_bytes");
   flamegraph::Builder builder(*metric);
   Status read =
       read_traces(args.inputs, "flamegraph", [&](const std::string&, const trace::Trace& t) { builder.add(t); });
-  if (!read) return usage_error(read.message());
+  if (!read) return usage_error("flamegraph", read.message());
   if (builder.ops_with_stack() == 0)
     spdlog::warn("flamegraph: no op in the inputs carries a stack (record with `ptprof run --with-stack`)");
   const std::string out = std::move(builder).finish();
   if (!args.output.empty() && args.output != "-") {
     const Status written = exporting::write_file(args.output, out);
-    return written ? 0 : usage_error("cannot write " + written.message());
+    return written ? 0 : usage_error("flamegraph", "cannot write " + written.message());
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (std::fflush(stdout) != 0) {

@@ -20,21 +20,16 @@ struct MemoryArgs {
   long long row_limit = 20;
 };
 
-int usage_error(const std::string& msg) {
-  spdlog::error("memory: {}", msg);
-  return 2;
-}
-
 int run_memory(const MemoryArgs& args) {
-  if (args.row_limit < 0) return usage_error("--row-limit must be >= 0 (0 = all rows)");
+  if (args.row_limit < 0) return usage_error("memory", "--row-limit must be >= 0 (0 = all rows)");
   memory::SummaryBuilder builder;
   Status read =
       read_traces(args.inputs, "memory", [&](const std::string& path, const trace::Trace& t) { builder.add(path, t); });
-  if (!read) return usage_error(read.message());
+  if (!read) return usage_error("memory", read.message());
   memory::Summary s = std::move(builder).finish();
   if (!args.timeline.empty()) {
     const Status written = exporting::write_file(args.timeline, memory::render_timeline_csv(s));
-    if (!written) return usage_error("cannot write --timeline " + written.message());
+    if (!written) return usage_error("memory", "cannot write --timeline " + written.message());
   }
   const std::string out = memory::render_text(s, memory::RenderOptions{args.bytes, size_t(args.row_limit)});
   std::fwrite(out.data(), 1, out.size(), stdout);

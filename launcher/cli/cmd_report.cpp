@@ -30,11 +30,6 @@ struct ReportArgs {
   std::string baseline;
 };
 
-int usage_error(const std::string& msg) {
-  spdlog::error("report: {}", msg);
-  return 2;
-}
-
 // What the report says beside its output (the file written, the drops): on
 // stderr at any log level, so that stdout holds the report alone.
 void note(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stderr); }
@@ -48,7 +43,7 @@ std::string join(const std::vector<std::string_view>& items) {
 int write_html(const report::Report& r, const report::HtmlBaseline* baseline, const memory::Summary& memory,
                const std::string& path) {
   const Status written = exporting::write_file(path, report::render_html(r, baseline, &memory));
-  if (!written) return usage_error("cannot write " + written.message());
+  if (!written) return usage_error("report", "cannot write " + written.message());
   note("ptprof report: wrote " + path + "\n" + report::drops_warning(r));
   return 0;
 }
@@ -56,26 +51,28 @@ int write_html(const report::Report& r, const report::HtmlBaseline* baseline, co
 int run_report(const ReportArgs& a) {
   report::Options opts;
   auto key = report::parse_sort_key(a.sort_by);
-  if (!key) return usage_error("unknown --sort-by '" + a.sort_by + "'; accepted: " + join(report::sort_key_names()));
+  if (!key)
+    return usage_error("report", "unknown --sort-by '" + a.sort_by + "'; accepted: " + join(report::sort_key_names()));
   opts.sort_by = *key;
   opts.group_by_input_shape = a.group_by_input_shape;
   if (a.group_by_stack_n < 0 || a.group_by_stack_n > 1000)
-    return usage_error("--group-by-stack-n takes a number of stack entries from 0 (no grouping) to 1000, not " +
-                       std::to_string(a.group_by_stack_n));
+    return usage_error("report",
+                       "--group-by-stack-n takes a number of stack entries from 0 (no grouping) to 1000, not " +
+                           std::to_string(a.group_by_stack_n));
   opts.group_by_stack_n = uint32_t(a.group_by_stack_n);
   auto format = report::parse_format(a.format);
-  if (!format) return usage_error("unknown --format '" + a.format + "'; accepted: table, csv, json");
-  if (a.row_limit < -1) return usage_error("--row-limit must be >= 0 (0 = all rows)");
+  if (!format) return usage_error("report", "unknown --format '" + a.format + "'; accepted: table, csv, json");
+  if (a.row_limit < -1) return usage_error("report", "--row-limit must be >= 0 (0 = all rows)");
   if (a.window != "all") {
     char* end = nullptr;
     unsigned long w = std::strtoul(a.window.c_str(), &end, 10);
     if (a.window.empty() || *end != '\0' || a.window[0] == '-' || w > UINT32_MAX)
-      return usage_error("--window takes a window index (0, 1, ...) or 'all', not '" + a.window + "'");
+      return usage_error("report", "--window takes a window index (0, 1, ...) or 'all', not '" + a.window + "'");
     opts.window = uint32_t(w);
   }
 
   if (!a.baseline.empty() && a.html.empty())
-    return usage_error("--baseline needs --html (the page holds the comparison)");
+    return usage_error("report", "--baseline needs --html (the page holds the comparison)");
 
   report::ReportBuilder builder(opts);
   // The comparison is `ptprof diff`'s: rows by name only, whatever the
@@ -98,19 +95,19 @@ int run_report(const ReportArgs& a) {
                                     if (!opts.window || t.header.window == *opts.window) mem->add(f, t);
                                   })
                     : add_traces(a.paths, "report", builder, *format == report::Format::Json, &seen_windows);
-  if (!read) return usage_error(read.message());
+  if (!read) return usage_error("report", read.message());
   report::Report r = std::move(builder).finish();
   if (opts.window && r.files.empty()) {
     std::string present;
     for (uint32_t w : seen_windows) present += (present.empty() ? "" : ", ") + std::to_string(w);
-    return usage_error("no trace of window " + a.window + " in the inputs (their windows: " + present + ")");
+    return usage_error("report", "no trace of window " + a.window + " in the inputs (their windows: " + present + ")");
   }
 
   const memory::Summary mem_summary = mem ? std::move(*mem).finish() : memory::Summary{};
   if (!a.html.empty() && !compared) return write_html(r, nullptr, mem_summary, a.html);
   if (compared) {
     auto base = read_report({a.baseline}, report::Options{}, "report");
-    if (!base) return usage_error("--baseline: " + base.error());
+    if (!base) return usage_error("report", "--baseline: " + base.error());
     // Sorted as `ptprof diff` sorts by default; the page's table re-sorts.
     report::HtmlBaseline b{diff::compare(*base, std::move(*compared).finish(), diff::SortKey::SelfCpuTime),
                            base->files};

@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "ptprof/session_lock.hpp"
+
 namespace ptprof::launcher {
 
 LiveSession::~LiveSession() {
@@ -18,13 +20,7 @@ LiveSession::~LiveSession() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-bool LiveSession::launcher_alive() const {
-  struct flock lock {};
-  lock.l_type = F_WRLCK;
-  lock.l_whence = SEEK_SET;
-  if (::fcntl(fd_, F_OFD_GETLK, &lock) != 0) return true;
-  return lock.l_type != F_UNLCK;
-}
+bool LiveSession::launcher_alive() const { return wire::session_lock_held(fd_); }
 
 std::vector<int32_t> LiveSession::running_pids() const {
   std::vector<int32_t> pids;

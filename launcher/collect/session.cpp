@@ -11,6 +11,8 @@
 #include <cstring>
 #include <memory>
 
+#include "ptprof/session_lock.hpp"
+
 namespace ptprof::launcher {
 namespace {
 
@@ -59,10 +61,7 @@ Result<std::unique_ptr<Session>> Session::create(uint64_t ring_bytes, clock::Kin
   }
   // Held until the launcher exits, however it exits: agents that find the
   // lock gone know that no one drains the session any more.
-  struct flock lock {};
-  lock.l_type = F_RDLCK;
-  lock.l_whence = SEEK_SET;
-  if (::fcntl(fd, F_OFD_SETLK, &lock) != 0) {
+  if (!wire::hold_session_lock(fd)) {
     ::close(fd);
     return Status::error("cannot lock shared memory " + s->name_ + ": " + std::strerror(errno));
   }

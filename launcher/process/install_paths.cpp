@@ -1,6 +1,7 @@
 #include "process/install_paths.hpp"
 
 #include "process/sanitizer_runtime.hpp"
+#include "ptprof/bridge_cache.hpp"
 
 #include <unistd.h>
 
@@ -45,6 +46,7 @@ Result<InstallPaths> find_install_paths() {
       break;
     }
   }
+  p.prebuilt_bridges = (prefix / bridge::kPrebuiltDir).string();
   return p;
 }
 

@@ -13,6 +13,9 @@ struct InstallPaths {
   std::string preload;     // what LD_PRELOAD starts with: the agent, after the sanitizer runtime in sanitizer builds
   std::string python_dir;  // directory holding the `ptprof` package
   std::string bridge_kit;  // the torch bridge's sources (cmake/BridgeKit.cmake)
+  // Bridges built with ptprof for the torches its build machine had
+  // (bridge::kPrebuiltDir under the prefix; the wheel carries them).
+  std::string prebuilt_bridges;
 };
 
 Result<InstallPaths> find_install_paths();

@@ -1,6 +1,6 @@
 """The Python module `ptprof` (agent/python/ptprof): its warn-once and no-op
 behaviour without the agent (the module put on PYTHONPATH here; a program
-run outside `ptprof run` as users run it is test_python_module_outside_run.py),
+run outside `ptprof run` as users run it, installed from the wheel, is tests/install/test_wheel.py),
 and what a no-op call does (no lookup, no work beyond the call); the calls it
 makes into an agent (checked against a stand-in agent built here); and the
 module under `ptprof run`."""

@@ -42,6 +42,14 @@ std::string cache_root(const GetEnv& getenv_fn);
 // `source_hash` (kBridgeSourceHash in production).
 std::string cache_key(const TorchInstall& torch, const std::string& source_hash);
 
+// Bridges prebuilt when ptprof was built (the wheel carries them, in
+// <prefix>/share/ptprof/bridges/<prebuilt key>/): keyed like the cache but
+// without the library's path, which differs in every environment that
+// installs the same torch: the torch version, the size of libtorch_cpu.so
+// (the same wheel of torch has the same file) and the bridge's sources.
+std::string prebuilt_key(const TorchInstall& torch, const std::string& source_hash);
+inline constexpr const char* kPrebuiltDir = "share/ptprof/bridges";
+
 // `key = value` lines, as bridge.info holds them.
 std::map<std::string, std::string> read_info(const std::string& path);
 
