@@ -19,6 +19,7 @@
 #include "cli/commands.hpp"
 #include "process/install_paths.hpp"
 #include "process/subprocess.hpp"
+#include "ptprof/bridge_kit.hpp"
 
 namespace ptprof::cli {
 namespace {
@@ -160,6 +161,8 @@ void read_entries(const std::string& root, bool prebuilt, std::vector<Entry>& en
 // A cached bridge is for one torch file; a prebuilt one for any torch of its
 // version whose libtorch_cpu.so has the size it was built against.
 std::string state_of(const Entry& e, const std::function<std::string(const char*)>& get) {
+  // Built from another ptprof's bridge sources: this ptprof never loads it.
+  if (get("bridge_sources") != bridge::kSourceHash) return "other";
   if (e.prebuilt) return "ok";
   auto now = bridge::describe_torch(get("libtorch_cpu"));
   return now.library.empty() ? "gone" : std::to_string(now.library_bytes) != get("libtorch_cpu_bytes") ? "stale" : "ok";
