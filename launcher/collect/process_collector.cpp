@@ -66,8 +66,7 @@ bool ProcessCollector::visit(ThreadDecode& t, const wire::RecordHeader& h, uint6
   return true;
 }
 
-int32_t ProcessCollector::writable_window(uint64_t ticks) {
-  const int32_t slot = book_.window_for(ticks);
+int32_t ProcessCollector::writable(int32_t slot) {
   if (slot < 0) return -1;
   Window& w = book_.at(slot);
   return w.trace.is_open() || output_.open(w) ? slot : -1;
@@ -133,7 +132,7 @@ void ProcessCollector::route(ThreadDecode& t, const decoded::Record& r, const de
 
 void ProcessCollector::route(ThreadDecode& t, const decoded::Record& r, const decoded::GpuActivity& a) {
   cuda_.saw_cuda();
-  const int32_t slot = writable_window(r.ts);
+  const int32_t slot = a.on_lane ? writable(book_.device_window_for(r.ts)) : writable_window(r.ts);
   if (slot < 0) return;
   cuda_.gpu_activity(r, a, t.instance, slot, book_.at(slot).trace);
 }

@@ -80,7 +80,9 @@ class ProcessCollector {
 
   // The slot of the window that holds an event at `ticks`, its trace open;
   // -1 when none does or its file cannot be opened.
-  int32_t writable_window(uint64_t ticks);
+  int32_t writable_window(uint64_t ticks) { return writable(book_.window_for(ticks)); }
+  // `slot`, its trace opened for writing; -1 when it cannot be.
+  int32_t writable(int32_t slot);
   void open_span(ThreadDecode& t, const OpenSpan& s);
   // What closing a span of thread `t` does: the window it began in gets it.
   auto span_closer(ThreadDecode& t);

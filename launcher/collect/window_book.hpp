@@ -68,6 +68,20 @@ class WindowBook {
     ++late_events_;
     return -1;
   }
+  // The same for work on a device that began at `ticks`, which may also go
+  // to the window that ended last before it, while that window is not yet
+  // written: the device runs behind the CPU, so work launched in a window
+  // often starts after the window's CPU side ended, and comes in with the
+  // agent's flush after that end (torch.profiler keeps it in its window).
+  int32_t device_window_for(uint64_t ticks) {
+    if (window_slot(ticks) >= 0) return window_for(ticks);
+    for (size_t i = windows_.size(); i-- > 0;) {
+      const Window& w = windows_[i];
+      if (w.begin > ticks) continue;
+      return w.done ? -1 : int32_t(i);  // the window just before: `ticks` is after its end
+    }
+    return -1;
+  }
   uint64_t late_events() const { return late_events_; }
 
   // A span begun in window `slot` opens or closes: a window waits, within

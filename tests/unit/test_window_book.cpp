@@ -57,6 +57,28 @@ TEST_CASE("window book: boundaries become windows; ticks find their slot, betwee
   CHECK_FALSE(book.windows()[0].gpu_flushed);
 }
 
+TEST_CASE("window book: device work that starts after its window's end stays in it until it is written",
+          "[collector][windows]") {
+  SyntheticRegion region{1};
+  region.boundary(BoundaryKind::WindowBegin, 100, 0);
+  region.boundary(BoundaryKind::WindowEnd, 200, 0);
+  region.boundary(BoundaryKind::WindowBegin, 300, 1);
+  region.boundary(BoundaryKind::WindowEnd, 400, 1);
+  WindowBook book;
+  book.read_boundaries(region.header());
+  CHECK(book.device_window_for(150) == 0);  // inside: as any event
+  CHECK(book.device_window_for(250) == 0);  // after window 0's end, before window 1 began
+  CHECK(book.device_window_for(350) == 1);
+  CHECK(book.device_window_for(900) == 1);  // after the last window's end
+  CHECK(book.device_window_for(50) == -1);  // before any window
+  CHECK(book.window_for(250) == -1);        // a CPU event there is in no window
+  book.at(1).done = true;
+  CHECK(book.device_window_for(900) == -1);  // written: nowhere, and not late
+  CHECK(book.late_events() == 0);
+  CHECK(book.device_window_for(350) == -1);  // inside a written window: late
+  CHECK(book.late_events() == 1);
+}
+
 TEST_CASE("window book: an event for a window already written is late, counted, and goes nowhere",
           "[collector][windows]") {
   SyntheticRegion region{1};
