@@ -46,6 +46,18 @@ struct Converted {
   wire::ExternalCorrelationPayload ext{};
 };
 
+// What every record of work on a device (kernel, copy, set) carries, under
+// the same field names in each record type.
+template <class DeviceWork>
+void copy_device_work(const DeviceWork& r, wire::GpuActivityPayload& p) {
+  p.correlation_id = r.correlationId;
+  p.device = r.deviceId;
+  p.context = r.contextId;
+  p.stream = r.streamId;
+  p.graph_node_id = r.graphNodeId;
+  p.graph_id = r.graphId;
+}
+
 Converted convert(const CUpti_Activity* rec, CallbackNameFn callback_name, const GpuClock& clock,
                   const ActivityOutput& out) {
   Converted c;
@@ -63,13 +75,8 @@ Converted convert(const CUpti_Activity* rec, CallbackNameFn callback_name, const
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
       p.kind = uint8_t(wire::GpuActivityKind::Kernel);
       times(k->start, k->end);
-      p.correlation_id = k->correlationId;
-      p.device = k->deviceId;
-      p.context = k->contextId;
-      p.stream = k->streamId;
+      copy_device_work(*k, p);
       set_launch(p, k->gridX, k->gridY, k->gridZ, k->blockX, k->blockY, k->blockZ);
-      p.graph_node_id = k->graphNodeId;
-      p.graph_id = k->graphId;
       c.name = name_id(out, k->name);
       break;
     }
@@ -77,14 +84,9 @@ Converted convert(const CUpti_Activity* rec, CallbackNameFn callback_name, const
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
       p.kind = uint8_t(wire::GpuActivityKind::Memcpy);
       times(m->start, m->end);
-      p.correlation_id = m->correlationId;
+      copy_device_work(*m, p);
       p.bytes = m->bytes;
-      p.device = m->deviceId;
-      p.context = m->contextId;
-      p.stream = m->streamId;
       p.copy_kind = m->copyKind;
-      p.graph_node_id = m->graphNodeId;
-      p.graph_id = m->graphId;
       c.name = name_id(out, memcpy_name(m->copyKind));
       break;
     }
@@ -92,13 +94,8 @@ Converted convert(const CUpti_Activity* rec, CallbackNameFn callback_name, const
       const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(rec);
       p.kind = uint8_t(wire::GpuActivityKind::Memset);
       times(m->start, m->end);
-      p.correlation_id = m->correlationId;
+      copy_device_work(*m, p);
       p.bytes = m->bytes;
-      p.device = m->deviceId;
-      p.context = m->contextId;
-      p.stream = m->streamId;
-      p.graph_node_id = m->graphNodeId;
-      p.graph_id = m->graphId;
       c.name = name_id(out, "Memset");
       break;
     }
