@@ -139,7 +139,7 @@ std::string find_bridge(const Config& config) {
   const std::string entry = std::string("/") + bridge::kPrebuiltDir + "/" +
                             bridge::prebuilt_key(torch, bridge::kSourceHash) + "/" + bridge::kLibraryName;
   for (const char* up : {"/..", "/../.."}) {
-    const std::string prebuilt = agent_dir() + up + entry;
+    std::string prebuilt = agent_dir() + up + entry;
     if (!file_exists(prebuilt)) continue;
     log(Level::Info, "torch %s: the prebuilt torch bridge %s", torch.version.c_str(), prebuilt.c_str());
     return prebuilt;
