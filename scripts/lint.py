@@ -135,6 +135,35 @@ def run_format(fmt, files):
     return r.returncode == 0
 
 
+UNITY_INCLUDE = re.compile(r'^#include "(/[^"]+)"$', re.M)
+
+
+def expand_unity(db):
+    """compile_commands.json names a unity build's batch files
+    (CMakeFiles/<target>.dir/Unity/unity_N_cxx.cxx), not the sources they
+    include: each source gets its batch's command, with its own path for the
+    batch's. Its key then depends on the batch's inputs, all of them."""
+    out = []
+    for e in db:
+        if "/Unity/unity_" not in e["file"]:
+            out.append(e)
+            continue
+        batch = os.path.join(e["directory"], e["file"])
+        try:
+            sources = UNITY_INCLUDE.findall(open(batch).read())
+        except OSError:
+            out.append(e)
+            continue
+        for src in sources:
+            entry = dict(e, file=src)
+            if "command" in entry:
+                entry["command"] = entry["command"].replace(e["file"], src)
+            else:
+                entry["arguments"] = [src if a == e["file"] else a for a in entry["arguments"]]
+            out.append(entry)
+    return out
+
+
 def tidy_one(tidy, build, path):
     t0 = time.monotonic()
     r = subprocess.run([tidy, "-p", build, "--quiet", path], cwd=ROOT, stdout=subprocess.PIPE,
@@ -168,9 +197,19 @@ def main():
                                                        time.monotonic() - t0), flush=True)
 
     entries = {}
-    for e in json.load(open(db_path)):
+    db = json.load(open(db_path))
+    expanded = expand_unity(db)
+    for e in expanded:
         path = os.path.relpath(os.path.realpath(os.path.join(e["directory"], e["file"])), ROOT)
         entries.setdefault(path, e)  # clang-tidy -p takes the first entry too
+    tidy_db = args.build
+    if len(expanded) != len(db):
+        # clang-tidy reads its commands from a directory: one of our own,
+        # with the unity batches' sources in it.
+        tidy_db = os.path.join(args.build, "lint-db")
+        os.makedirs(tidy_db, exist_ok=True)
+        with open(os.path.join(tidy_db, "compile_commands.json"), "w") as f:
+            json.dump(expanded, f)
     units = [f for f in files if f.endswith(".cpp") and not TORCH_ONLY.match(f)]
     missing = [f for f in units if f not in entries]
     if missing:
@@ -187,7 +226,7 @@ def main():
     failed = []
     t1 = time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for n, (path, good, text, secs) in enumerate(pool.map(lambda u: tidy_one(tidy, args.build, u), todo), 1):
+        for n, (path, good, text, secs) in enumerate(pool.map(lambda u: tidy_one(tidy, tidy_db, u), todo), 1):
             if text:
                 print(text, flush=True)
             if good and unit_keys[path] is not None:
