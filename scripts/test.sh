@@ -3,7 +3,8 @@
 # clang-format and clang-tidy, only what changed since a remembered clean
 # result), unit and integration tests (CTest, in build/, the Release build
 # users get), the wheel (scripts/wheel.sh, tests/install/test_wheel.py:
-# installed into fresh virtual environments), then the same under sanitizers (scripts/sanitize.sh:
+# installed into fresh virtual environments), the GPU check's dry run from
+# that wheel (scripts/gpu-check.sh --dry-run), then the same under sanitizers (scripts/sanitize.sh:
 # build-asan, build-tsan) and each fuzz target for a bounded time
 # (scripts/fuzz.sh, build-fuzz; PTPROF_TEST_FUZZ_SECONDS, default 60).
 #
@@ -58,12 +59,27 @@ echo "test.sh: $skipped tests skipped (listed above under \"did not run\")"
 # only (so Debian's exercises the on-demand build), installed into fresh
 # virtual environments with nothing of the checkout on any path.
 t0=$SECONDS
+wheel=""
 if wheel_log=$(bash scripts/wheel.sh "$PWD/.venv/bin/python" | tee /dev/stderr); then
-  /usr/bin/python3 tests/install/test_wheel.py "$(tail -n 1 <<<"$wheel_log")" </dev/null || status=1
+  wheel=$(tail -n 1 <<<"$wheel_log")
+  /usr/bin/python3 tests/install/test_wheel.py "$wheel" </dev/null || status=1
 else
   status=1
 fi
 echo "test.sh: wheel: $((SECONDS - t0)) s"
+
+# scripts/gpu-check.sh from that wheel, all but what needs a GPU: the install
+# offline into a fresh venv, the bridge, the workloads on the CPU, compare.py
+# on canned GPU outputs (docs/gpu-check.md). Without a wheel it cannot run:
+# a failure, not a skip.
+t0=$SECONDS
+if [[ -n $wheel ]]; then
+  bash scripts/gpu-check.sh --dry-run --wheel "$wheel" --python "$PWD/.venv/bin/python" </dev/null || status=1
+else
+  echo "test.sh: gpu-check dry run: no wheel (its build failed above): failed"
+  status=1
+fi
+echo "test.sh: gpu-check dry run: $((SECONDS - t0)) s"
 
 t0=$SECONDS
 bash scripts/sanitize.sh || status=1

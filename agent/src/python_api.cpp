@@ -5,6 +5,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "log.hpp"
+
 namespace ptprof::agent {
 namespace {
 
@@ -40,7 +42,11 @@ const PythonApi* PythonRuntime::resolve() {
       if (!find(a.is_finalizing, "Py_IsFinalizing")) find(a.is_finalizing, "_Py_IsFinalizing");
       find(a.frame_lasti, "PyFrame_GetLasti");
       const char* (*version)() = nullptr;
-      if (find(version, "Py_GetVersion") && std::strncmp(version(), "3.11.", 5) == 0) a.layout = &kLayout311;
+      const char* v = find(version, "Py_GetVersion") ? version() : "";
+      if (std::strncmp(v, "3.11.", 5) == 0) a.layout = &kLayout311;
+      // Once per process: which way stacks are read (gpu-check reports it).
+      log(Level::Info, "python %.*s: frames read %s", int(std::strcspn(v, " ")), v,
+          a.layout ? "through CPython 3.11's layout, without the GIL" : "through the public C API, with the GIL");
       api_ = a;
       raw_frames_.store(a.layout != nullptr, std::memory_order_relaxed);
     }

@@ -107,7 +107,8 @@ class PythonRuntime {
   // version has one, cleared for good when a walk through the public API
   // disagreed with one through the layout (capture_python_stack checks).
   bool raw_frames() const { return raw_frames_.load(std::memory_order_relaxed); }
-  void distrust_layout() { raw_frames_.store(false, std::memory_order_relaxed); }
+  // Whether this call dropped it (the first one to).
+  bool distrust_layout() { return raw_frames_.exchange(false, std::memory_order_relaxed); }
 
   // Whether `filename` is the user's code rather than the library's: not in
   // the interpreter's standard library, site-packages, dist-packages, nor

@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 
+#include "log.hpp"
 #include "python_api.hpp"
 #include "thread_state.hpp"
 
@@ -330,7 +331,9 @@ uint32_t walk_and_define(ThreadState& t, StackCache& c, StackMode mode, const Py
   if (!agree) {
     // The layout does not describe this interpreter: walk with the GIL from
     // now on. This op goes without a stack (its keys were the layout's).
-    g_runtime.python().distrust_layout();
+    if (g_runtime.python().distrust_layout())
+      log(Level::Info,
+          "python: CPython 3.11's layout disagreed with the public C API: frames read with the GIL from now on");
   } else if (const uint32_t total = add_native(keys, n, h, native, n_native)) {
     id = c.find(h, keys, total);
     if (!id) {

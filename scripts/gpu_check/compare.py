@@ -16,7 +16,15 @@ into an op the memory events of every thread during its span, ptprof those of
 the op's own thread; in this loop the backward ops run on autograd's device
 thread while the main thread waits outside any op, so the two agree.)
 
-    python compare.py LABEL TORCH.json PTPROF_REPORT.json
+CUPTI's overhead (its buffer flushes, instrumentation, ...) and the step time
+each profiler adds to the run without one are shown, never judged: the one
+differs in what each profiler asks CUPTI to record, the other is what is
+being measured.
+
+    python compare.py LABEL TORCH.json PTPROF_REPORT.json [TIMING.json]
+
+TIMING.json: workload.py --timing's, {"none"|"torch.profiler"|"ptprof":
+{"steps", "warmup", "step_ms"}}.
 """
 import json
 import sys
@@ -48,8 +56,51 @@ def from_ptprof(report):
             e = cuda_memory.setdefault(r["name"], {"self": 0, "total": 0})
             e["self"] += self_b
             e["total"] += total_b
+    overheads = {o["name"]: {"count": o["time_ns"]["count"], "total_us": o["time_ns"]["total"] / 1000.0}
+                 for o in gpu.get("overheads", [])}
     return {"kernels": kernels, "kernel_total_us": gpu.get("kernel_total_ns", 0) / 1000.0,
-            "top_ops": [[k, v] for k, v in ops[:10]], "memcpy": memcpy, "cuda_memory": cuda_memory}
+            "top_ops": [[k, v] for k, v in ops[:10]], "memcpy": memcpy, "cuda_memory": cuda_memory,
+            "overheads": overheads, "cost": report.get("ptprof_cost")}
+
+
+def overhead_lines(label, torch_o, ptprof_o):
+    """CUPTI's overhead as each profiler recorded it (the kinds are named
+    differently: kineto's names, ptprof's "Overhead CUPTI ..."): shown, not judged."""
+    lines = ["== %s: CUPTI overhead (records, total us; shown, not compared)" % label]
+    for side, o in (("torch", torch_o), ("ptprof", ptprof_o)):
+        if not o:
+            lines.append("%-7s none recorded" % side)
+            continue
+        total = sum(e["total_us"] for e in o.values())
+        kinds = ", ".join("%s %d/%.1f" % (n, e["count"], e["total_us"]) for n, e in sorted(o.items()))
+        lines.append("%-7s %.1f us in %d records (%s)" % (side, total, sum(e["count"] for e in o.values()), kinds))
+    return lines
+
+
+def step_time_lines(label, timing, cost):
+    """The mean step time of the run without a profiler and what each
+    profiler adds to it; ptprof's own estimate of its cost (its report's
+    ptprof_cost: ops and records times their calibrated costs) beside."""
+    lines = ["== %s: step time (ms, mean after the warm-up steps; added: against no profiler)" % label]
+    if cost:
+        steps = (timing or {}).get("ptprof", {}).get("steps")
+        lines.append("ptprof's own estimate of its cost: %.3f ms over the run (%d ops x %.1f ns, %d records x %.1f ns)%s"
+                     % (cost["added_ms"], cost["ops"], cost["op_ns"], cost["records"], cost["record_ns"],
+                        ", %.4f ms a step" % (cost["added_ms"] / steps) if steps else ""))
+    if not timing:
+        return lines + ["not measured (no timing file)"]
+    base = timing.get("none")
+    for run in ("none", "torch.profiler", "ptprof"):
+        t = timing.get(run)
+        if t is None:
+            lines.append("%-15s not measured" % run)
+            continue
+        added = ""
+        if run != "none" and base and base["step_ms"] > 0:
+            d = t["step_ms"] - base["step_ms"]
+            added = "  added %+.3f ms (%+.1f%%)" % (d, 100.0 * d / base["step_ms"])
+        lines.append("%-15s %10.3f ms  (%d steps, %d warm-up)%s" % (run, t["step_ms"], t["steps"], t["warmup"], added))
+    return lines
 
 
 def memory_side_by_side(label, torch_mem, ptprof_mem):
@@ -83,7 +134,7 @@ def memory_side_by_side(label, torch_mem, ptprof_mem):
     return lines, failures
 
 
-def side_by_side(label, torch_s, ptprof_s):
+def side_by_side(label, torch_s, ptprof_s, timing=None):
     """Returns (lines, failures)."""
     lines, failures = [], []
     lines.append("== %s: kernels (instances, total us)" % label)
@@ -115,11 +166,12 @@ def side_by_side(label, torch_s, ptprof_s):
         p = ptprof_s["memcpy"].get(kind, {"count": 0, "bytes": 0})
         lines.append("%-20s torch %6d %12d | ptprof %6d %12d" % (kind, t["count"], t["bytes"], p["count"], p["bytes"]))
     mem_lines, mem_failures = memory_side_by_side(label, torch_s.get("cuda_memory", {}), ptprof_s["cuda_memory"])
-    return lines + mem_lines, failures + mem_failures
+    more = overhead_lines(label, torch_s.get("overheads", {}), ptprof_s["overheads"]) + step_time_lines(label, timing, ptprof_s.get("cost"))
+    return lines + mem_lines + more, failures + mem_failures
 
 
 def main(argv):
-    if len(argv) != 4:
+    if len(argv) not in (4, 5):
         sys.stderr.write(__doc__)
         return 2
     label = argv[1]
@@ -128,10 +180,14 @@ def main(argv):
             torch_s = json.load(f)
         with open(argv[3]) as f:
             ptprof_s = from_ptprof(json.load(f))
-    except (OSError, ValueError, KeyError) as e:
+        timing = None
+        if len(argv) == 5:
+            with open(argv[4]) as f:
+                timing = json.load(f)
+    except (OSError, ValueError, KeyError, TypeError) as e:
         sys.stderr.write("compare: cannot read the inputs: %s\n" % e)
         return 2
-    lines, failures = side_by_side(label, torch_s, ptprof_s)
+    lines, failures = side_by_side(label, torch_s, ptprof_s, timing)
     print("\n".join(lines))
     for f in failures:
         print("MISMATCH: " + f)

@@ -3,8 +3,10 @@ summaries: equal kernel counts and times within 10% pass, a count that
 differs or a total time more than 10% apart fails; CUDA memory per op equal
 to the byte passes, one op's Self CUDA Mem one caching-allocator block (512 B)
 apart fails with the op named, no CUDA memory on torch's side fails;
-unreadable input is an error; and the script itself, on a machine without a
-GPU, stops at once and says why."""
+unreadable input is an error; CUPTI's overhead and the step time each
+profiler adds are shown (against the run without one), not judged; and the
+script itself, on a machine without a GPU, stops at once and says why
+(--dry-run is what runs there: scripts/test.sh)."""
 
 import json
 import os
@@ -65,15 +67,19 @@ def ptprof_report(gemm_count=10, gemm_ns=100000, relu_self_mem=512):
     }
 
 
-def compare(tmp, report, torch_summary=None):
+def compare(tmp, report, torch_summary=None, timing=None):
     t = os.path.join(tmp, "torch.json")
     p = os.path.join(tmp, "ptprof.json")
     with open(t, "w") as f:
         json.dump(TORCH if torch_summary is None else torch_summary, f)
     with open(p, "w") as f:
         json.dump(report, f)
-    return subprocess.run([sys.executable, COMPARE, "mlp", t, p], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=True, timeout=60)
+    args = [sys.executable, COMPARE, "mlp", t, p]
+    if timing is not None:
+        args.append(os.path.join(tmp, "timing.json"))
+        with open(args[-1], "w") as f:
+            json.dump(timing, f)
+    return subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
 
 
 def test_equal_runs_pass():
@@ -148,6 +154,32 @@ def test_cuda_memory_missing_on_one_side_fails():
         check("MISMATCH: mlp: torch.profiler recorded no CUDA memory" in r.stdout, r.stdout)
 
 
+def test_overhead_and_step_time_are_shown_not_judged():
+    with pt.tempdir() as tmp:
+        report = ptprof_report()
+        report["gpu"]["overheads"] = [{"name": "Overhead CUPTI buffer flush", "time_ns": {"count": 2, "total": 30000}}]
+        report["ptprof_cost"] = {"added_ms": 0.5, "ops": 1000, "op_ns": 400.0, "records": 100, "record_ns": 1000.0}
+        timing = {"none": {"steps": 20, "warmup": 3, "step_ms": 2.0},
+                  "torch.profiler": {"steps": 20, "warmup": 3, "step_ms": 5.0},
+                  "ptprof": {"steps": 20, "warmup": 3, "step_ms": 2.5}}
+        r = compare(tmp, report, timing=timing)
+        check_eq(r.returncode, 0, r.stdout + r.stderr)
+        lines = r.stdout.splitlines()
+        check("torch   none recorded" in lines, "torch recorded no overhead: " + r.stdout)
+        check("ptprof  30.0 us in 2 records (Overhead CUPTI buffer flush 2/30.0)" in lines, r.stdout)
+        check(any(line.startswith("torch.profiler") and line.endswith("added +3.000 ms (+150.0%)") for line in lines),
+              "torch.profiler's added step time: " + r.stdout)
+        check(any(line.startswith("ptprof ") and line.endswith("added +0.500 ms (+25.0%)") for line in lines),
+              "ptprof's added step time: " + r.stdout)
+        check("ptprof's own estimate of its cost: 0.500 ms over the run (1000 ops x 400.0 ns, 100 records x 1000.0 "
+              "ns), 0.0250 ms a step" in lines, r.stdout)
+        # Far slower under ptprof: shown, still no mismatch (no timing threshold).
+        r = compare(tmp, report, timing=dict(timing, ptprof={"steps": 20, "warmup": 3, "step_ms": 20.0}))
+        check_eq(r.returncode, 0, r.stdout)
+        r = compare(tmp, report)
+        check("not measured (no timing file)" in r.stdout, "without a timing file: " + r.stdout)
+
+
 def test_unreadable_input_is_an_error():
     with pt.tempdir() as tmp:
         bad = os.path.join(tmp, "bad.json")
@@ -166,7 +198,7 @@ def test_script_stops_early_without_gpu():
                        stderr=subprocess.PIPE, text=True, timeout=60)
     check(r.returncode != 0, "fails without a GPU")
     check("gpu-check: no NVIDIA GPU: nvidia-smi/libcuda not found" in r.stderr, r.stderr)
-    check("building" not in r.stdout, "stops before building: " + r.stdout)
+    check("installing" not in r.stdout and "building" not in r.stdout, "stops before installing: " + r.stdout)
 
 
 if __name__ == "__main__":
