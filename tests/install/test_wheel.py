@@ -16,7 +16,7 @@ for pip's torch only, so that Debian's torch exercises the on-demand build.)
    bridge and builds nothing, `ptprof report` prints the table, `ptprof
    export` writes a Chrome trace, `ptprof bridge list` names the prebuilt
    bridge; `import ptprof` outside a run warns once and does nothing (the
-   README's annotated program); `python -m ptprof` is the same command.
+   README's annotated program); `python -m ptprof run` records it.
 2. A fresh venv over Debian's torch 1.13 (--system-site-packages), which has
    no prebuilt bridge in the wheel: the first run builds one on demand and
    says so in one line.
@@ -161,10 +161,10 @@ def check_pip_torch_env(wheel, work):
     check(p.returncode == 0 and p.stdout.strip() == "result 42 False" and len(warned) == 1,
           "the README's annotated program outside ptprof run", describe(p))
     out = os.path.join(work, "out-annotated")
-    p = run(["ptprof", "run", "-o", out, "--step", "manual", "--", python, script], env, work)
+    p = run([python, "-m", "ptprof", "run", "-o", out, "--step", "manual", "--", python, script], env, work)
     r = run(["ptprof", "report", out, "--format", "csv"], env, work)
     check(p.returncode == 0 and "result 42 True" in p.stdout and "evaluate" in r.stdout and "data" in r.stdout,
-          "the annotated program under ptprof run: its ranges recorded", describe(p) + "\n" + describe(r))
+          "python -m ptprof run -- the annotated program: its ranges recorded", describe(p) + "\n" + describe(r))
 
     check(pip(python, "uninstall", "-y", "ptprof"), "pip uninstall ptprof")
     check(leftovers(venv) == [], "nothing of ptprof left in the venv", str(leftovers(venv)))
