@@ -60,8 +60,11 @@ echo "test.sh: $skipped tests skipped (listed above under \"did not run\")"
 # virtual environments with nothing of the checkout on any path.
 t0=$SECONDS
 wheel=""
-if wheel_log=$(bash scripts/wheel.sh "$PWD/.venv/bin/python" | tee /dev/stderr); then
-  wheel=$(tail -n 1 <<<"$wheel_log")
+# (Its output goes to a file with tee, not to /dev/stderr: reopening a
+# redirected stderr truncates the file it names.)
+mkdir -p build
+if bash scripts/wheel.sh "$PWD/.venv/bin/python" | tee build/wheel-sh.log; then
+  wheel=$(tail -n 1 build/wheel-sh.log)
   /usr/bin/python3 tests/install/test_wheel.py "$wheel" </dev/null || status=1
 else
   status=1
