@@ -75,7 +75,9 @@ def depfile_inputs(entry):
         return None
     text = text.replace("\\\n", " ")
     _, _, deps = text.partition(":")
-    files = deps.split()
+    # Relative to the unit's build directory when the compiler ran there with
+    # relative paths (ccache's base_dir rewrites them so).
+    files = [os.path.join(entry["directory"], f) for f in deps.split()]
     for f in files:
         try:
             if os.stat(f).st_mtime > dep_mtime:
