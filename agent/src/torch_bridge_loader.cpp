@@ -130,7 +130,8 @@ std::string prebuilt_bridge(const bridge::TorchInstall& torch) {
           verdict.why.c_str());
       continue;
     }
-    std::string prebuilt = root + "/" + key + "/" + bridge::kLibraryName;
+    std::string prebuilt = root;
+    prebuilt.append("/").append(key).append("/").append(bridge::kLibraryName);
     log(Level::Info, "torch %s: the prebuilt torch bridge %s", torch.version.c_str(), prebuilt.c_str());
     return prebuilt;
   }
@@ -161,7 +162,8 @@ std::string find_bridge(const Config& config) {
     return {};
   }
   const std::string key = bridge::cache_key(torch, bridge::kSourceHash);
-  const std::string path = root + "/" + key + "/" + bridge::kLibraryName;
+  std::string path = root;
+  path.append("/").append(key).append("/").append(bridge::kLibraryName);
   auto cached = bridge::check_entry(root, key, &torch);
   if (cached.ok()) return path;
   if (cached.kind == bridge::Verdict::Kind::Untrusted) {

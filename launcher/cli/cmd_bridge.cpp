@@ -70,7 +70,7 @@ void say_compiling(const launcher::BridgeBuildRequest& req, const std::string& r
 
 void say_waiting(const launcher::BridgeBuildRequest& req) {
   std::fprintf(stderr,
-               "ptprof: waiting for another process that is building the torch bridge for torch %s (at most %d s)\n",
+               "ptprof: waiting for another process's build of the torch bridge for torch %s (at most %d s)\n",
                req.torch.version.c_str(), req.timeout_s);
   std::fflush(stderr);
 }

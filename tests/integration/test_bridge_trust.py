@@ -302,5 +302,27 @@ def test_build_time_limit():
         T.check(len(said) == 1 and OFF in said[0], "one line says the build was stopped:\n" + proc.stderr)
 
 
+def test_child_forked_during_build_gets_the_bridge():
+    """Defect 6: a process forked (by a native thread) while its parent
+    builds the bridge loads it at its next library load, once built."""
+    with T.tempdir() as d:
+        helper = os.path.join(d, "fork_during_build.so")
+        subprocess.run(["cc", "-shared", "-fPIC", "-pthread", "-o", helper,
+                        os.path.join(os.path.dirname(os.path.abspath(__file__)), "fork_during_build.c")], check=True)
+        code = textwrap.dedent("""
+            import ctypes, sys
+            lib = ctypes.CDLL(%r)
+            assert lib.start(%r.encode()) == 0
+            import torch
+            sys.exit(10 + lib.result())
+        """ % (helper, os.path.join(d, "cache")))
+        env = T.clean_env(PTPROF_BRIDGE_CACHE=os.path.join(d, "cache"))
+        proc, _ = run_torch(d, env, code=code)
+        T.check("building the torch bridge" in proc.stderr,
+                "the parent built the bridge (the fork came during the build):\n" + proc.stderr)
+        T.check_eq(proc.returncode, 10, "the child had the bridge loaded (10: yes, 11: no, 9: no child)\n"
+                   + T.describe(proc))
+
+
 if __name__ == "__main__":
     T.main()
