@@ -123,7 +123,7 @@ std::string prebuilt_bridge(const bridge::TorchInstall& torch) {
   const std::string key = bridge::prebuilt_key(torch, bridge::kSourceHash);
   for (const char* up : {"/..", "/../.."}) {
     const std::string root = agent_dir() + up + "/" + bridge::kPrebuiltDir;
-    auto verdict = bridge::check_entry(root, key, &torch);
+    auto verdict = bridge::check_entry(root, key, &torch, bridge::kSourceHash);
     if (verdict.kind == bridge::Verdict::Kind::Missing) continue;
     if (!verdict.ok()) {
       log(Level::Warn, "skipping the prebuilt torch bridge for torch %s: %s", torch.version.c_str(),
@@ -164,7 +164,7 @@ std::string find_bridge(const Config& config) {
   const std::string key = bridge::cache_key(torch, bridge::kSourceHash);
   std::string path = root;
   path.append("/").append(key).append("/").append(bridge::kLibraryName);
-  auto cached = bridge::check_entry(root, key, &torch);
+  auto cached = bridge::check_entry(root, key, &torch, bridge::kSourceHash);
   if (cached.ok()) return path;
   if (cached.kind == bridge::Verdict::Kind::Untrusted) {
     log(Level::Warn, "refusing the torch bridge cache: %s; operator events are off (docs/security.md)",
@@ -177,7 +177,7 @@ std::string find_bridge(const Config& config) {
   // With PTPROF_BRIDGE_BUILD=0 the builder only says that there is none, once
   // per run however many processes import torch.
   const bool built = build_bridge(torch, config.bridge_build);
-  auto after = bridge::check_entry(root, key, &torch);
+  auto after = bridge::check_entry(root, key, &torch, bridge::kSourceHash);
   if (after.ok()) return path;
   if (built)  // the builder and this agent disagree: a ptprof of another build?
     log(Level::Warn, "the torch bridge was built but %s; operator events are off",

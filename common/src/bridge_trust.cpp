@@ -11,8 +11,6 @@
 #include <memory>
 #include <vector>
 
-#include "ptprof/bridge_kit.hpp"
-
 namespace ptprof::bridge {
 namespace {
 
@@ -126,9 +124,9 @@ std::map<std::string, std::string> parse_info(std::string_view text) {
 }
 
 std::string info_problem(const std::map<std::string, std::string>& info, const LibraryFacts& facts,
-                         const TorchInstall* torch) {
+                         const TorchInstall* torch, const std::string& source_hash) {
   const std::string* sources = find(info, "bridge_sources");
-  if (!sources || *sources != kSourceHash) return "built from other bridge sources (by another ptprof)";
+  if (!sources || *sources != source_hash) return "built from other bridge sources (by another ptprof)";
   const std::string* bytes = find(info, "library_bytes");
   const std::string* hash = find(info, "library_hash");
   if (!bytes || !hash) return "bridge.info records no size and hash of the library (made by an older ptprof)";
@@ -155,7 +153,8 @@ std::string info_problem(const std::map<std::string, std::string>& info, const L
   return {};
 }
 
-Verdict check_entry(const std::string& root, const std::string& key, const TorchInstall* torch) {
+Verdict check_entry(const std::string& root, const std::string& key, const TorchInstall* torch,
+                    const std::string& source_hash) {
   const std::string dir = root + "/" + key;
   const std::string library = dir + "/" + kLibraryName;
   const std::string info_path = dir + "/" + kInfoName;
@@ -171,7 +170,7 @@ Verdict check_entry(const std::string& root, const std::string& key, const Torch
     return verdict(Verdict::Kind::Broken, dir + " has no readable " + kInfoName);
   LibraryFacts facts;
   if (!library_facts(library, facts)) return verdict(Verdict::Kind::Broken, library + ": " + std::strerror(errno));
-  if (auto why = info_problem(parse_info(text), facts, torch); !why.empty())
+  if (auto why = info_problem(parse_info(text), facts, torch, source_hash); !why.empty())
     return verdict(Verdict::Kind::Broken, dir + ": " + why);
   return verdict(Verdict::Kind::Ok, {});
 }

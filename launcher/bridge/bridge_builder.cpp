@@ -265,7 +265,7 @@ BridgeBuildResult build_bridge(const BridgeBuildRequest& req) {
     if (req.on_lock_wait) req.on_lock_wait(req);
   });
   if (!lock) return failed(lock.error());
-  auto verdict = bridge::check_entry(cache->path(), b.key, &torch);
+  auto verdict = bridge::check_entry(cache->path(), b.key, &torch, bridge::kSourceHash);
   if (!req.force && verdict.ok()) {
     r.outcome = Outcome::Cached;
     return r;

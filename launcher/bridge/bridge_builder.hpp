@@ -35,7 +35,7 @@ struct BridgeBuildRequest {
   void (*on_lock_wait)(const BridgeBuildRequest&) = nullptr;
   // The most seconds the wait for that lock, and the compile, may each take
   // (PTPROF_BRIDGE_BUILD_TIMEOUT).
-  int timeout_s = 300;
+  int timeout_s = 600;
 };
 
 struct BridgeBuildResult {

@@ -69,8 +69,7 @@ void say_compiling(const launcher::BridgeBuildRequest& req, const std::string& r
 }
 
 void say_waiting(const launcher::BridgeBuildRequest& req) {
-  std::fprintf(stderr,
-               "ptprof: waiting for another process's build of the torch bridge for torch %s (at most %d s)\n",
+  std::fprintf(stderr, "ptprof: waiting for another process's build of the torch bridge for torch %s (at most %d s)\n",
                req.torch.version.c_str(), req.timeout_s);
   std::fflush(stderr);
 }
@@ -194,7 +193,7 @@ std::string state_of(const std::string& root, const Entry& e, const std::functio
       return "broken";
     }
   }
-  auto verdict = bridge::check_entry(root, e.key, e.prebuilt ? nullptr : &now);
+  auto verdict = bridge::check_entry(root, e.key, e.prebuilt ? nullptr : &now, bridge::kSourceHash);
   why = verdict.why;
   switch (verdict.kind) {
     case bridge::Verdict::Kind::Ok:

@@ -33,8 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {  // NO
   // a torch it was not built for are never accepted, whatever the text says.
   TorchInstall torch{"/nonexistent/libtorch_cpu.so", "/nonexistent", "9.9.9", 12345};
   const LibraryFacts facts{777, 0x0123456789abcdefull};
-  const std::string verdict = info_problem(info, facts, &torch);
-  const std::string any_torch = info_problem(info, facts, nullptr);
+  const std::string verdict = info_problem(info, facts, &torch, kSourceHash);
+  const std::string any_torch = info_problem(info, facts, nullptr, kSourceHash);
   auto says = [&](const char* key, const std::string& value) {
     auto it = info.find(key);
     return it != info.end() && it->second == value;

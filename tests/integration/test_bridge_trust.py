@@ -94,6 +94,16 @@ def add_calls(out):
     return {r["name"]: r["calls"] for r in rows}.get("aten::add_")
 
 
+def world_writable_dir(d):
+    """d opened to the attacker, and d/shared: root's, but everyone may write
+    there (a shared project directory, a cache under /tmp)."""
+    os.chmod(d, 0o755)
+    shared = os.path.join(d, "shared")
+    os.mkdir(shared)
+    os.chmod(shared, 0o777)
+    return shared
+
+
 def need_root():
     if os.geteuid() != 0:
         T.skip("needs root to play a second local user (uid %d)" % ATTACKER)
@@ -108,12 +118,9 @@ def test_cache_writable_by_another_user_is_not_loaded():
         return
     key, _ = fixture_bridge()
     with T.tempdir() as d:
-        os.chmod(d, 0o755)
+        shared = world_writable_dir(d)
         marker = os.path.join(d, "pwned")
         evil = evil_library(d, marker)
-        shared = os.path.join(d, "shared")  # root's, but everyone may write
-        os.mkdir(shared)
-        os.chmod(shared, 0o777)
         theirs = os.path.join(d, "theirs")  # the attacker's own directory
 
         def plant(root):
@@ -227,10 +234,7 @@ def test_builder_follows_no_planted_link():
         return
     key, src = fixture_bridge()
     with T.tempdir() as d:
-        os.chmod(d, 0o755)
-        shared = os.path.join(d, "shared")
-        os.mkdir(shared)
-        os.chmod(shared, 0o777)
+        shared = world_writable_dir(d)
         victims = {}
         for suffix in ("failed",):
             victim = os.path.join(d, "victim-" + suffix)

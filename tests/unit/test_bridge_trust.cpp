@@ -41,21 +41,23 @@ TEST_CASE("bridge.info is parsed within bounds", "[bridge][trust]") {
 TEST_CASE("a library is accepted only as bridge.info describes it", "[bridge][trust]") {
   const LibraryFacts lib{1000, 0xfeedull};
   TorchInstall torch{"/t/libtorch_cpu.so", "/t", "2.1.0", 99};
-  CHECK(info_problem(parse_info(info_for(lib)), lib, &torch).empty());
-  CHECK_THAT(info_problem(parse_info(info_for(lib)), LibraryFacts{500, lib.hash}, &torch),
+  CHECK(info_problem(parse_info(info_for(lib)), lib, &torch, kSourceHash).empty());
+  CHECK_THAT(info_problem(parse_info(info_for(lib)), LibraryFacts{500, lib.hash}, &torch, kSourceHash),
              Catch::Contains("the library is 500 bytes, bridge.info says 1000"));
-  CHECK_THAT(info_problem(parse_info(info_for(lib)), LibraryFacts{1000, 1}, &torch),
+  CHECK_THAT(info_problem(parse_info(info_for(lib)), LibraryFacts{1000, 1}, &torch, kSourceHash),
              Catch::Contains("corrupted or replaced"));
-  CHECK_THAT(info_problem(parse_info(info_for(lib, "1.13.0")), lib, &torch),
+  CHECK_THAT(info_problem(parse_info(info_for(lib, "1.13.0")), lib, &torch, kSourceHash),
              Catch::Contains("built for torch 1.13.0, this process has torch 2.1.0"));
-  CHECK_THAT(info_problem(parse_info(info_for(lib, "2.1.0", 98)), lib, &torch),
+  CHECK_THAT(info_problem(parse_info(info_for(lib, "2.1.0", 98)), lib, &torch, kSourceHash),
              Catch::Contains("libtorch_cpu.so of 98 bytes"));
   TorchInstall elsewhere = torch;
   elsewhere.library = "/u/libtorch_cpu.so";
-  CHECK_THAT(info_problem(parse_info(info_for(lib)), lib, &elsewhere), Catch::Contains("built for /t/libtorch_cpu.so"));
-  CHECK(info_problem(parse_info(info_for(lib)), lib, nullptr).empty());
-  CHECK_THAT(info_problem(parse_info("torch_version = 2.1.0\n"), lib, &torch), Catch::Contains("other bridge sources"));
-  CHECK_THAT(info_problem(parse_info(std::string("bridge_sources = ") + kSourceHash + "\n"), lib, &torch),
+  CHECK_THAT(info_problem(parse_info(info_for(lib)), lib, &elsewhere, kSourceHash),
+             Catch::Contains("built for /t/libtorch_cpu.so"));
+  CHECK(info_problem(parse_info(info_for(lib)), lib, nullptr, kSourceHash).empty());
+  CHECK_THAT(info_problem(parse_info("torch_version = 2.1.0\n"), lib, &torch, kSourceHash),
+             Catch::Contains("other bridge sources"));
+  CHECK_THAT(info_problem(parse_info(std::string("bridge_sources = ") + kSourceHash + "\n"), lib, &torch, kSourceHash),
              Catch::Contains("records no size and hash"));
 }
 

@@ -43,9 +43,10 @@ inline constexpr size_t kMaxInfoLine = 4096;
 std::map<std::string, std::string> parse_info(std::string_view text);
 
 // Why a library with `facts` and bridge.info `info` is not the bridge for
-// `torch` (null: any torch) built from this ptprof's sources; empty if it is.
+// `torch` (null: any torch) built from the bridge sources hashing to
+// `source_hash` (kSourceHash in production); empty if it is.
 std::string info_problem(const std::map<std::string, std::string>& info, const LibraryFacts& facts,
-                         const TorchInstall* torch);
+                         const TorchInstall* torch, const std::string& source_hash);
 
 struct Verdict {
   enum class Kind { Ok, Missing, Untrusted, Broken } kind = Kind::Missing;
@@ -56,7 +57,8 @@ struct Verdict {
 // The gate for `<root>/<key>/libptprof_torch.so`, cached or prebuilt: the
 // ownership of root, entry and file (and bridge.info), then its integrity
 // against bridge.info and `torch` (null: for whichever torch it says).
-Verdict check_entry(const std::string& root, const std::string& key, const TorchInstall* torch);
+Verdict check_entry(const std::string& root, const std::string& key, const TorchInstall* torch,
+                    const std::string& source_hash);
 
 // The gate for a library given by path (PTPROF_TORCH_BRIDGE): ownership of
 // the file and its directory only; it has no bridge.info to check against.

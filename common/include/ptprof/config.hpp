@@ -61,7 +61,7 @@ struct Config {
   std::string log_level = "warn";
   uint64_t ring_bytes = 0;                // 0: default
   bool bridge_build = true;               // build a missing torch bridge on demand
-  uint32_t bridge_build_timeout_s = 300;  // PTPROF_BRIDGE_BUILD_TIMEOUT
+  uint32_t bridge_build_timeout_s = 600;  // PTPROF_BRIDGE_BUILD_TIMEOUT
   // The bridge cache's root, absolute, as it was when the variables were
   // read (bridge::cache_root); empty when there is none.
   std::string bridge_cache;
