@@ -284,6 +284,11 @@ void Runtime::after_fork_child() {
   if (thread_key_ok_) pthread_setspecific(thread_key_, nullptr);
   tls_unregistrable = false;
   tls_exited = false;
+  // Forked while another thread was finding or building the bridge: that
+  // thread is not here to finish. The child tries again at its next library
+  // load (hooks.cpp), by then finding the bridge built or the build's lock.
+  BridgeState loading = BridgeState::Loading;
+  bridge_state_.compare_exchange_strong(loading, BridgeState::NotLoaded);
   threads_->clear();
   ring_bytes_->clear();
   interned_->clear();

@@ -22,6 +22,7 @@
 #include "ptprof/bridge_api.h"
 #include "ptprof/bridge_cache.hpp"
 #include "ptprof/bridge_kit.hpp"
+#include "ptprof/bridge_trust.hpp"
 #include "ptprof/torch_version.hpp"
 #include "runtime.hpp"
 
@@ -54,11 +55,6 @@ std::string agent_dir() {
     return slash == std::string::npos ? "." : self.substr(0, slash);
   }
   return ".";
-}
-
-bool file_exists(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
 // Runs `ptprof bridge build` for `torch` and waits: the process is in the
@@ -109,12 +105,46 @@ bool build_bridge(const bridge::TorchInstall& torch, bool allowed) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+// PTPROF_TORCH_BRIDGE: loaded as given, but only when it passes the same
+// ownership check as the cache's (bridge_trust.hpp); it has no bridge.info.
+std::string explicit_bridge(const char* path) {
+  auto verdict = bridge::check_explicit(path);
+  if (verdict.ok()) return path;
+  log(Level::Warn, "refusing the torch bridge %s=%s: %s; operator events are off", env::kTorchBridge, path,
+      verdict.why.c_str());
+  return {};
+}
+
+// One prebuilt for this torch where ptprof was built (the wheel), found
+// beside this agent: no compiler needed. The agent is in <prefix>/lib, or
+// <prefix>/lib/<multiarch> in a system install. One that fails the check is
+// skipped with one line (a build may still provide one).
+std::string prebuilt_bridge(const bridge::TorchInstall& torch) {
+  const std::string key = bridge::prebuilt_key(torch, bridge::kSourceHash);
+  for (const char* up : {"/..", "/../.."}) {
+    const std::string root = agent_dir() + up + "/" + bridge::kPrebuiltDir;
+    auto verdict = bridge::check_entry(root, key, &torch, bridge::kSourceHash);
+    if (verdict.kind == bridge::Verdict::Kind::Missing) continue;
+    if (!verdict.ok()) {
+      log(Level::Warn, "skipping the prebuilt torch bridge for torch %s: %s", torch.version.c_str(),
+          verdict.why.c_str());
+      continue;
+    }
+    std::string prebuilt = root;
+    prebuilt.append("/").append(key).append("/").append(bridge::kLibraryName);
+    log(Level::Info, "torch %s: the prebuilt torch bridge %s", torch.version.c_str(), prebuilt.c_str());
+    return prebuilt;
+  }
+  return {};
+}
+
 // The bridge for the torch in this process: PTPROF_TORCH_BRIDGE, else the
 // cache's entry for this torch, else one prebuilt for it beside the agent
-// (share/ptprof/bridges: the wheel's), else one built now. Empty when there
-// is none to load; every reason has been told to the user.
+// (share/ptprof/bridges: the wheel's), else one built now. Every candidate
+// passes bridge_trust.hpp's checks first. Empty when there is none to load;
+// every reason has been told to the user.
 std::string find_bridge(const Config& config) {
-  if (const char* p = std::getenv(env::kTorchBridge); p && *p) return p;
+  if (const char* p = std::getenv(env::kTorchBridge); p && *p) return explicit_bridge(p);
   const auto loaded = torch_bridge::loaded_torch_libraries();
   if (loaded.size() != 1) {
     std::string paths;
@@ -124,32 +154,34 @@ std::string find_bridge(const Config& config) {
     return {};
   }
   const auto torch = bridge::describe_torch(loaded.front().path);
-  const std::string root = bridge::cache_root([](const char* n) -> const char* { return std::getenv(n); });
+  const std::string& root = config.bridge_cache;  // read at start: a chdir since must not move it
   if (torch.library.empty() || root.empty()) {
     log(Level::Warn, "%s; operator events are off",
         root.empty() ? "no bridge cache directory (set PTPROF_BRIDGE_CACHE, XDG_CACHE_HOME or HOME)"
                      : "cannot read the process's libtorch_cpu");
     return {};
   }
-  std::string path = root + "/" + bridge::cache_key(torch, bridge::kSourceHash) + "/" + bridge::kLibraryName;
-  if (file_exists(path)) return path;
-  // One prebuilt for this torch where ptprof was built (the wheel), found
-  // beside this agent: no compiler needed. The agent is in <prefix>/lib, or
-  // <prefix>/lib/<multiarch> in a system install.
-  const std::string entry = std::string("/") + bridge::kPrebuiltDir + "/" +
-                            bridge::prebuilt_key(torch, bridge::kSourceHash) + "/" + bridge::kLibraryName;
-  for (const char* up : {"/..", "/../.."}) {
-    std::string prebuilt = agent_dir() + up + entry;
-    if (!file_exists(prebuilt)) continue;
-    log(Level::Info, "torch %s: the prebuilt torch bridge %s", torch.version.c_str(), prebuilt.c_str());
-    return prebuilt;
+  const std::string key = bridge::cache_key(torch, bridge::kSourceHash);
+  std::string path = root;
+  path.append("/").append(key).append("/").append(bridge::kLibraryName);
+  auto cached = bridge::check_entry(root, key, &torch, bridge::kSourceHash);
+  if (cached.ok()) return path;
+  if (cached.kind == bridge::Verdict::Kind::Untrusted) {
+    log(Level::Warn, "refusing the torch bridge cache: %s; operator events are off (docs/security.md)",
+        cached.why.c_str());
+    return {};
   }
+  // Missing, or broken: the builder replaces a broken entry and says so.
+  if (cached.kind == bridge::Verdict::Kind::Missing)
+    if (std::string prebuilt = prebuilt_bridge(torch); !prebuilt.empty()) return prebuilt;
   // With PTPROF_BRIDGE_BUILD=0 the builder only says that there is none, once
   // per run however many processes import torch.
   const bool built = build_bridge(torch, config.bridge_build);
-  if (file_exists(path)) return path;
-  if (built)  // the builder and this agent disagree on the key: a ptprof of another build?
-    log(Level::Warn, "the torch bridge was built but is not at %s; operator events are off", path.c_str());
+  auto after = bridge::check_entry(root, key, &torch, bridge::kSourceHash);
+  if (after.ok()) return path;
+  if (built)  // the builder and this agent disagree: a ptprof of another build?
+    log(Level::Warn, "the torch bridge was built but %s; operator events are off",
+        after.why.empty() ? ("is not at " + path).c_str() : after.why.c_str());
   return {};
 }
 

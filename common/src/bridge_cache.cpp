@@ -1,11 +1,11 @@
 #include "ptprof/bridge_cache.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <memory>
 
 #include "ptprof/config.hpp"
@@ -56,7 +56,13 @@ std::string cache_root(const GetEnv& getenv_fn) {
     const char* v = getenv_fn(name);
     return v && *v ? std::string(v) : std::string();
   };
-  if (auto p = set(env::kBridgeCache); !p.empty()) return p;
+  if (auto p = set(env::kBridgeCache); !p.empty()) {
+    // Relative to where it is read: callers read it once, at start, before
+    // the program can change directory (defect: the target's chdir moved it).
+    if (p[0] == '/') return p;
+    std::unique_ptr<char, decltype(&std::free)> cwd(::getcwd(nullptr, 0), &std::free);
+    return cwd ? std::string(cwd.get()) + "/" + p : p;
+  }
   if (auto p = set("XDG_CACHE_HOME"); !p.empty() && p[0] == '/') return p + "/ptprof/bridges";
   if (auto p = set("HOME"); !p.empty()) return p + "/.cache/ptprof/bridges";
   return {};
@@ -79,17 +85,6 @@ std::string cache_key(const TorchInstall& torch, const std::string& source_hash)
 
 std::string prebuilt_key(const TorchInstall& torch, const std::string& source_hash) {
   return key_of(torch, source_hash, fnv1a("prebuilt"));
-}
-
-std::map<std::string, std::string> read_info(const std::string& path) {
-  std::map<std::string, std::string> out;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    auto eq = line.find(" = ");
-    if (eq != std::string::npos) out[line.substr(0, eq)] = line.substr(eq + 3);
-  }
-  return out;
 }
 
 }  // namespace ptprof::bridge

@@ -1,5 +1,7 @@
 #include "ptprof/config.hpp"
 
+#include "ptprof/bridge_cache.hpp"
+
 #include <charconv>
 #include <string_view>
 
@@ -96,6 +98,17 @@ Result<Config> config_from_env(const GetEnv& get) {
     else
       c.ring_bytes = kb * 1024;
   }
+  if (const char* v = get(env::kBridgeBuildTimeout)) {
+    std::string_view s(v);
+    uint32_t seconds = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), seconds);
+    if (ec != std::errc() || end != s.data() + s.size() || seconds == 0 || seconds > 86400)
+      errors->push_back(std::string(env::kBridgeBuildTimeout) + "='" + v +
+                        "' is not valid; accepted: whole seconds from 1 to 86400");
+    else
+      c.bridge_build_timeout_s = seconds;
+  }
+  c.bridge_cache = bridge::cache_root(get);
   if (messages.empty()) return c;
   std::string joined;
   for (const std::string& m : messages) joined += (joined.empty() ? "" : "\n") + m;

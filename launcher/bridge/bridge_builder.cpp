@@ -15,8 +15,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "bridge/cache_dir.hpp"
 #include "process/subprocess.hpp"
 #include "ptprof/bridge_kit.hpp"
+#include "ptprof/bridge_trust.hpp"
 #include "ptprof/status.hpp"
 
 namespace ptprof::launcher {
@@ -29,72 +31,12 @@ bool exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-bool make_dirs(const std::string& path) {
-  std::string partial;
-  size_t start = 0;
-  while (start < path.size()) {
-    size_t slash = path.find('/', start + 1);
-    partial = path.substr(0, slash);
-    if (!partial.empty() && ::mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST) return false;
-    if (slash == std::string::npos) break;
-    start = slash;
-  }
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-void remove_tree(const std::string& path) {
-  if (DIR* d = ::opendir(path.c_str())) {
-    while (dirent* e = ::readdir(d)) {
-      std::string name = e->d_name;
-      if (name == "." || name == "..") continue;
-      std::string child = path;
-      child += '/';
-      child += name;
-      struct stat st {};
-      if (::lstat(child.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-        remove_tree(child);
-      else
-        ::unlink(child.c_str());
-    }
-    ::closedir(d);
-  }
-  ::rmdir(path.c_str());
-}
-
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
 }
-
-bool write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
-  return bool(out);
-}
-
-// An exclusive lock on a file of the cache, held for the object's life.
-class CacheLock {
- public:
-  explicit CacheLock(const std::string& path)
-      : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) {
-    if (fd_ >= 0) {
-      while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
-      }
-    }
-  }
-  ~CacheLock() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  CacheLock(const CacheLock&) = delete;
-  CacheLock& operator=(const CacheLock&) = delete;
-  bool held() const { return fd_ >= 0; }
-
- private:
-  int fd_;
-};
 
 // The compiler command: $CXX (which may carry flags, e.g. "ccache g++"), else
 // the first of c++, g++, clang++ on PATH.
@@ -178,6 +120,129 @@ BridgeBuildResult failed(std::string error) {
   return r;
 }
 
+// What the compiler needs to know of one torch.
+struct Toolchain {
+  std::vector<std::string> compiler;
+  std::string include, c10;
+  bool cxx11 = false;
+};
+
+Result<Toolchain> find_toolchain(const bridge::TorchInstall& torch) {
+  Toolchain t;
+  auto compiler = find_compiler();
+  if (!compiler) return compiler.status();
+  t.compiler = std::move(*compiler);
+  auto include = find_headers(torch);
+  if (!include) return include.status();
+  t.include = std::move(*include);
+  t.c10 = find_c10(torch.lib_dir);
+  if (t.c10.empty())
+    return Status::error("no libc10.so beside " + torch.library + " (an incomplete torch installation?)");
+  t.cxx11 = uses_cxx11_abi(t.c10);
+  return t;
+}
+
+std::vector<std::string> compile_command(const BridgeBuildRequest& req, const Toolchain& t, const std::string& out) {
+  std::vector<std::string> argv = t.compiler;
+  for (const char* flag : {"-std=c++20", "-O2", "-fPIC", "-shared", "-DNDEBUG", "-fvisibility=hidden",
+                           "-fvisibility-inlines-hidden", "-w"})
+    argv.push_back(flag);
+  argv.push_back(std::string("-D_GLIBCXX_USE_CXX11_ABI=") + (t.cxx11 ? "1" : "0"));
+  for (const char* dir : {"/common/include", "/agent/include", "/agent/torch"})
+    argv.push_back("-I" + req.kit_dir + dir);
+  // Not -isystem: for /usr/include (Debian's torch) that would reorder the
+  // compiler's own system directories and break #include_next.
+  if (t.include != "/usr/include" && t.include != "/usr/lib/../include") argv.push_back("-I" + t.include);
+  argv.push_back("-I" + t.include + "/torch/csrc/api/include");
+  for (const char* unit : bridge::kCompileUnits) argv.push_back(req.kit_dir + "/" + unit);
+  // The libraries by path: Debian has no unversioned libc10.so without -dev.
+  argv.insert(argv.end(), {req.torch.library, t.c10});
+  if (!req.prebuilt) argv.push_back("-Wl,-rpath," + req.torch.lib_dir);
+  argv.insert(argv.end(), {"-Wl,--as-needed", "-Wl,-z,now", "-o", out});
+  return argv;
+}
+
+// bridge.info: what the bridge was built for and, for the check before every
+// load (bridge_trust.hpp), the library's size and hash.
+std::string info_text(const BridgeBuildRequest& req, const Toolchain& t, const bridge::LibraryFacts& lib,
+                      double seconds) {
+  const auto& torch = req.torch;
+  std::ostringstream info;
+  info << "torch_version = " << torch.version << "\n"
+       << "libtorch_cpu = " << torch.library << "\n"
+       << "libtorch_cpu_bytes = " << torch.library_bytes << "\n"
+       << "headers = " << t.include << "\n"
+       << "cxx11_abi = " << (t.cxx11 ? 1 : 0) << "\n"
+       << "cuda = " << (exists(torch.lib_dir + "/libtorch_cuda.so") ? 1 : 0) << "\n"
+       << "compiler = " << t.compiler[0] << "\n"
+       << "bridge_sources = " << bridge::kSourceHash << "\n"
+       << "kind = " << (req.prebuilt ? "prebuilt" : "cached") << "\n"
+       << "built = " << now_text() << "\n"
+       << "build_seconds = " << seconds << "\n"
+       << "library_bytes = " << lib.bytes << "\n"
+       << "library_hash = " << bridge::hash_text(lib.hash) << "\n";
+  return info.str();
+}
+
+// One build in progress: its cache, key and work directory.
+struct Build {
+  const BridgeBuildRequest& req;
+  const CacheDir& cache;
+  std::string key;
+  std::string marker() const { return "." + key + ".failed"; }
+  // Remembers the failure for the rest of the run (the marker), then fails.
+  BridgeBuildResult fail(const std::string& error) const {
+    cache.write(marker(), req.run_id + "\n" + error);
+    return failed(error);
+  }
+};
+
+// Compiles into a fresh work directory and publishes it as the entry.
+BridgeBuildResult compile_and_publish(const Build& b, const Toolchain& t, BridgeBuildResult r) {
+  const auto& req = b.req;
+  auto work = b.cache.make_work_dir("." + b.key + ".build.");
+  if (!work) return b.fail(work.error());
+  const std::string work_path = b.cache.path_of(*work);
+  const std::string library = work_path + "/" + bridge::kLibraryName;
+  const std::vector<std::string> argv = compile_command(req, t, library);
+  const std::string log_path = work_path + "/" + bridge::kLogName;
+  std::string cmdline;
+  for (const auto& a : argv) cmdline += (cmdline.empty() ? "" : " ") + a;
+  const auto t0 = std::chrono::steady_clock::now();
+  Finished done = run_to_completion(argv, helper_environment(), log_path + ".out", req.timeout_s);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.compile_started = true;
+  std::string log = read_file(log_path + ".out");
+  ::unlink((log_path + ".out").c_str());
+  write_new_file(log_path, cmdline + "\n" + log);
+  if (!done.started || done.exit_status != 0) {
+    const std::string kept_log = "." + b.key + ".build.log";
+    b.cache.rename(*work + "/" + bridge::kLogName, kept_log);
+    b.cache.remove(*work);
+    std::string what =
+        !done.started ? done.error
+        : done.timed_out
+            ? "the compiler (" + t.compiler[0] + ") did not finish within " + std::to_string(req.timeout_s) +
+                  " s and was stopped (PTPROF_BRIDGE_BUILD_TIMEOUT=" + std::to_string(req.timeout_s) + ")"
+            : "the compiler (" + t.compiler[0] + ") exited with status " + std::to_string(done.exit_status);
+    std::string err = done.timed_out ? std::string() : first_error(log);
+    auto f = b.fail(what + (err.empty() ? "" : ": " + err) + " (full log: " + b.cache.path_of(kept_log) + ")");
+    f.compile_started = true;
+    return f;
+  }
+  bridge::LibraryFacts lib;
+  if (!bridge::library_facts(library, lib) ||
+      !write_new_file(work_path + "/" + bridge::kInfoName, info_text(req, t, lib, r.seconds))) {
+    b.cache.remove(*work);
+    return b.fail("cannot write " + work_path);
+  }
+  // Publish whole or not at all: readers only ever see a complete entry.
+  if (auto published = b.cache.publish(*work, b.key); !published) return b.fail(published.message());
+  b.cache.unlink(b.marker());
+  r.outcome = Outcome::Built;
+  return r;
+}
+
 }  // namespace
 
 BridgeBuildResult build_bridge(const BridgeBuildRequest& req) {
@@ -186,24 +251,28 @@ BridgeBuildResult build_bridge(const BridgeBuildRequest& req) {
   if (req.cache_root.empty()) return failed("no cache directory: set PTPROF_BRIDGE_CACHE (or XDG_CACHE_HOME or HOME)");
   if (!exists(req.kit_dir + "/agent/torch/bridge.cpp"))
     return failed("the bridge sources are missing from " + req.kit_dir + " (is ptprof installed completely?)");
-  if (!make_dirs(req.cache_root))
-    return failed("cannot create the cache directory " + req.cache_root + ": " + std::strerror(errno));
+  auto cache = CacheDir::open(req.cache_root);
+  if (!cache) return failed(cache.error());
 
-  const std::string key =
-      req.prebuilt ? bridge::prebuilt_key(torch, bridge::kSourceHash) : bridge::cache_key(torch, bridge::kSourceHash);
+  const Build b{
+      req, *cache,
+      req.prebuilt ? bridge::prebuilt_key(torch, bridge::kSourceHash) : bridge::cache_key(torch, bridge::kSourceHash)};
   BridgeBuildResult r;
-  r.dir = req.cache_root + "/" + key;
+  r.dir = cache->path_of(b.key);
   r.library = r.dir + "/" + bridge::kLibraryName;
-  const std::string marker = req.cache_root + "/." + key + ".failed";
 
-  CacheLock lock(req.cache_root + "/." + key + ".lock");
-  if (!lock.held()) return failed("cannot lock " + req.cache_root + ": " + std::strerror(errno));
-  if (!req.force && exists(r.library)) {
+  auto lock = cache->lock("." + b.key + ".lock", req.timeout_s, [&req] {
+    if (req.on_lock_wait) req.on_lock_wait(req);
+  });
+  if (!lock) return failed(lock.error());
+  auto verdict = bridge::check_entry(cache->path(), b.key, &torch, bridge::kSourceHash);
+  if (!req.force && verdict.ok()) {
     r.outcome = Outcome::Cached;
     return r;
   }
-  if (!req.run_id.empty() && exists(marker)) {
-    std::string text = read_file(marker);
+  if (verdict.kind == bridge::Verdict::Kind::Untrusted) return failed(verdict.why);
+  if (!req.run_id.empty()) {
+    std::string text = cache->read(b.marker());
     auto nl = text.find('\n');
     if (nl != std::string::npos && text.substr(0, nl) == req.run_id) {
       auto f = failed(text.substr(nl + 1));
@@ -211,97 +280,16 @@ BridgeBuildResult build_bridge(const BridgeBuildRequest& req) {
       return f;
     }
   }
-  auto fail = [&](const std::string& error) {
-    write_file(marker, req.run_id + "\n" + error);
-    return failed(error);
-  };
-
+  const std::string broken =
+      verdict.kind == bridge::Verdict::Kind::Broken ? "the cached torch bridge is broken (" + verdict.why + ")" : "";
   if (req.no_build)
-    return fail("none is cached in " + req.cache_root + " and PTPROF_BRIDGE_BUILD=0 forbids building one");
-  auto found_compiler = find_compiler();
-  if (!found_compiler) return fail(found_compiler.error());
-  const std::vector<std::string>& compiler = *found_compiler;
-  auto found_include = find_headers(torch);
-  if (!found_include) return fail(found_include.error());
-  const std::string& include = *found_include;
-  std::string c10 = find_c10(torch.lib_dir);
-  if (c10.empty()) return fail("no libc10.so beside " + torch.library + " (an incomplete torch installation?)");
-  const bool cxx11 = uses_cxx11_abi(c10);
-
-  const std::string work = req.cache_root + "/." + key + ".build." + std::to_string(::getpid());
-  remove_tree(work);
-  if (!make_dirs(work)) return fail("cannot create " + work + ": " + std::strerror(errno));
-
-  std::vector<std::string> argv = compiler;
-  for (const char* flag : {"-std=c++20", "-O2", "-fPIC", "-shared", "-DNDEBUG", "-fvisibility=hidden",
-                           "-fvisibility-inlines-hidden", "-w"})
-    argv.push_back(flag);
-  argv.push_back(std::string("-D_GLIBCXX_USE_CXX11_ABI=") + (cxx11 ? "1" : "0"));
-  for (const char* dir : {"/common/include", "/agent/include", "/agent/torch"})
-    argv.push_back("-I" + req.kit_dir + dir);
-  // Not -isystem: for /usr/include (Debian's torch) that would reorder the
-  // compiler's own system directories and break #include_next.
-  if (include != "/usr/include" && include != "/usr/lib/../include") argv.push_back("-I" + include);
-  argv.push_back("-I" + include + "/torch/csrc/api/include");
-  for (const char* unit : bridge::kCompileUnits) argv.push_back(req.kit_dir + "/" + unit);
-  // The libraries by path: Debian has no unversioned libc10.so without -dev.
-  argv.insert(argv.end(), {torch.library, c10});
-  if (!req.prebuilt) argv.push_back("-Wl,-rpath," + torch.lib_dir);
-  argv.insert(argv.end(), {"-Wl,--as-needed", "-Wl,-z,now", "-o", work + "/" + bridge::kLibraryName});
-
-  if (req.on_compile_start) req.on_compile_start(req);
-  const auto t0 = std::chrono::steady_clock::now();
-  const std::string log_path = work + "/" + bridge::kLogName;
-  {
-    std::string cmdline;
-    for (const auto& a : argv) cmdline += (cmdline.empty() ? "" : " ") + a;
-    write_file(log_path, cmdline + "\n");
-  }
-  Finished done = run_to_completion(argv, helper_environment(), log_path + ".out");
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::string log = read_file(log_path + ".out");
-  write_file(log_path, read_file(log_path) + log);
-  ::unlink((log_path + ".out").c_str());
-  if (!done.started || done.exit_status != 0) {
-    const std::string kept_log = req.cache_root + "/." + key + ".build.log";
-    ::rename(log_path.c_str(), kept_log.c_str());
-    remove_tree(work);
-    std::string what =
-        !done.started ? done.error
-                      : "the compiler (" + compiler[0] + ") exited with status " + std::to_string(done.exit_status);
-    std::string err = first_error(log);
-    auto f = fail(what + (err.empty() ? "" : ": " + err) + " (full log: " + kept_log + ")");
-    f.compile_started = true;
-    return f;
-  }
-
-  std::ostringstream info;
-  info << "torch_version = " << torch.version << "\n"
-       << "libtorch_cpu = " << torch.library << "\n"
-       << "libtorch_cpu_bytes = " << torch.library_bytes << "\n"
-       << "headers = " << include << "\n"
-       << "cxx11_abi = " << (cxx11 ? 1 : 0) << "\n"
-       << "cuda = " << (exists(torch.lib_dir + "/libtorch_cuda.so") ? 1 : 0) << "\n"
-       << "compiler = " << compiler[0] << "\n"
-       << "bridge_sources = " << bridge::kSourceHash << "\n"
-       << "kind = " << (req.prebuilt ? "prebuilt" : "cached") << "\n"
-       << "built = " << now_text() << "\n"
-       << "build_seconds = " << r.seconds << "\n";
-  if (!write_file(work + "/" + bridge::kInfoName, info.str())) return fail("cannot write " + work);
-  // Publish whole or not at all: readers only ever see a complete entry.
-  if (exists(r.dir)) {
-    const std::string old = work + ".old";
-    ::rename(r.dir.c_str(), old.c_str());
-    remove_tree(old);
-  }
-  if (::rename(work.c_str(), r.dir.c_str()) != 0) {
-    std::string e = std::strerror(errno);
-    remove_tree(work);
-    return fail("cannot move the built bridge to " + r.dir + ": " + e);
-  }
-  ::unlink(marker.c_str());
-  r.outcome = Outcome::Built;
-  return r;
+    return b.fail(broken.empty()
+                      ? "none is cached in " + req.cache_root + " and PTPROF_BRIDGE_BUILD=0 forbids building one"
+                      : broken + " and PTPROF_BRIDGE_BUILD=0 forbids rebuilding it");
+  auto toolchain = find_toolchain(torch);
+  if (!toolchain) return b.fail(toolchain.error());
+  if (req.on_compile_start) req.on_compile_start(req, broken);
+  return compile_and_publish(b, *toolchain, std::move(r));
 }
 
 }  // namespace ptprof::launcher

@@ -2,7 +2,9 @@
 // (common/include/ptprof/bridge_cache.hpp): finds a compiler and torch's
 // headers, compiles the bridge kit against that torch's own libraries, and
 // publishes the result atomically. Concurrent builds of the same torch (two
-// ranks starting together) wait for each other on a lock file.
+// ranks starting together) wait for each other on a lock file, for at most
+// the build's time limit. Every write to the cache goes through CacheDir
+// (cache_dir.hpp): a verified root, no link followed.
 #pragma once
 #include <string>
 
@@ -26,8 +28,14 @@ struct BridgeBuildRequest {
   // for the same failure).
   std::string run_id;
   // Called once the quick checks have passed, just before compiling (seconds
-  // of work): lets the caller say what is happening.
-  void (*on_compile_start)(const BridgeBuildRequest&) = nullptr;
+  // of work): lets the caller say what is happening. `replacing`: why the
+  // cached entry is broken, when the build replaces one (else empty).
+  void (*on_compile_start)(const BridgeBuildRequest&, const std::string& replacing) = nullptr;
+  // Called once when another process holds the build's lock.
+  void (*on_lock_wait)(const BridgeBuildRequest&) = nullptr;
+  // The most seconds the wait for that lock, and the compile, may each take
+  // (PTPROF_BRIDGE_BUILD_TIMEOUT).
+  int timeout_s = 600;
 };
 
 struct BridgeBuildResult {

@@ -20,6 +20,8 @@
 #include "process/install_paths.hpp"
 #include "process/subprocess.hpp"
 #include "ptprof/bridge_kit.hpp"
+#include "ptprof/bridge_trust.hpp"
+#include "ptprof/config.hpp"
 
 namespace ptprof::cli {
 namespace {
@@ -59,9 +61,16 @@ Result<std::string> libtorch_of_python(const std::string& python) {
   return libs[0];
 }
 
-void say_compiling(const launcher::BridgeBuildRequest& req) {
+void say_compiling(const launcher::BridgeBuildRequest& req, const std::string& replacing) {
+  if (!replacing.empty()) std::fprintf(stderr, "ptprof: %s: rebuilding it\n", replacing.c_str());
   std::fprintf(stderr, "ptprof: building the torch bridge for torch %s (%s; once per torch, cached)... ",
                req.torch.version.empty() ? "of unknown version" : req.torch.version.c_str(), req.torch.lib_dir.c_str());
+  std::fflush(stderr);
+}
+
+void say_waiting(const launcher::BridgeBuildRequest& req) {
+  std::fprintf(stderr, "ptprof: waiting for another process's build of the torch bridge for torch %s (at most %d s)\n",
+               req.torch.version.c_str(), req.timeout_s);
   std::fflush(stderr);
 }
 
@@ -98,8 +107,15 @@ int build(const BuildOptions& o) {
                   paths ? "cannot find the bridge sources (share/ptprof/bridge) beside ptprof" : paths.error());
     return 1;
   }
+  auto config = config_from_env(getenv_fn);
+  if (!config) {
+    spdlog::error("bridge build: {}", config.error());
+    return 2;
+  }
   req.kit_dir = paths->bridge_kit;
-  req.cache_root = o.prebuilt_into.empty() ? bridge::cache_root(getenv_fn) : o.prebuilt_into;
+  req.cache_root = o.prebuilt_into.empty() ? config->bridge_cache : o.prebuilt_into;
+  req.timeout_s = int(config->bridge_build_timeout_s);
+  req.on_lock_wait = &say_waiting;
   req.prebuilt = !o.prebuilt_into.empty();
   req.force = o.force;
   req.no_build = o.no_build;
@@ -159,13 +175,34 @@ void read_entries(const std::string& root, bool prebuilt, std::vector<Entry>& en
 }
 
 // A cached bridge is for one torch file; a prebuilt one for any torch of its
-// version whose libtorch_cpu.so has the size it was built against.
-std::string state_of(const Entry& e, const std::function<std::string(const char*)>& get) {
+// version whose libtorch_cpu.so has the size it was built against. Either is
+// checked as the agent checks it before loading (bridge_trust.hpp); `why`
+// gets the reason when the state is not ok.
+std::string state_of(const std::string& root, const Entry& e, const std::function<std::string(const char*)>& get,
+                     std::string& why) {
   // Built from another ptprof's bridge sources: this ptprof never loads it.
   if (get("bridge_sources") != bridge::kSourceHash) return "other";
-  if (e.prebuilt) return "ok";
-  auto now = bridge::describe_torch(get("libtorch_cpu"));
-  return now.library.empty() ? "gone" : std::to_string(now.library_bytes) != get("libtorch_cpu_bytes") ? "stale" : "ok";
+  bridge::TorchInstall now;
+  if (!e.prebuilt) {
+    now = bridge::describe_torch(get("libtorch_cpu"));
+    if (now.library.empty()) return "gone";
+    if (std::to_string(now.library_bytes) != get("libtorch_cpu_bytes")) return "stale";
+    if (bridge::cache_key(now, bridge::kSourceHash) != e.key) {
+      why = root + "/" + e.key + ": bridge.info is for torch " + now.version + " at " + now.library +
+            ", whose bridge has another name (copied or moved here)";
+      return "broken";
+    }
+  }
+  auto verdict = bridge::check_entry(root, e.key, e.prebuilt ? nullptr : &now, bridge::kSourceHash);
+  why = verdict.why;
+  switch (verdict.kind) {
+    case bridge::Verdict::Kind::Ok:
+      return "ok";
+    case bridge::Verdict::Kind::Untrusted:
+      return "untrusted";
+    default:
+      return "broken";
+  }
 }
 
 int list() {
@@ -192,9 +229,12 @@ int list() {
     const std::string library =
         e.prebuilt ? "any of " + get("libtorch_cpu_bytes") + " bytes (built with " + get("libtorch_cpu") + ")"
                    : get("libtorch_cpu");
+    std::string why;
+    const std::string state = state_of(e.prebuilt ? prebuilt_root : root, e, get, why);
     std::printf("%-18s  %-8s  %-20s  %-5s  %-4s  %-5s  %s\n", get("torch_version").c_str(),
                 e.prebuilt ? "prebuilt" : "cached", get("built").c_str(), get("cxx11_abi").c_str(), get("cuda").c_str(),
-                state_of(e, get).c_str(), library.c_str());
+                state.c_str(), library.c_str());
+    if (!why.empty()) std::printf("    %s: %s\n", state.c_str(), why.c_str());
   }
   return 0;
 }

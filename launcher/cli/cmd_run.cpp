@@ -26,6 +26,7 @@
 #include "log.hpp"
 #include "process/install_paths.hpp"
 #include "process/target.hpp"
+#include "ptprof/bridge_cache.hpp"
 #include "ptprof/config.hpp"
 #include "ptprof/schedule.hpp"
 
@@ -191,6 +192,13 @@ std::vector<std::string> target_environment(Environment env, const launcher::Ses
   // The agent runs `ptprof bridge build` through this when a process imports
   // a torch that has no cached bridge yet.
   if (!paths.launcher.empty()) env[env::kLauncher] = paths.launcher;
+  // Absolute, so that the target's chdir cannot move it (cache_root reads a
+  // relative one against the current directory: here, where ptprof started).
+  if (env.count(env::kBridgeCache) && !env[env::kBridgeCache].empty())
+    env[env::kBridgeCache] = bridge::cache_root([&env](const char* n) -> const char* {
+      auto it = env.find(n);
+      return it == env.end() ? nullptr : it->second.c_str();
+    });
   env["LD_PRELOAD"] = prepend_path(env, "LD_PRELOAD", paths.preload, ':');
   // NVTX ranges become ptprof ranges: NVTX loads its injection from here
   // (the agent implements InitializeInjectionNvtx2). A tool the user set

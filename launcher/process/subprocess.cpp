@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -44,6 +46,24 @@ int shell_status(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return 1;
+}
+
+// Waits for `pid`, killing its process group once `timeout_s` have passed.
+bool wait_with_limit(pid_t pid, int timeout_s, int* status, bool* timed_out) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  for (;;) {
+    pid_t got = ::waitpid(pid, status, WNOHANG);
+    if (got == pid) return true;
+    if (got < 0 && errno != EINTR) return false;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::kill(-pid, SIGKILL);
+      *timed_out = true;
+      while (::waitpid(pid, status, 0) < 0)
+        if (errno != EINTR) return false;
+      return true;
+    }
+    ::usleep(20 * 1000);
+  }
 }
 
 }  // namespace
@@ -91,7 +111,7 @@ std::vector<std::string> helper_environment() {
 }
 
 Finished run_to_completion(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                           const std::string& output_file) {
+                           const std::string& output_file, int timeout_s) {
   Finished f;
   if (argv.empty()) {
     f.error = "no command";
@@ -122,7 +142,15 @@ Finished run_to_completion(const std::vector<std::string>& argv, const std::vect
   auto args = c_strings(argv);
   auto envp = c_strings(env);
   pid_t pid = -1;
-  int rc = posix_spawn(&pid, program.c_str(), &fa.actions, nullptr, args.data(), envp.data());
+  const bool limited = timeout_s > 0 && out_fd >= 0;
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  if (limited) {
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
+  }
+  int rc = posix_spawn(&pid, program.c_str(), &fa.actions, &attr, args.data(), envp.data());
+  posix_spawnattr_destroy(&attr);
   ::close(write_fd);
   if (rc != 0) {
     if (pipe_fds[0] >= 0) ::close(pipe_fds[0]);
@@ -143,7 +171,14 @@ Finished run_to_completion(const std::vector<std::string>& argv, const std::vect
     ::close(pipe_fds[0]);
   }
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
+  if (limited) {
+    if (!wait_with_limit(pid, timeout_s, &status, &f.timed_out)) {
+      f.error = std::string("cannot wait for ") + program + ": " + std::strerror(errno);
+      f.exit_status = 1;
+      return f;
+    }
+  }
+  while (!limited && ::waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) {
       f.error = std::string("cannot wait for ") + program + ": " + std::strerror(errno);
       f.exit_status = 1;

@@ -34,7 +34,9 @@ struct TorchInstall {
 TorchInstall describe_torch(const std::string& library);
 
 // Where bridges are cached; `getenv_fn` is getenv in production. Empty when
-// neither PTPROF_BRIDGE_CACHE, XDG_CACHE_HOME nor HOME is set.
+// neither PTPROF_BRIDGE_CACHE, XDG_CACHE_HOME nor HOME is set. Absolute: a
+// relative PTPROF_BRIDGE_CACHE is taken from the current directory, so read
+// it at start (the agent does, and `ptprof run` exports it absolute).
 using GetEnv = std::function<const char*(const char*)>;
 std::string cache_root(const GetEnv& getenv_fn);
 

@@ -30,10 +30,13 @@ inline constexpr const char* kNativeStack = "PTPROF_NATIVE_STACK";
 inline constexpr const char* kOutput = "PTPROF_OUTPUT";
 inline constexpr const char* kOnTraceReady = "PTPROF_ON_TRACE_READY";
 inline constexpr const char* kLogLevel = "PTPROF_LOG_LEVEL";
-inline constexpr const char* kRingKb = "PTPROF_RING_KB";                    // per-thread ring size
-inline constexpr const char* kTorchBridge = "PTPROF_TORCH_BRIDGE";          // a bridge to load, not the cache's
-inline constexpr const char* kBridgeCache = "PTPROF_BRIDGE_CACHE";          // see bridge_cache.hpp
-inline constexpr const char* kBridgeBuild = "PTPROF_BRIDGE_BUILD";          // 0: never build on demand
+inline constexpr const char* kRingKb = "PTPROF_RING_KB";            // per-thread ring size
+inline constexpr const char* kTorchBridge = "PTPROF_TORCH_BRIDGE";  // a bridge to load, not the cache's
+inline constexpr const char* kBridgeCache = "PTPROF_BRIDGE_CACHE";  // see bridge_cache.hpp
+inline constexpr const char* kBridgeBuild = "PTPROF_BRIDGE_BUILD";  // 0: never build on demand
+// Seconds a bridge build (its wait for another build's lock included) may
+// take before it is given up: a hung compiler must not hang `import torch`.
+inline constexpr const char* kBridgeBuildTimeout = "PTPROF_BRIDGE_BUILD_TIMEOUT";
 inline constexpr const char* kLauncher = "PTPROF_LAUNCHER";                 // set by ptprof run: its own path
 inline constexpr const char* kOnDemand = "PTPROF_ON_DEMAND";                // 1: record only what `ptprof trigger` asks
 inline constexpr const char* kWaitDescendants = "PTPROF_WAIT_DESCENDANTS";  // 1: wait for the whole tree
@@ -56,9 +59,13 @@ struct Config {
   std::string output = "./ptprof-out";
   std::string on_trace_ready;
   std::string log_level = "warn";
-  uint64_t ring_bytes = 0;   // 0: default
-  bool bridge_build = true;  // build a missing torch bridge on demand
-  bool on_demand = false;    // no schedule: windows only when `ptprof trigger` asks
+  uint64_t ring_bytes = 0;                // 0: default
+  bool bridge_build = true;               // build a missing torch bridge on demand
+  uint32_t bridge_build_timeout_s = 600;  // PTPROF_BRIDGE_BUILD_TIMEOUT
+  // The bridge cache's root, absolute, as it was when the variables were
+  // read (bridge::cache_root); empty when there is none.
+  std::string bridge_cache;
+  bool on_demand = false;  // no schedule: windows only when `ptprof trigger` asks
   // ptprof run waits for the target's whole process tree, not only the
   // target (and a grace period for its descendants).
   bool wait_descendants = false;
