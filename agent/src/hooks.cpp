@@ -58,10 +58,11 @@ void* real_dlsym(void* handle, const char* name) { return next_dlsym()(handle, n
 
 using namespace ptprof::agent;
 
-// glibc resolves a bare library name against the *caller's* RUNPATH, and the
-// caller it sees is whoever called the real dlopen. For bare names we must
-// therefore leave by a tail call, so glibc sees the original caller; a load
-// that such a call made is noticed on the next dlopen.
+// glibc resolves a bare library name against the *caller's* RUNPATH, and
+// expands $ORIGIN (any dynamic string token: a '$') to the caller's
+// directory; the caller it sees is whoever called the real dlopen. For those
+// names we must therefore leave by a tail call, so glibc sees the original
+// caller; a load that such a call made is noticed on the next dlopen.
 PTPROF_EXPORT void* dlopen(const char* file, int mode) {
   bool outermost = tls_dlopen_depth == 0;
   if (outermost) {
@@ -69,7 +70,7 @@ PTPROF_EXPORT void* dlopen(const char* file, int mode) {
     g_runtime.check_for_cuda();
   }
   DlopenFn real = next_dlopen();
-  if (!file || !std::strchr(file, '/')) return real(file, mode);
+  if (!file || !std::strchr(file, '/') || std::strchr(file, '$')) return real(file, mode);
   void* handle;
   {
     DepthGuard guard;

@@ -1,8 +1,10 @@
 """The agent is invisible to the program it profiles (issue #28): a program
 that closes every descriptor and opens files of its own under the agent's
 old numbers keeps its files as it wrote them, and its events are all
-recorded, with their names. Torch-free: the target is
-tests/programs/fd_reuse.cpp.
+recorded, with their names; a program that loads a library through
+dlopen("$ORIGIN/...") finds it with the agent preloaded, in a session or
+not. Torch-free: the targets are tests/programs/fd_reuse.cpp and
+origin_dlopen.cpp.
 """
 
 import os
@@ -37,6 +39,21 @@ def test_program_that_closes_all_descriptors_keeps_its_files_and_events():
         named = [n for n in rows if n.startswith("fd-reuse.name-")]
         T.check_eq(len(named), 5000, "every new name is in the report")
         T.check("" not in rows, "no row without a name")
+
+
+def test_dlopen_of_origin_relative_path_with_the_agent_preloaded():
+    """glibc expands $ORIGIN to the directory of dlopen's caller: the agent's
+    dlopen wrapper, when it called the real dlopen itself, made that the
+    agent's directory, and the load failed."""
+    program = os.path.join(PROGRAMS, "origin_dlopen")
+    agent = os.path.join(T.BUILD_DIR, "lib", "libptprof_agent.so")
+    proc = T.run([program], env=T.clean_env(LD_PRELOAD=agent))
+    T.check_eq((proc.returncode, proc.stdout.strip()), (0, "origin_probe 42"),
+               "preloaded, no session\n" + T.describe(proc))
+    with T.tempdir() as d:
+        proc = T.run_ptprof(["run", "-o", os.path.join(d, "out"), "--", program])
+        T.check_eq(proc.returncode, 0, "under ptprof run\n" + T.describe(proc))
+        T.check("origin_probe 42" in proc.stdout, "under ptprof run\n" + T.describe(proc))
 
 
 if __name__ == "__main__":
