@@ -86,13 +86,16 @@ PTPROF_EXPORT void* dlopen(const char* file, int mode) {
 // The CUDA runtime (dynamic or static) loads the driver itself, RTLD_LOCAL,
 // and takes cuGetProcAddress from it with dlsym on that handle, which no
 // preloaded definition can interpose: this hands out the wrapper instead
-// (cuda_hook_support.hpp). RTLD_NEXT is relative to the caller, which glibc
-// finds from the return address: every lookup that is not for a CUDA name on
-// a real handle leaves by a tail call, so glibc sees the original caller.
+// (cuda_hook_support.hpp). RTLD_NEXT and RTLD_DEFAULT are relative to the
+// caller, which glibc finds from the return address: every lookup that is
+// not for a hooked CUDA name leaves by a tail call, so glibc sees the
+// original caller. A hooked name asked of RTLD_DEFAULT finds the agent's
+// export first: it is handed out only where a real definition is loaded.
 #if PTPROF_CUDA_HOOKS
 PTPROF_EXPORT void* dlsym(void* handle, const char* name) {
   DlsymFn real = next_dlsym();
-  if (handle == RTLD_NEXT || handle == RTLD_DEFAULT || name[0] != 'c' || name[1] != 'u') return real(handle, name);
+  if (handle == RTLD_NEXT || name[0] != 'c' || name[1] != 'u') return real(handle, name);
+  if (handle == RTLD_DEFAULT) return ptprof::agent::cuda::default_symbol(name, real(handle, name));
   return ptprof::agent::cuda::wrap_resolved_symbol(name, real(handle, name));
 }
 #endif
