@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -40,6 +41,7 @@ bool write_all(int fd, const char* s) { return ::write(fd, s, std::strlen(s)) ==
 
 void record_from_threads() {
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t)
     threads.emplace_back([t] {
       for (int i = 0; i < kMarksPerThread; ++i) ptprof_mark("fd-reuse.thread");
