@@ -10,6 +10,7 @@ set(PTPROF_BRIDGE_KIT_FILES
   agent/torch/bridge.cpp
   agent/torch/calibrate_ops.hpp
   agent/torch/encode_inputs.hpp
+  agent/torch/fork_guard.hpp
   agent/torch/memory_reporter.hpp
   agent/torch/torch_compat.hpp
   agent/include/ptprof/bridge_api.h

@@ -4,6 +4,7 @@
 #include <link.h>
 
 #include <array>
+#include <cstddef>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -32,18 +33,39 @@ constexpr std::array<HookEntry, kHookCount> kHooks = {{
 }};
 
 // The resolved real functions, one per entry; null until looked up, absent()
-// when no loaded library had it (cuGetProcAddress asks about each name again
-// and again; a miss must not walk the loaded objects each time). A cache of
-// what the dynamic linker knows (like the function-local statics of
-// hooks.cpp), filled once per entry.
+// when no loaded library had it. A cache of what the dynamic linker knows
+// (like the function-local statics of hooks.cpp), filled once per entry; a
+// miss holds only until another object is loaded (the runtime may come
+// later), and until then cuGetProcAddress, which asks about each name again
+// and again, does not walk the loaded objects each time.
 std::array<std::atomic<void*>, kHookCount>& real_slots() {
   static std::array<std::atomic<void*>, kHookCount> slots{};
   return slots;
 }
 
+// Per entry: how many objects had been loaded when its lookup missed.
+std::array<std::atomic<uint64_t>, kHookCount>& miss_generations() {
+  static std::array<std::atomic<uint64_t>, kHookCount> generations{};
+  return generations;
+}
+
 void* absent() {
   static const char kMarker = 0;
   return const_cast<char*>(&kMarker);
+}
+
+// How many objects the process has loaded so far (dlpi_adds): a load since a
+// miss makes the lookup worth doing again.
+uint64_t loaded_objects_generation() {
+  uint64_t adds = 0;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t size, void* out) {
+        if (size >= offsetof(dl_phdr_info, dlpi_adds) + sizeof info->dlpi_adds)
+          *static_cast<uint64_t*>(out) = info->dlpi_adds;
+        return 1;  // the first object says it
+      },
+      &adds);
+  return adds;
 }
 
 // Sonames under which the libraries are found when they were loaded
@@ -110,13 +132,21 @@ const HookEntry* find_hook(const char* symbol, HookId* id) {
 void* real_function(HookId id) {
   std::atomic<void*>& slot = real_slots()[size_t(id)];
   void* p = slot.load(std::memory_order_acquire);
-  if (p) [[likely]]
-    return p == absent() ? nullptr : p;
+  if (p && p != absent()) [[likely]]
+    return p;
+  std::atomic<uint64_t>& missed_at = miss_generations()[size_t(id)];
+  const uint64_t generation = loaded_objects_generation();
+  if (p == absent() && missed_at.load(std::memory_order_relaxed) == generation) return nullptr;
   CallGuard guard;  // the lookups may run library code that calls CUDA
-  p = lookup(hook_entry(id).symbol, hook_entry(id).family, wrapper(id));
-  void* expected = nullptr;
-  if (slot.compare_exchange_strong(expected, p ? p : absent(), std::memory_order_acq_rel)) return p;
-  return expected == absent() ? nullptr : expected;
+  void* found = lookup(hook_entry(id).symbol, hook_entry(id).family, wrapper(id));
+  if (!found) missed_at.store(generation, std::memory_order_relaxed);
+  // The first definition found is the one every call forwards to.
+  void* expected = p;
+  while (!slot.compare_exchange_weak(expected, found ? found : absent(), std::memory_order_acq_rel)) {
+    if (expected && expected != absent()) return expected;
+    if (!found) return nullptr;
+  }
+  return found;
 }
 
 void* find_function(const char* symbol, wire::CudaApiFamily family) {
@@ -129,15 +159,19 @@ void* wrap_resolved_symbol(const char* symbol, void* found) {
   if (!found || !find_hook(symbol, &id)) return found;
   void* w = wrapper(id);
   if (found == w) return found;
-  // The first definition the wrapper meets is the one it forwards to; a
-  // second copy of the library (another version loaded RTLD_LOCAL) keeps
-  // its own function, unwrapped, rather than be sent to the first copy.
-  std::atomic<void*>& slot = real_slots()[size_t(id)];
-  void* expected = nullptr;
-  if (slot.compare_exchange_strong(expected, found, std::memory_order_acq_rel) || expected == found) return w;
-  // Looked up before the library was loaded: this is the first definition.
-  if (expected == absent() && slot.compare_exchange_strong(expected, found, std::memory_order_acq_rel)) return w;
-  return found;
+  // The wrapper forwards to the definition the program's own calls reach
+  // (real_function). Another copy of the library (a plugin's own runtime,
+  // loaded RTLD_LOCAL) keeps its function, unwrapped: its calls stay its
+  // own, and the program's are not sent to it.
+  return real_function(id) == found ? w : found;
+}
+
+void* default_symbol(const char* symbol, void* found) {
+  HookId id{};
+  if (!found || !find_hook(symbol, &id) || found != wrapper(id)) return found;
+  // The agent's export, found first: what the caller finds without ptprof
+  // is the real definition, or nothing when no loaded library has one.
+  return real_function(id) ? found : nullptr;
 }
 
 namespace {

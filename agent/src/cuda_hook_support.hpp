@@ -132,8 +132,10 @@ inline void* wrapper(HookId id) {
   return hook_entry(id).family == wire::CudaApiFamily::Runtime ? runtime_wrapper(id) : driver_wrapper(id);
 }
 
-// The real function behind a wrapper, found on first use; null when no
-// loaded library defines it.
+// The real function behind a wrapper, found on first use (the next
+// definition after the agent, else a loaded library's by soname or by path);
+// null when no loaded library defines it, looked up again once another
+// object is loaded.
 void* real_function(HookId id);
 // A function of the runtime or driver that is not hooked (cudaFuncGetName,
 // cuFuncGetName), looked up where real_function looks; null when absent.
@@ -144,6 +146,10 @@ void* find_function(const char* symbol, wire::CudaApiFamily family);
 // cuGetProcAddress query) resolved to: its wrapper when `found` is exactly
 // the function that wrapper forwards to, `found` otherwise.
 void* wrap_resolved_symbol(const char* symbol, void* found);
+// What dlsym(RTLD_DEFAULT, symbol) returns in place of `found`: null when
+// `found` is the agent's export and no loaded library defines `symbol` (a
+// program without CUDA that looks for it finds nothing, as without ptprof).
+void* default_symbol(const char* symbol, void* found);
 // `version` and `flags`: the query's cudaVersion and flags. When `found` is
 // none of the exports (a driver may hand out internal entry points), the
 // export the query selects by ABI (its version, the per-thread-stream flag)

@@ -58,10 +58,11 @@ void* real_dlsym(void* handle, const char* name) { return next_dlsym()(handle, n
 
 using namespace ptprof::agent;
 
-// glibc resolves a bare library name against the *caller's* RUNPATH, and the
-// caller it sees is whoever called the real dlopen. For bare names we must
-// therefore leave by a tail call, so glibc sees the original caller; a load
-// that such a call made is noticed on the next dlopen.
+// glibc resolves a bare library name against the *caller's* RUNPATH, and
+// expands $ORIGIN (any dynamic string token: a '$') to the caller's
+// directory; the caller it sees is whoever called the real dlopen. For those
+// names we must therefore leave by a tail call, so glibc sees the original
+// caller; a load that such a call made is noticed on the next dlopen.
 PTPROF_EXPORT void* dlopen(const char* file, int mode) {
   bool outermost = tls_dlopen_depth == 0;
   if (outermost) {
@@ -69,7 +70,7 @@ PTPROF_EXPORT void* dlopen(const char* file, int mode) {
     g_runtime.check_for_cuda();
   }
   DlopenFn real = next_dlopen();
-  if (!file || !std::strchr(file, '/')) return real(file, mode);
+  if (!file || !std::strchr(file, '/') || std::strchr(file, '$')) return real(file, mode);
   void* handle;
   {
     DepthGuard guard;
@@ -85,13 +86,16 @@ PTPROF_EXPORT void* dlopen(const char* file, int mode) {
 // The CUDA runtime (dynamic or static) loads the driver itself, RTLD_LOCAL,
 // and takes cuGetProcAddress from it with dlsym on that handle, which no
 // preloaded definition can interpose: this hands out the wrapper instead
-// (cuda_hook_support.hpp). RTLD_NEXT is relative to the caller, which glibc
-// finds from the return address: every lookup that is not for a CUDA name on
-// a real handle leaves by a tail call, so glibc sees the original caller.
+// (cuda_hook_support.hpp). RTLD_NEXT and RTLD_DEFAULT are relative to the
+// caller, which glibc finds from the return address: every lookup that is
+// not for a hooked CUDA name leaves by a tail call, so glibc sees the
+// original caller. A hooked name asked of RTLD_DEFAULT finds the agent's
+// export first: it is handed out only where a real definition is loaded.
 #if PTPROF_CUDA_HOOKS
 PTPROF_EXPORT void* dlsym(void* handle, const char* name) {
   DlsymFn real = next_dlsym();
-  if (handle == RTLD_NEXT || handle == RTLD_DEFAULT || name[0] != 'c' || name[1] != 'u') return real(handle, name);
+  if (handle == RTLD_NEXT || name[0] != 'c' || name[1] != 'u') return real(handle, name);
+  if (handle == RTLD_DEFAULT) return ptprof::agent::cuda::default_symbol(name, real(handle, name));
   return ptprof::agent::cuda::wrap_resolved_symbol(name, real(handle, name));
 }
 #endif

@@ -295,9 +295,8 @@ void Runtime::after_fork_child() {
   arena_.reset();
   named_step_id_.store(0, std::memory_order_relaxed);
   ::munmap(region_, region_bytes_);
-  ::close(region_fd_);
+  reservation_.release();
   region_ = nullptr;
-  region_fd_ = -1;
   header_ = nullptr;
   if (!create_region()) return;
   active_.store(true, std::memory_order_release);

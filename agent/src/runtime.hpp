@@ -15,7 +15,7 @@
 // key's destructor) retires its slot; once the launcher has drained it the
 // slot and its ring go to the next new thread.
 //
-// Shared memory is reserved (fallocate) before it is used: the region's
+// Shared memory is reserved (shm_reservation.hpp) before it is used: the region's
 // header when it is created, a thread's ring when the thread registers (a
 // smaller ring, or none, when /dev/shm is short), the string arena as it
 // grows. A store on the hot path therefore never faults. What a short
@@ -32,6 +32,7 @@
 // forwards the hooks' calls while the agent is active.
 #pragma once
 #include <pthread.h>
+#include <sys/types.h>
 #include <atomic>
 
 #include <cstdint>
@@ -54,6 +55,7 @@
 #include "ptprof/string_arena.hpp"
 #include "ptprof/string_hash.hpp"
 #include "python_api.hpp"
+#include "shm_reservation.hpp"
 #include "stack_capture.hpp"
 #include "window_controller.hpp"
 
@@ -165,10 +167,11 @@ class Runtime {
   void* open_region(wire::ProcessSlot& slot, const wire::RegionLayout& layout);
   wire::ProcessHeader* init_region_header(void* region, uint64_t ring_bytes, const wire::RegionLayout& layout);
   void fail_region(wire::ProcessSlot& slot, int fd, const char* name, bool shm_short);
+  bool same_session(int fd) const;
   bool launcher_alive() const;
   void launcher_died();
   // Reserves [offset, offset + bytes) of the region's object in /dev/shm.
-  bool reserve_shm(uint64_t offset, uint64_t bytes) const;
+  bool reserve_shm(uint64_t offset, uint64_t bytes) { return reservation_.reserve(offset, bytes); }
   uint32_t claim_thread_slot();
   uint64_t reserve_ring(uint32_t slot);
   bool reserve_arena(uint64_t upto);
@@ -183,10 +186,14 @@ class Runtime {
 
   void* session_map_ = nullptr;
   wire::SessionHeader* session_ = nullptr;
-  int session_fd_ = -1;  // kept open: the launcher's lock on it says it is alive
+  // No descriptor is kept (the program may close and reuse it): the launcher's
+  // lock is tested on the object opened again by name, if it is still this one.
+  char session_name_[sizeof(wire::SessionHeader::name) + 1] = {};
+  dev_t session_dev_ = 0;
+  ino_t session_ino_ = 0;
   void* region_ = nullptr;
   size_t region_bytes_ = 0;
-  int region_fd_ = -1;           // kept open to reserve parts of the region as they are needed
+  ShmReservation reservation_;   // parts of the region reserved as they are needed
   uint64_t arena_reserved_ = 0;  // bytes of the string arena reserved so far
   wire::ProcessHeader* header_ = nullptr;
 

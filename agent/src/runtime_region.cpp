@@ -101,12 +101,30 @@ bool Runtime::map_session(const char* name) {
   }
   session_map_ = p;
   session_ = s;
-  session_fd_ = fd;
+  std::memcpy(session_name_, s->name, sizeof s->name);
+  session_dev_ = st.st_dev;
+  session_ino_ = st.st_ino;
+  ::close(fd);
   clock_kind_ = clock::Kind(s->clock_kind);
   return true;
 }
 
-bool Runtime::launcher_alive() const { return wire::session_lock_held(session_fd_); }
+bool Runtime::same_session(int fd) const {
+  struct stat st {};
+  return ::fstat(fd, &st) == 0 && st.st_dev == session_dev_ && st.st_ino == session_ino_;
+}
+
+// The session's object, opened again by name for the test of the launcher's
+// lock: the launcher removes the name when it ends, so a name that is gone or
+// names another object means that no one drains this session any more. A
+// process out of descriptors cannot tell, and assumes the launcher alive.
+bool Runtime::launcher_alive() const {
+  const int fd = ::shm_open(session_name_, O_RDWR | O_CLOEXEC, 0);
+  if (fd < 0) return errno != ENOENT;
+  const bool alive = same_session(fd) && wire::session_lock_held(fd);
+  ::close(fd);
+  return alive;
+}
 
 // The launcher died (SIGKILL): no one will drain or remove what this session
 // created. The first agent to notice removes the session's name and every
@@ -126,15 +144,6 @@ void Runtime::launcher_died() {
     std::memcpy(name, session_->slots[i].region, sizeof session_->slots[i].region);
     if (wire::is_region_of(name, session)) ::shm_unlink(name);
   }
-}
-
-bool Runtime::reserve_shm(uint64_t offset, uint64_t bytes) const {
-  int rc;
-  do {
-    rc = ::posix_fallocate(region_fd_, off_t(offset), off_t(bytes));
-  } while (rc == EINTR);
-  // A file system that cannot reserve (not tmpfs) gets the old behaviour.
-  return rc == 0 || rc == EOPNOTSUPP || rc == ENOSYS;
 }
 
 void Runtime::fail_region(wire::ProcessSlot& slot, int fd, const char* name, bool shm_short) {
@@ -166,28 +175,32 @@ void* Runtime::open_region(wire::ProcessSlot& slot, const wire::RegionLayout& la
     return nullptr;
   }
   ::fchmod(fd, 0600);  // the umask may have taken the launcher's read-write access
-  region_fd_ = fd;
   const size_t bytes = layout.total_bytes;
   void* p = MAP_FAILED;
   bool shm_short = false;
   if (::ftruncate(fd, off_t(bytes)) != 0) {
     log(Level::Error, "cannot size %s: %s; this process is not profiled", name, std::strerror(errno));
-  } else if (!reserve_shm(0,
-                          layout.strings_offset)) {  // the header (thread table, boundaries) is written on the hot path
+  } else if (p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0); p == MAP_FAILED) {
+    log(Level::Error, "cannot map %s: %s; this process is not profiled", name, std::strerror(errno));
+  } else if (!reservation_.attach(fd, p, bytes, layout.strings_offset)) {
+    // The header (thread table, boundaries) is written on the hot path.
     log(Level::Error, "/dev/shm is full: no room for %s; this process is not profiled", name);
+    ::munmap(p, bytes);
+    p = MAP_FAILED;
     shm_short = true;
   } else {
-    p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    fd = -1;  // the reservation's now (closed, or kept and checked before each use)
   }
   // The launcher may have died while the name was being made: then the
   // process that cleaned up may not have seen it.
   if (p != MAP_FAILED && !launcher_alive()) {
     launcher_died();
     ::munmap(p, bytes);
+    reservation_.release();
+    ::shm_unlink(name);
     p = MAP_FAILED;
   }
   if (p == MAP_FAILED) {
-    region_fd_ = -1;
     fail_region(slot, fd, name, shm_short);
     return nullptr;
   }

@@ -21,6 +21,7 @@
 
 #include "calibrate_ops.hpp"
 #include "encode_inputs.hpp"
+#include "fork_guard.hpp"
 #include "memory_reporter.hpp"
 #include "ptprof/bridge_api.h"
 #include "ptprof/record.hpp"
@@ -168,6 +169,7 @@ int init(void (**set_recording_out)(int), char* why, uint32_t why_len) {
   // most expensive thing a callback can ask of torch, and a disabled
   // callback asks nothing.
   g_memory_reporter = std::make_shared<MemoryReporter>();
+  ForkGuard::install();
   if (ptprof_agent_profile_memory() != 0)
     MemoryReporter::install(g_memory_reporter);  // the thread that imports torch, before any op
   constexpr at::RecordFunctionCallback::StartCallback kStarts[kVariants] = {

@@ -69,8 +69,14 @@ STUB_EXPORT cudaError_t cudaGetDevice(int* device) {
   return cudaSuccess;
 }
 
+// cudaMalloc calls this copy of the library served (cuda_two_copies.cpp
+// tells two copies apart by it).
+static int mallocs = 0;  // internal: each copy counts its own
+STUB_EXPORT int stub_cudart_mallocs() { return mallocs; }
+
 STUB_EXPORT cudaError_t cudaMalloc(void** p, size_t n) {
   if (!p) return cudaErrorInvalidValue;
+  ++mallocs;
   if (driver().alloc) {
     CUdeviceptr d = 0;
     if (driver().alloc(&d, n) != CUDA_SUCCESS) return cudaErrorMemoryAllocation;
