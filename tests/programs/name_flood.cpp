@@ -1,7 +1,8 @@
 // Records one mark under each of N distinct names (default 400,000 names of
 // 60 bytes: more than the 16 MiB string arena holds), then R marks under one
 // more new name, from one thread: for the arena-full test. Pauses let the
-// launcher drain, so no event is lost to a full ring.
+// launcher drain; on a loaded machine that is not enough with the default
+// 2 MiB ring, so test_losses.cpp gives the run a ring that holds every mark.
 //   name_flood [names] [repeats]
 #include <chrono>
 #include <cstdio>
