@@ -26,6 +26,14 @@ namespace {
 
 constexpr int kChildren = 40;
 
+// The session a process of this user's runs belongs to ("" when none).
+std::string session_of(int pid) {
+  for (auto& s : ptprof::launcher::list_live_sessions())
+    for (int32_t p : s->running_pids())
+      if (p == pid) return s->name();
+  return {};
+}
+
 // A `ptprof run --on-demand` of step_family, running until the test ends it.
 class FamilyRun {
  public:
@@ -36,7 +44,6 @@ class FamilyRun {
     });
   }
   ~FamilyRun() { stop(); }
-  const fs::path& out() const { return out_; }
 
   // Waits until every process has run a step; returns one of their pids (0: they did not).
   int wait_ready() {
@@ -52,6 +59,11 @@ class FamilyRun {
     }
     return 0;
   }
+  // The run's session once every process has run a step ("": they did not).
+  std::string session() {
+    const int pid = wait_ready();
+    return pid ? session_of(pid) : std::string();
+  }
   ShellRun stop() {
     if (!run_.valid()) return {};
     std::fclose(std::fopen((dir_ / "stop").c_str(), "w"));
@@ -63,22 +75,12 @@ class FamilyRun {
   std::future<ShellRun> run_;
 };
 
-// The session a process of this user's runs belongs to ("" when none).
-std::string session_of(int pid) {
-  for (auto& s : ptprof::launcher::list_live_sessions())
-    for (int32_t p : s->running_pids())
-      if (p == pid) return s->name();
-  return {};
-}
-
 }  // namespace
 
 TEST_CASE("trigger: a window's file list longer than 4 KiB is printed whole", "[launcher][trigger]") {
   TempDir dir;
   FamilyRun family(dir.path);
-  const int pid = family.wait_ready();
-  REQUIRE(pid != 0);
-  const std::string session = session_of(pid);
+  const std::string session = family.session();
   REQUIRE(!session.empty());
   // Its paths alone: stderr (the request's line) goes nowhere.
   auto trig = sh("(" + kPtprof + " trigger --session " + session + " --duration 300ms 2>/dev/null)");
@@ -102,9 +104,7 @@ TEST_CASE("trigger: a window's file list longer than 4 KiB is printed whole", "[
 TEST_CASE("trigger: a request another trigger has claimed is refused, not written over", "[launcher][trigger]") {
   TempDir dir;
   FamilyRun family(dir.path);
-  const int pid = family.wait_ready();
-  REQUIRE(pid != 0);
-  const std::string session = session_of(pid);
+  const std::string session = family.session();
   REQUIRE(!session.empty());
   {
     // Another trigger between its claim and its request: it holds trigger_claim.
