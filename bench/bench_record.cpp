@@ -6,7 +6,8 @@
 //
 //   bench_record latency THREADS      p50/p99 ns per event, per thread
 //   bench_record latency-full THREADS the same after the string arena is
-//                                     full, for a name it refused: the cost
+//                                     full (run it with PTPROF_NAMES_MB=16),
+//                                     for a name it refused: the cost
 //                                     of a lost name (no lock, no allocation)
 //   bench_record flood SECONDS [THREADS [RATE]]
 //                                     THREADS threads (default 1) write as fast

@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets (tests/fuzz, Clang with ASan and UBSan, in
 # build-fuzz/) and fuzzes each for SECONDS (default 600), targets side by side.
 #
-#   bash scripts/fuzz.sh [SECONDS] [TARGET...]     targets: fuzz_trace_reader fuzz_region fuzz_bridge_info
+#   bash scripts/fuzz.sh [SECONDS] [TARGET...]     targets: fuzz_trace_reader fuzz_region fuzz_bridge_info fuzz_trigger
 #
 # Starts from the corpus in the repository (tests/fuzz/corpus/TARGET/, never
 # written here); what the fuzzer adds goes to build-fuzz/corpus/TARGET/. A
@@ -18,7 +18,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seconds=${1:-600}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(fuzz_trace_reader fuzz_region fuzz_bridge_info)
+((${#targets[@]})) || targets=(fuzz_trace_reader fuzz_region fuzz_bridge_info fuzz_trigger)
 [[ "$seconds" =~ ^[0-9]+$ ]] || { echo "fuzz.sh: SECONDS must be a whole number, not '$seconds'" >&2; exit 2; }
 
 CLANGXX=${CLANGXX:-clang++-14}

@@ -53,7 +53,7 @@ for w in "${which[@]}"; do
   case "$w" in
     asan)
       step "asan: configure" configure build-asan "address,undefined"
-      step "asan: build" cmake --build build-asan -j"$JOBS" --target ptprof_unit_tests fuzz_trace_reader_replay fuzz_region_replay fuzz_bridge_info_replay
+      step "asan: build" cmake --build build-asan -j"$JOBS" --target ptprof_unit_tests fuzz_trace_reader_replay fuzz_region_replay fuzz_bridge_info_replay fuzz_trigger_replay
       step "asan: unit tests" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1 \
         build-asan/bin/ptprof_unit_tests
       # The torch-free integration tests need no bridge: the bridge fixture is not set up.

@@ -19,6 +19,7 @@
 #include <ctime>
 
 #include "log.hpp"
+#include "ptprof/trigger_request.hpp"
 #include "window_controller.hpp"
 
 namespace ptprof::agent {
@@ -46,16 +47,14 @@ void* WindowController::trigger_watcher_main(void* self) {
 // window (window seq - 1) with the request's options. Caller holds step_mu_.
 bool WindowController::take_trigger(uint32_t seq, uint64_t now_ns, StepTransition& t) {
   trigger_seen_ = seq;
-  const int32_t pid = session_->trigger_pid;
-  if (pid != 0 && pid != header_->pid) return false;
+  const wire::TriggerRequest r = wire::read_trigger_request(*session_, seq, header_->pid, now_ns);
+  if (!r.applies) return false;
   t.begin_window = true;
   t.after.in_window = true;
-  t.after.window = seq - 1;
-  trigger_steps_left_ = session_->trigger_steps;
-  const uint64_t duration = session_->trigger_duration_ns;
-  trigger_deadline_ns_ = duration > UINT64_MAX - now_ns ? UINT64_MAX : now_ns + duration;
-  window_options_.store(run_options_ | (session_->trigger_options & wire::kWindowOptionsMask),
-                        std::memory_order_relaxed);
+  t.after.window = r.window;
+  trigger_steps_left_ = r.steps;
+  trigger_deadline_ns_ = r.deadline_ns;
+  window_options_.store(run_options_ | r.options, std::memory_order_relaxed);
   return true;
 }
 

@@ -241,7 +241,8 @@ bool Runtime::create_region() {
   }
   wire::ProcessSlot& slot = session_->slots[slot_index];
   const uint64_t ring_bytes = config_->ring_bytes ? config_->ring_bytes : session_->ring_bytes;
-  const wire::RegionLayout layout = wire::region_layout(ring_bytes, wire::kMaxThreads);
+  const uint64_t names_bytes = config_->names_bytes ? config_->names_bytes : wire::kStringArenaBytes;
+  const wire::RegionLayout layout = wire::region_layout(ring_bytes, wire::kMaxThreads, names_bytes);
   void* p = open_region(slot, layout);
   if (!p) return false;
   wire::ProcessHeader* h = init_region_header(p, ring_bytes, layout);

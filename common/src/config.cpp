@@ -5,6 +5,8 @@
 #include <charconv>
 #include <string_view>
 
+#include "ptprof/shm_abi.hpp"
+
 namespace ptprof {
 namespace {
 
@@ -20,6 +22,20 @@ bool parse_bool(const char* var, const char* v, bool* out, std::vector<std::stri
     return false;
   }
   return true;
+}
+
+// The string arena's limit in MiB: reserved in /dev/shm only as names
+// arrive, so a large limit costs address space, not memory.
+void parse_names_mb(const char* v, uint64_t* out, std::vector<std::string>* errors) {
+  constexpr uint64_t kMin = wire::kMinStringArenaBytes >> 20, kMax = wire::kMaxStringArenaBytes >> 20;
+  std::string_view s(v);
+  uint64_t mb = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), mb);
+  if (ec != std::errc() || end != s.data() + s.size() || mb < kMin || mb > kMax)
+    errors->push_back(std::string(env::kNamesMb) + "='" + v + "' is not valid; accepted: " + std::to_string(kMin) +
+                      " to " + std::to_string(kMax) + " (MiB of names per process)");
+  else
+    *out = mb << 20;
 }
 
 }  // namespace
@@ -109,6 +125,7 @@ Result<Config> config_from_env(const GetEnv& get) {
       c.bridge_build_timeout_s = seconds;
   }
   c.bridge_cache = bridge::cache_root(get);
+  if (const char* v = get(env::kNamesMb)) parse_names_mb(v, &c.names_bytes, errors);
   if (messages.empty()) return c;
   std::string joined;
   for (const std::string& m : messages) joined += (joined.empty() ? "" : "\n") + m;

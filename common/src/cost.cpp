@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "ptprof/cuda_status.hpp"
+#include "ptprof/saturating.hpp"
 
 namespace ptprof::cost {
 
@@ -13,7 +14,7 @@ Tally& Tally::operator+=(const Tally& o) {
   uncalibrated += o.uncalibrated;
   op_ns += o.op_ns;
   record_ns += o.record_ns;
-  recorded_ns += o.recorded_ns;
+  recorded_ns = detail::saturating_add(recorded_ns, o.recorded_ns);  // merged traces' times may be huge
   return *this;
 }
 
@@ -21,7 +22,8 @@ void TallyBuilder::add(const trace::Trace& t, const trace::Event& e) {
   const trace::Process* p = nullptr;
   if (e.thread < t.threads.size() && t.threads[e.thread].process < t.processes.size())
     p = &t.processes[t.threads[e.thread].process];
-  if (e.kind == trace::EventKind::Step && e.end_ns > e.start_ns) steps_ns_ += e.end_ns - e.start_ns;
+  if (e.kind == trace::EventKind::Step && e.end_ns > e.start_ns)
+    steps_ns_ = detail::saturating_add(steps_ns_, detail::saturating_sub(e.end_ns, e.start_ns));
   if (wire::is_cuda_note(t, e)) return;  // the agent's note on CUDA, once per window: not the program's
   tally_.charge(e.kind, p ? p->op_cost_ps : 0, p ? p->record_cost_ps : 0);
   if (e.kind == trace::EventKind::Op || records_of(e.kind)) {
@@ -32,7 +34,7 @@ void TallyBuilder::add(const trace::Trace& t, const trace::Event& e) {
 
 Tally TallyBuilder::finish() const {
   Tally r = tally_;
-  r.recorded_ns = steps_ns_ > 0 ? steps_ns_ : (last_ > first_ ? last_ - first_ : 0);
+  r.recorded_ns = steps_ns_ > 0 ? steps_ns_ : (last_ > first_ ? detail::saturating_sub(last_, first_) : 0);
   return r;
 }
 

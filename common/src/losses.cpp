@@ -7,9 +7,9 @@ namespace ptprof::trace {
 std::vector<std::string> loss_lines(const Losses& l) {
   std::vector<std::string> lines;
   if (l.unnamed_events || l.names_refused)
-    lines.push_back(std::to_string(l.unnamed_events) +
-                    " events were recorded without a name: the string arena was full (" +
-                    std::to_string(l.names_refused) + " names refused)");
+    lines.push_back(std::to_string(l.unnamed_events) + " events are shown as \"" + std::string(kLostName) +
+                    "\": the string arena was full (" + std::to_string(l.names_refused) +
+                    " names refused; PTPROF_NAMES_MB raises the limit)");
   // Threads not recorded, by cause; the advice is the cause's, never the ring's.
   if (l.lost_threads || (l.lost_thread_events && !l.shm_short_threads))
     lines.push_back(std::to_string(l.lost_threads) + " threads beyond the thread table were not recorded (" +

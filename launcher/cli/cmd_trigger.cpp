@@ -15,11 +15,13 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.hpp"
 #include "collect/live_sessions.hpp"
+#include "ptprof/trigger_request.hpp"
 
 namespace ptprof::cli {
 namespace {
@@ -111,6 +113,12 @@ int trigger(const TriggerOptions& o) {
         s.name().substr(1), seq - 1);
     return 1;
   }
+  // Check-then-write would let two triggers both write request seq + 1.
+  if (uint32_t expected = seq; !h.trigger_claim.compare_exchange_strong(expected, seq + 1, std::memory_order_acq_rel)) {
+    spdlog::error("trigger: another trigger is requesting window {} of session {}; try again when it is written", seq,
+                  s.name().substr(1));
+    return 1;
+  }
   h.trigger_pid = o.pid.value_or(0);
   h.trigger_steps = o.steps.value_or(0);
   h.trigger_duration_ns = duration_ns.value_or(0);
@@ -130,12 +138,19 @@ int trigger(const TriggerOptions& o) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  const std::string paths(h.trigger_paths, strnlen(h.trigger_paths, sizeof h.trigger_paths));
-  if (paths.empty()) {
+  const std::vector<std::string> paths = wire::read_trigger_paths(h);
+  const uint32_t left = h.trigger_paths_left;
+  if (paths.empty() && left == 0) {
     std::fprintf(stderr, "ptprof: trigger: window %u recorded no events; no file written\n", seq);
     return 1;
   }
-  std::fputs(paths.c_str(), stdout);
+  for (const std::string& p : paths) std::printf("%s\n", p.c_str());
+  if (left) {
+    std::fflush(stdout);
+    spdlog::error("trigger: {} more files of window {} did not fit in the session's list; `ls {}` shows them all", left,
+                  seq, std::string(h.output, strnlen(h.output, sizeof h.output)));
+    return 1;
+  }
   return 0;
 }
 

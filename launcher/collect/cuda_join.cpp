@@ -10,7 +10,7 @@ void CudaJoin::api_call(const decoded::Record& r, const decoded::CudaApiCall& ca
   e.kind = trace::EventKind::CudaApi;
   e.start_ns = process_.conv.to_ns(r.ts);
   e.end_ns = process_.conv.to_ns(call.end_ts);
-  e.name = trace.name(r.name);
+  e.name = trace.event_name(r.name);
   e.thread = trace.thread(instance);
   join(slot, trace, e, call.info);
 }

@@ -1,8 +1,9 @@
 #include "collect/trigger_service.hpp"
 
-#include <algorithm>
-#include <cstring>
-#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ptprof/trigger_request.hpp"
 
 namespace ptprof::launcher {
 
@@ -15,12 +16,10 @@ void TriggerService::poll(bool final) {
     const uint32_t window = done;  // request done+1 records window `done`
     const Collector::WindowProgress p = collector_.window_progress(window);
     if (!final && (!p.begun || p.open)) return;
-    std::string paths;
+    std::vector<std::string_view> paths;
     for (const WindowFile& f : sink_.files())
-      if (f.window == window) paths += f.path + "\n";
-    const size_t n = std::min(paths.size(), sizeof h->trigger_paths - 1);
-    std::memcpy(h->trigger_paths, paths.data(), n);
-    h->trigger_paths[n] = '\0';
+      if (f.window == window) paths.emplace_back(f.path);
+    wire::write_trigger_paths(*h, paths);
     h->trigger_done.store(done + 1, std::memory_order_release);
   }
 }

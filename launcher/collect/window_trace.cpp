@@ -66,7 +66,7 @@ void WindowTrace::add_span(const OpenSpan& s, uint32_t instance, uint64_t end, u
   e.kind = s.kind;
   e.start_ns = process_->conv.to_ns(s.start);
   e.end_ns = end == s.start ? e.start_ns : process_->conv.to_ns(end);  // a mark: once
-  e.name = name(s.name);
+  e.name = event_name(s.name);
   e.thread = thread(instance);
   e.scope = s.scope;
   e.flags = uint16_t(s.flags | flags);

@@ -16,6 +16,7 @@
 #include "ptprof/analysis/trace_file.hpp"
 #include "ptprof/clock.hpp"
 #include "ptprof/cost.hpp"
+#include "ptprof/losses.hpp"
 #include "ptprof/shm_abi.hpp"
 
 namespace ptprof::launcher {
@@ -44,6 +45,8 @@ class WindowTrace {
     if (arena_id < name_map_.size() && name_map_[arena_id]) return name_map_[arena_id];
     return add_name(arena_id);
   }
+  // An event's name: one the full arena refused (id 0) says so, never "".
+  uint32_t event_name(uint32_t arena_id) { return arena_id ? name(arena_id) : text(trace::kLostName); }
   uint32_t text(std::string_view s) { return writer_->intern(s); }
   uint32_t shapes(uint32_t id);
   uint32_t thread(uint32_t instance) {

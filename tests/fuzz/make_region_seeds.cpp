@@ -27,7 +27,7 @@ class SeedRegion {
  public:
   SeedRegion(uint64_t ring_bytes, uint32_t threads) : bytes_(fuzz::kRegionBytes) {
     auto* h = std::construct_at(reinterpret_cast<wire::ProcessHeader*>(bytes_.data()));
-    const wire::RegionLayout l = wire::region_layout(ring_bytes, fuzz::kMaxFuzzThreads);
+    const wire::RegionLayout l = wire::region_layout(ring_bytes, fuzz::kMaxFuzzThreads, fuzz::kFuzzArenaCapacity);
     h->magic = wire::kProcessMagic;
     h->version = wire::kWireVersion;
     h->pid = 4242;

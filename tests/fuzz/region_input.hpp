@@ -30,8 +30,9 @@ enum RegionFlags : uint8_t {
 constexpr uint64_t kMaxFuzzRingBytes = 4096;
 constexpr uint32_t kMaxFuzzThreads = 4;
 constexpr uint64_t kMaxFuzzArenaBytes = 64 * 1024;
+constexpr uint64_t kFuzzArenaCapacity = wire::kMinStringArenaBytes;  // the smallest region an agent may make
 constexpr uint64_t kRegionBytes =
-    (wire::region_layout(kMaxFuzzRingBytes, kMaxFuzzThreads).total_bytes + wire::kPageBytes - 1) &
+    (wire::region_layout(kMaxFuzzRingBytes, kMaxFuzzThreads, kFuzzArenaCapacity).total_bytes + wire::kPageBytes - 1) &
     ~(wire::kPageBytes - 1);
 constexpr size_t kPreambleBytes = 1 + 8;
 constexpr size_t kSegmentHeadBytes = 4 + 2;
@@ -94,7 +95,7 @@ inline void repair_layout(wire::ProcessHeader& h) {
   while (log2 < 12 && (uint64_t(1) << log2) < h.ring_bytes) ++log2;
   h.ring_bytes = uint64_t(1) << log2;
   h.max_threads %= kMaxFuzzThreads + 1;
-  const wire::RegionLayout l = wire::region_layout(h.ring_bytes, h.max_threads);
+  const wire::RegionLayout l = wire::region_layout(h.ring_bytes, h.max_threads, kFuzzArenaCapacity);
   h.strings_offset = l.strings_offset;
   h.strings_capacity = l.strings_capacity;
   h.rings_offset = l.rings_offset;

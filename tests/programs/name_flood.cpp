@@ -1,5 +1,5 @@
 // Records one mark under each of N distinct names (default 400,000 names of
-// 60 bytes: more than the 16 MiB string arena holds), then R marks under one
+// 60 bytes: more than a 16 MiB string arena, PTPROF_NAMES_MB=16, holds), then R marks under one
 // more new name, from one thread: for the arena-full test. Pauses let the
 // launcher drain; on a loaded machine that is not enough with the default
 // 2 MiB ring, so test_losses.cpp gives the run a ring that holds every mark.

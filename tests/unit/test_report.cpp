@@ -280,3 +280,29 @@ TEST_CASE("report: async events have no self time and no children", "[report]") 
   CHECK(row(r, "op").stats.self_cpu_ns == 1'000);
   CHECK(report::render_csv(r, 0).find("async,0.00,0.000,0,10.000,10.000,1") != std::string::npos);
 }
+
+TEST_CASE("report: the text table shows a name's controls as escapes, never to the terminal", "[report]") {
+  Builder b;
+  b.ev("red\x1b[31m\x1b]0;title\x07", 0, 1'000);
+  b.ev(
+      "evil\xe2\x80\xae"
+      "cod.exe",
+      2'000, 3'000);  // U+202E RIGHT-TO-LEFT OVERRIDE
+  b.ev("forged\n  aten::fake  99.99%", 4'000, 5'000);
+  b.ev("bad\xff\xc3utf8\xc2\x9b", 6'000, 7'000);  // invalid bytes, then U+009B (CSI)
+  b.t.threads[0].name = "thread\x1b[2J";
+  b.t.threads[0].dropped = 1;
+  const std::string table = report::render_table(run(b.t), 0);
+  INFO(table);
+  CHECK(table.find('\x1b') == std::string::npos);
+  CHECK(table.find('\x07') == std::string::npos);
+  CHECK(table.find("\xe2\x80\xae") == std::string::npos);
+  CHECK(table.find("\xc2\x9b") == std::string::npos);
+  CHECK(table.find('\xff') == std::string::npos);
+  CHECK(table.find("\n  aten::fake") == std::string::npos);  // no forged row
+  CHECK(table.find("red\\x1b[31m\\x1b]0;title\\x07") != std::string::npos);
+  CHECK(table.find("evil\\u202ecod.exe") != std::string::npos);
+  CHECK(table.find("forged\\x0a  aten::fake") != std::string::npos);
+  CHECK(table.find("bad\\xff\\xc3utf8\\u009b") != std::string::npos);
+  CHECK(table.find("thread\\x1b[2J") != std::string::npos);
+}

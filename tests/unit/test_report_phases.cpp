@@ -12,6 +12,7 @@
 #include "test_cli_run.hpp"
 #include "test_format_fixtures.hpp"
 #include "test_report_json.hpp"
+#include "text/utf8.hpp"
 
 using namespace ptprof;
 using report::Phase;
@@ -200,4 +201,43 @@ TEST_CASE("ptprof report --baseline", "[report][html][cli]") {
   testing::Run missing = testing::run_ptprof("report " + b + " --html " + page + " --baseline " + dir.file("none"));
   CHECK(missing.status == 2);
   CHECK(missing.out.find("none") != std::string::npos);
+}
+
+TEST_CASE("phases: merged traces' huge steps saturate the page's total and recorded_ms, never negative",
+          "[report][phases][html]") {
+  // Each trace is valid; together their steps' walls pass INT64_MAX.
+  constexpr int64_t kLong = 6'000'000'000'000'000'000;
+  PhaseTrace a, b;
+  a.step(1, 0, kLong).ev("aten::mm", 10, 20, 0);
+  b.step(1, 0, kLong).ev("aten::mm", 10, 20, 0);
+  report::Report r = report::compute_report({{"a.bin", &a.t}, {"b.bin", &b.t}}, {});
+  REQUIRE(r.phases.size() == 2);
+  const std::string page = report::render_html(r);
+  CHECK(page.find("data-v=\"-") == std::string::npos);
+  CHECK(page.find("<td data-v=\"9223372036854775807\">") != std::string::npos);  // the wall total, saturated
+  testing::Json j = testing::JsonParser(report::render_json(r, 0)).parse();
+  CHECK(j["ptprof_cost"]["recorded_ms"].num > 0);
+}
+
+TEST_CASE("html: the page is valid UTF-8 and its operator table ends in a line saying how many more rows",
+          "[report][html]") {
+  PhaseTrace p;
+  p.ev("bad \xff\xfe bytes", 0, 10, 0).ev("truncated \xe2\x82", 10, 20, 0).ev("surrogate \xed\xa0\x80", 20, 30, 0);
+  p.ev(std::string(38, 'x') + "\xe2\x82\xac\xe2\x82\xac tail cut in the plot", 30, 40, 0);
+  for (int i = 0; i < 6000; ++i) p.ev("op" + std::to_string(i), 100 + i * 10, 105 + i * 10, 0);
+  report::Report r = report::compute_report({{"t.bin", &p.t}}, {});
+  REQUIRE(r.rows.size() == 6004);
+  const std::string page = report::render_html(r);
+  size_t invalid = 0;
+  ptprof::text::for_each_utf8_sequence(
+      page, [](std::string_view) {}, [&](unsigned char) { ++invalid; });
+  CHECK(invalid == 0);
+  CHECK(page.find("bad \xef\xbf\xbd\xef\xbf\xbd bytes") != std::string::npos);  // each byte replaced
+  const size_t rows = [&] {
+    size_t n = 0;
+    for (size_t at = page.find("id=\"ops\""); (at = page.find("<tr>", at + 1)) != std::string::npos;) ++n;
+    return n;
+  }();
+  CHECK(rows == 1 + 5000);  // the titles, then the rows shown
+  CHECK(page.find("<p id=\"more-rows\">1004 more rows are left out") != std::string::npos);
 }

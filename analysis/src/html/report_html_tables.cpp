@@ -4,6 +4,7 @@
 #include "html/report_html_plots.hpp"
 #include "html/report_html_tables.hpp"
 #include "ptprof/analysis/report_format.hpp"
+#include "ptprof/saturating.hpp"
 #include "report/text_util.hpp"
 
 namespace ptprof::report::detail {
@@ -42,7 +43,7 @@ std::string phase_table(const Report& r) {
   out += "</tr></thead><tbody>";
   int64_t wall = 0;
   for (const StepPhases& s : r.phases) {
-    wall += s.wall_ns;
+    wall = ptprof::detail::saturating_add(wall, s.wall_ns);
     out += "<tr>" + int_cell(int64_t(s.step));
     if (many_threads) out += int_cell(s.pid) + int_cell(s.tid);
     out += time_cell(s.wall_ns);

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "report/saturating.hpp"
+#include "ptprof/saturating.hpp"
 
 namespace ptprof::report::detail {
 

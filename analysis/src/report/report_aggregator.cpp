@@ -7,8 +7,8 @@
 #include <unordered_map>
 
 #include "ptprof/cuda_status.hpp"
+#include "ptprof/saturating.hpp"
 #include "report/report_keys.hpp"
-#include "report/saturating.hpp"
 #include "stacks/stack_attribution.hpp"
 
 namespace ptprof::report::detail {

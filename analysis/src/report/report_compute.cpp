@@ -6,11 +6,11 @@
 #include "ptprof/analysis/report.hpp"
 #include "ptprof/analysis/trace_file.hpp"
 #include "ptprof/cuda_status.hpp"
+#include "ptprof/saturating.hpp"
 #include "report/report_aggregator.hpp"
 #include "report/report_keys.hpp"
 #include "report/report_sort.hpp"
 #include "report/report_stream.hpp"
-#include "report/saturating.hpp"
 
 namespace ptprof::report {
 

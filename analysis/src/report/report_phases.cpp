@@ -8,8 +8,8 @@
 
 #include "ptprof/analysis/report_phases.hpp"
 #include "ptprof/record.hpp"
+#include "ptprof/saturating.hpp"
 #include "report/report_stream.hpp"
-#include "report/saturating.hpp"
 
 namespace ptprof::report {
 

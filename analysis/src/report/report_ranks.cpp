@@ -5,7 +5,7 @@
 #include <unordered_map>
 
 #include "ptprof/analysis/report_format.hpp"
-#include "report/saturating.hpp"
+#include "ptprof/saturating.hpp"
 #include "report/text_util.hpp"
 
 namespace ptprof::report {

@@ -5,9 +5,9 @@
 
 #include "ptprof/analysis/trace_file.hpp"
 #include "ptprof/cuda_status.hpp"
+#include "ptprof/saturating.hpp"
 #include "report/event_tree.hpp"
 #include "report/report_keys.hpp"
-#include "report/saturating.hpp"
 
 namespace ptprof::report::detail {
 

@@ -6,6 +6,7 @@
 #include "ptprof/losses.hpp"
 #include "report/report_columns.hpp"
 #include "report/text_util.hpp"
+#include "text/terminal_text.hpp"
 
 namespace ptprof::report {
 
@@ -62,12 +63,25 @@ class Grid {
   bool left_last_ = false;
 };
 
+// A row's texts as the terminal shows them (terminal_text.hpp): escaped
+// before widths are measured, so a newline in a name cannot forge a row.
+struct ShownRow {
+  std::string name, input_shapes;
+  std::vector<std::string> stack;
+  explicit ShownRow(const Row& row)
+      : name(text::terminal_text(row.name)), input_shapes(text::terminal_text(row.input_shapes)) {
+    for (const std::string& e : row.stack) stack.push_back(text::terminal_text(e));
+  }
+};
+
 std::string operator_table(const Report& r, size_t row_limit) {
   // torch returns "" for an empty list of events.
   if (r.rows.empty()) return {};
+  const size_t n = row_limit == 0 ? r.rows.size() : std::min(row_limit, r.rows.size());
+  std::vector<ShownRow> shown(r.rows.begin(), r.rows.end());
   const std::vector<Column> cols = columns(r);
   size_t name_width = 0, shapes_width = 0, source_width = 0;
-  for (const Row& row : r.rows) {
+  for (const ShownRow& row : shown) {
     name_width = std::max(name_width, utf8_length(row.name));
     shapes_width = std::max(shapes_width, utf8_length(row.input_shapes));
     for (const std::string& e : row.stack) source_width = std::max(source_width, e.size());
@@ -88,11 +102,11 @@ std::string operator_table(const Report& r, size_t row_limit) {
   Grid grid(widths, r.has_stack);
 
   std::string out = grid.separator() + grid.line(titles) + grid.separator();
-  const size_t n = row_limit == 0 ? r.rows.size() : std::min(row_limit, r.rows.size());
   std::vector<std::string> cells(cols.size());
   for (size_t i = 0; i < n; ++i) {
-    const Row& row = r.rows[i];
-    for (size_t c = 0; c < cols.size(); ++c) cells[c] = cell(cols[c].get(row, r));
+    const ShownRow& row = shown[i];
+    for (size_t c = 0; c < cols.size(); ++c) cells[c] = cell(cols[c].get(r.rows[i], r));
+    cells[0] = row.name;
     if (utf8_length(row.name) >= kMaxNameWidth - 3)
       cells[0] = std::string(utf8_prefix(row.name, kMaxNameWidth - 3)) + "...";
     if (r.has_input_shapes) {
@@ -151,8 +165,8 @@ std::string drops_warning(const Report& r) {
     out = "WARNING: " + std::to_string(r.dropped) +
           " events were dropped (a thread's ring was full); the tables undercount:\n";
     for (const ThreadDrops& d : r.drops)
-      out += "  " + d.path + ": pid " + std::to_string(d.pid) + " tid " + std::to_string(d.tid) + " (" + d.thread_name +
-             "): " + std::to_string(d.dropped) + " dropped\n";
+      out += "  " + text::terminal_text(d.path) + ": pid " + std::to_string(d.pid) + " tid " + std::to_string(d.tid) +
+             " (" + text::terminal_text(d.thread_name) + "): " + std::to_string(d.dropped) + " dropped\n";
   }
   for (const std::string& line : trace::loss_lines(r.losses)) out += "WARNING: " + line + "\n";
   return out;
@@ -165,7 +179,9 @@ std::string render_table(const Report& r, size_t row_limit) {
   if (r.cost.ops || r.cost.records) out += "\nptprof's own cost: " + cost::describe(r.cost) + "\n";
   std::string drops = drops_warning(r);
   if (!drops.empty()) out += "\n" + drops;
-  return out;
+  // The other sections' names (kernels, CUDA calls, ranks' hosts) too: no
+  // byte of the program's reaches the terminal as a control.
+  return text::terminal_text(out, /*keep_newlines=*/true);
 }
 
 }  // namespace ptprof::report

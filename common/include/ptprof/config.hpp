@@ -31,6 +31,7 @@ inline constexpr const char* kOutput = "PTPROF_OUTPUT";
 inline constexpr const char* kOnTraceReady = "PTPROF_ON_TRACE_READY";
 inline constexpr const char* kLogLevel = "PTPROF_LOG_LEVEL";
 inline constexpr const char* kRingKb = "PTPROF_RING_KB";            // per-thread ring size
+inline constexpr const char* kNamesMb = "PTPROF_NAMES_MB";          // string arena's limit, MiB
 inline constexpr const char* kTorchBridge = "PTPROF_TORCH_BRIDGE";  // a bridge to load, not the cache's
 inline constexpr const char* kBridgeCache = "PTPROF_BRIDGE_CACHE";  // see bridge_cache.hpp
 inline constexpr const char* kBridgeBuild = "PTPROF_BRIDGE_BUILD";  // 0: never build on demand
@@ -60,6 +61,7 @@ struct Config {
   std::string on_trace_ready;
   std::string log_level = "warn";
   uint64_t ring_bytes = 0;                // 0: default
+  uint64_t names_bytes = 0;               // the string arena's capacity; 0: default (wire::kStringArenaBytes)
   bool bridge_build = true;               // build a missing torch bridge on demand
   uint32_t bridge_build_timeout_s = 600;  // PTPROF_BRIDGE_BUILD_TIMEOUT
   // The bridge cache's root, absolute, as it was when the variables were

@@ -31,13 +31,20 @@ namespace ptprof::wire {
 
 constexpr uint64_t kSessionMagic = 0x31534650'52505450ull;  // "PTPRPFS1"
 constexpr uint64_t kProcessMagic = 0x31524650'52505450ull;  // "PTPRPFR1"
-constexpr uint32_t kWireVersion = 4;
+constexpr uint32_t kWireVersion = 5;  // 5: the string arena's capacity is the agent's (PTPROF_NAMES_MB)
 
 constexpr uint32_t kMaxProcesses = 4096;
+constexpr size_t kTriggerPathsBytes = 256u << 10;
 constexpr uint32_t kMaxThreads = 1024;            // per process
 constexpr uint32_t kMaxBoundaries = 1024;         // schedule boundaries kept per process (ring)
 constexpr uint64_t kDefaultRingBytes = 2u << 20;  // per thread, power of two
-constexpr uint64_t kStringArenaBytes = 16u << 20;
+// The string arena: address space and a sparse object, reserved in /dev/shm
+// only as names arrive, so its size costs nothing until a program uses it.
+// Past it a name is refused and its events say so (issue 28: names never
+// lost up to a limit no program reaches by accident).
+constexpr uint64_t kStringArenaBytes = 1ull << 30;
+constexpr uint64_t kMinStringArenaBytes = 1u << 20;
+constexpr uint64_t kMaxStringArenaBytes = 16ull << 30;
 constexpr uint64_t kMinRingBytes = 64u << 10;  // smallest ring: also what a short /dev/shm falls back to
 constexpr uint64_t kMaxRingBytes = 1ull << 30;
 
@@ -88,12 +95,20 @@ struct SessionHeader {
   int32_t launcher_pid;
   uint32_t on_demand;        // the run records only what triggers ask for
   uint32_t trigger_options;  // kWindow* bits the request adds to the run's own
-  char pad[16];
+  // A trigger claims the right to write the request's fields by moving
+  // trigger_claim from trigger_seq to trigger_seq + 1 (a compare-and-swap),
+  // then publishes by storing trigger_seq + 1: two racing triggers never
+  // both write one request.
+  std::atomic<uint32_t> trigger_claim;
+  uint32_t trigger_paths_left;  // files of the window not in trigger_paths (it was full)
+  char pad[8];
   ProcessSlot slots[kMaxProcesses];
   // What `ptprof sessions` shows, written before the target starts.
   char output[1024];
   char command[1024];
-  char trigger_paths[4096];  // the files of the last window a trigger asked for, one per line
+  // The files of the last window a trigger asked for, one per line, whole
+  // lines only: room for thousands of paths.
+  char trigger_paths[kTriggerPathsBytes];
 };
 
 struct ThreadSlot {
@@ -194,8 +209,9 @@ static_assert(offsetof(SessionHeader, ring_bytes) == 16 && offsetof(SessionHeade
               offsetof(SessionHeader, next_slot) == 88 && offsetof(SessionHeader, lost_processes) == 92 &&
               offsetof(SessionHeader, shm_short_processes) == 96 && offsetof(SessionHeader, launcher_gone) == 100 &&
               offsetof(SessionHeader, trigger_seq) == 104 && offsetof(SessionHeader, trigger_done) == 128 &&
-              offsetof(SessionHeader, trigger_options) == 140 && offsetof(SessionHeader, slots) == 160);
-static_assert(sizeof(SessionHeader) == 160 + sizeof(ProcessSlot) * kMaxProcesses + 1024 + 1024 + 4096);
+              offsetof(SessionHeader, trigger_options) == 140 && offsetof(SessionHeader, trigger_claim) == 144 &&
+              offsetof(SessionHeader, trigger_paths_left) == 148 && offsetof(SessionHeader, slots) == 160);
+static_assert(sizeof(SessionHeader) == 160 + sizeof(ProcessSlot) * kMaxProcesses + 1024 + 1024 + kTriggerPathsBytes);
 static_assert(sizeof(ThreadSlot) == 64 && offsetof(ThreadSlot, name) == 8);
 static_assert(sizeof(Boundary) == 24);
 static_assert(offsetof(ProcessHeader, strings_offset) == 32 && offsetof(ProcessHeader, rings_offset) == 48 &&
@@ -226,10 +242,11 @@ struct RegionLayout {
 
 constexpr uint64_t kPageBytes = 4096;
 
-constexpr RegionLayout region_layout(uint64_t ring_bytes, uint32_t max_threads) {
+constexpr RegionLayout region_layout(uint64_t ring_bytes, uint32_t max_threads,
+                                     uint64_t strings_capacity = kStringArenaBytes) {
   RegionLayout l;
   l.strings_offset = (sizeof(ProcessHeader) + kPageBytes - 1) & ~(kPageBytes - 1);
-  l.strings_capacity = kStringArenaBytes;
+  l.strings_capacity = strings_capacity;
   l.rings_offset = l.strings_offset + l.strings_capacity;
   l.ring_stride = sizeof(RingControl) + ring_bytes;
   l.total_bytes = l.rings_offset + uint64_t(max_threads) * l.ring_stride;
@@ -245,7 +262,10 @@ inline bool layout_matches(const ProcessHeader& h, uint64_t mapped_bytes) {
   // multiplies it by the thread count, where 2^63 bytes times two threads
   // would wrap round to a total that fits.
   if (h.ring_bytes > mapped_bytes) return false;
-  const RegionLayout l = region_layout(h.ring_bytes, h.max_threads);
+  if (h.strings_capacity < kMinStringArenaBytes || h.strings_capacity > kMaxStringArenaBytes ||
+      h.strings_capacity % kPageBytes != 0)
+    return false;
+  const RegionLayout l = region_layout(h.ring_bytes, h.max_threads, h.strings_capacity);
   return h.strings_offset == l.strings_offset && h.strings_capacity == l.strings_capacity &&
          h.rings_offset == l.rings_offset && l.total_bytes <= mapped_bytes;
 }
@@ -255,7 +275,7 @@ inline uint8_t* string_arena(void* region, const ProcessHeader& h) {
   return static_cast<uint8_t*>(region) + h.strings_offset;
 }
 inline RingControl* ring_control(void* region, const ProcessHeader& h, uint32_t thread) {
-  const RegionLayout l = region_layout(h.ring_bytes, h.max_threads);
+  const RegionLayout l = region_layout(h.ring_bytes, h.max_threads, h.strings_capacity);
   return reinterpret_cast<RingControl*>(static_cast<uint8_t*>(region) + l.rings_offset +
                                         uint64_t(thread) * l.ring_stride);
 }
