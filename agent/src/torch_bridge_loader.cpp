@@ -214,7 +214,11 @@ void Runtime::maybe_load_torch_bridge() {
   char why[512] = {};
   void (*set_recording)(int) = nullptr;
   if (!init || init(&set_recording, why, sizeof why) != 0) {
-    log(Level::Warn, "%s", init ? why : "torch bridge has no ptprof_torch_bridge_init; operator events are off");
+    // A bridge that fails without saying why must still leave a line that says what happened.
+    const char* said = !init    ? "torch bridge has no ptprof_torch_bridge_init; operator events are off"
+                       : why[0] ? why
+                                : "torch bridge failed to initialise and gave no reason; operator events are off";
+    log(Level::Warn, "%s", said);
     bridge_state_.store(BridgeState::Failed, std::memory_order_release);
     return;
   }

@@ -35,9 +35,16 @@ def fixture_bridge():
     return os.path.basename(entry), entry
 
 
+def info_of(entry):
+    try:
+        with open(os.path.join(entry, "bridge.info")) as f:
+            return dict(l.rstrip("\n").split(" = ", 1) for l in f if " = " in l)
+    except OSError:
+        return {}
+
+
 def libtorch_of(entry):
-    with open(os.path.join(entry, "bridge.info")) as f:
-        return dict(l.rstrip("\n").split(" = ", 1) for l in f if " = " in l)["libtorch_cpu"]
+    return info_of(entry)["libtorch_cpu"]
 
 
 def copy_entry(src, cache, key):
@@ -186,11 +193,15 @@ def broken_cases(src, foreign_src):
 
 
 def other_torch_entry(key):
+    """Another torch's entry built from this ptprof's bridge sources (an
+    older build's entry is "other" in `bridge list`, not the case tested)."""
     root = os.environ.get("PTPROF_BRIDGE_CACHE", "")
     mine = key.rsplit("-", 1)[0]
+    sources = info_of(os.path.join(root, key)).get("bridge_sources")
     for name in sorted(os.listdir(root)) if os.path.isdir(root) else []:
-        if name.startswith("torch-") and name.rsplit("-", 1)[0] != mine:
-            return os.path.join(root, name)
+        entry = os.path.join(root, name)
+        if name.startswith("torch-") and name.rsplit("-", 1)[0] != mine and info_of(entry).get("bridge_sources") == sources:
+            return entry
     return None
 
 
@@ -326,6 +337,28 @@ def test_child_forked_during_build_gets_the_bridge():
                 "the parent built the bridge (the fork came during the build):\n" + proc.stderr)
         T.check_eq(proc.returncode, 10, "the child had the bridge loaded (10: yes, 11: no, 9: no child)\n"
                    + T.describe(proc))
+
+
+def test_bridge_failing_without_a_reason_still_says_what_happened():
+    """Defect 9: a bridge whose initialisation fails and writes no reason
+    printed an empty warning line; the line must say what happened."""
+    with T.tempdir() as d:
+        src = os.path.join(d, "silent.c")
+        with open(src, "w") as f:
+            f.write("#include <stdint.h>\n"
+                    "int ptprof_torch_bridge_init(void (**set)(int), char* why, uint32_t len) {\n"
+                    "  (void)set; (void)why; (void)len; return 1; }\n")
+        lib = os.path.join(d, "silent.so")
+        subprocess.run(["cc", "-shared", "-fPIC", "-o", lib, src], check=True)
+        env = T.clean_env(PTPROF_TORCH_BRIDGE=lib, PTPROF_BRIDGE_BUILD="0")
+        proc, out = run_torch(d, env)
+        T.check_eq(proc.returncode, 0, "the target runs\n" + T.describe(proc))
+        warnings = [l for l in proc.stderr.splitlines() if "warning" in l]
+        T.check(all(l.split("warning:", 1)[-1].strip() for l in warnings),
+                "no empty warning line:\n" + proc.stderr)
+        said = lines_with(proc.stderr, "failed to initialise")
+        T.check(len(said) == 1 and OFF in said[0], "one line says the bridge failed and what it costs:\n" + proc.stderr)
+        T.check_eq(add_calls(out), None, "no operators from a failed bridge")
 
 
 if __name__ == "__main__":
