@@ -111,6 +111,9 @@ class Runtime {
   // A user scope or range called `name` (may be null) ended on thread `t`,
   // which has already popped it.
   void scope_ended(ThreadState& t, const char* name);
+  // An operator called `name` ended on thread `t` (only under a rule that
+  // names an operator: StepRule::watches_ops).
+  void op_ended(ThreadState& t, const char* name);
   // The interned id of PTPROF_STEP's scope name (Named rule), interned once
   // per process.
   uint32_t named_step_id();
@@ -189,6 +192,9 @@ class Runtime {
   int region_fd_ = -1;           // kept open to reserve parts of the region as they are needed
   uint64_t arena_reserved_ = 0;  // bytes of the string arena reserved so far
   wire::ProcessHeader* header_ = nullptr;
+  // Whether a scope called `name` ends a step; counts what some rule would
+  // end a step at, for the run's summary.
+  bool step_ends_at(std::string_view name);
 
   struct InternedName {
     uint32_t id;

@@ -348,7 +348,8 @@ Result<std::optional<StreamedTrace>> stream_trace(const std::string& path, uint3
     if (!ok) return;
     for (const trace::Event& e : chunk) {
       // An async step has no place on its thread's stack, where phases are found.
-      ok &= streamable(e.kind) && e.end_ns >= e.start_ns &&
+      // The time before the first step and after the last: the full computation's.
+      ok &= streamable(e.kind) && e.end_ns >= e.start_ns && (e.kind != EventKind::Step || trace::is_step(e)) &&
             !(phases && e.kind == EventKind::Step && (e.flags & trace::kAsync));
       cost.add(*summary, e);
       if (wire::is_cuda_note(meta, e))
