@@ -27,6 +27,18 @@ bool contains(const std::vector<std::string>& lines, const std::string& text) {
   return false;
 }
 
+// A book whose window 0 is open from tick 0, with step 0 begun at 10 and
+// step 1 at 50 on thread 1.
+WindowBook book_with_two_steps() {
+  SyntheticRegion region(1);
+  region.boundary(BoundaryKind::WindowBegin, 0, 0);
+  WindowBook book;
+  book.read_boundaries(region.header());
+  book.step_began(10, 0, 1);
+  book.step_began(50, 1, 1);
+  return book;
+}
+
 }  // namespace
 
 TEST_CASE("setup split: step 1's first top-level span, last begun in step 0, is where step 0's iteration began",
@@ -59,12 +71,7 @@ TEST_CASE("setup split: nothing when step 1 begins with what step 0 never ran, o
 }
 
 TEST_CASE("window book: the setup is split off step 0 and the last step is the time after the steps", "[steps]") {
-  SyntheticRegion region(1);
-  region.boundary(BoundaryKind::WindowBegin, 0, 0);
-  WindowBook book;
-  book.read_boundaries(region.header());
-  book.step_began(10, 0, 1);
-  book.step_began(50, 1, 1);
+  WindowBook book = book_with_two_steps();
   book.split_first_step(30);
   Window& w = book.at(0);
   WindowBook::end_last_step(w, 80, /*clean_exit=*/true);
@@ -81,17 +88,14 @@ TEST_CASE("window book: the setup is split off step 0 and the last step is the t
 
 TEST_CASE("window book: a killed process's last step is partial; a process that never ended a step has none",
           "[steps]") {
-  SyntheticRegion region(1);
-  region.boundary(BoundaryKind::WindowBegin, 0, 0);
-  WindowBook killed;
-  killed.read_boundaries(region.header());
-  killed.step_began(10, 0, 1);
-  killed.step_began(50, 1, 1);
+  WindowBook killed = book_with_two_steps();
   WindowBook::end_last_step(killed.at(0), 70, /*clean_exit=*/false);
   REQUIRE(killed.at(0).steps.closed.size() == 2);
   CHECK(killed.at(0).steps.closed[1].flags == trace::kTruncated);
   CHECK(killed.at(0).steps.closed[1].end == 70);
 
+  SyntheticRegion region(1);
+  region.boundary(BoundaryKind::WindowBegin, 0, 0);
   WindowBook no_steps;
   no_steps.read_boundaries(region.header());
   no_steps.step_began(10, 0, 1);
