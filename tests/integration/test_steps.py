@@ -69,6 +69,21 @@ if __name__ == "__main__":
         opt.step()
 """
 
+# The script runs torch.profiler itself, with prof.step() after each of its
+# 3 optimizer steps.
+TRAIN_OWN_PROFILER = MODEL + """
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(8, 16), torch.randn(8, 4)
+with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                            schedule=torch.profiler.schedule(wait=0, warmup=0, active=3, repeat=1)) as prof:
+    for i in range(3):
+        loss = ((model(x) - y) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        prof.step()
+"""
+
 
 def write(d, name, text):
     path = os.path.join(d, name)
@@ -201,6 +216,19 @@ def test_dataloader_workers_never_invent_steps():
         T.check_eq(steps_of(rep), [0, 1, 2, 3], "the steps are the main process's 4 optimizer steps")
         T.check_eq(len(pids), 1, "steps from one process only")
         T.check(all(s["pid"] in pids for s in rep["outside_steps"]), "no time outside steps for the workers either")
+
+
+def test_own_torch_profiler_steps_do_not_merge():
+    """torch 1.13 records torch.profiler's ProfilerStep#N record_functions as
+    user scopes: they must not add to ptprof's ProfilerStep* (3 steps)."""
+    with T.tempdir() as d:
+        script = write(d, "own_profiler_steps.py", TRAIN_OWN_PROFILER)
+        proc, out = run(d, script)
+        rep = report(out)
+        T.check_eq(steps_of(rep), [0, 1, 2], "ptprof's steps")
+        names = {r["name"]: r for r in rep["rows"]}
+        T.check_eq(names.get("ProfilerStep*", {}).get("calls"), 3, "ProfilerStep* calls: ptprof's steps only")
+        T.check(not any(n.startswith("ProfilerStep#") for n in names), "no row for torch's own step annotations")
 
 
 if __name__ == "__main__":

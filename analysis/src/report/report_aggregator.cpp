@@ -160,7 +160,7 @@ void Aggregator::add_trace(uint32_t input, const trace::Trace& t) {
   local.name_key.resize(t.strings.size());
   std::unordered_map<std::string_view, uint32_t> keys;
   for (size_t i = 0; i < t.strings.size(); ++i) {
-    local.filtered[i] = is_filtered(t.strings[i]);
+    local.filtered[i] = filter_bits(t.strings[i]);
     local.name_key[i] = keys.emplace(key_name(t.strings[i]), uint32_t(keys.size())).first->second;
   }
   local.step_key = keys.emplace(kStepKey, uint32_t(keys.size())).first->second;
@@ -266,7 +266,7 @@ Aggregator::ThreadEvents Aggregator::sort_out(uint32_t input, const std::vector<
     }
     // Hand-built traces are not validated by a reader: skip what cannot be named.
     if (e.name >= t.strings.size() || e.shapes >= t.strings.size()) continue;
-    if (local.filtered[e.name]) continue;
+    if (filtered_out(local.filtered[e.name], e.kind)) continue;
     const int64_t dur = std::max<int64_t>(0, e.end_ns - e.start_ns);
     const FirstSeen at{e.start_ns, -(e.start_ns + dur), input, i};
     if (e.kind == EventKind::Step && !trace::is_step(e)) {
