@@ -131,17 +131,17 @@ def shape(line):
 
 
 def step_numbers(lines):
-    """The first column of the per-step table(s), in order."""
-    steps, in_table, separators = [], False, 0
+    """The first column of the per-step table(s), in order: the step numbers,
+    and the rows apart from them ("before step 1", "after the last step")."""
+    steps, in_table = [], False
     for line in lines:
         s = line.strip()
         if s.startswith("Step ") and "Wall time" in s:
-            in_table, separators = True, 0
-        elif in_table and SEPARATOR_RE.match(s):
-            separators += 1
-            in_table = separators < 2
-        elif in_table and s:
-            steps.append(s.split()[0])
+            in_table = True
+        elif in_table and not s:
+            in_table = False  # the table ends at the blank line after it
+        elif in_table and not SEPARATOR_RE.match(s):
+            steps.append(re.split(r"\s{2,}", s)[0])
     return steps
 
 

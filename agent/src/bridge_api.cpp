@@ -85,6 +85,12 @@ PTPROF_EXPORT void ptprof_agent_scope_end(const char* name) {
   g_runtime.scope_ended(*t, name);
 }
 
+PTPROF_EXPORT int ptprof_agent_step_watches_ops(void) { return g_runtime.config().step.watches_ops() ? 1 : 0; }
+
+PTPROF_EXPORT void ptprof_agent_op_watched_end(const char* name) {
+  if (ThreadState* t = thread_state()) g_runtime.op_ended(*t, name);
+}
+
 PTPROF_EXPORT int ptprof_agent_profile_memory(void) { return g_runtime.profile_memory() ? 1 : 0; }
 
 PTPROF_EXPORT int ptprof_agent_memory_recording(void) { return g_runtime.memory_recording() ? 1 : 0; }

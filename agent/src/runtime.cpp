@@ -215,7 +215,34 @@ uint32_t Runtime::intern(const char* s, const char** text) {
 
 void Runtime::scope_ended(ThreadState& t, const char* name) {
   if (!active()) return;
-  if (t.take_step_end(name && config_->step.ends_step(name), current_step())) end_step();
+  if (t.take_step_end(name && step_ends_at(name), current_step())) end_step();
+}
+
+void Runtime::op_ended(ThreadState& t, const char* name) {
+  if (!active() || !name || config_->step.name != name) return;
+  header_->step_candidates[wire::kStepCandidateNamed].fetch_add(1, std::memory_order_relaxed);
+  if (t.take_step_end(true, current_step())) end_step();
+}
+
+bool Runtime::step_ends_at(std::string_view name) {
+  const StepRule& rule = config_->step;
+  const bool optimizer = StepRule::is_optimizer_step(name);
+  const bool batch = !optimizer && StepRule::is_dataloader_next(name);
+  if (optimizer) header_->step_candidates[wire::kStepCandidateOptimizer].fetch_add(1, std::memory_order_relaxed);
+  if (batch) header_->step_candidates[wire::kStepCandidateDataLoader].fetch_add(1, std::memory_order_relaxed);
+  if (rule.kind == StepRule::Kind::Auto) {
+    // The optimizer, once one steps; the DataLoader's batches until then.
+    constexpr uint32_t kOptimizerChosen = uint32_t(StepRule::Kind::Optimizer) + 1;
+    std::atomic<uint32_t>& chosen = header_->auto_rule;
+    if (optimizer) chosen.store(kOptimizerChosen, std::memory_order_relaxed);
+    if (batch && chosen.load(std::memory_order_relaxed) == 0)
+      chosen.store(uint32_t(StepRule::Kind::DataLoader) + 1, std::memory_order_relaxed);
+    return optimizer || (batch && chosen.load(std::memory_order_relaxed) != kOptimizerChosen);
+  }
+  const bool ends = rule.ends_step(name);
+  if (ends && rule.kind == StepRule::Kind::Named)
+    header_->step_candidates[wire::kStepCandidateNamed].fetch_add(1, std::memory_order_relaxed);
+  return ends;
 }
 
 uint32_t Runtime::named_step_id() {

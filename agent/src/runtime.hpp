@@ -113,6 +113,9 @@ class Runtime {
   // A user scope or range called `name` (may be null) ended on thread `t`,
   // which has already popped it.
   void scope_ended(ThreadState& t, const char* name);
+  // An operator called `name` ended on thread `t` (only under a rule that
+  // names an operator: StepRule::watches_ops).
+  void op_ended(ThreadState& t, const char* name);
   // The interned id of PTPROF_STEP's scope name (Named rule), interned once
   // per process.
   uint32_t named_step_id();
@@ -196,6 +199,9 @@ class Runtime {
   ShmReservation reservation_;   // parts of the region reserved as they are needed
   uint64_t arena_reserved_ = 0;  // bytes of the string arena reserved so far
   wire::ProcessHeader* header_ = nullptr;
+  // Whether a scope called `name` ends a step; counts what some rule would
+  // end a step at, for the run's summary.
+  bool step_ends_at(std::string_view name);
 
   struct InternedName {
     uint32_t id;

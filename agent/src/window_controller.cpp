@@ -54,6 +54,7 @@ std::optional<uint32_t> WindowController::apply(const StepTransition& t, uint64_
     if (t.step) {
       step_ = *t.step;
       current_step_.store(*t.step, std::memory_order_relaxed);
+      header_->steps_ended.store(*t.step, std::memory_order_relaxed);
     }
     // A window open from the start of the region takes everything in it:
     // tick 0, so that no event is lost to a clock read on another core that
@@ -164,10 +165,9 @@ void WindowController::continue_in_child() {
     std::lock_guard lock(step_mu_);
     if (windows_.in_window) {
       // Recording continues in the child: its window starts at the fork, and
-      // takes everything in the child's region.
-      const uint64_t t = clock::ticks_ordered(clock_kind_);
+      // takes everything in the child's region. No step span: a child has
+      // no steps of its own (its parent's step goes on without it).
       BoundaryPublisher(*header_).publish(wire::BoundaryKind::WindowBegin, 0, windows_.window, step_);
-      if (ThreadState* th = thread_state()) th->emit_instant(wire::RecordType::Step, uint32_t(step_), t);
     }
   }
   if (config_->on_demand) start_trigger_watcher();  // the parent's is not in this process

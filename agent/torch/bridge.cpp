@@ -7,6 +7,8 @@
 //       then takes its no-callback fast path and never calls us.
 //   (b) step watcher: USER_SCOPE only, always on; its end reports the scope
 //       name so the agent can end a step (Optimizer.step#...).
+//   (c) only when PTPROF_STEP names an operator: the operators' ends, always
+//       on, for the same reason.
 // (a) is registered first, all variants at once: torch runs global callbacks
 // in registration order, so a user scope's op_end is written before the step
 // it ends is closed, whichever variant a later window enables.
@@ -96,6 +98,12 @@ std::unique_ptr<at::ObserverContext> watch_start(const at::RecordFunction&) {
 }
 
 void watch_end(const at::RecordFunction& fn, at::ObserverContext*) { ptprof_agent_scope_end(op_name(fn)); }
+
+// PTPROF_STEP names an operator: every operator's end, whatever the step
+// (the user scopes' watcher above never sees operators, and the op
+// callbacks are off in skip and wait steps).
+std::unique_ptr<at::ObserverContext> watch_op_start(const at::RecordFunction&) { return nullptr; }
+void watch_op_end(const at::RecordFunction& fn, at::ObserverContext*) { ptprof_agent_op_watched_end(op_name(fn)); }
 
 // Safe from inside a RecordFunction end callback (the agent calls it from
 // watch_end): torch 1.13 holds no lock while running callbacks, a RecordFunction
@@ -189,6 +197,11 @@ int init(void (**set_recording_out)(int), char* why, uint32_t why_len) {
   set_recording(PTPROF_BRIDGE_OPS);
   calibrate_op_cost(g_op_callbacks[variant(false, false)]);
   set_recording(initial_mode());
+  // After the calibration: its operators are ours, not the program's steps.
+  if (ptprof_agent_step_watches_ops() != 0)
+    at::addGlobalCallback(at::RecordFunctionCallback(&watch_op_start, &watch_op_end)
+                              .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,
+                                       at::RecordScope::TORCHSCRIPT_FUNCTION}));
   if (set_recording_out) *set_recording_out = &set_recording;
   return 0;
 }

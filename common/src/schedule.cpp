@@ -79,11 +79,34 @@ Result<StepRule> parse_step_rule(std::string_view text) {
     r.kind = StepRule::Kind::Manual;
   } else if (text == "cudaProfilerApi") {
     r.kind = StepRule::Kind::CudaProfilerApi;
+  } else if (text == "dataloader") {
+    r.kind = StepRule::Kind::DataLoader;
+  } else if (text == "auto") {
+    r.kind = StepRule::Kind::Auto;
   } else {
     r.kind = StepRule::Kind::Named;
     r.name = std::string(text);
   }
   return r;
+}
+
+std::string StepRule::describe() const {
+  switch (kind) {
+    case Kind::Optimizer:
+      return "optimizer (the end of Optimizer.step)";
+    case Kind::Manual:
+      return "manual (ptprof.step() only)";
+    case Kind::CudaProfilerApi:
+      return "cudaProfilerApi (each cudaProfilerStart..Stop)";
+    case Kind::DataLoader:
+      return "dataloader (the end of each DataLoader batch, enumerate(DataLoader)#...__next__)";
+    case Kind::Auto:
+      return "auto (the optimizer if one steps, else the DataLoader)";
+    case Kind::Named:
+      break;
+  }
+  return "'" + name + "' (the end of each " + (watches_ops() ? "operator" : "record_function or range") +
+         " of that name)";
 }
 
 }  // namespace ptprof

@@ -294,7 +294,7 @@ int run(const RunOptions& o) {
   sink.wait_all();
 
   // Step 4: the summary, and the exit status.
-  print_run_summary(collector.totals(), sink, cut_off, kDescendantGrace);
+  print_run_summary(collector.totals(), sink, cut_off, kDescendantGrace, *config);
   const int status = target->exit_status();
   return status == 0 && !sink.failed_files().empty() ? kWriteFailedStatus : status;
 }
@@ -322,10 +322,12 @@ void add_run(CLI::App& app, int& exit_code) {
   sub->add_option("--repeat", opts->repeat, "Schedule: cycles (0 = until the program ends)");
   sub->add_option(
       "--step", opts->step,
-      "What ends a step: optimizer (end of Optimizer.step#*), manual (ptprof.step() only), "
-      "cudaProfilerApi (each cudaProfilerStart..Stop is a step; nothing is recorded outside them; without a "
-      "schedule each is a window of its own), or the name of a "
-      "record_function scope or ptprof.range (PTPROF_STEP; default optimizer)");
+      "What ends a step: optimizer (end of Optimizer.step#*: training loops), dataloader (end of each "
+      "DataLoader batch: training or inference over a DataLoader), auto (the optimizer if one steps, else the "
+      "DataLoader), manual (ptprof.step() only), cudaProfilerApi (each cudaProfilerStart..Stop is a step; "
+      "nothing is recorded outside them; without a schedule each is a window of its own), or the name of a "
+      "record_function scope, ptprof.range or operator such as aten::linear (a loop with neither; an "
+      "operator's name costs every operator a callback) (PTPROF_STEP; default optimizer)");
   sub->add_option("--activities", opts->activities,
                   "cpu, cuda or cpu,cuda (PTPROF_ACTIVITIES; default cpu,cuda). cuda records the CUDA "
                   "runtime and driver calls the program makes");

@@ -1,7 +1,10 @@
 #include "cli/run_summary.hpp"
 
 #include <cstdio>
+#include <set>
 #include <string>
+
+#include "cli/step_summary.hpp"
 
 #include "ptprof/cost.hpp"
 #include "ptprof/losses.hpp"
@@ -66,15 +69,25 @@ void print_files(const launcher::FileWindowSink& sink) {
     std::fprintf(stderr, "ptprof: no events were recorded; no trace file written\n");
 }
 
+// Windows written (any process), by their schedule number.
+uint32_t windows_recorded(const launcher::FileWindowSink& sink) {
+  std::set<uint32_t> windows;
+  for (const auto& f : sink.files()) windows.insert(f.window);
+  return uint32_t(windows.size());
+}
+
 }  // namespace
 
 void print_run_summary(const launcher::Totals& t, const launcher::FileWindowSink& sink, uint32_t cut_off,
-                       std::chrono::seconds grace) {
+                       std::chrono::seconds grace, const Config& config) {
   std::fprintf(stderr, "ptprof: %u process%s, %u thread%s, %llu events, %llu dropped\n", t.processes,
                t.processes == 1 ? "" : "es", t.threads, t.threads == 1 ? "" : "s", (unsigned long long)t.events,
                (unsigned long long)t.dropped);
   print_losses(t, cut_off, grace);
   print_files(sink);
+  if (!config.on_demand)
+    for (const std::string& line : step_summary_lines(t.steps, config.step, config.schedule, windows_recorded(sink)))
+      std::fprintf(stderr, "%s\n", line.c_str());
 }
 
 }  // namespace ptprof::cli

@@ -165,6 +165,8 @@ Totals Collector::totals() {
       t.cuda_notes.push_back(note + " (pid " + std::to_string(p->pid()) + ")");
       seen.push_back(std::move(note));
     }
+    const StepFacts steps = p->step_facts();
+    if (t.processes == 0 || steps.steps_ended > t.steps.steps_ended) t.steps = steps;
     ++t.processes;
     t.threads += p->threads();
     t.events += p->events();

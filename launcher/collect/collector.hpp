@@ -23,6 +23,9 @@ struct Totals {
   uint32_t shm_short_processes = 0;  // of lost_processes: /dev/shm had no room for their region
   trace::Losses losses;
   std::vector<std::string> cuda_notes;  // the agents' lines on CUDA, "<line> (pid N)", one per distinct line
+  // The process whose steps the summary speaks of: the one that ended the
+  // most steps (the training or inference loop), else the first.
+  StepFacts steps;
 };
 
 class Collector {

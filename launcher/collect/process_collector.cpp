@@ -33,6 +33,17 @@ trace::Losses ProcessCollector::losses() const {
   return l;
 }
 
+StepFacts ProcessCollector::step_facts() const {
+  StepFacts f;
+  f.pid = header_.pid;
+  f.steps_ended = header_.steps_ended.load(std::memory_order_relaxed);
+  f.optimizer_steps = header_.step_candidates[wire::kStepCandidateOptimizer].load(std::memory_order_relaxed);
+  f.dataloader_batches = header_.step_candidates[wire::kStepCandidateDataLoader].load(std::memory_order_relaxed);
+  f.named = header_.step_candidates[wire::kStepCandidateNamed].load(std::memory_order_relaxed);
+  f.auto_rule = header_.auto_rule.load(std::memory_order_relaxed);
+  return f;
+}
+
 std::vector<std::string> ProcessCollector::cuda_notes() { return launcher::cuda_notes(header_, names_); }
 
 uint64_t ProcessCollector::drain(uint64_t horizon) {
@@ -73,6 +84,8 @@ int32_t ProcessCollector::writable(int32_t slot) {
 }
 
 inline void ProcessCollector::open_span(ThreadDecode& t, const OpenSpan& s) {
+  if (t.spans.empty()) setup_.top_level_span(t.instance, s.name, s.start);
+  if (auto at = setup_.take_first_step_start()) book_.split_first_step(*at);
   const int32_t slot = book_.window_for(s.start);
   if (slot >= 0) book_.span_opened(slot);
   t.spans.push(s, slot);
@@ -112,6 +125,7 @@ inline void ProcessCollector::route(ThreadDecode& t, const decoded::Record& r, c
 
 void ProcessCollector::route(ThreadDecode& t, const decoded::Record& r, const decoded::Step& s) {
   book_.step_began(r.ts, s.number, t.instance);
+  setup_.step_began(s.number, t.instance, r.ts);
 }
 
 inline void ProcessCollector::route(ThreadDecode& t, const decoded::Record& r, const decoded::OpBegin& op) {
@@ -172,6 +186,7 @@ void ProcessCollector::write_window(int32_t slot) {
       book_.span_closed(slot);
     });
   }
+  if (w.end == UINT64_MAX) WindowBook::end_last_step(w, end, closed_flag());
   WindowBook::close_step(w, end);
   // CUDA events held for their correlation: joined with what arrived since.
   cuda_.release(slot, w.trace);

@@ -21,6 +21,7 @@
 #include "collect/process_names.hpp"
 #include "collect/record_decoder.hpp"
 #include "collect/session.hpp"
+#include "collect/setup_split.hpp"
 #include "collect/thread_table.hpp"
 #include "collect/window_book.hpp"
 #include "collect/window_output.hpp"
@@ -29,6 +30,16 @@
 #include "ptprof/trace.hpp"
 
 namespace ptprof::launcher {
+
+// What one process's step rule met (its region's counters).
+struct StepFacts {
+  int32_t pid = 0;
+  uint64_t steps_ended = 0;
+  uint64_t optimizer_steps = 0;     // Optimizer.step ends
+  uint64_t dataloader_batches = 0;  // enumerate(DataLoader)#...__next__ ends
+  uint64_t named = 0;               // ends of what PTPROF_STEP names
+  uint32_t auto_rule = 0;           // StepRule::Kind + 1 that `auto` chose; 0: none yet
+};
 
 class ProcessCollector {
  public:
@@ -46,6 +57,7 @@ class ProcessCollector {
   void finish();
 
   int32_t pid() const { return header_.pid; }
+  StepFacts step_facts() const;
   bool closed_flag() const { return header_.closed.load(std::memory_order_acquire) != 0; }
   bool finished() const { return finished_; }
   uint64_t events() const;
@@ -99,6 +111,7 @@ class ProcessCollector {
   ThreadTable threads_;
   ProcessContext context_;
   WindowBook book_;
+  SetupSplit setup_;
   CudaJoin cuda_;
   MemoryLedger memory_;
   WindowOutput output_;

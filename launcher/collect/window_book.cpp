@@ -64,6 +64,33 @@ void WindowBook::close_step(Window& w, uint64_t end) {
   w.steps.closed.push_back(s);
 }
 
+void WindowBook::end_last_step(Window& w, uint64_t end, bool clean_exit) {
+  if (!w.steps.open) return;
+  if (w.steps.current.number == 0 && clean_exit) {
+    w.steps.open = false;  // no step ever ended: a child process, or a rule that never matched
+    return;
+  }
+  w.steps.current.flags = clean_exit ? trace::kAfterSteps : trace::kTruncated;
+  close_step(w, end);
+}
+
+void WindowBook::split_first_step(uint64_t at) {
+  for (Window& w : windows_) {
+    if (w.done) continue;
+    auto& closed = w.steps.closed;
+    for (size_t i = 0; i < closed.size(); ++i) {
+      StepLog::Step& s = closed[i];
+      if (s.number != 0 || s.flags != 0 || at <= s.start || at >= s.end) continue;
+      StepLog::Step setup = s;
+      setup.end = at;
+      setup.flags = trace::kBeforeSteps;
+      s.start = at;
+      closed.insert(closed.begin() + ptrdiff_t(i), setup);
+      return;
+    }
+  }
+}
+
 bool WindowBook::begun(uint32_t index) const {
   return std::any_of(windows_.begin(), windows_.end(), [&](const Window& w) { return w.index == index; });
 }

@@ -21,6 +21,7 @@ struct StepLog {
   struct Step {
     uint64_t number = 0, start = 0, end = 0;  // ticks
     uint32_t instance = 0;                    // the thread that began it
+    uint16_t flags = 0;  // trace::kBeforeSteps, kAfterSteps, or kTruncated: a step the process's end cut short
   };
   bool open = false;
   Step current;  // while open; its end is not known yet
@@ -99,6 +100,14 @@ class WindowBook {
   void step_began(uint64_t ts, uint64_t number, uint32_t instance);
   // The open step of `w` ends at `end` (cut at the window's end).
   static void close_step(Window& w, uint64_t end);
+  // The process is gone and `w` was open to its end: its open step is the
+  // process's last. After a clean exit it is the time after the last step
+  // (a step ended before it) or nothing (no step ever ended: no span); after
+  // a kill, the step that was running, marked partial.
+  static void end_last_step(Window& w, uint64_t end, bool clean_exit);
+  // Step 0's iteration began at `at` (SetupSplit): what came before it is
+  // the setup, written as "before step 1".
+  void split_first_step(uint64_t at);
 
   // Whether window number `index` began, and whether it is not yet written.
   bool begun(uint32_t index) const;

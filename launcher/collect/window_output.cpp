@@ -84,7 +84,13 @@ void WindowOutput::write_steps(Window& w) {
     e.kind = trace::EventKind::Step;
     e.start_ns = process_.conv.to_ns(st.start);
     e.end_ns = process_.conv.to_ns(st.end);
-    e.name = w.trace.text("ProfilerStep#" + std::to_string(st.number));
+    e.flags = st.flags;
+    if (st.flags & trace::kBeforeSteps)
+      e.name = w.trace.text(trace::kBeforeStepsName);
+    else if (st.flags & trace::kAfterSteps)
+      e.name = w.trace.text(trace::kAfterStepsName);
+    else
+      e.name = w.trace.text("ProfilerStep#" + std::to_string(st.number));
     e.thread = w.trace.thread(st.instance);
     e.arg = st.number;
     w.trace.add(e, /*charged=*/false);

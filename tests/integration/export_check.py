@@ -57,11 +57,17 @@ def report_counts(report):
     return {r["name"]: r["calls"] for r in report["rows"]}
 
 
+# The time before the first step and after the last: spans in an export,
+# no rows in a report (its per-step table shows them apart).
+OUTSIDE_STEPS = ("before step 1", "after the last step")
+
+
 def as_report_names(counts):
     """Counts per event name folded as the report keys them."""
     out = collections.Counter()
     for name, n in counts.items():
-        out["ProfilerStep*" if STEP.match(name) else name] += n
+        if name not in OUTSIDE_STEPS:
+            out["ProfilerStep*" if STEP.match(name) else name] += n
     return dict(out)
 
 

@@ -37,6 +37,11 @@ void ptprof_agent_op_end(uint64_t handle);
 // ends when that scope ends, as torch's prof.step() after it would.
 void ptprof_agent_scope_begin(void);
 void ptprof_agent_scope_end(const char* name);
+// Nonzero when PTPROF_STEP names an operator (aten::embedding): the bridge
+// then also watches operators' ends, in every step, and reports each through
+// op_watched_end, which ends a step at the one named.
+int ptprof_agent_step_watches_ops(void);
+void ptprof_agent_op_watched_end(const char* name);
 // Logs `message` at warn level (the bridge warns once per condition).
 void ptprof_agent_warn(const char* message);
 

@@ -97,6 +97,20 @@ std::string drops(const Report& r) {
   return out + "</ul></div>";
 }
 
+// The time before the first step and after the last, apart from the steps.
+std::string outside_steps(const Report& r) {
+  if (r.outside_steps.empty()) return {};
+  std::string out = "<p>Not steps, and kept out of the step statistics:</p><ul id=\"outside-steps\">";
+  for (const StepRow& s : r.outside_steps) {
+    const std::string_view what =
+        s.role == StepRow::Role::BeforeSteps ? trace::kBeforeStepsName : trace::kAfterStepsName;
+    out += "<li>" + html_escape(std::string(what)) + " (pid " + std::to_string(s.pid) +
+           "): " + html_escape(format_time_us(double(s.wall_ns) / 1000.0)) + ", operators " +
+           html_escape(format_time_us(double(s.operator_ns) / 1000.0)) + "</li>";
+  }
+  return out + "</ul>\n";
+}
+
 std::string operator_table(const Report& r) {
   if (r.rows.empty()) return "<p>No operator events in the inputs.</p>";
   const std::vector<Column> cols = columns(r);
@@ -129,6 +143,7 @@ std::string render_html(const Report& r, const HtmlBaseline* baseline, const mem
   for (const std::string& note : r.gpu.notes) out += "<p class=\"cuda-note\">" + html_escape(note) + "</p>\n";
   std::string steps = step_breakdown_svg(r);
   out += "<h2>Time per step</h2>\n" + (steps.empty() ? "<p>No ProfilerStep spans in the inputs.</p>" : steps);
+  out += outside_steps(r);
   std::string phases = phase_breakdown_svg(r);
   out += "\n<h2 id=\"phases-title\">Time per step by phase</h2>\n";
   if (phases.empty()) {

@@ -63,6 +63,8 @@ std::vector<std::string> step_labels(const Steps& steps) {
   std::vector<std::string> out;
   for (const auto& s : steps) {
     std::string label = "step " + std::to_string(s.step);
+    if constexpr (requires { s.partial; })
+      if (s.partial) label += " (partial)";
     if (many_threads) label += " (" + std::to_string(s.pid) + "/" + std::to_string(s.tid) + ")";
     out.push_back(std::move(label));
   }

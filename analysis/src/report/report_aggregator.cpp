@@ -160,7 +160,7 @@ void Aggregator::add_trace(uint32_t input, const trace::Trace& t) {
   local.name_key.resize(t.strings.size());
   std::unordered_map<std::string_view, uint32_t> keys;
   for (size_t i = 0; i < t.strings.size(); ++i) {
-    local.filtered[i] = is_filtered(t.strings[i]);
+    local.filtered[i] = filter_bits(t.strings[i]);
     local.name_key[i] = keys.emplace(key_name(t.strings[i]), uint32_t(keys.size())).first->second;
   }
   local.step_key = keys.emplace(kStepKey, uint32_t(keys.size())).first->second;
@@ -216,9 +216,10 @@ uint32_t Aggregator::row_of(const trace::Event& e, Local& local) {
 }
 
 struct Aggregator::ThreadEvents {
-  std::vector<TreeNode> nodes;         // of the call tree: ops, ranges, steps, CUDA API calls
-  std::vector<uint32_t> node_event;    // per node: its event
-  std::vector<uint32_t> async_events;  // rows of their own, outside the tree
+  std::vector<TreeNode> nodes;          // of the call tree: ops, ranges, steps, CUDA API calls
+  std::vector<uint32_t> node_event;     // per node: its event
+  std::vector<uint32_t> async_events;   // rows of their own, outside the tree
+  std::vector<uint32_t> outside_steps;  // the time before the first step or after the last: outside the tree
   ThreadMemory memory;
 };
 
@@ -265,9 +266,13 @@ Aggregator::ThreadEvents Aggregator::sort_out(uint32_t input, const std::vector<
     }
     // Hand-built traces are not validated by a reader: skip what cannot be named.
     if (e.name >= t.strings.size() || e.shapes >= t.strings.size()) continue;
-    if (local.filtered[e.name]) continue;
+    if (filtered_out(local.filtered[e.name], e.kind)) continue;
     const int64_t dur = std::max<int64_t>(0, e.end_ns - e.start_ns);
     const FirstSeen at{e.start_ns, -(e.start_ns + dur), input, i};
+    if (e.kind == EventKind::Step && !trace::is_step(e)) {
+      te.outside_steps.push_back(i);  // no row: what runs in it counts as top-level
+      continue;
+    }
     switch (e.kind) {
       case EventKind::Op:
       case EventKind::Range:
@@ -328,18 +333,27 @@ void Aggregator::add_thread_memory(uint32_t input, ThreadEvents& te, const Tree&
   }
 }
 
-// The thread's steps, each with the time of the ops and ranges directly in it.
+// The thread's steps, each with the time of the ops and ranges directly in it;
+// the time before the first step and after the last with the top-level ops
+// and ranges in it.
 void Aggregator::add_thread_steps(const trace::Thread& thread, const ThreadEvents& te, const Tree& tree,
                                   const Local& local) {
   using trace::EventKind;
   const trace::Trace& t = local.t;
   const int32_t pid = thread.process < t.processes.size() ? t.processes[thread.process].pid : 0;
+  auto row_of_step = [&](const trace::Event& e, int64_t wall_ns) {
+    StepRow row{e.arg, pid, thread.tid, wall_ns, 0};
+    row.partial = (e.flags & trace::kTruncated) != 0;
+    if (e.flags & trace::kBeforeSteps) row.role = StepRow::Role::BeforeSteps;
+    if (e.flags & trace::kAfterSteps) row.role = StepRow::Role::AfterSteps;
+    return row;
+  };
   std::unordered_map<uint32_t, size_t> step_of_node;
   for (size_t n = 0; n < te.nodes.size(); ++n) {
     const trace::Event& e = t.events[te.node_event[n]];
     if (e.kind == EventKind::Step) {
       step_of_node[uint32_t(n)] = steps_.size();
-      steps_.push_back(StepRow{e.arg, pid, thread.tid, te.nodes[n].end - te.nodes[n].start, 0});
+      steps_.push_back(row_of_step(e, te.nodes[n].end - te.nodes[n].start));
     }
   }
   for (size_t n = 0; n < te.nodes.size(); ++n) {
@@ -349,6 +363,17 @@ void Aggregator::add_thread_steps(const trace::Thread& thread, const ThreadEvent
     if (auto it = step_of_node.find(uint32_t(p)); it != step_of_node.end())
       steps_[it->second].operator_ns =
           ptprof::detail::saturating_add(steps_[it->second].operator_ns, te.nodes[n].end - te.nodes[n].start);
+  }
+  for (uint32_t i : te.outside_steps) {
+    const trace::Event& e = t.events[i];
+    StepRow row = row_of_step(e, std::max<int64_t>(0, e.end_ns - e.start_ns));
+    for (size_t n = 0; n < te.nodes.size(); ++n) {
+      const trace::Event& op = t.events[te.node_event[n]];
+      if (tree.parent[n] >= 0 || (op.kind != EventKind::Op && op.kind != EventKind::Range)) continue;
+      if (te.nodes[n].start >= e.start_ns && te.nodes[n].start < e.end_ns)
+        row.operator_ns = ptprof::detail::saturating_add(row.operator_ns, te.nodes[n].end - te.nodes[n].start);
+    }
+    outside_steps_.push_back(row);
   }
 }
 

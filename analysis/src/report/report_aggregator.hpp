@@ -35,6 +35,7 @@ class Aggregator {
     return out;
   }
   std::vector<StepRow> take_steps() { return std::move(steps_); }
+  std::vector<StepRow> take_outside_steps() { return std::move(outside_steps_); }
   // torch's base of Self CUDA %: the GPU events' own time (never the ops',
   // which would count each kernel twice).
   int64_t device_self_ns() const { return device_self_ns_; }
@@ -59,6 +60,7 @@ class Aggregator {
   std::vector<Row> rows_;
   std::vector<FirstSeen> first_;
   std::vector<StepRow> steps_;
+  std::vector<StepRow> outside_steps_;
   int64_t device_self_ns_ = 0;
   bool saw_memory_ = false;
   bool saw_device_memory_ = false;

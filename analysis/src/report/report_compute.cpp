@@ -105,6 +105,10 @@ Report ReportBuilder::finish() && {
   r.cuda_api = impl_->cuda_api.rows();
   r.ranks = std::move(impl_->ranks).finish();
   r.steps = impl_->agg.take_steps();
+  r.outside_steps = impl_->agg.take_outside_steps();
+  std::stable_sort(r.outside_steps.begin(), r.outside_steps.end(), [](const StepRow& a, const StepRow& b) {
+    return std::tie(a.role, a.pid, a.tid) < std::tie(b.role, b.pid, b.tid);
+  });
   std::stable_sort(r.steps.begin(), r.steps.end(), [](const StepRow& a, const StepRow& b) {
     return std::tie(a.step, a.pid, a.tid) < std::tie(b.step, b.pid, b.tid);
   });

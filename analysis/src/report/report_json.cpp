@@ -128,16 +128,17 @@ std::string render_json(const Report& r, size_t row_limit) {
          ",\n";
   out += "  \"rows\": " + rows_json(r, cols, row_limit) + ",\n";
   out += render_ranks_json(r.ranks);
-  out += "  \"steps\": " +
-         json_array(
-             std::span<const StepRow>(r.steps),
-             [](const StepRow& s) {
-               return "{\"step\": " + std::to_string(s.step) + ", \"pid\": " + std::to_string(s.pid) +
-                      ", \"tid\": " + std::to_string(s.tid) + ", \"wall_us\": " + fixed(double(s.wall_ns) / 1000.0, 3) +
-                      ", \"operators_us\": " + fixed(double(s.operator_ns) / 1000.0, 3) + "}";
-             },
-             "    ") +
-         ",\n";
+  auto step_json = [](const StepRow& s) {
+    std::string role = s.role == StepRow::Role::BeforeSteps  ? ", \"role\": \"before step 1\""
+                       : s.role == StepRow::Role::AfterSteps ? ", \"role\": \"after the last step\""
+                                                             : "";
+    return "{\"step\": " + std::to_string(s.step) + ", \"pid\": " + std::to_string(s.pid) +
+           ", \"tid\": " + std::to_string(s.tid) + ", \"wall_us\": " + fixed(double(s.wall_ns) / 1000.0, 3) +
+           ", \"operators_us\": " + fixed(double(s.operator_ns) / 1000.0, 3) + role +
+           (s.partial ? ", \"partial\": true" : "") + "}";
+  };
+  out += "  \"steps\": " + json_array(std::span<const StepRow>(r.steps), step_json, "    ") + ",\n";
+  out += "  \"outside_steps\": " + json_array(std::span<const StepRow>(r.outside_steps), step_json, "    ") + ",\n";
   if (r.gpu.any()) out += "  \"gpu\": " + render_gpu_json(r.gpu) + ",\n";
   out += "  \"phases\": {\"total\": " + phase_times_json(phase_totals(r.phases)) + ",\n    \"steps\": " +
          json_array(

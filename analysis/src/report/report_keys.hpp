@@ -5,6 +5,8 @@
 #include <array>
 #include <string_view>
 
+#include "ptprof/trace.hpp"
+
 namespace ptprof::report::detail {
 
 // torch's _filter_name: profiler helpers that never become events, so their
@@ -27,6 +29,21 @@ constexpr std::string_view kNoShapes = "[]";
 
 inline bool is_filtered(std::string_view name) {
   return std::find(kFilteredNames.begin(), kFilteredNames.end(), name) != kFilteredNames.end();
+}
+
+// A script that runs torch.profiler itself under ptprof: its prof.step()'s
+// record_function("ProfilerStep#N") is torch's annotation, not the program's
+// work and not ptprof's step (torch 1.13 records it as a user scope, which
+// doubled ProfilerStep*): left out as torch's own profiler:: events are.
+// Filter bits per name: always, or unless the event is one of ptprof's
+// Step spans, which carry the same name.
+enum FilterBits : uint8_t { kFilteredAlways = 1, kFilteredUnlessStep = 2 };
+inline uint8_t filter_bits(std::string_view name) {
+  if (is_filtered(name)) return kFilteredAlways;
+  return name.substr(0, kStepPrefix.size()) == kStepPrefix ? kFilteredUnlessStep : 0;
+}
+inline bool filtered_out(uint8_t bits, trace::EventKind kind) {
+  return (bits & kFilteredAlways) != 0 || ((bits & kFilteredUnlessStep) != 0 && kind != trace::EventKind::Step);
 }
 
 // ProfilerStep#N is keyed ProfilerStep*.

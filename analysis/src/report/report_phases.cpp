@@ -158,7 +158,7 @@ std::vector<StepPhases> step_phases(const trace::Trace& t) {
     std::vector<uint64_t> numbers;
     for (uint32_t i : by_thread[th]) {
       const trace::Event& e = t.events[i];
-      if (e.kind != trace::EventKind::Step) continue;
+      if (!trace::is_step(e)) continue;
       steps.emplace_back(e.start_ns, std::max(e.start_ns, e.end_ns));
       numbers.push_back(e.arg);
     }

@@ -128,6 +128,7 @@ struct RankSummaryBuilder::Impl {
         const trace::Event& e = t.events[i];
         ++s.row.events;
         if (e.kind == trace::EventKind::Step) {
+          if (!trace::is_step(e)) continue;  // before the first step, after the last
           s.row.step_ns[e.arg] = std::max(s.row.step_ns[e.arg], duration(e));
           continue;
         }

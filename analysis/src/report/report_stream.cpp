@@ -92,7 +92,7 @@ class Streamer {
     key_.resize(t_.strings.size());
     std::unordered_map<std::string_view, uint32_t> keys;
     for (size_t i = 0; i < t_.strings.size(); ++i) {
-      filtered_[i] = is_filtered(t_.strings[i]);
+      filtered_[i] = filter_bits(t_.strings[i]);
       key_[i] = keys.emplace(key_name(t_.strings[i]), uint32_t(keys.size())).first->second;
     }
     step_key_ = keys.emplace(kStepKey, uint32_t(keys.size())).first->second;
@@ -218,11 +218,11 @@ class Streamer {
     }
     const FirstSeen at{e.start_ns, -(e.start_ns + dur), input_, index};
     if (e.kind == EventKind::Mark) {
-      if (!wire::is_cuda_note(t_, e) && !filtered_[e.name]) add(row_of(e), at, false, 0, 0);
+      if (!wire::is_cuda_note(t_, e) && !filtered_out(filtered_[e.name], e.kind)) add(row_of(e), at, false, 0, 0);
       return true;
     }
     if (async) {
-      if (!filtered_[e.name]) add(row_of(e), at, true, dur, 0);
+      if (!filtered_out(filtered_[e.name], e.kind)) add(row_of(e), at, true, dur, 0);
       return true;
     }
     return push(e, index, dur, process);
@@ -250,7 +250,7 @@ class Streamer {
     o.event = index;
     o.name = e.name;
     o.kind = e.kind;
-    o.node = !filtered_[e.name];
+    o.node = !filtered_out(filtered_[e.name], e.kind);
     o.row = row_of(e);
     o.key = e.kind == EventKind::Step && e.name == 0 ? step_key_ : key_[e.name];
     o.step_arg = e.arg;
@@ -348,7 +348,8 @@ Result<std::optional<StreamedTrace>> stream_trace(const std::string& path, uint3
     if (!ok) return;
     for (const trace::Event& e : chunk) {
       // An async step has no place on its thread's stack, where phases are found.
-      ok &= streamable(e.kind) && e.end_ns >= e.start_ns &&
+      // The time before the first step and after the last: the full computation's.
+      ok &= streamable(e.kind) && e.end_ns >= e.start_ns && (e.kind != EventKind::Step || trace::is_step(e)) &&
             !(phases && e.kind == EventKind::Step && (e.flags & trace::kAsync));
       cost.add(*summary, e);
       if (wire::is_cuda_note(meta, e))

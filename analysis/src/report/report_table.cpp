@@ -134,26 +134,60 @@ std::string operator_table(const Report& r, size_t row_limit) {
   return out;
 }
 
+std::string step_label(const StepRow& s) {
+  switch (s.role) {
+    case StepRow::Role::BeforeSteps:
+      return std::string(trace::kBeforeStepsName);
+    case StepRow::Role::AfterSteps:
+      return std::string(trace::kAfterStepsName);
+    default:
+      return std::to_string(s.step) + (s.partial ? " (partial)" : "");
+  }
+}
+
+// The steps, with the time before the first and after the last apart:
+// above and below them, outside the separators that enclose the steps.
 std::string step_table(const Report& r) {
-  if (r.steps.empty()) return {};
+  if (r.steps.empty() && r.outside_steps.empty()) return {};
+  std::vector<const StepRow*> all;
+  for (const StepRow& s : r.steps) all.push_back(&s);
+  for (const StepRow& s : r.outside_steps) all.push_back(&s);
   // PID and TID only matter once steps come from more than one thread.
-  bool many = std::any_of(r.steps.begin(), r.steps.end(),
-                          [&](const StepRow& s) { return s.pid != r.steps[0].pid || s.tid != r.steps[0].tid; });
+  bool many = std::any_of(all.begin(), all.end(),
+                          [&](const StepRow* s) { return s->pid != all[0]->pid || s->tid != all[0]->tid; });
   std::vector<std::string> titles{"Step"};
   if (many) titles.insert(titles.end(), {"PID", "TID"});
   titles.insert(titles.end(), {"Wall time", "Operators", "Operators %"});
-  Grid grid(std::vector<size_t>(titles.size(), kDefaultWidth));
-  std::string out = "\nPer-step times (ProfilerStep#N spans; operators: top-level ops and ranges inside)\n";
-  out += grid.separator() + grid.line(titles) + grid.separator();
-  for (const StepRow& s : r.steps) {
-    std::vector<std::string> cells{std::to_string(s.step)};
+  std::vector<size_t> widths(titles.size(), kDefaultWidth);
+  if (!r.outside_steps.empty()) widths[0] = trace::kAfterStepsName.size() + 2;
+  Grid grid(std::move(widths));
+  auto line = [&](const StepRow& s) {
+    std::vector<std::string> cells{step_label(s)};
     if (many) cells.insert(cells.end(), {std::to_string(s.pid), std::to_string(s.tid)});
     cells.push_back(format_time_us(double(s.wall_ns) / 1000.0));
     cells.push_back(format_time_us(double(s.operator_ns) / 1000.0));
     cells.push_back(format_time_share(double(s.operator_ns), double(s.wall_ns)));
-    out += grid.line(cells);
+    return grid.line(cells);
+  };
+  std::string out = "\nPer-step times (ProfilerStep#N spans; operators: top-level ops and ranges inside; " +
+                    std::to_string(r.steps.size()) + " steps)\n";
+  out += grid.separator() + grid.line(titles) + grid.separator();
+  bool before = false;
+  for (const StepRow& s : r.outside_steps) {
+    if (s.role != StepRow::Role::BeforeSteps) continue;
+    out += line(s);
+    before = true;
   }
-  out += grid.separator();
+  if (before) out += grid.separator();
+  if (!r.steps.empty()) {
+    for (const StepRow& s : r.steps) out += line(s);
+    out += grid.separator();
+  }
+  for (const StepRow& s : r.outside_steps)
+    if (s.role == StepRow::Role::AfterSteps) out += line(s);
+  if (std::any_of(r.outside_steps.begin(), r.outside_steps.end(),
+                  [](const StepRow& s) { return s.role == StepRow::Role::AfterSteps; }))
+    out += grid.separator();
   return out;
 }
 

@@ -146,22 +146,44 @@ Result<Schedule> parse_schedule(std::string_view text);
 
 // What ends a step (PTPROF_STEP).
 struct StepRule {
-  enum class Kind { Optimizer, Manual, CudaProfilerApi, Named } kind = Kind::Optimizer;
-  std::string name;  // for Named: the RecordFunction / range name that ends a step
+  // Auto: the optimizer if one steps, else the DataLoader (the agent decides
+  // as the program runs: the first Optimizer.step makes it the rule).
+  enum class Kind { Optimizer, Manual, CudaProfilerApi, Named, DataLoader, Auto } kind = Kind::Optimizer;
+  std::string name;  // for Named: the RecordFunction / range / op name that ends a step
 
-  // Whether the end of a scope called `scope` ends a step under this rule.
+  // torch names them "Optimizer.step#<ClassName>.step" and
+  // "enumerate(DataLoader)#<IterClass>.__next__".
+  static bool is_optimizer_step(std::string_view scope) {
+    return scope.size() > 20 && scope.substr(0, 15) == "Optimizer.step#" && scope.substr(scope.size() - 5) == ".step";
+  }
+  static bool is_dataloader_next(std::string_view scope) {
+    return scope.size() > 31 && scope.substr(0, 22) == "enumerate(DataLoader)#" &&
+           scope.substr(scope.size() - 9) == ".__next__";
+  }
+
+  // Whether the end of a scope called `scope` ends a step under this rule
+  // (Auto: see the agent's Runtime::step_ends_at).
   bool ends_step(std::string_view scope) const {
     switch (kind) {
       case Kind::Optimizer:
-        // torch names it "Optimizer.step#<ClassName>.step"
-        return scope.size() > 20 && scope.substr(0, 15) == "Optimizer.step#" &&
-               scope.substr(scope.size() - 5) == ".step";
+        return is_optimizer_step(scope);
+      case Kind::DataLoader:
+        return is_dataloader_next(scope);
       case Kind::Named:
         return scope == name;
       default:
         return false;
     }
   }
+  // Whether the name is an operator's rather than a user scope's: the torch
+  // bridge then watches every operator's end (which costs every operator a
+  // callback, in skip and wait steps too). Operators are namespaced
+  // (aten::embedding, c10d::allreduce_); autograd's are <Op>Backward<N>.
+  bool watches_ops() const {
+    return kind == Kind::Named && (name.find("::") != std::string::npos || name.find("Backward") != std::string::npos);
+  }
+  // For the run's summary: "optimizer (the end of Optimizer.step)".
+  std::string describe() const;
 };
 
 Result<StepRule> parse_step_rule(std::string_view text);

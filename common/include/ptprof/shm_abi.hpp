@@ -31,7 +31,8 @@ namespace ptprof::wire {
 
 constexpr uint64_t kSessionMagic = 0x31534650'52505450ull;  // "PTPRPFS1"
 constexpr uint64_t kProcessMagic = 0x31524650'52505450ull;  // "PTPRPFR1"
-constexpr uint32_t kWireVersion = 5;  // 5: the string arena's capacity is the agent's (PTPROF_NAMES_MB)
+constexpr uint32_t kWireVersion = 5;  // 5: the string arena's capacity is the agent's (PTPROF_NAMES_MB); steps ended
+                                      // and step-rule counts in ProcessHeader
 
 constexpr uint32_t kMaxProcesses = 4096;
 constexpr size_t kTriggerPathsBytes = 256u << 10;
@@ -188,6 +189,20 @@ struct ProcessHeader {
   // measured. The launcher charges each window's events with them.
   std::atomic<uint32_t> op_cost_ps{0};      // one operator, begin and end, torch's callback work included
   std::atomic<uint32_t> record_cost_ps{0};  // one other record (a mark, a range's push or pop, a memory event)
+  // What the step rule met, for the run's summary when few or no steps
+  // ended: steps ended so far (the current step's number), and how often a
+  // scope that some rule would end a step at ended (kStepCandidate*).
+  std::atomic<uint64_t> steps_ended{0};
+  std::atomic<uint32_t> step_candidates[4] = {};
+  // Set once `auto` (PTPROF_STEP=auto) chose its rule: StepRule::Kind + 1.
+  std::atomic<uint32_t> auto_rule{0};
+};
+
+// ProcessHeader::step_candidates, by what ended.
+enum StepCandidate : uint32_t {
+  kStepCandidateOptimizer = 0,   // Optimizer.step#<Name>.step
+  kStepCandidateDataLoader = 1,  // enumerate(DataLoader)#<Iter>.__next__
+  kStepCandidateNamed = 2,       // the scope, range or op PTPROF_STEP names
 };
 
 // The losses the agent counts in a ProcessHeader, each with the field of the
@@ -226,8 +241,10 @@ static_assert(offsetof(ProcessHeader, gpu_flush) ==
               offsetof(ProcessHeader, host) == offsetof(ProcessHeader, gpu_flush) + 20);
 static_assert(offsetof(ProcessHeader, op_cost_ps) == offsetof(ProcessHeader, host) + 64 &&
               offsetof(ProcessHeader, record_cost_ps) == offsetof(ProcessHeader, op_cost_ps) + 4);
+static_assert(offsetof(ProcessHeader, steps_ended) == offsetof(ProcessHeader, record_cost_ps) + 4 &&
+              offsetof(ProcessHeader, auto_rule) == offsetof(ProcessHeader, steps_ended) + 8 + 16);
 static_assert(sizeof(ProcessHeader) ==
-              632 + sizeof(Boundary) * kMaxBoundaries + sizeof(ThreadSlot) * kMaxThreads + 16 + 80 + 8);
+              632 + sizeof(Boundary) * kMaxBoundaries + sizeof(ThreadSlot) * kMaxThreads + 16 + 80 + 8 + 8 + 16 + 8);
 
 // Where everything is in a process region. The agent writes these offsets
 // into the header; the launcher accepts a region only if they are what this

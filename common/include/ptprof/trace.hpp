@@ -30,7 +30,16 @@ enum EventFlags : uint16_t {
   kTruncated = 1u << 0,  // the end was never seen (crash, kill): end is the last time seen
   kAsync = 1u << 1,
   kCallerStacks = 1u << 2,  // a backward function whose ops keep their own stacks (wire::kOpCallerStacks)
+  // A Step-kind span that is no step: the time before the first step (the
+  // setup: imports, the model's build) or after the last one. Kept out of
+  // step counts, per-step statistics and the ProfilerStep* row.
+  kBeforeSteps = 1u << 3,
+  kAfterSteps = 1u << 4,
 };
+
+// Their names in a trace file.
+inline constexpr std::string_view kBeforeStepsName = "before step 1";
+inline constexpr std::string_view kAfterStepsName = "after the last step";
 
 struct Event {
   int64_t start_ns = 0;
@@ -48,6 +57,11 @@ struct Event {
                        // (0 = none); CUDA kinds: 1 + index into Trace::cuda
   uint32_t stack = 0;  // Op: 1 + index into Trace::stacks, its call stack; 0 = none recorded
 };
+
+// A Step event that is a step (not the time before or after the steps).
+inline bool is_step(const Event& e) {
+  return e.kind == EventKind::Step && (e.flags & (kBeforeSteps | kAfterSteps)) == 0;
+}
 
 // One frame of a call stack (FRAMES chunk).
 enum class FrameKind : uint8_t { Python = 0, Native = 1 };

@@ -83,13 +83,17 @@ struct Row {
   Stats stats;
 };
 
-// One ProfilerStep#N span on one thread.
+// One ProfilerStep#N span on one thread, or the time before the first step
+// or after the last (Report::outside_steps).
 struct StepRow {
+  enum class Role : uint8_t { Step, BeforeSteps, AfterSteps };
   uint64_t step = 0;
   int32_t pid = 0;
   int32_t tid = 0;
   int64_t wall_ns = 0;      // the span of the ProfilerStep#N event
   int64_t operator_ns = 0;  // top-level Op/Range events inside it on its thread
+  Role role = Role::Step;
+  bool partial = false;  // the process was killed in this step: the part that ran
 };
 
 struct ThreadDrops {
@@ -111,8 +115,11 @@ struct Report {
   bool has_memory = false;
   bool has_cuda_memory = false;
   bool has_input_shapes = false;
-  bool has_stack = false;          // some row has stack entries: the Source Location column
-  std::vector<StepRow> steps;      // by step, then pid, tid
+  bool has_stack = false;      // some row has stack entries: the Source Location column
+  std::vector<StepRow> steps;  // by step, then pid, tid
+  // The time before the first step (the setup) and after the last: no steps,
+  // kept out of `steps`, the ProfilerStep* row and the step counts.
+  std::vector<StepRow> outside_steps;
   std::vector<StepPhases> phases;  // the same steps split into phases, same order
   std::vector<ThreadDrops> drops;  // threads with dropped > 0
   uint64_t events = 0;             // events in the inputs that matched
