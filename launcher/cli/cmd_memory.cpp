@@ -65,8 +65,9 @@ void add_memory(CLI::App& app, int& exit_code) {
       "device, the peak of torch's allocated (and reserved) total with the op at the peak; CUDA\n"
       "allocations that failed for want of memory, with the memory then; what grows step over step\n"
       "(blocks of two or more steps still live at the last step's end: leaks) and the memory live\n"
-      "at the end of each step; the allocations still live at the end of their window (allocated in it, not freed in it), grouped\n"
-      "by the op that made them and its input shapes, largest first; allocations and frees per op.\n"
+      "at the end of each step; the allocations still live at the end of their window (allocated in\n"
+      "it, not freed in it), grouped by the op that made them and its input shapes, largest first;\n"
+      "allocations and frees per op.\n"
       "An allocation belongs to the outermost op open on its thread (aten::ones, not the aten::empty\n"
       "inside it). Sizes in KiB/MiB/GiB (1024-based); --bytes prints exact byte counts.");
   cmd->add_option("inputs", args->inputs, "Trace files or directories (their *.bin files)")->required();
