@@ -47,6 +47,14 @@ void print_losses(const launcher::Totals& t, uint32_t cut_off, std::chrono::seco
                  cut_off, cut_off == 1 ? " was" : "es were", (long long)grace.count(), cut_off == 1 ? "was" : "were",
                  cut_off == 1 ? "its" : "their");
   for (const std::string& line : t.cuda_notes) std::fprintf(stderr, "%s\n", line.c_str());
+  for (const launcher::OutOfMemoryNote& o : t.out_of_memory)
+    std::fprintf(stderr,
+                 "ptprof: warning: out of memory: %s of %s failed in %s (pid %d); `ptprof memory` shows its stack "
+                 "and the memory at that moment\n",
+                 o.api.c_str(), human_bytes(o.bytes).c_str(), o.op.empty() ? "[outside any op]" : o.op.c_str(), o.pid);
+  if (t.out_of_memory_count > t.out_of_memory.size())
+    std::fprintf(stderr, "ptprof: warning: out of memory: %llu more CUDA allocations failed\n",
+                 (unsigned long long)(t.out_of_memory_count - t.out_of_memory.size()));
   for (const std::string& line : trace::loss_lines(t.losses))
     std::fprintf(stderr, "ptprof: warning: %s\n", line.c_str());
 }

@@ -165,6 +165,8 @@ Totals Collector::totals() {
       t.cuda_notes.push_back(note + " (pid " + std::to_string(p->pid()) + ")");
       seen.push_back(std::move(note));
     }
+    t.out_of_memory.insert(t.out_of_memory.end(), p->out_of_memory().begin(), p->out_of_memory().end());
+    t.out_of_memory_count += p->out_of_memory_count();
     const StepFacts steps = p->step_facts();
     if (t.processes == 0 || steps.steps_ended > t.steps.steps_ended) t.steps = steps;
     ++t.processes;

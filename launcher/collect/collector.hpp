@@ -22,7 +22,9 @@ struct Totals {
   uint32_t lost_processes = 0;
   uint32_t shm_short_processes = 0;  // of lost_processes: /dev/shm had no room for their region
   trace::Losses losses;
-  std::vector<std::string> cuda_notes;  // the agents' lines on CUDA, "<line> (pid N)", one per distinct line
+  std::vector<std::string> cuda_notes;         // the agents' lines on CUDA, "<line> (pid N)", one per distinct line
+  std::vector<OutOfMemoryNote> out_of_memory;  // the first few of each process
+  uint64_t out_of_memory_count = 0;            // CUDA allocations that failed for want of memory, all processes
   // The process whose steps the summary speaks of: the one that ended the
   // most steps (the training or inference loop), else the first.
   StepFacts steps;

@@ -1,5 +1,7 @@
 #include "collect/process_collector.hpp"
 
+#include "ptprof/out_of_memory.hpp"
+
 #include <algorithm>
 
 namespace ptprof::launcher {
@@ -136,8 +138,21 @@ inline void ProcessCollector::route(ThreadDecode& t, const decoded::Record& r, c
   t.spans.close_op(op.handle, r.ts, span_closer(t));
 }
 
+void ProcessCollector::note_out_of_memory(ThreadDecode& t, const decoded::Record& r, const decoded::CudaApiCall& call) {
+  names_.learn(r.name);
+  if (!names_.known(r.name) || !cuda::out_of_memory(names_.text(r.name), call.info.result)) return;
+  constexpr size_t kKept = 5;  // the summary names the first few
+  if (out_of_memory_count_++ >= kKept) return;
+  const MemoryContext where = memory_context(t.spans, r.ts);
+  const uint32_t op = where.here.op ? where.here.op : where.inner_op;
+  names_.learn(op);
+  out_of_memory_.push_back(
+      OutOfMemoryNote{header_.pid, names_.text(r.name), call.info.bytes, names_.known(op) ? names_.text(op) : ""});
+}
+
 void ProcessCollector::route(ThreadDecode& t, const decoded::Record& r, const decoded::CudaApiCall& call) {
   cuda_.saw_cuda();
+  note_out_of_memory(t, r, call);
   const int32_t slot = writable_window(r.ts);
   if (slot < 0) return;
   cuda_.api_call(r, call, t.instance, slot, book_.at(slot).trace);

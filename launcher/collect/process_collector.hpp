@@ -41,6 +41,14 @@ struct StepFacts {
   uint32_t auto_rule = 0;           // StepRule::Kind + 1 that `auto` chose; 0: none yet
 };
 
+// A CUDA allocation that failed for want of memory (ptprof/out_of_memory.hpp).
+struct OutOfMemoryNote {
+  int32_t pid = 0;
+  std::string api;
+  uint64_t bytes = 0;
+  std::string op;  // the outermost operator open on the thread, else the innermost span; "" = none
+};
+
 class ProcessCollector {
  public:
   ProcessCollector(std::unique_ptr<RegionMapping> region, std::string file_stem, const CollectorOptions& opts,
@@ -72,6 +80,9 @@ class ProcessCollector {
   // The agent's lines on CUDA (cuda_status.hpp): none when the process has
   // no CUDA in it; its status; that it yielded CUPTI in some window.
   std::vector<std::string> cuda_notes();
+  // The CUDA allocations that failed for want of memory (the first few) and how many did.
+  const std::vector<OutOfMemoryNote>& out_of_memory() const { return out_of_memory_; }
+  uint64_t out_of_memory_count() const { return out_of_memory_count_; }
 
  private:
   bool visit(ThreadDecode& t, const wire::RecordHeader& h, uint64_t horizon);
@@ -101,6 +112,7 @@ class ProcessCollector {
   // Writes a span (or a mark: end == start) into `w`'s trace.
   void write_event(Window& w, uint32_t instance, const OpenSpan& s, uint64_t end, uint16_t flags);
   void retire_thread(ThreadDecode& t);
+  void note_out_of_memory(ThreadDecode& t, const decoded::Record& r, const decoded::CudaApiCall& call);
   void write_window(int32_t slot);
 
   std::unique_ptr<RegionMapping> region_;
@@ -118,6 +130,8 @@ class ProcessCollector {
   trace::Losses seen_;     // counted here (unnamed events, malformed records); losses() adds the rest
   trace::Losses charged_;  // already written into window files
   uint64_t drained_horizon_ = 0;
+  std::vector<OutOfMemoryNote> out_of_memory_;
+  uint64_t out_of_memory_count_ = 0;
   bool finished_ = false;
   std::chrono::steady_clock::time_point last_flush_ = std::chrono::steady_clock::now();
 };

@@ -137,4 +137,48 @@ TEST_CASE("CUDA segments: nothing without --profile-memory", "[cuda][memory]") {
   }
 }
 
+TEST_CASE("Out of memory: a failed cudaMalloc is named in the run summary and by ptprof memory", "[cuda][memory]") {
+  TempDir out;
+  // The stand-in driver's malloc of 2^60 bytes must fail, not abort, under ASan too.
+  auto r = sh("ASAN_OPTIONS=allocator_may_return_null=1 " + kPtprof + " run --profile-memory -o " + out.path.string() +
+              " -- " + kPrograms + "/cuda_oom");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("the huge cudaMalloc returned 2"));
+  CHECK_THAT(r.output, Catch::Contains("ptprof: warning: out of memory: cudaMalloc of 1073741824.00 GiB failed in "
+                                       "huge_alloc (pid "));
+
+  memory::SummaryBuilder sb;
+  for (const auto& t : read_all(out.path)) sb.add("t", t);
+  const memory::Summary s = std::move(sb).finish();
+  REQUIRE(s.out_of_memory.size() == 1);
+  const memory::OutOfMemory& o = s.out_of_memory[0];
+  CHECK(o.api == "cudaMalloc");
+  CHECK(o.bytes == uint64_t(1) << 60);
+  CHECK(o.op == "huge_alloc");
+  // The state then: the 1 MiB segment reserved on device 0, not yet freed.
+  REQUIRE(o.state.size() == 1);
+  CHECK(o.state[0].device_type == trace::kDeviceCuda);
+  CHECK(o.state[0].device_index == 0);
+  CHECK(o.state[0].reserved == 1048576);
+
+  auto text = sh(kPtprof + " memory --bytes " + out.path.string());
+  INFO(text.output);
+  CHECK(text.status == 0);
+  CHECK_THAT(text.output, Catch::Contains("Out of memory: 1 CUDA allocation(s) failed"));
+  CHECK_THAT(text.output, Catch::Contains("cudaMalloc of 1152921504606846976 failed (out of memory) in huge_alloc"));
+  CHECK_THAT(text.output, Catch::Contains("memory then: CUDA:0   allocated 0, reserved 1048576"));
+}
+
+TEST_CASE("Out of memory: a run whose allocations succeed says nothing of it", "[cuda][memory]") {
+  TempDir out;
+  auto r = sh("PTPROF_STEP=manual PTPROF_SCHEDULE=wait=1,active=1 " + kPtprof + " run --profile-memory -o " +
+              out.path.string() + " -- " + kPrograms + "/cuda_segments");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.output, !Catch::Contains("out of memory"));
+  auto text = sh(kPtprof + " memory " + out.path.string());
+  CHECK_THAT(text.output, !Catch::Contains("Out of memory"));
+}
+
 #endif  // PTPROF_TEST_CUDA

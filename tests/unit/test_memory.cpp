@@ -587,3 +587,73 @@ TEST_CASE("memory: the HTML report plots allocated and reserved memory over time
   const std::string without = report::render_html(r, nullptr, nullptr);
   CHECK(without.find("Memory over time") == std::string::npos);
 }
+
+TEST_CASE("memory: growth step over step names what survives from two or more steps", "[memory][growth]") {
+  Builder b;
+  uint64_t ptr = 0x1000;
+  // Setup before step 1: a parameter, live throughout (not growth).
+  b.op("aten::empty", 0, 50);
+  b.mem(10, 0x99000, 64, 64, "aten::empty");
+  int64_t total = 64;
+  for (int64_t step = 1; step <= 3; ++step) {
+    const int64_t at = step * 1000;
+    trace::Event s;
+    s.kind = trace::EventKind::Step;
+    s.name = b.str("ProfilerStep#" + std::to_string(step));
+    s.arg = uint64_t(step);
+    s.start_ns = at;
+    s.end_ns = at + 900;
+    b.t.events.push_back(s);
+    b.op("aten::ones", at + 10, at + 100);
+    b.mem(at + 20, ptr += 0x100000, kMiB, total += kMiB, "aten::ones");  // kept: growth
+    b.op("aten::mul", at + 200, at + 300);
+    b.mem(at + 210, 0x50000, 4096, total + 4096, "aten::mul");  // a temporary, freed in the step
+    b.mem(at + 290, 0x50000, -4096, total, "aten::mul");
+    if (step == 1) {
+      b.op("Optimizer.step#SGD.step", at + 400, at + 500);
+      b.mem(at + 410, 0x70000, 256, total += 256, "Optimizer.step#SGD.step");  // state made once: no growth
+    }
+  }
+  // The teardown after the last step frees everything: the growth stands.
+  b.mem(5000, 0x1000 + 0x100000, -kMiB, total -= kMiB);
+  b.mem(5001, 0x1000 + 0x200000, -kMiB, total -= kMiB);
+  b.mem(5002, 0x1000 + 0x300000, -kMiB, total -= kMiB);
+  memory::SummaryBuilder sb;
+  sb.add("t.bin", b.t);
+  const memory::Summary s = std::move(sb).finish();
+  CHECK(s.steps == 3);
+  REQUIRE(s.growth.size() == 1);
+  CHECK(s.growth[0].op == "aten::ones");
+  CHECK(s.growth[0].steps == 3);
+  CHECK(s.growth[0].count == 3);
+  CHECK(s.growth[0].bytes == 3 * kMiB);
+  CHECK(s.growth[0].first_step == 1);
+  CHECK(s.growth[0].last_step == 3);
+  REQUIRE(s.step_live.size() == 3);
+  CHECK(s.step_live[0].live == 64 + kMiB + 256);
+  CHECK(s.step_live[0].change == kMiB + 256);
+  CHECK(s.step_live[1].live == 64 + 2 * kMiB + 256);
+  CHECK(s.step_live[1].change == kMiB);
+  CHECK(s.step_live[2].live == 64 + 3 * kMiB + 256);
+  CHECK(s.step_live[2].blocks == 5);
+  CHECK(s.live.size() == 2);  // the window's end: only the parameter and the optimizer's state
+
+  const std::string text = memory::render_text(s, memory::RenderOptions{true, 0});
+  CHECK_THAT(text, Catch::Contains("Growth step over step"));
+  CHECK_THAT(text, Catch::Contains("3145728        1048576        3        3          3  CPU      aten::ones"));
+  CHECK_THAT(text, Catch::Contains("4242 CPU             3        3146048        5       +1048576"));
+  const report::Report r = report::compute_report({{"t", &b.t}}, report::Options{});
+  const std::string page = report::render_html(r, nullptr, &s);
+  CHECK_THAT(page, Catch::Contains("Grows step over step: aten::ones on CPU, 1.00 MiB per step in 3 steps"));
+
+  // Without steps: no growth tables, a line that says why.
+  Builder none;
+  none.op("aten::ones", 0, 100);
+  none.mem(10, 0x1000, kMiB, kMiB, "aten::ones");
+  memory::SummaryBuilder nb;
+  nb.add("t.bin", none.t);
+  const memory::Summary ns = std::move(nb).finish();
+  CHECK(ns.steps == 0);
+  CHECK(ns.growth.empty());
+  CHECK_THAT(memory::render_text(ns, memory::RenderOptions{}), Catch::Contains("No steps recorded"));
+}

@@ -109,4 +109,21 @@ std::string memory_timeline_svg(const std::vector<memory::TimelinePoint>& timeli
   return out + "</svg>";
 }
 
+std::string memory_growth_html(const memory::Summary& s) {
+  std::string out;
+  for (const memory::OutOfMemory& o : s.out_of_memory)
+    out += "<li>Out of memory: pid " + std::to_string(o.pid) + " " + html_escape(o.api) + " of " +
+           memory::format_bytes(int64_t(o.bytes), false) + " failed in " +
+           html_escape(o.op.empty() ? "[outside any op]" : o.op) + "</li>";
+  for (const memory::Growth& g : s.growth) {
+    const std::string& what = g.inputs.empty() ? g.shapes : g.inputs;
+    out += "<li>Grows step over step: " + html_escape(what.empty() ? g.op : g.op + " " + what) + " on " +
+           memory::device_name(g.device_type, g.device_index) + ", " +
+           memory::format_bytes(g.bytes / int64_t(g.steps), false) + " per step in " + std::to_string(g.steps) +
+           " steps, " + memory::format_bytes(g.bytes, false) + " live at the end of step " +
+           std::to_string(g.last_step) + "</li>";
+  }
+  return out.empty() ? out : "<ul class=\"memory-growth\">" + out + "</ul>\n";
+}
+
 }  // namespace ptprof::report::detail

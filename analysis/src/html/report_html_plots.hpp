@@ -19,6 +19,9 @@ std::string top_operators_svg(const Report& r, size_t count);
 // Allocated (solid) and reserved (dashed) bytes over time, per process and
 // device (report_html_memory.cpp). "" without points.
 std::string memory_timeline_svg(const std::vector<memory::TimelinePoint>& timeline);
+// One line per op whose memory grows step over step (`ptprof memory`'s
+// growth table) and per failed CUDA allocation; "" when neither.
+std::string memory_growth_html(const memory::Summary& s);
 
 // Text for HTML element content and attribute values.
 std::string html_escape(std::string_view s);

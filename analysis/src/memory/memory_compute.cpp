@@ -5,6 +5,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "memory/memory_growth.hpp"
 #include "ptprof/analysis/memory.hpp"
 #include "stacks/stack_attribution.hpp"
 
@@ -31,30 +32,6 @@ namespace {
 
 using DeviceKey = std::tuple<int32_t, int8_t, int8_t>;  // pid, type, index
 
-struct Block {
-  int64_t bytes;
-  std::string op, shapes, inputs;
-};
-
-// The Python stack of the op enclosing `e` on its thread (an allocation
-// made inside an op has the op's stack), innermost first; empty without one.
-std::vector<std::string> enclosing_stack(const trace::Trace& t, const std::vector<uint32_t>& stacks,
-                                         const trace::Event& e) {
-  const trace::Event* inner = nullptr;
-  size_t at = 0;
-  for (size_t i = 0; i < t.events.size(); ++i) {
-    const trace::Event& o = t.events[i];
-    if (o.kind != trace::EventKind::Op || o.thread != e.thread || o.start_ns > e.start_ns || o.end_ns < e.start_ns)
-      continue;
-    if (!inner || o.start_ns >= inner->start_ns) {
-      inner = &o;
-      at = i;
-    }
-  }
-  if (!inner || at >= stacks.size() || !stacks[at]) return {};
-  return report::detail::stack_entries(t, stacks[at]);
-}
-
 }  // namespace
 
 struct SummaryBuilder::Impl {
@@ -64,6 +41,7 @@ struct SummaryBuilder::Impl {
   std::map<std::tuple<std::string, std::string, std::string, int8_t, int8_t>, LiveGroup> live;
   std::unordered_map<std::string, OpMemory> ops;
   std::unordered_map<std::string, OpMemory> segment_ops;
+  std::map<detail::GrowthKey, Growth> growth;
 
   void add(const std::string& path, const trace::Trace& t);
 };
@@ -92,8 +70,10 @@ void SummaryBuilder::Impl::add(const std::string& path, const trace::Trace& t) {
 
   // The events at the peaks this trace sets, whose stacks are looked up last.
   std::map<DeviceKey, const trace::Event*> allocated_at, reserved_at;
-  // (pid, device, ptr) -> the allocation, for the blocks allocated in this trace.
-  std::map<std::tuple<int32_t, int8_t, int8_t, uint64_t>, Block> open;
+  // The blocks allocated in this trace, and (pid, device, ptr) -> the one
+  // still open at an address.
+  std::vector<detail::WindowBlock> blocks;
+  std::map<std::tuple<int32_t, int8_t, int8_t, uint64_t>, size_t> open;
   for (const trace::Event* e : events) {
     const trace::MemoryInfo& m = t.memory[e->arg - 1];
     const trace::Thread* th = e->thread < t.threads.size() ? &t.threads[e->thread] : nullptr;
@@ -147,13 +127,20 @@ void SummaryBuilder::Impl::add(const std::string& path, const trace::Trace& t) {
       o.op = op;
       ++o.allocs;
       o.alloc_bytes += m.bytes;
-      open[key] = Block{m.bytes, op, shapes, m.top_op ? text(m.top_inputs) : std::string()};
+      open[key] = blocks.size();
+      blocks.push_back(detail::WindowBlock{pid, m.device_type, m.device_index, e->start_ns,
+                                           detail::WindowBlock::kNotFreed, m.bytes, op, shapes,
+                                           m.top_op ? text(m.top_inputs) : std::string(), e});
     } else if (m.bytes < 0) {
       OpMemory& o = ops[op];
       o.op = op;
       ++o.frees;
       o.freed_bytes -= m.bytes;
-      if (open.erase(key) == 0) {
+      const auto at = open.find(key);
+      if (at != open.end()) {
+        blocks[at->second].free_ns = e->start_ns;
+        open.erase(at);
+      } else {
         if (m.alloc_ns == 0) {
           ++s.unmatched_frees;
           s.unmatched_freed_bytes -= m.bytes;
@@ -166,10 +153,13 @@ void SummaryBuilder::Impl::add(const std::string& path, const trace::Trace& t) {
   }
   if (!t.stacks.empty() && (!allocated_at.empty() || !reserved_at.empty())) {
     const std::vector<uint32_t> stacks = report::detail::effective_stacks(t);
-    for (const auto& [key, e] : allocated_at) peaks[key].allocated_stack = enclosing_stack(t, stacks, *e);
-    for (const auto& [key, e] : reserved_at) peaks[key].reserved_stack = enclosing_stack(t, stacks, *e);
+    for (const auto& [key, e] : allocated_at) peaks[key].allocated_stack = detail::enclosing_stack(t, stacks, *e);
+    for (const auto& [key, e] : reserved_at) peaks[key].reserved_stack = detail::enclosing_stack(t, stacks, *e);
   }
-  for (const auto& [key, b] : open) {
+  detail::add_step_memory(t, blocks, s, growth);
+  detail::add_out_of_memory(t, s);
+  for (const auto& [key, at] : open) {
+    const detail::WindowBlock& b = blocks[at];
     const int8_t type = std::get<1>(key), index = std::get<2>(key);
     LiveGroup& g = live[std::make_tuple(b.op, b.shapes, b.inputs, type, index)];
     if (g.count == 0) {
@@ -202,8 +192,17 @@ Summary SummaryBuilder::finish() && {
   std::sort(s.ops.begin(), s.ops.end(), by_bytes);
   for (auto& [k, o] : m.segment_ops) s.segment_ops.push_back(std::move(o));
   std::sort(s.segment_ops.begin(), s.segment_ops.end(), by_bytes);
+  for (auto& [k, g] : m.growth) s.growth.push_back(std::move(g));
+  std::stable_sort(s.growth.begin(), s.growth.end(), [](const Growth& a, const Growth& b) {
+    return std::tie(b.bytes, b.count) < std::tie(a.bytes, a.count);
+  });
+  std::stable_sort(s.step_live.begin(), s.step_live.end(), [](const StepLive& a, const StepLive& b) {
+    return std::tie(a.pid, a.device_type, a.device_index, a.end_ns) <
+           std::tie(b.pid, b.device_type, b.device_index, b.end_ns);
+  });
   std::stable_sort(s.timeline.begin(), s.timeline.end(),
                    [](const TimelinePoint& a, const TimelinePoint& b) { return a.ns < b.ns; });
+  detail::fill_out_of_memory_state(s);
   return s;
 }
 

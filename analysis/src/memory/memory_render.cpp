@@ -47,12 +47,74 @@ void stack_lines(std::string& out, const std::vector<std::string>& stack) {
   if (stack.size() > kShown) line(out, "      ... %zu outer frames\n", stack.size() - kShown);
 }
 
+// The CUDA allocations that failed for want of memory, and the memory then.
+void out_of_memory_lines(std::string& out, const Summary& s, const auto& b) {
+  if (s.out_of_memory.empty()) return;
+  line(out, "Out of memory: %zu CUDA allocation(s) failed\n", s.out_of_memory.size());
+  for (const OutOfMemory& o : s.out_of_memory) {
+    line(out, "  pid %d %s of %s failed (out of memory) in %s", o.pid, o.api.c_str(), b(int64_t(o.bytes)).c_str(),
+         o.op.empty() ? "[outside any op]" : o.op.c_str());
+    if (!o.inner.empty() && o.inner != o.op) line(out, " (in %s)", o.inner.c_str());
+    out += "\n";
+    stack_lines(out, o.stack);
+    if (o.state.empty()) out += "    memory then: no memory events before it (record with --profile-memory)\n";
+    for (const TimelinePoint& p : o.state)
+      line(out, "    memory then: %-8s allocated %s, reserved %s\n", device_name(p.device_type, p.device_index).c_str(),
+           b(p.allocated).c_str(), b(p.reserved).c_str());
+  }
+  out += "\n";
+}
+
+// Growth step over step (leaks) and the live memory at each step's end.
+void growth_lines(std::string& out, const Summary& s, const auto& b, size_t limit) {
+  if (s.steps == 0) {
+    out += "\nNo steps recorded: growth step over step needs steps (a step rule, `ptprof run --help`)\n";
+    return;
+  }
+  out +=
+      "\nGrowth step over step (leaks: blocks allocated in a step and still live at the end of every later step,\n"
+      "through the last step), per op that allocated them, largest first\n";
+  if (s.growth.empty())
+    out += "  none\n";
+  else
+    line(out, "  %14s %14s %8s %8s %10s  %-8s %s\n", "live at end", "per step", "steps", "blocks", "last step",
+         "device", "op [concrete inputs, else input shapes]");
+  size_t n = 0;
+  for (const Growth& g : s.growth) {
+    if (n++ == limit) {
+      line(out, "  ... %zu more\n", s.growth.size() - limit);
+      break;
+    }
+    line(out, "  %14s %14s %8" PRIu64 " %8" PRIu64 " %10" PRIu64 "  %-8s %s\n", b(g.bytes).c_str(),
+         b(g.bytes / int64_t(g.steps)).c_str(), g.steps, g.count, g.last_step,
+         device_name(g.device_type, g.device_index).c_str(), op_text(g.op, g.shapes, g.inputs).c_str());
+    stack_lines(out, g.stack);
+  }
+
+  out += "\nLive at the end of each step (blocks allocated in the window, not yet freed), per process and device\n";
+  if (s.step_live.empty()) {
+    out += "  none\n";
+    return;
+  }
+  line(out, "  %8s %-8s %8s %14s %8s %14s\n", "pid", "device", "step", "live", "blocks", "change in step");
+  // The last steps are where a leak shows: keep those when rows are limited.
+  const size_t skip = s.step_live.size() > limit ? s.step_live.size() - limit : 0;
+  if (skip) line(out, "  ... %zu earlier\n", skip);
+  for (size_t i = skip; i < s.step_live.size(); ++i) {
+    const StepLive& l = s.step_live[i];
+    const std::string change = (l.change > 0 ? "+" : "") + b(l.change);
+    line(out, "  %8d %-8s %8" PRIu64 " %14s %8" PRIu64 " %14s\n", l.pid,
+         device_name(l.device_type, l.device_index).c_str(), l.step, b(l.live).c_str(), l.blocks, change.c_str());
+  }
+}
+
 }  // namespace
 
 std::string render_text(const Summary& s, const RenderOptions& o) {
   std::string out;
   auto b = [&](int64_t v) { return format_bytes(v, o.exact_bytes); };
   const size_t limit = o.row_limit ? o.row_limit : SIZE_MAX;
+  out_of_memory_lines(out, s, b);
   if (s.events == 0) {
     out += "No memory events: record with `ptprof run --profile-memory` (PTPROF_PROFILE_MEMORY=1).\n";
     return out;
@@ -75,6 +137,8 @@ std::string render_text(const Summary& s, const RenderOptions& o) {
       stack_lines(out, p.reserved_stack);
     }
   }
+
+  growth_lines(out, s, b, limit);
 
   out += "\nLive at the end of the window (leak candidates: allocated in the window, not freed in it), largest first\n";
   size_t n = 0;

@@ -62,6 +62,40 @@ struct OpMemory {
   int64_t freed_bytes = 0;  // positive
 };
 
+// Memory still allocated at the end of one step, of one process and device:
+// the blocks allocated in the step's window (trace file) and not freed by the
+// step's end. change = live at its end less live at its start (what the step
+// left behind).
+struct StepLive {
+  int32_t pid = 0;
+  int8_t device_type = 0;
+  int8_t device_index = -1;
+  uint64_t step = 0;  // the step's number (ProfilerStep#N)
+  int64_t end_ns = 0;
+  int64_t live = 0;
+  uint64_t blocks = 0;
+  int64_t change = 0;
+};
+
+// Growth (a leak): blocks allocated in a step and still live at the end of
+// every later step of their window through its last step, by the op that
+// allocated them (outermost op, its shapes and concrete inputs), when they
+// come from two or more steps. `steps` counts the steps that left such
+// blocks; bytes is what they hold at the last step's end.
+struct Growth {
+  std::string op;
+  std::string shapes;
+  std::string inputs;
+  int8_t device_type = 0;
+  int8_t device_index = -1;
+  uint64_t steps = 0;
+  uint64_t count = 0;
+  int64_t bytes = 0;
+  uint64_t first_step = 0;
+  uint64_t last_step = 0;          // the last step of the window (where `bytes` are live)
+  std::vector<std::string> stack;  // the Python stack of its first block's op, innermost first; may be empty
+};
+
 struct TimelinePoint {
   int64_t ns = 0;
   int32_t pid = 0;
@@ -69,6 +103,20 @@ struct TimelinePoint {
   int8_t device_index = -1;
   int64_t allocated = 0;
   int64_t reserved = 0;
+};
+
+// A CUDA allocation that failed for want of memory (the CUDA hooks saw
+// cudaErrorMemoryAllocation / CUDA_ERROR_OUT_OF_MEMORY), and the memory of
+// its process at that moment.
+struct OutOfMemory {
+  int32_t pid = 0;
+  int64_t ns = 0;
+  std::string api;                   // cudaMalloc, cuMemAlloc_v2, ...
+  uint64_t bytes = 0;                // asked for
+  std::string op;                    // the outermost op or range open on the thread ("" = none)
+  std::string inner;                 // the innermost
+  std::vector<std::string> stack;    // the Python stack of the innermost op, innermost first; may be empty
+  std::vector<TimelinePoint> state;  // per device of the process: torch's totals and reserved at that moment
 };
 
 struct Summary {
@@ -81,12 +129,16 @@ struct Summary {
   int64_t unmatched_freed_bytes = 0;  // positive
   uint64_t earlier_frees = 0;         // frees of blocks the launcher saw allocated in an earlier window
   int64_t earlier_freed_bytes = 0;
-  std::vector<Peak> peaks;              // by pid, then device
-  std::vector<LiveGroup> live;          // largest bytes first
-  std::vector<OpMemory> ops;            // largest alloc_bytes first
-  std::vector<OpMemory> segment_ops;    // CUDA segments per op, largest alloc_bytes first
-  uint64_t segment_events = 0;          // of `events`, CUDA segments
-  std::vector<TimelinePoint> timeline;  // by time
+  std::vector<Peak> peaks;                 // by pid, then device
+  std::vector<LiveGroup> live;             // largest bytes first
+  std::vector<OpMemory> ops;               // largest alloc_bytes first
+  std::vector<OpMemory> segment_ops;       // CUDA segments per op, largest alloc_bytes first
+  uint64_t segment_events = 0;             // of `events`, CUDA segments
+  std::vector<TimelinePoint> timeline;     // by time
+  uint64_t steps = 0;                      // steps recorded (ProfilerStep spans, not before/after them)
+  std::vector<StepLive> step_live;         // by pid, device, then time
+  std::vector<Growth> growth;              // largest bytes first
+  std::vector<OutOfMemory> out_of_memory;  // by time
 };
 
 class SummaryBuilder {
