@@ -22,7 +22,10 @@ probe='<script>window.addEventListener("load", function () {
   document.getElementById("tl-in").click(); for (var i = 0; i < 6; i++) document.getElementById("tl-in").click();
   var c = performance.now(), zoomed = t.draw(), e = performance.now();
   var p = document.createElement("pre"); p.id = "bench";
-  p.textContent = "loaded and drawn at " + loaded.toFixed(0) + " ms; redraw of the whole window " + (b - a).toFixed(1) +
+  var m = t.timings;
+  p.textContent = "loaded and drawn at " + loaded.toFixed(0) + " ms (the timeline script started at " + m.script.toFixed(0) +
+    " ms, parsed its data in " + (m.parsed - m.script).toFixed(0) + " ms, built its lanes in " + (m.built - m.parsed).toFixed(0) +
+    " ms, drew in " + (m.drawn - m.built).toFixed(0) + " ms); redraw of the whole window " + (b - a).toFixed(1) +
     " ms (" + whole + " blocks); redraw zoomed 64x " + (e - c).toFixed(1) + " ms (" + zoomed + " blocks)";
   document.body.appendChild(p); });</script>'
 awk -v p="$probe" '{ if (!done && sub(/<head>/, "<head>" p)) done = 1; print }' "$dir/page.html" >"$dir/probed.html"

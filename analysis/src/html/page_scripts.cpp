@@ -11,7 +11,9 @@ const char* const kTimelineScript = R"JS(
 (function () {
   var el = document.getElementById('tl-data');
   if (!el) return;
+  var timings = {script: performance.now()};
   var D = JSON.parse(el.textContent), S = D.strings;
+  timings.parsed = performance.now();
   var canvas = document.getElementById('timeline'), box = document.getElementById('timeline-box');
   var details = document.getElementById('tl-details'), range = document.getElementById('tl-range');
   var ctx = canvas.getContext('2d');
@@ -98,6 +100,11 @@ const char* const kTimelineScript = R"JS(
         }
       });
     });
+    if (selected) {  // the op whose details are shown
+      var sx0 = X(selected.tr.start[selected.i]), sx1 = X(selected.tr.end[selected.i]);
+      var sy = selected.tr.y + HEAD + selected.tr.t.l[selected.i] * ROW;
+      ctx.strokeStyle = '#000'; ctx.lineWidth = 2; ctx.strokeRect(sx0, sy + 1, Math.max(sx1 - sx0, 2), ROW - 2); ctx.lineWidth = 1;
+    }
     // The ruler, kept at the top of the visible part: the time axis and the steps.
     ctx.fillStyle = '#fff'; ctx.fillRect(0, top, W, RULER);
     D.steps.forEach(function (st, k) {
@@ -137,7 +144,9 @@ const char* const kTimelineScript = R"JS(
     var p = document.createElement(pre ? 'pre' : 'div'), b = document.createElement('b');
     b.textContent = label + ': '; p.appendChild(b); p.appendChild(document.createTextNode(value)); details.appendChild(p);
   }
+  var selected = null;
   function show(h) {
+    selected = h; redraw();
     var t = h.tr.t, i = h.i, x = t.x ? t.x[i] : 0;
     details.textContent = ''; details.dataset.name = S[t.n[i]];
     var title = document.createElement('h3'); title.textContent = S[t.n[i]]; details.appendChild(title);
@@ -178,12 +187,15 @@ const char* const kTimelineScript = R"JS(
   document.getElementById('tl-reset').addEventListener('click', function () { v0 = 0; v1 = Math.max(D.t1, 1); redraw(); });
   box.addEventListener('scroll', redraw);
   window.addEventListener('resize', function () { resize(); draw(); });
+  timings.built = performance.now();
   resize(); draw();
+  timings.drawn = performance.now();
   // For tests and scripts driving the page: find(name) brings the first op of
   // that name into view (zoomed to it when it is narrow, scrolled to its
   // row) and returns the client coordinates of its middle.
   window.ptprofTimeline = {
     drawn: function () { return drawn; },
+    timings: timings,  // performance.now() when the script started, parsed its data, built its lanes, drew
     draw: function () { draw(); return drawn; },
     find: function (name) {
       var id = S.indexOf(name);
