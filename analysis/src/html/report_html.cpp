@@ -3,6 +3,7 @@
 // flame graphs (page_scripts.cpp).
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "html/page_events.hpp"
@@ -115,11 +116,17 @@ std::string drops(const Report& r) {
 // The time before the first step and after the last, apart from the steps.
 std::string outside_steps(const Report& r) {
   if (r.outside_steps.empty()) return {};
+  std::map<int32_t, int32_t> ranks;
+  for (const ProcessRow& p : r.ranks.processes)
+    if (p.rank >= 0) ranks[p.pid] = p.rank;
+  auto who = [&](int32_t pid) {
+    return ranks.count(pid) ? process_label(ranks, pid) + ", pid " + std::to_string(pid) : "pid " + std::to_string(pid);
+  };
   std::string out = "<p>Not steps, and kept out of the step statistics:</p><ul id=\"outside-steps\">";
   for (const StepRow& s : r.outside_steps) {
     const std::string_view what =
         s.role == StepRow::Role::BeforeSteps ? trace::kBeforeStepsName : trace::kAfterStepsName;
-    out += "<li>" + html_escape(std::string(what)) + " (pid " + std::to_string(s.pid) +
+    out += "<li>" + html_escape(std::string(what)) + " (" + html_escape(who(s.pid)) +
            "): " + html_escape(format_time_us(double(s.wall_ns) / 1000.0)) + ", operators " +
            html_escape(format_time_us(double(s.operator_ns) / 1000.0)) + "</li>";
   }
