@@ -133,6 +133,7 @@ def test_every_example():
             if probe:
                 check_timeline(probe, op, script)
                 T.check_eq(probe["tables"]["ranks"], None, script + ": no ranks section for one process")
+                T.check("flame_buttons" not in probe, script + ": no flame graph without recorded stacks")
 
 
 def test_two_rank_ddp():

@@ -163,6 +163,8 @@ std::string timeline_section(const HtmlEvents::Impl& ev, size_t max_events) {
 }
 
 std::string flame_section(const HtmlEvents::Impl& ev) {
+  // Without stacks every line would be an op's name alone: the table says that better.
+  if (ev.cpu.ops_with_stack() == 0 && ev.bytes.ops_with_stack() == 0) return {};
   struct Graph {
     const char* key;
     const char* title;
