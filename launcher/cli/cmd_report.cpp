@@ -41,8 +41,8 @@ std::string join(const std::vector<std::string_view>& items) {
 }
 
 int write_html(const report::Report& r, const report::HtmlBaseline* baseline, const memory::Summary& memory,
-               const std::string& path) {
-  const Status written = exporting::write_file(path, report::render_html(r, baseline, &memory));
+               const report::HtmlEvents* events, const std::string& path) {
+  const Status written = exporting::write_file(path, report::render_html(r, baseline, &memory, events));
   if (!written) return usage_error("report", "cannot write " + written.message());
   note("ptprof report: wrote " + path + "\n" + report::drops_warning(r));
   return 0;
@@ -84,6 +84,9 @@ int run_report(const ReportArgs& a) {
   // The page's memory plot: the traces of the window reported.
   std::optional<memory::SummaryBuilder> mem;
   if (!a.html.empty()) mem.emplace();
+  // The page's timeline and flame graphs: the events of the window reported.
+  std::unique_ptr<report::HtmlEvents> page_events;
+  if (!a.html.empty()) page_events = std::make_unique<report::HtmlEvents>();
   std::vector<uint32_t> seen_windows;
   // The page's sections need every event; the printed formats read each
   // trace as they aggregate it (only JSON shows the steps' phases).
@@ -92,7 +95,10 @@ int run_report(const ReportArgs& a) {
                                     seen_windows.push_back(t.header.window);
                                     builder.add(f, t);
                                     if (compared) compared->add(f, t);
-                                    if (!opts.window || t.header.window == *opts.window) mem->add(f, t);
+                                    if (!opts.window || t.header.window == *opts.window) {
+                                      mem->add(f, t);
+                                      page_events->add(t);
+                                    }
                                   })
                     : add_traces(a.paths, "report", builder, *format == report::Format::Json, &seen_windows);
   if (!read) return usage_error("report", read.message());
@@ -104,14 +110,14 @@ int run_report(const ReportArgs& a) {
   }
 
   const memory::Summary mem_summary = mem ? std::move(*mem).finish() : memory::Summary{};
-  if (!a.html.empty() && !compared) return write_html(r, nullptr, mem_summary, a.html);
+  if (!a.html.empty() && !compared) return write_html(r, nullptr, mem_summary, page_events.get(), a.html);
   if (compared) {
     auto base = read_report({a.baseline}, report::Options{}, "report");
     if (!base) return usage_error("report", "--baseline: " + base.error());
     // Sorted as `ptprof diff` sorts by default; the page's table re-sorts.
     report::HtmlBaseline b{diff::compare(*base, std::move(*compared).finish(), diff::SortKey::SelfCpuTime),
                            base->files};
-    return write_html(r, &b, mem_summary, a.html);
+    return write_html(r, &b, mem_summary, page_events.get(), a.html);
   }
   std::string out;
   switch (*format) {
@@ -162,7 +168,9 @@ void add_report(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--html", args->html,
                   "Write the report as one self-contained HTML page here instead of printing it: "
-                  "run metadata, drops, per-step, per-phase and top-operator plots, the sortable tables");
+                  "run metadata, drops, per-step, per-phase and top-operator plots, processes and ranks, a "
+                  "timeline (zoom, pan, click an op for its details), flame graphs of recorded stacks, memory over "
+                  "time, the sortable tables");
   cmd->add_option("--baseline", args->baseline,
                   "With --html: add a section comparing this run with BASELINE (a trace file or a directory), "
                   "as `ptprof diff BASELINE <these inputs>` does");

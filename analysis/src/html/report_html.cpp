@@ -1,8 +1,12 @@
 // The report as one self-contained HTML page (report_html.hpp). The plots are
-// SVG written here; the only script sorts the tables.
+// SVG written here; the scripts sort the tables and draw the timeline and the
+// flame graphs (page_scripts.cpp).
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 
+#include "html/page_events.hpp"
 #include "html/report_html_plots.hpp"
 #include "html/report_html_tables.hpp"
 #include "ptprof/analysis/report_format.hpp"
@@ -20,6 +24,9 @@ constexpr size_t kTopOperators = 15;
 // Rows in the page's operator table: a run of 286,000 names made a 71 MB page
 // that took 463 MB to render; past this many, one line says how many more.
 constexpr size_t kMaxPageRows = 5000;
+// Events in the page's timeline: a window of 1 M events keeps the longest
+// 300,000 (about 9 MB of page), and the page says so.
+constexpr size_t kMaxTimelineEvents = 300000;
 
 constexpr const char* kStyle = R"(
 body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222; }
@@ -33,6 +40,13 @@ table.ops { border-collapse: collapse; }
 table.ops th, table.ops td { padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: right; }
 table.ops th { cursor: pointer; background: #f4f4f4; position: sticky; top: 0; white-space: nowrap; }
 table.ops td:first-child, table.ops th:first-child { text-align: left; }
+#timeline-box { max-height: 640px; overflow-y: auto; border: 1px solid #ccc; }
+#timeline { display: block; cursor: default; }
+#tl-details { margin-top: 8px; padding: 8px 12px; background: #f8f8f8; border: 1px solid #ddd; min-height: 40px; }
+#tl-details h3 { margin: 0 0 6px 0; font-size: 15px; }
+#tl-details pre { margin: 2px 0; white-space: pre-wrap; font-size: 12px; }
+#flame { display: block; margin-top: 6px; }
+#flame-info, #memory-hover { font-size: 13px; color: #333; min-height: 18px; }
 )";
 
 // Clicking a title sorts its table's body by that column (numbers by their
@@ -71,13 +85,15 @@ std::string cell_html(const Value& v) {
 std::string metadata(const Report& r) {
   std::string windows;
   for (uint32_t w : r.windows) windows += (windows.empty() ? "" : ", ") + std::to_string(w);
+  // "1 window (0)", "3 windows (0, 1, 2)": how many, then which.
+  const std::string window_count = r.windows.size() == 1 ? "1 window" : std::to_string(r.windows.size()) + " windows";
   std::string out = "<table class=\"meta\">";
   auto row = [&](const std::string& k, const std::string& v) {
     out += "<tr><td>" + html_escape(k) + "</td><td>" + html_escape(v) + "</td></tr>";
   };
   row("Trace files", std::to_string(r.files.size()));
   for (const auto& f : r.files) row("", f);
-  row("Windows", windows.empty() ? "none" : windows);
+  row("Windows", windows.empty() ? "none" : window_count + " (" + windows + ")");
   row("Events", std::to_string(r.events));
   row("Operators (names)", std::to_string(r.rows.size()));
   row("Steps", std::to_string(r.steps.size()));
@@ -100,11 +116,17 @@ std::string drops(const Report& r) {
 // The time before the first step and after the last, apart from the steps.
 std::string outside_steps(const Report& r) {
   if (r.outside_steps.empty()) return {};
+  std::map<int32_t, int32_t> ranks;
+  for (const ProcessRow& p : r.ranks.processes)
+    if (p.rank >= 0) ranks[p.pid] = p.rank;
+  auto who = [&](int32_t pid) {
+    return ranks.count(pid) ? process_label(ranks, pid) + ", pid " + std::to_string(pid) : "pid " + std::to_string(pid);
+  };
   std::string out = "<p>Not steps, and kept out of the step statistics:</p><ul id=\"outside-steps\">";
   for (const StepRow& s : r.outside_steps) {
     const std::string_view what =
         s.role == StepRow::Role::BeforeSteps ? trace::kBeforeStepsName : trace::kAfterStepsName;
-    out += "<li>" + html_escape(std::string(what)) + " (pid " + std::to_string(s.pid) +
+    out += "<li>" + html_escape(std::string(what)) + " (" + html_escape(who(s.pid)) +
            "): " + html_escape(format_time_us(double(s.wall_ns) / 1000.0)) + ", operators " +
            html_escape(format_time_us(double(s.operator_ns) / 1000.0)) + "</li>";
   }
@@ -131,9 +153,24 @@ std::string operator_table(const Report& r) {
   return out;
 }
 
+// The steps' starts, as the memory plot marks them.
+std::vector<StepMarker> step_markers(const HtmlEvents* events) {
+  std::vector<StepMarker> out;
+  if (!events) return out;
+  const HtmlEvents::Impl& ev = events->impl();
+  std::set<int32_t> pids;
+  for (const PageStep& s : ev.steps) pids.insert(s.pid);
+  for (const PageStep& s : ev.steps)
+    out.push_back({s.start_ns, (pids.size() > 1 ? process_label(ev.ranks, s.pid) + " " : std::string()) + "step " +
+                                   std::to_string(s.number)});
+  std::sort(out.begin(), out.end(), [](const StepMarker& a, const StepMarker& b) { return a.ns < b.ns; });
+  return out;
+}
+
 }  // namespace
 
-std::string render_html(const Report& r, const HtmlBaseline* baseline, const memory::Summary* memory) {
+std::string render_html(const Report& r, const HtmlBaseline* baseline, const memory::Summary* memory,
+                        const HtmlEvents* events) {
   std::string out =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       "<title>ptprof report</title><style>";
@@ -144,6 +181,12 @@ std::string render_html(const Report& r, const HtmlBaseline* baseline, const mem
   std::string steps = step_breakdown_svg(r);
   out += "<h2>Time per step</h2>\n" + (steps.empty() ? "<p>No ProfilerStep spans in the inputs.</p>" : steps);
   out += outside_steps(r);
+  out += ranks_section(r.ranks);
+  if (events) {
+    out += "\n<h2 id=\"timeline-title\">Timeline</h2>\n" + timeline_section(events->impl(), kMaxTimelineEvents);
+    const std::string flames = flame_section(events->impl());
+    if (!flames.empty()) out += "\n<h2 id=\"flame-title\">Flame graphs</h2>\n" + flames;
+  }
   std::string phases = phase_breakdown_svg(r);
   out += "\n<h2 id=\"phases-title\">Time per step by phase</h2>\n";
   if (phases.empty()) {
@@ -161,7 +204,7 @@ std::string render_html(const Report& r, const HtmlBaseline* baseline, const mem
         "\n<h2 id=\"memory-title\">Memory over time</h2>\n<p>torch's allocated and reserved totals after each "
         "memory event (CUDA segments as reserved), per process and device: <code>ptprof memory</code> has the "
         "peaks and the leak candidates.</p>\n" +
-        memory_timeline_svg(memory->timeline) + memory_growth_html(*memory);
+        memory_timeline_svg(memory->timeline, memory->peaks, step_markers(events)) + memory_growth_html(*memory);
   }
   std::string top = top_operators_svg(r, kTopOperators);
   out += "\n<h2>Top operators by self CPU time</h2>\n" + (top.empty() ? "<p>No operators.</p>" : top);
@@ -173,6 +216,9 @@ std::string render_html(const Report& r, const HtmlBaseline* baseline, const mem
   }
   out += "\n<script>";
   out += kSortScript;
+  out += kTimelineScript;
+  out += kFlameScript;
+  out += kMemoryHoverScript;
   out += "</script>\n</body></html>\n";
   return out;
 }

@@ -1,11 +1,14 @@
 // The HTML report's memory plot: allocated (solid) and reserved (dashed)
 // bytes over time, one pair of lines per process and device, from the
-// Memory events' totals (`ptprof memory --timeline`'s points).
+// Memory events' totals (`ptprof memory --timeline`'s points); the steps'
+// starts marked, each device's allocated peak marked with its op, and the
+// values under the pointer on hover (page_scripts.cpp).
 #include <algorithm>
 #include <map>
 #include <tuple>
 #include <vector>
 
+#include "html/page_events.hpp"
 #include "html/report_html_plots.hpp"
 #include "ptprof/analysis/report_format.hpp"
 #include "report/text_util.hpp"
@@ -56,13 +59,40 @@ std::string polyline(const Line& l, int64_t t0, double x_scale, double y_scale, 
          (dashed ? " stroke-dasharray=\"5,3\"" : "") + " points=\"" + pts + "\"/>";
 }
 
+// The line's points as the hover reads them: at most one per column (its
+// last value), times from t0.
+void hover_series(std::string& out, const std::string& name, const Line& allocated, const Line& reserved, int64_t t0,
+                  double x_scale, bool any_reserved) {
+  std::string t, a, r;
+  auto column = [&](size_t i) {
+    return long(double(allocated.points[i].first - t0) * x_scale / (double(kWidth - kLeft - kRight) / kColumns));
+  };
+  for (size_t i = 0; i < allocated.points.size(); ++i) {
+    if (i + 1 < allocated.points.size() && column(i + 1) == column(i)) continue;  // not the column's last
+    if (!t.empty()) {
+      t += ',';
+      a += ',';
+      r += ',';
+    }
+    t += std::to_string(allocated.points[i].first - t0);
+    a += std::to_string(allocated.points[i].second);
+    r += std::to_string(reserved.points[i].second);
+  }
+  out += out.back() == '[' ? "{\"label\":" : ",{\"label\":";
+  append_script_json_string(out, name);
+  out += ",\"t\":[" + t + "],\"a\":[" + a + "]";
+  if (any_reserved) out += ",\"r\":[" + r + "]";
+  out += "}";
+}
+
 std::string label(double x, double y, const std::string& s, const char* anchor) {
   return "<text x=\"" + px(x) + "\" y=\"" + px(y) + "\" text-anchor=\"" + anchor + "\">" + html_escape(s) + "</text>";
 }
 
 }  // namespace
 
-std::string memory_timeline_svg(const std::vector<memory::TimelinePoint>& timeline) {
+std::string memory_timeline_svg(const std::vector<memory::TimelinePoint>& timeline,
+                                const std::vector<memory::Peak>& peaks, const std::vector<StepMarker>& steps) {
   if (timeline.empty()) return {};
   // (pid, device type, index) -> allocated and reserved lines.
   std::map<std::tuple<int32_t, int8_t, int8_t>, std::pair<Line, Line>> series;
@@ -77,8 +107,8 @@ std::string memory_timeline_svg(const std::vector<memory::TimelinePoint>& timeli
   }
   const double x_scale = double(kWidth - kLeft - kRight) / double(std::max<int64_t>(1, t1 - t0));
   const double y_scale = kPlotHeight / double(top);
-  const int height = int(kTop + kPlotHeight + 24 + 20 * double(series.size()));
-  std::string out = "<svg class=\"plot\" role=\"img\" aria-label=\"memory over time\" width=\"" +
+  const int height = int(kTop + kPlotHeight + 24 + 20 * double(series.size() + 1));
+  std::string out = "<svg class=\"plot\" id=\"memory-plot\" role=\"img\" aria-label=\"memory over time\" width=\"" +
                     std::to_string(kWidth) + "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " +
                     std::to_string(kWidth) + " " + std::to_string(height) + "\">";
   const double bottom = kTop + kPlotHeight;
@@ -90,6 +120,23 @@ std::string memory_timeline_svg(const std::vector<memory::TimelinePoint>& timeli
   out += label(kLeft - 6, bottom, "0", "end");
   out += label(kLeft, bottom + 16, "0", "start");
   out += label(kWidth - kRight, bottom + 16, format_time_us(double(t1 - t0) / 1000.0), "end");
+  const double bottom_y = bottom;
+  auto x_of = [&](int64_t ns) { return kLeft + double(ns - t0) * x_scale; };
+  // The steps' starts: a dashed line and the step's label where there is room.
+  double last_label_x = -1e9;
+  for (const StepMarker& m : steps) {
+    if (m.ns < t0 || m.ns > t1) continue;
+    const double x = x_of(m.ns);
+    out += "<line class=\"step-marker\" x1=\"" + px(x) + "\" y1=\"" + px(kTop) + "\" x2=\"" + px(x) + "\" y2=\"" +
+           px(bottom_y) + "\" stroke=\"#9ab\" stroke-dasharray=\"2,3\"><title>" + html_escape(m.label) +
+           "</title></line>";
+    if (x - last_label_x > 60) {
+      out += "<text class=\"step-label\" x=\"" + px(x + 2) + "\" y=\"" + px(kTop + 8) +
+             "\" font-size=\"10\" fill=\"#567\">" + html_escape(m.label) + "</text>";
+      last_label_x = x;
+    }
+  }
+  const double plot_y_scale = y_scale;
   size_t i = 0;
   for (const auto& [key, lines] : series) {
     const char* color = kColors[i % std::size(kColors)];
@@ -106,7 +153,35 @@ std::string memory_timeline_svg(const std::vector<memory::TimelinePoint>& timeli
                  "start");
     ++i;
   }
-  return out + "</svg>";
+  // Each device's allocated peak, with the op that reached it.
+  for (const memory::Peak& p : peaks) {
+    if (!p.allocated_seen || p.allocated <= 0 || p.allocated_ns < t0 || p.allocated_ns > t1) continue;
+    const double x = x_of(p.allocated_ns), y = kTop + kPlotHeight - double(p.allocated) * plot_y_scale;
+    const std::string text = "peak " + memory::format_bytes(p.allocated, false) +
+                             (p.allocated_op.empty() ? std::string() : " in " + p.allocated_op) + " (pid " +
+                             std::to_string(p.pid) + " " + memory::device_name(p.device_type, p.device_index) + ")";
+    out += "<circle class=\"memory-peak\" cx=\"" + px(x) + "\" cy=\"" + px(y) +
+           "\" r=\"4\" fill=\"none\" stroke=\"#d33\" stroke-width=\"2\"><title>" + html_escape(text) +
+           "</title></circle>";
+    out += label(std::min(x + 6, double(kWidth - kRight)), std::max(y - 6, kTop + 20), text,
+                 x > kWidth / 2 ? "end" : "start");
+  }
+  out += "<line id=\"memory-cursor\" x1=\"0\" y1=\"" + px(kTop) + "\" x2=\"0\" y2=\"" + px(bottom_y) +
+         "\" stroke=\"#555\" visibility=\"hidden\"/>";
+  out += "</svg><div id=\"memory-hover\">Hover over the plot for the values at a time.</div>";
+  // The hover's data.
+  std::string data = "{\"width\":" + std::to_string(kWidth) + ",\"left\":" + px(kLeft) +
+                     ",\"right\":" + px(kWidth - kRight) +
+                     ",\"span\":" + std::to_string(std::max<int64_t>(1, t1 - t0)) + ",\"series\":[";
+  for (const auto& [key, lines] : series) {
+    const bool any_reserved = std::any_of(lines.second.points.begin(), lines.second.points.end(),
+                                          [](const auto& p) { return p.second != 0; });
+    hover_series(
+        data, "pid " + std::to_string(std::get<0>(key)) + " " + memory::device_name(std::get<1>(key), std::get<2>(key)),
+        lines.first, lines.second, t0, x_scale, any_reserved);
+  }
+  out += "<script type=\"application/json\" id=\"memory-data\">" + data + "]}</script>";
+  return out;
 }
 
 std::string memory_growth_html(const memory::Summary& s) {

@@ -1,5 +1,7 @@
 #include <algorithm>
+#include <map>
 #include <numeric>
+#include <set>
 #include <vector>
 
 #include "html/report_html_plots.hpp"
@@ -55,17 +57,30 @@ struct Legend {
   double x;  // from the bars' left edge
 };
 
-// "step N", with "(pid/tid)" when the steps come from more than one thread.
+// "step N"; when the steps come from more than one thread, the rank (or the
+// pid) first, and the tid when one process has several step threads.
 template <class Steps>
-std::vector<std::string> step_labels(const Steps& steps) {
+std::vector<std::string> step_labels(const Steps& steps, const RankSummary& ranks) {
+  std::map<int32_t, int32_t> rank_of;
+  for (const ProcessRow& p : ranks.processes)
+    if (p.rank >= 0) rank_of[p.pid] = p.rank;
   const bool many_threads = std::any_of(steps.begin(), steps.end(),
                                         [&](const auto& s) { return s.pid != steps[0].pid || s.tid != steps[0].tid; });
+  std::set<std::pair<int32_t, int32_t>> threads;
+  for (const auto& s : steps) threads.emplace(s.pid, s.tid);
+  std::map<int32_t, int> threads_of;
+  for (const auto& [pid, tid] : threads) ++threads_of[pid];
   std::vector<std::string> out;
   for (const auto& s : steps) {
     std::string label = "step " + std::to_string(s.step);
     if constexpr (requires { s.partial; })
       if (s.partial) label += " (partial)";
-    if (many_threads) label += " (" + std::to_string(s.pid) + "/" + std::to_string(s.tid) + ")";
+    if (many_threads) {
+      auto it = rank_of.find(s.pid);
+      std::string who = it == rank_of.end() ? "pid " + std::to_string(s.pid) : "rank " + std::to_string(it->second);
+      if (threads_of[s.pid] > 1) who += " tid " + std::to_string(s.tid);
+      label = who + " " + label;
+    }
     out.push_back(std::move(label));
   }
   return out;
@@ -140,7 +155,7 @@ std::string html_escape(std::string_view s) {
 
 std::string step_breakdown_svg(const Report& r) {
   std::vector<Bar> bars;
-  const std::vector<std::string> labels = step_labels(r.steps);
+  const std::vector<std::string> labels = step_labels(r.steps, r.ranks);
   for (size_t i = 0; i < r.steps.size(); ++i) {
     const StepRow& s = r.steps[i];
     const int64_t ops = std::min(s.operator_ns, s.wall_ns);
@@ -157,7 +172,7 @@ std::string phase_breakdown_svg(const Report& r) {
   for (size_t p = 0; p < kPhaseCount; ++p)
     legend.push_back(Legend{kPhaseColors[p], std::string(phase_title(Phase(p))), double(p) * 110});
   std::vector<Bar> bars;
-  const std::vector<std::string> labels = step_labels(r.phases);
+  const std::vector<std::string> labels = step_labels(r.phases, r.ranks);
   for (size_t i = 0; i < r.phases.size(); ++i) {
     Bar bar{labels[i], r.phases[i].wall_ns, {}};
     for (size_t p = 0; p < kPhaseCount; ++p)

@@ -16,9 +16,17 @@ std::string phase_breakdown_svg(const Report& r);
 // Horizontal bars of the operators with the most self CPU time.
 std::string top_operators_svg(const Report& r, size_t count);
 
+// A time the memory plot marks (a step's start) and its label.
+struct StepMarker {
+  int64_t ns = 0;
+  std::string label;
+};
+
 // Allocated (solid) and reserved (dashed) bytes over time, per process and
-// device (report_html_memory.cpp). "" without points.
-std::string memory_timeline_svg(const std::vector<memory::TimelinePoint>& timeline);
+// device, the steps' starts and each device's allocated peak marked, then the
+// hover's line and data (report_html_memory.cpp). "" without points.
+std::string memory_timeline_svg(const std::vector<memory::TimelinePoint>& timeline,
+                                const std::vector<memory::Peak>& peaks, const std::vector<StepMarker>& steps);
 // One line per op whose memory grows step over step (`ptprof memory`'s
 // growth table) and per failed CUDA allocation; "" when neither.
 std::string memory_growth_html(const memory::Summary& s);

@@ -15,5 +15,9 @@ std::string phase_table(const Report& r);
 // The names whose time or count changed most since the baseline, at most
 // `rows` of them.
 std::string diff_table(const HtmlBaseline& b, size_t rows);
+// The processes (with their roles), and for a distributed job the ranks,
+// their collectives and the stragglers, as the text report has them
+// (report_html_ranks.cpp). "" for one process without a rank.
+std::string ranks_section(const RankSummary& s);
 
 }  // namespace ptprof::report::detail
