@@ -160,7 +160,7 @@ TEST_CASE("stacks: ops without a stack inherit their parent's; backward ops take
 }
 
 TEST_CASE("stacks: the recording's own native frames are told from the program's", "[stacks]") {
-  using report::detail::is_recording_frame;
+  using ptprof::report::detail::is_recording_frame;
   const std::string torch = "/usr/lib/python3/dist-packages/torch/lib/libtorch_cpu.so";
   // The bridge's callbacks, in its module or by name, and the agent's.
   CHECK(is_recording_frame("/home/u/.cache/ptprof/bridges/abc/libptprof_torch.so",
