@@ -33,11 +33,13 @@ int run_diff(const DiffArgs& args) {
   if (args.format != "table" && args.format != "json")
     return usage_error("diff", "unknown --format '" + args.format + "'; accepted: table, json");
   if (args.row_limit < 0) return usage_error("diff", "--row-limit must be >= 0 (0 = all rows)");
-  auto a = read_report({args.a}, report::Options{}, "diff");
+  auto a = read_compared_side({args.a}, "diff");
   if (!a) return usage_error("diff", a.error());
-  auto b = read_report({args.b}, report::Options{}, "diff");
+  auto b = read_compared_side({args.b}, "diff");
   if (!b) return usage_error("diff", b.error());
-  diff::Diff d = diff::compare(*a, *b, *key);
+  diff::Diff d = diff::compare(a->report, b->report, *key, a->info, b->info);
+  // Also on stderr: a table piped to another program still warns its reader.
+  for (const std::string& w : d.warnings) spdlog::warn("diff: A and B differ in how they were recorded: " + w);
   std::string out = args.format == "json" ? diff::render_json(d, size_t(args.row_limit))
                                           : diff::render_table(d, size_t(args.row_limit));
   std::fwrite(out.data(), 1, out.size(), stdout);
@@ -52,7 +54,9 @@ void add_diff(CLI::App& app, int& exit_code) {
       app.add_subcommand("diff",
                          "Compare two runs operator by operator (as Holistic Trace Analysis' trace diff): calls,\n"
                          "self CPU and CPU total of each name in A and B and the change, largest change first;\n"
-                         "names found on one side only are marked added or removed.");
+                         "names found on one side only are marked added or removed. When the two sides recorded\n"
+                         "different numbers of steps, every value is a per-step average (said on the first line);\n"
+                         "a warning says when they differ in schedule, ptprof version or what was recorded.");
   cmd->add_option("A", args->a, "The baseline: a trace file, or a directory (its *.bin files)")->required();
   cmd->add_option("B", args->b, "The run compared with it: a trace file or a directory")->required();
   cmd->add_option("--sort-by", args->sort_by, "Order by the size of the change in: " + names(diff::sort_key_names()))

@@ -81,7 +81,8 @@ void add_export(CLI::App& app, int& exit_code) {
                          "Trace files to the formats trace viewers read; any mix of files and directories is merged\n"
                          "into one trace. Chrome trace JSON is Kineto's schema, as torch.profiler's\n"
                          "export_chrome_trace writes it: Perfetto UI, chrome://tracing and Holistic Trace Analysis\n"
-                         "open it. Perfetto protobuf is smaller and faster to load for big traces.");
+                         "open it. Perfetto protobuf is about a third of the JSON text but larger than gzipped\n"
+                         "JSON (.json.gz); .pftrace.gz is the smallest (docs/export.md has measured sizes).");
   cmd->add_option("paths", args->paths, "Trace files, or directories (their *.bin files)")->required();
   cmd->add_option("--chrome", args->chrome,
                   "Write Chrome trace JSON here; gzip-compressed when the name ends in .gz "

@@ -80,6 +80,7 @@ int run_report(const ReportArgs& a) {
   report::Options by_name;
   by_name.window = opts.window;
   std::optional<report::ReportBuilder> compared;
+  diff::SideInfo run_info;  // how this run was recorded, for the comparison's warnings
   if (!a.baseline.empty()) compared.emplace(by_name);
   // The page's memory plot: the traces of the window reported.
   std::optional<memory::SummaryBuilder> mem;
@@ -94,7 +95,10 @@ int run_report(const ReportArgs& a) {
                                   [&](const std::string& f, const trace::Trace& t) {
                                     seen_windows.push_back(t.header.window);
                                     builder.add(f, t);
-                                    if (compared) compared->add(f, t);
+                                    if (compared) {
+                                      compared->add(f, t);
+                                      diff::note_trace(run_info, t);
+                                    }
                                     if (!opts.window || t.header.window == *opts.window) {
                                       mem->add(f, t);
                                       page_events->add(t);
@@ -109,14 +113,21 @@ int run_report(const ReportArgs& a) {
     return usage_error("report", "no trace of window " + a.window + " in the inputs (their windows: " + present + ")");
   }
 
+  // Rows grouped by stack need stacks: without any, say why the Source
+  // Location column is missing rather than ignore the option.
+  if (opts.group_by_stack_n > 0 && !r.has_stack && !r.rows.empty())
+    spdlog::warn("report: --group-by-stack-n " + std::to_string(opts.group_by_stack_n) +
+                 " has no effect: the traces hold no call stacks (record them with `ptprof run --with-stack` or "
+                 "`--python-attribution`); rows are grouped by name only");
   const memory::Summary mem_summary = mem ? std::move(*mem).finish() : memory::Summary{};
   if (!a.html.empty() && !compared) return write_html(r, nullptr, mem_summary, page_events.get(), a.html);
   if (compared) {
-    auto base = read_report({a.baseline}, report::Options{}, "report");
+    auto base = read_compared_side({a.baseline}, "report");
     if (!base) return usage_error("report", "--baseline: " + base.error());
     // Sorted as `ptprof diff` sorts by default; the page's table re-sorts.
-    report::HtmlBaseline b{diff::compare(*base, std::move(*compared).finish(), diff::SortKey::SelfCpuTime),
-                           base->files};
+    report::HtmlBaseline b{
+        diff::compare(base->report, std::move(*compared).finish(), diff::SortKey::SelfCpuTime, base->info, run_info),
+        base->report.files};
     return write_html(r, &b, mem_summary, page_events.get(), a.html);
   }
   std::string out;

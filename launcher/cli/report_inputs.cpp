@@ -37,11 +37,16 @@ Status add_traces(const std::vector<std::string>& paths, std::string_view comman
   return Status::ok_status();
 }
 
-Result<report::Report> read_report(const std::vector<std::string>& paths, const report::Options& options,
-                                   std::string_view command) {
-  report::ReportBuilder builder(options);
-  if (Status s = add_traces(paths, command, builder, true, nullptr); !s) return s;
-  return std::move(builder).finish();
+Result<ComparedSide> read_compared_side(const std::vector<std::string>& paths, std::string_view command) {
+  report::ReportBuilder builder{report::Options{}};
+  ComparedSide side;
+  const Status read = read_traces(paths, command, [&](const std::string& f, const trace::Trace& t) {
+    builder.add(f, t);
+    diff::note_trace(side.info, t);
+  });
+  if (!read) return read;
+  side.report = std::move(builder).finish();
+  return side;
 }
 
 }  // namespace ptprof::cli

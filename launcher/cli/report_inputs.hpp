@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ptprof/analysis/diff.hpp"
 #include "ptprof/analysis/report.hpp"
 #include "ptprof/status.hpp"
 
@@ -24,8 +25,12 @@ Status read_traces(const std::vector<std::string>& paths, std::string_view comma
 Status add_traces(const std::vector<std::string>& paths, std::string_view command, report::ReportBuilder& builder,
                   bool phases, std::vector<uint32_t>* windows);
 
-// The report of `paths` merged.
-Result<report::Report> read_report(const std::vector<std::string>& paths, const report::Options& options,
-                                   std::string_view command);
+// One side of a comparison (`diff`, `report --baseline`): the report of
+// `paths` merged, by name, and how the side was recorded.
+struct ComparedSide {
+  report::Report report;
+  diff::SideInfo info;
+};
+Result<ComparedSide> read_compared_side(const std::vector<std::string>& paths, std::string_view command);
 
 }  // namespace ptprof::cli

@@ -69,6 +69,19 @@ def chrome_events(path, d):
         return json.load(f)["traceEvents"]
 
 
+def check_columns_fit(listing):
+    """Every value of `ptprof sessions` starts where its column's header does,
+    however long the output path (this test's is longer than the fixed
+    widths the listing once had)."""
+    lines = listing.splitlines()
+    header = lines[0] if lines else ""
+    starts = [i for i, c in enumerate(header) if c != " " and (i == 0 or header[i - 1] == " ")]
+    T.check_eq(len(starts), 6, "six column headers: %r" % header)
+    for row in lines[1:]:
+        T.check(all(len(row) > i and row[i] != " " and (i == 0 or row[i - 1] == " ") for i in starts),
+                "each value of the row starts under its header:\n%s" % listing)
+
+
 def test_trigger_three_steps():
     with T.tempdir() as d:
         out = os.path.join(d, "out")
@@ -87,6 +100,7 @@ def test_trigger_three_steps():
                 if sessions.returncode == 0 and len(sessions.stdout.splitlines()) > 1 else []
             T.check(len(lines) == 1 and " yes " in lines[0],
                     "ptprof sessions lists the on-demand session with the job's pid:\n" + sessions.stdout)
+            check_columns_fit(sessions.stdout)
 
             rc, paths, err = trigger(["--pid", pid, "--steps", 3], os.path.join(d, "go.%d" % PAUSE_AT))
             T.check_eq(rc, 0, "ptprof trigger: %s" % err)

@@ -133,3 +133,38 @@ TEST_CASE("diff: command line", "[diff][cli]") {
   CHECK(missing.status == 2);
   CHECK(missing.out.find("none") != std::string::npos);
 }
+
+TEST_CASE("diff: different step counts compare per-step averages", "[diff]") {
+  auto a = side({row("aten::mm", 30, 30'000, 30'000)});
+  auto b = side({row("aten::mm", 50, 50'000, 50'000)});
+  auto steps = [](report::Report& r, int n) {
+    for (int i = 1; i <= n; ++i) r.steps.push_back(report::StepRow{uint64_t(i)});
+  };
+  steps(a, 3);
+  steps(b, 5);
+  diff::SideInfo info_a, info_b;
+  info_a.schedule = "wait=1,warmup=1,active=3,repeat=0";
+  info_b.schedule = "wait=1,warmup=1,active=5,repeat=0";
+  info_b.shapes = true;
+  diff::Diff d = diff::compare(a, b, diff::SortKey::SelfCpuTime, info_a, info_b);
+  CHECK(d.per_step);
+  REQUIRE(d.rows.size() == 1);
+  CHECK(d.rows[0].calls_a() == 10.0);
+  CHECK(d.rows[0].calls_b() == 10.0);
+  CHECK(d.rows[0].self_cpu_b_ns() - d.rows[0].self_cpu_a_ns() == 0.0);
+  REQUIRE(d.warnings.size() == 2);
+  CHECK(d.warnings[0].find("schedules differ") != std::string::npos);
+  CHECK(d.warnings[1].find("only B") != std::string::npos);
+  const std::string table = diff::render_table(d, 0);
+  CHECK(table.rfind("Per-step averages: A recorded 3 steps, B 5", 0) == 0);
+  CHECK(table.find("10.00") != std::string::npos);
+  CHECK(table.find("WARNING: A and B differ") != std::string::npos);
+  Json j = JsonParser(diff::render_json(d, 0)).parse();
+  CHECK(j["per_step"].b);
+  CHECK(j["steps"]["a"].num == 3);
+  CHECK(j["rows"].arr[0]["calls_a"].num == 10);
+
+  diff::Diff same = diff::compare(a, a, diff::SortKey::SelfCpuTime);
+  CHECK(!same.per_step);
+  CHECK(same.rows[0].calls_a() == 30.0);
+}

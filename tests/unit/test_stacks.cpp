@@ -9,6 +9,7 @@
 
 #include "collector_fixtures.hpp"
 #include "ptprof/analysis/report.hpp"
+#include "stacks/native_frames.hpp"
 #include "stacks/stack_attribution.hpp"
 #include "test_format_fixtures.hpp"
 
@@ -156,4 +157,29 @@ TEST_CASE("stacks: ops without a stack inherit their parent's; backward ops take
   t.events[2].stack = 2;
   t.events[2].flags = trace::kCallerStacks;
   CHECK(ptprof::report::detail::effective_stacks(t) == std::vector<uint32_t>{1, 1, 2, 2});
+}
+
+TEST_CASE("stacks: the recording's own native frames are told from the program's", "[stacks]") {
+  using ptprof::report::detail::is_recording_frame;
+  const std::string torch = "/usr/lib/python3/dist-packages/torch/lib/libtorch_cpu.so";
+  // The bridge's callbacks, in its module or by name, and the agent's.
+  CHECK(is_recording_frame("/home/u/.cache/ptprof/bridges/abc/libptprof_torch.so",
+                           "std::unique_ptr<at::ObserverContext> ptprof::torch_bridge::(anonymous "
+                           "namespace)::op_start<true, false>(at::RecordFunction const&)"));
+  CHECK(is_recording_frame("/opt/ptprof/lib/libptprof_agent.so", ""));
+  CHECK(is_recording_frame("/x/libptprof_torch.so", ""));  // unsymbolised, still ours
+  // RecordFunction's callback machinery inside libtorch.
+  CHECK(is_recording_frame(torch,
+                           "c10::Dispatcher::runRecordFunction(at::RecordFunction&, "
+                           "std::reference_wrapper<c10::OperatorHandle const>, c10::DispatchKey)"));
+  CHECK(is_recording_frame(torch, "at::RecordFunction::runStartCallbacks()"));
+  CHECK(is_recording_frame(torch, "at::RecordFunction::before(char const*, long)"));
+  CHECK(is_recording_frame(torch, "at::RecordFunction::end()"));
+  // The program's: the op itself and the dispatcher that called it.
+  CHECK(!is_recording_frame(torch,
+                            "at::_ops::addmm::call(at::Tensor const&, at::Tensor const&, at::Tensor const&, "
+                            "c10::Scalar const&, c10::Scalar const&)"));
+  CHECK(!is_recording_frame(torch, "at::native::addmm_out_cpu(...)"));
+  CHECK(!is_recording_frame(torch, ""));
+  CHECK(!is_recording_frame("/usr/lib/libmine.so", "my::RecordFunctionHelper()"));
 }

@@ -1,6 +1,8 @@
 // `ptprof diff` as a table in report's layout (right-aligned columns, two
-// spaces apart, dashed separators) or as JSON.
+// spaces apart, dashed separators) or as JSON; per-step averages and the
+// recordings' differences first.
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #include "ptprof/analysis/diff.hpp"
@@ -19,11 +21,27 @@ namespace {
 constexpr size_t kWidth = 12;
 constexpr size_t kMaxNameWidth = 55;
 
-std::string time(int64_t ns) { return report::format_time_us(double(ns) / 1000.0); }
+std::string time(double ns) { return report::format_time_us(ns / 1000.0); }
 
-std::string signed_time(int64_t ns) { return (ns > 0 ? "+" : ns < 0 ? "-" : "") + time(std::llabs(ns)); }
+std::string signed_time(double ns) { return (ns > 0 ? "+" : ns < 0 ? "-" : "") + time(std::fabs(ns)); }
 
-std::string signed_int(int64_t v) { return (v > 0 ? "+" : "") + std::to_string(v); }
+// Calls: whole numbers as totals, two decimals as per-step averages.
+std::string calls(const Diff& d, double v) {
+  return d.per_step ? report::detail::fixed(v, 2) : std::to_string(int64_t(std::llround(v)));
+}
+
+std::string signed_calls(const Diff& d, double v) { return (v > 0 ? "+" : "") + calls(d, v); }
+
+// What the table and the JSON say first: whether the values are per-step
+// averages, and how the two recordings differ.
+std::string heading(const Diff& d) {
+  std::string out;
+  if (d.per_step)
+    out += "Per-step averages: A recorded " + std::to_string(d.steps_a) + " steps, B " + std::to_string(d.steps_b) +
+           "; calls and times below are each side's totals divided by its steps.\n";
+  for (const std::string& w : d.warnings) out += "WARNING: A and B differ in how they were recorded: " + w + ".\n";
+  return out;
+}
 
 std::string status(const Row& r) { return r.in_a && r.in_b ? "" : r.in_a ? "removed" : "added"; }
 
@@ -61,35 +79,42 @@ std::string render_table(const Diff& d, size_t row_limit) {
     }
     return s + "\n";
   };
-  std::string out = sep + line("Name", kTitles) + sep;
+  std::string out = heading(d) + sep + line("Name", kTitles) + sep;
   for (size_t i = 0; i < n; ++i) {
     const Row& r = d.rows[i];
-    out +=
-        line(r.name, {std::to_string(r.a.count), std::to_string(r.b.count), signed_int(r.delta_calls()),
-                      time(r.a.self_cpu_ns), time(r.b.self_cpu_ns), signed_time(r.delta_self_cpu_ns()),
-                      time(r.a.cpu_total_ns), time(r.b.cpu_total_ns), signed_time(r.delta_cpu_total_ns()), status(r)});
+    out += line(r.name, {calls(d, r.calls_a()), calls(d, r.calls_b()), signed_calls(d, r.calls_b() - r.calls_a()),
+                         time(r.self_cpu_a_ns()), time(r.self_cpu_b_ns()),
+                         signed_time(r.self_cpu_b_ns() - r.self_cpu_a_ns()), time(r.cpu_total_a_ns()),
+                         time(r.cpu_total_b_ns()), signed_time(r.cpu_total_b_ns() - r.cpu_total_a_ns()), status(r)});
   }
   out += sep;
-  out += "Self CPU time total: A " + time(d.self_cpu_total_a_ns) + ", B " + time(d.self_cpu_total_b_ns) + " (" +
-         signed_time(d.self_cpu_total_b_ns - d.self_cpu_total_a_ns) + ")\n";
+  const double total_a = double(d.self_cpu_total_a_ns) / (d.per_step ? double(d.steps_a) : 1.0);
+  const double total_b = double(d.self_cpu_total_b_ns) / (d.per_step ? double(d.steps_b) : 1.0);
+  out += std::string(d.per_step ? "Self CPU time per step: A " : "Self CPU time total: A ") + time(total_a) + ", B " +
+         time(total_b) + " (" + signed_time(total_b - total_a) + ")\n";
   if (n < d.rows.size())
     out += std::to_string(d.rows.size() - n) + " more names changed less (--row-limit 0 shows all)\n";
   return out + drops(d);
 }
 
 std::string render_json(const Diff& d, size_t row_limit) {
-  auto us = [](int64_t ns) { return report::detail::fixed(double(ns) / 1000.0, 3); };
-  std::string out = "{\"self_cpu_time_total_us\": {\"a\": " + us(d.self_cpu_total_a_ns) +
-                    ", \"b\": " + us(d.self_cpu_total_b_ns) + "}, \"dropped\": {\"a\": " + std::to_string(d.dropped_a) +
-                    ", \"b\": " + std::to_string(d.dropped_b) + "}, \"rows\": [";
+  auto us = [](double ns) { return report::detail::fixed(ns / 1000.0, 3); };
+  std::string warnings;
+  for (const std::string& w : d.warnings) warnings += (warnings.empty() ? "" : ", ") + json_string(w);
+  std::string out = "{\"self_cpu_time_total_us\": {\"a\": " + us(double(d.self_cpu_total_a_ns)) +
+                    ", \"b\": " + us(double(d.self_cpu_total_b_ns)) +
+                    "}, \"dropped\": {\"a\": " + std::to_string(d.dropped_a) +
+                    ", \"b\": " + std::to_string(d.dropped_b) + "}, \"steps\": {\"a\": " + std::to_string(d.steps_a) +
+                    ", \"b\": " + std::to_string(d.steps_b) + "}, \"per_step\": " + (d.per_step ? "true" : "false") +
+                    ", \"warnings\": [" + warnings + "], \"rows\": [";
   size_t n = shown(d, row_limit);
   for (size_t i = 0; i < n; ++i) {
     const Row& r = d.rows[i];
     out += i ? ",\n  " : "\n  ";
     out += "{\"name\": " + json_string(r.name) + ", \"change\": " + json_string(status(r)) +
-           ", \"calls_a\": " + std::to_string(r.a.count) + ", \"calls_b\": " + std::to_string(r.b.count) +
-           ", \"self_cpu_us_a\": " + us(r.a.self_cpu_ns) + ", \"self_cpu_us_b\": " + us(r.b.self_cpu_ns) +
-           ", \"cpu_total_us_a\": " + us(r.a.cpu_total_ns) + ", \"cpu_total_us_b\": " + us(r.b.cpu_total_ns) + "}";
+           ", \"calls_a\": " + calls(d, r.calls_a()) + ", \"calls_b\": " + calls(d, r.calls_b()) +
+           ", \"self_cpu_us_a\": " + us(r.self_cpu_a_ns()) + ", \"self_cpu_us_b\": " + us(r.self_cpu_b_ns()) +
+           ", \"cpu_total_us_a\": " + us(r.cpu_total_a_ns()) + ", \"cpu_total_us_b\": " + us(r.cpu_total_b_ns()) + "}";
   }
   return out + "\n]}\n";
 }

@@ -1,5 +1,7 @@
 #include "export/chrome_document.hpp"
 
+#include <cstdio>
+
 #include "text/json_string.hpp"
 
 namespace ptprof::exporting::detail {
@@ -21,6 +23,28 @@ void append_metadata(std::string& out, std::string_view name, int32_t pid, int32
 
 using text::json_string;
 
+// 64-bit FNV-1a of `text` from `seed`: trace ids need no more than a stable
+// spread of bits.
+uint64_t fnv1a(std::string_view text, uint64_t seed) {
+  uint64_t h = seed;
+  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+std::string trace_id(const InputSummary& in) {
+  std::string key = in.host + "|" + std::to_string(in.base_wall_ns);
+  for (const ProcessInfo& p : in.processes) {
+    key += '|';
+    key += std::to_string(p.pid);
+    key += ' ';
+    key += p.cmdline;
+  }
+  char id[33];
+  std::snprintf(id, sizeof id, "%016llX%016llX", static_cast<unsigned long long>(fnv1a(key, 0xcbf29ce484222325ull)),
+                static_cast<unsigned long long>(fnv1a(key, 0x84222325cbf29ce4ull)));
+  return id;
+}
+
 }  // namespace
 
 std::string chrome_preamble(const InputSummary& in, const PartLabel& part) {
@@ -35,9 +59,13 @@ std::string chrome_preamble(const InputSummary& in, const PartLabel& part) {
     if (d->world_size > 0) out += ", \"world_size\": " + std::to_string(d->world_size);
     out += "},\n";
   }
+  if (in.record_shapes) out += "\"record_shapes\": 1,\n";
+  if (in.profile_memory) out += "\"profile_memory\": 1,\n";
   out += "\"displayTimeUnit\": \"ms\",\n";
   out += "\"baseTimeNanoseconds\": " + std::to_string(in.base_wall_ns) + ",\n";
   out += "\"host_name\": " + json_string(in.host) + ",\n";
+  out += "\"trace_id\": \"" + trace_id(in) + "\",\n";
+  out += "\"traceName\": " + json_string(part.path) + ",\n";
   out += "\"ptprof\": {\"part\": " + std::to_string(part.index + 1) + ", \"parts\": " + std::to_string(part.count) +
          ", \"dropped_events\": " + std::to_string(in.dropped) + "},\n";
   out += "\"traceEvents\": [\n";

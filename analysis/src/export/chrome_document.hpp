@@ -16,10 +16,14 @@ namespace ptprof::exporting::detail {
 struct PartLabel {
   size_t index = 0;  // 0-based
   size_t count = 1;
+  std::string_view path;  // the part's file: Kineto's "traceName"
 };
 
 // Everything before the first event: top-level fields, "traceEvents": [ and
 // the metadata events (separated by ",\n"; it ends in '\n' when there are none).
+// Kineto's "traceName" is the part's path, its "trace_id" 32 hex digits that
+// name the trace: here a hash of what identifies the recording (host, time
+// base, processes), the same for every part and every export of it.
 std::string chrome_preamble(const InputSummary& inputs, const PartLabel& part);
 // What closes the document.
 constexpr std::string_view kChromeEpilogue = "\n]}\n";

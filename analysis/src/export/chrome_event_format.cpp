@@ -169,6 +169,10 @@ void ChromeEventFormatter::append(std::string& out, const trace::Trace& t, const
     out += ",\"Fwd thread id\":";
     append_int(out, e.fwd_thread_id);
   }
+  // Kineto's id of the op in an execution trace (ExecutionTraceObserver's
+  // rf_id), 0 when none is recorded, as here: torch writes it on every
+  // operator and user scope.
+  if (e.kind == trace::EventKind::Op) out += ",\"Record function id\":0";
   if (e.shapes != 0 && e.shapes < t.strings.size()) {
     const std::string& dims = dims_json(t, e.shapes);
     if (!dims.empty()) {
@@ -187,6 +191,17 @@ void ChromeEventFormatter::append(std::string& out, const trace::Trace& t, const
   if (e.flags & trace::kTruncated) out += ",\"Truncated\":1";  // its end was never seen
   if (e.flags & trace::kAsync) out += ",\"Async\":1";
   out += "}}";
+}
+
+void ChromeEventFormatter::append_flow(std::string& out, const trace::Trace& t, const trace::Event& e, bool start,
+                                       uint64_t flow_id) {
+  out += start ? "{\"ph\":\"s\",\"id\":" : "{\"ph\":\"f\",\"bp\":\"e\",\"id\":";
+  append_int(out, flow_id);
+  out += ',';
+  out += pid_tid_json(t, e.thread < t.threads.size() ? e.thread : 0);
+  out += ",\"ts\":";
+  append_us(out, wall_ns(e.start_ns) - base_wall_ns_);
+  out += ",\"cat\":\"fwdbwd\",\"name\":\"fwdbwd\"}";
 }
 
 }  // namespace ptprof::exporting::detail

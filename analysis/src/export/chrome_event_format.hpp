@@ -35,6 +35,10 @@ class ChromeEventFormatter {
   // "External id" (ids are unique in the export) and `id - 1` its "Ev Idx".
   void append(std::string& out, const trace::Trace& metadata, const trace::Event& e, uint64_t id);
 
+  // A "fwdbwd" flow event bound to op `e` (fwdbwd_flows.hpp), as Kineto
+  // writes it: at the op's start, on its thread.
+  void append_flow(std::string& out, const trace::Trace& t, const trace::Event& e, bool start, uint64_t flow_id);
+
   // Wall-clock ns of an event time, as the export places it.
   int64_t wall_ns(int64_t monotonic_ns) const { return monotonic_ns + realtime_offset_ns_; }
 

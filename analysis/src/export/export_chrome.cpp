@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <tuple>
 
 #include "export/chrome_document.hpp"
 #include "export/chrome_event_format.hpp"
 #include "export/export_inputs.hpp"
+#include "export/fwdbwd_flows.hpp"
 #include "export/step_spans.hpp"
 #include "ptprof/analysis/export.hpp"
 #include "ptprof/analysis/trace_file.hpp"
@@ -43,7 +45,9 @@ Status for_each_event(const std::vector<std::string>& files, ChromeEventFormatte
 
 struct Steps {
   StepSpans spans;
-  std::vector<int64_t> boundaries;  // where parts may begin
+  std::vector<int64_t> boundaries;      // where parts may begin
+  FwdBwdFlows flows;                    // found in the same pass as the steps' ends
+  bool shapes = false, memory = false;  // some op has input shapes; memory events
 };
 
 // The steps of the inputs, widened; the boundaries are the wall-clock starts
@@ -61,8 +65,15 @@ Result<Steps> find_steps(const std::vector<std::string>& files) {
   };
   PTPROF_RETURN_IF_ERROR(for_each_event(files, nullptr, visit, nullptr));
   steps.spans.sort();
-  auto cover = [&](size_t file, const trace::Trace&, const trace::Event& e) { steps.spans.cover(file, e); };
+  uint64_t id = 0;  // as the write pass numbers events
+  auto cover = [&](size_t file, const trace::Trace& t, const trace::Event& e) {
+    steps.spans.cover(file, e);
+    steps.flows.see(t, e, ++id, e.start_ns + t.header.realtime_offset_ns);
+    steps.shapes |= e.kind == trace::EventKind::Op && e.shapes != 0;
+    steps.memory |= e.kind == trace::EventKind::Memory;
+  };
   PTPROF_RETURN_IF_ERROR(for_each_event(files, nullptr, cover, nullptr));
+  steps.flows.link();
   std::vector<int64_t>& best = steps.boundaries;
   for (auto& [key, starts] : by_thread)
     if (starts.size() > best.size()) best = std::move(starts);
@@ -114,7 +125,7 @@ Result<ExportResult> export_chrome(const std::vector<std::string>& files, const 
                                    const ChromeOptions& options) {
   ExportResult result;
   std::vector<std::string> ignored;  // the write pass reports each file's warnings once
-  PTPROF_ASSIGN_OR_RETURN(const InputSummary inputs, summarize_inputs(files, &ignored));
+  PTPROF_ASSIGN_OR_RETURN(InputSummary inputs, summarize_inputs(files, &ignored));
   if (inputs.ranks > 1)
     result.warnings.push_back("the inputs hold " + std::to_string(inputs.ranks) +
                               " ranks and the trace has no distributedInfo; HTA reads one rank per file: for HTA, "
@@ -122,11 +133,27 @@ Result<ExportResult> export_chrome(const std::vector<std::string>& files, const 
   ChromeEventFormatter formatter(inputs.base_wall_ns);
   std::string line;
   PTPROF_ASSIGN_OR_RETURN(const Steps steps, find_steps(files));
+  inputs.record_shapes = steps.shapes;
+  inputs.profile_memory = steps.memory;
   const std::vector<int64_t>& boundaries = steps.boundaries;
-  // Formats one event, a step with its widened end.
+  // Formats one event, a step with its widened end, an op with the ends of
+  // its fwdbwd flows after it.
   auto format_event = [&](size_t file, const trace::Trace& t, const trace::Event& e, uint64_t id) {
     line.clear();
-    if (e.kind != trace::EventKind::Step) return formatter.append(line, t, e, id);
+    if (e.kind != trace::EventKind::Step) {
+      if (const auto* inherited = steps.flows.inherited(id)) {
+        trace::Event evaluate = e;
+        std::tie(evaluate.seq_nr, evaluate.fwd_thread_id) = *inherited;
+        formatter.append(line, t, evaluate, id);
+      } else {
+        formatter.append(line, t, e, id);
+      }
+      for (const FlowEnd& end : steps.flows.ends(id)) {
+        line += ",\n";
+        formatter.append_flow(line, t, e, end.start, end.id);
+      }
+      return;
+    }
     trace::Event step = e;
     step.end_ns = steps.spans.end_of(file, e);
     formatter.append(line, t, step, id);
@@ -144,7 +171,8 @@ Result<ExportResult> export_chrome(const std::vector<std::string>& files, const 
     };
     PTPROF_RETURN_IF_ERROR(for_each_event(files, &formatter, size_event, nullptr));
     // Part numbers change the preamble by a few bytes; size it for the largest.
-    uint64_t overhead = chrome_preamble(inputs, {999999, 999999}).size() + kChromeEpilogue.size();
+    const std::string longest_path = part_path(out, 999998, 999999);
+    uint64_t overhead = chrome_preamble(inputs, {999999, 999999, longest_path}).size() + kChromeEpilogue.size();
     part_of = plan_parts(bucket_bytes, overhead, options.max_file_size, &parts);
     part_bytes.assign(parts, overhead);
     for (size_t k = 0; k < bucket_bytes.size(); ++k) part_bytes[part_of[k]] += bucket_bytes[k];
@@ -153,7 +181,7 @@ Result<ExportResult> export_chrome(const std::vector<std::string>& files, const 
   std::vector<std::unique_ptr<ChromeDocument>> docs;
   for (size_t k = 0; k < parts; ++k) {
     std::string path = part_path(out, k, parts);
-    PTPROF_ASSIGN_OR_RETURN(auto doc, ChromeDocument::create(path, inputs, {k, parts}));
+    PTPROF_ASSIGN_OR_RETURN(auto doc, ChromeDocument::create(path, inputs, {k, parts, path}));
     docs.push_back(std::move(doc));
     result.files.push_back(path);
   }

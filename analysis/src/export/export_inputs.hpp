@@ -41,6 +41,10 @@ struct InputSummary {
   uint64_t dropped = 0;      // events the agent dropped, all files
   size_t ranks = 0;          // distinct ranks among the processes
   std::optional<DistributedInfo> distributed;
+  // What the events hold, when an export has looked (Kineto's top-level
+  // "record_shapes" and "profile_memory"): ops with input shapes, memory events.
+  bool record_shapes = false;
+  bool profile_memory = false;
 };
 
 // Reads the files' metadata and footers (not their events); an error when

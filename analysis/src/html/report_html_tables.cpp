@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #include "html/report_html_plots.hpp"
@@ -24,6 +25,14 @@ std::string signed_time_cell(int64_t ns) {
 std::string int_cell(int64_t v, bool sign = false) {
   return "<td data-v=\"" + std::to_string(v) + "\">" + (sign && v > 0 ? "+" : "") + std::to_string(v) + "</td>";
 }
+
+// Calls: whole numbers, or per-step averages with two decimals.
+std::string calls_cell(double v, bool per_step, bool sign = false) {
+  if (!per_step) return int_cell(int64_t(std::llround(v)), sign);
+  return "<td data-v=\"" + fixed(v, 2) + "\">" + (sign && v > 0 ? "+" : "") + fixed(v, 2) + "</td>";
+}
+
+int64_t ns(double v) { return int64_t(std::llround(v)); }
 
 std::string share(int64_t part, int64_t whole) {
   return whole > 0 ? " (" + fixed(100.0 * double(part) / double(whole), 2) + "%)" : "";
@@ -64,6 +73,11 @@ std::string diff_table(const HtmlBaseline& b, size_t rows) {
   out += ". Self CPU time total " + format_time_us(double(d.self_cpu_total_a_ns) / 1000.0) + " in the baseline, " +
          format_time_us(double(d.self_cpu_total_b_ns) / 1000.0) +
          " here; + means more here. Largest change in self CPU time first.</p>";
+  if (d.per_step)
+    out += "<p>Per-step averages: the baseline recorded " + std::to_string(d.steps_a) + " steps, this run " +
+           std::to_string(d.steps_b) + "; calls and times are each side's totals divided by its steps.</p>";
+  for (const std::string& w : d.warnings)
+    out += "<p class=\"bad\">The two recordings differ in how they were recorded: " + html_escape(w) + ".</p>";
   if (d.dropped_a || d.dropped_b)
     out += "<p class=\"drops bad\">Events were dropped (ring full): " + std::to_string(d.dropped_a) +
            " in the baseline, " + std::to_string(d.dropped_b) +
@@ -77,10 +91,12 @@ std::string diff_table(const HtmlBaseline& b, size_t rows) {
   for (size_t i = 0; i < n; ++i) {
     const diff::Row& row = d.rows[i];
     const char* change = row.in_a && row.in_b ? "" : row.in_a ? "removed" : "added";
-    out += "<tr><td>" + html_escape(row.name) + "</td><td>" + change + "</td>" + int_cell(int64_t(row.a.count)) +
-           int_cell(int64_t(row.b.count)) + int_cell(row.delta_calls(), true) + time_cell(row.a.self_cpu_ns) +
-           time_cell(row.b.self_cpu_ns) + signed_time_cell(row.delta_self_cpu_ns()) + time_cell(row.a.cpu_total_ns) +
-           time_cell(row.b.cpu_total_ns) + signed_time_cell(row.delta_cpu_total_ns()) + "</tr>";
+    out += "<tr><td>" + html_escape(row.name) + "</td><td>" + change + "</td>" + calls_cell(row.calls_a(), d.per_step) +
+           calls_cell(row.calls_b(), d.per_step) + calls_cell(row.calls_b() - row.calls_a(), d.per_step, true) +
+           time_cell(ns(row.self_cpu_a_ns())) + time_cell(ns(row.self_cpu_b_ns())) +
+           signed_time_cell(ns(row.self_cpu_b_ns() - row.self_cpu_a_ns())) + time_cell(ns(row.cpu_total_a_ns())) +
+           time_cell(ns(row.cpu_total_b_ns())) + signed_time_cell(ns(row.cpu_total_b_ns() - row.cpu_total_a_ns())) +
+           "</tr>";
   }
   out += "</tbody></table>";
   if (n < d.rows.size())

@@ -6,24 +6,11 @@
 #include <vector>
 
 #include "report/event_tree.hpp"
-#include "stacks/elf_symbols.hpp"
+#include "stacks/native_frames.hpp"
 #include "stacks/stack_attribution.hpp"
 
 namespace ptprof::flamegraph {
 namespace {
-
-// The interpreter's own frames end the native part of a stack: above them
-// the Python frames say where the program was.
-bool is_interpreter(std::string_view module) {
-  const size_t slash = module.rfind('/');
-  const std::string_view base = slash == std::string_view::npos ? module : module.substr(slash + 1);
-  return base.starts_with("python") || base.starts_with("libpython");
-}
-
-std::string_view basename(std::string_view path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
 
 // Folded frames may not hold the separator; the count follows the last space.
 std::string clean(std::string s) {
@@ -44,30 +31,17 @@ std::optional<Metric> parse_metric(std::string_view name) {
 struct Builder::Impl {
   Metric metric;
   std::map<std::string, int64_t> folded;
-  report::detail::ElfSymbols symbols;
+  report::detail::NativeFrames native_frames;
   uint64_t with_stack = 0;
 
   std::string stack_text(const trace::Trace& t, uint32_t stack, const std::string& leaf) {
-    std::vector<std::string> python, native;
-    if (stack && stack <= t.stacks.size()) {
-      for (uint32_t f : t.stacks[stack - 1].frames) {
-        if (f >= t.frames.size()) continue;
-        const trace::Frame& fr = t.frames[f];
-        if (fr.kind == trace::FrameKind::Python) {
-          python.push_back(report::detail::frame_text(t, fr));
-          continue;
-        }
-        const std::string& module = fr.file < t.strings.size() ? t.strings[fr.file] : t.strings[0];
-        if (is_interpreter(module)) break;  // innermost first: the rest is the interpreter's and its callers'
-        std::string name = symbols.lookup(module, fr.offset);
-        if (name.empty()) {
-          char off[32];
-          std::snprintf(off, sizeof off, "+0x%llx", static_cast<unsigned long long>(fr.offset));
-          name = off;
-        }
-        native.push_back(name + " [" + std::string(basename(module)) + "]");
-      }
-    }
+    // Python frames innermost first, less none: the folded stack shows them all.
+    std::vector<std::string> python;
+    if (stack && stack <= t.stacks.size())
+      for (uint32_t f : t.stacks[stack - 1].frames)
+        if (f < t.frames.size() && t.frames[f].kind == trace::FrameKind::Python)
+          python.push_back(report::detail::frame_text(t, t.frames[f]));
+    const std::vector<std::string> native = native_frames.names(t, stack);
     std::string out;
     for (auto it = python.rbegin(); it != python.rend(); ++it) out += clean(*it) + ";";
     for (auto it = native.rbegin(); it != native.rend(); ++it) out += clean(*it) + ";";
