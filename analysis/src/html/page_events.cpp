@@ -64,9 +64,7 @@ void HtmlEvents::Impl::add(const trace::Trace& t) {
     auto [it, added] = stack_ids.try_emplace(stack, 0);
     if (added) {
       std::vector<std::string> entries = detail::stack_entries(t, stack);
-      if (entries.empty())  // native frames only
-        for (uint32_t f : t.stacks[stack - 1].frames)
-          if (f < t.frames.size()) entries.push_back(detail::frame_text(t, t.frames[f]));
+      if (entries.empty()) entries = native.names(t, stack);  // native frames only
       std::string text;
       for (const std::string& e : entries) text += (text.empty() ? "" : "\n") + e;
       it->second = intern(text);

@@ -15,6 +15,7 @@
 
 #include "ptprof/analysis/flamegraph.hpp"
 #include "ptprof/analysis/report_html.hpp"
+#include "stacks/native_frames.hpp"
 
 namespace ptprof::report {
 
@@ -56,6 +57,7 @@ struct HtmlEvents::Impl {
   std::vector<detail::PageStep> steps;
   uint64_t events = 0;                           // every event kept or not
   mutable flamegraph::Builder cpu, cuda, bytes;  // finished once, by flame_section()
+  detail::NativeFrames native;                   // an op's native stack, less the recording's frames
 
   uint32_t intern(std::string_view s);
   void add(const trace::Trace& t);
