@@ -4,7 +4,6 @@ torch (CTest sets PTPROF_PYTHON). Each test uses caches of its own, so the
 first run of a torch really builds, as on a machine that never saw it."""
 
 import os
-import shutil
 import textwrap
 
 import ptproftest as T
@@ -145,12 +144,14 @@ def test_other_python_threads_run_during_the_build():
     run (issue 28 defect 6: a heartbeat thread stopped for the whole build).
     The compiler here is a stand-in that waits for a file which only another
     Python thread of the target writes, once it sees the build started, and
-    then compiles for real: with the GIL held that thread never runs, the
-    stand-in gives up and the build fails (no operators, one failure line)."""
+    then "compiles": it copies this torch's bridge from the fixture's cache
+    to where the builder asked (no second real compile). With the GIL held
+    that thread never runs, the stand-in gives up and the build fails (no
+    operators, one failure line)."""
+    fixture = T.run_ptprof(["bridge", "build", "--python", T.PYTHON], env=T.clean_env())
+    T.check_eq(fixture.returncode, 0, "the fixture's bridge\n" + T.describe(fixture))
+    library = fixture.stdout.strip()
     with T.tempdir() as d:
-        real = shutil.which("c++") or shutil.which("g++")
-        if not real:
-            T.skip("no C++ compiler on PATH")
         started = os.path.join(d, "compiler-started")
         answered = os.path.join(d, "thread-answered")
         compiler = write(os.path.join(d, "waiting-c++"), """\
@@ -162,8 +163,12 @@ def test_other_python_threads_run_during_the_build():
               if [ $i -gt 600 ]; then echo "error: no Python thread of the target ran during the build" >&2; exit 1; fi
               sleep 0.05
             done
-            exec %s "$@"
-        """ % (started, answered, real))
+            while [ $# -gt 0 ]; do
+              if [ "$1" = -o ]; then out=$2; fi
+              shift
+            done
+            exec cp %s "$out"
+        """ % (started, answered, library))
         os.chmod(compiler, 0o755)
         script = write(os.path.join(d, "threads.py"), """
             import os, threading, time
