@@ -41,6 +41,8 @@ const PythonApi* PythonRuntime::resolve() {
     if (ok) {
       if (!find(a.is_finalizing, "Py_IsFinalizing")) find(a.is_finalizing, "_Py_IsFinalizing");
       find(a.frame_lasti, "PyFrame_GetLasti");
+      if (!find(a.save_thread, "PyEval_SaveThread") || !find(a.restore_thread, "PyEval_RestoreThread"))
+        a.save_thread = nullptr;
       const char* (*version)() = nullptr;
       const char* v = find(version, "Py_GetVersion") ? version() : "";
       if (std::strncmp(v, "3.11.", 5) == 0) a.layout = &kLayout311;

@@ -79,6 +79,8 @@ struct PythonApi {
   void (*decref)(Object*) = nullptr;                          // Py_DecRef
   void (*err_fetch)(Object**, Object**, Object**) = nullptr;  // PyErr_Fetch
   void (*err_restore)(Object*, Object*, Object*) = nullptr;   // PyErr_Restore
+  Object* (*save_thread)() = nullptr;                         // PyEval_SaveThread; may be null
+  void (*restore_thread)(Object*) = nullptr;                  // PyEval_RestoreThread; may be null
   const FrameLayout* layout = nullptr;                        // this version's, when known (3.11)
 
   // The frames of `thread` (the calling thread's state), innermost first, at
@@ -88,6 +90,31 @@ struct PythonApi {
     for (FrameCursor f(*layout, thread); f && n < max; ++f) out[n++] = *f;
     return n;
   }
+};
+
+// Lets the other Python threads run while the calling thread waits on
+// something long outside Python (the torch bridge's build: the thread is
+// inside `import torch`, holding the GIL, and every other thread would stop
+// for the whole build). Released only when the calling thread holds it; taken
+// back on destruction. A no-op without Python, or while it finalizes.
+class GilReleased {
+ public:
+  explicit GilReleased(const PythonApi* py) {
+    if (!py || !py->save_thread || !py->restore_thread) return;
+    if (py->is_finalizing && py->is_finalizing()) return;
+    if (py->gil_check() != 1 || !py->this_thread_state()) return;
+    api_ = py;
+    state_ = py->save_thread();
+  }
+  ~GilReleased() {
+    if (api_) api_->restore_thread(state_);
+  }
+  GilReleased(const GilReleased&) = delete;
+  GilReleased& operator=(const GilReleased&) = delete;
+
+ private:
+  const PythonApi* api_ = nullptr;
+  PythonApi::Object* state_ = nullptr;
 };
 
 // Resolves the API once, the first time a thread asks.

@@ -127,6 +127,10 @@ class Runtime {
 
   // The torch bridge: loaded once libtorch is in the process.
   void maybe_load_torch_bridge();
+  // Whether this process is the run's first to say the run-wide warning
+  // `bit` (wire::SaidOnce): every process of a run meets the same cache and
+  // torch, and the user needs the line once, not once per process.
+  bool first_to_say(uint32_t bit) { return !session_ || wire::claim_said_once(*session_, bit); }
   // torch's own profiler is being enabled on the calling thread
   // (torch_profiler_hooks.cpp): the bridge takes its memory reporter off
   // the thread's PROFILER_STATE slot, which torch wants empty.
@@ -172,6 +176,7 @@ class Runtime {
   void fail_region(wire::ProcessSlot& slot, int fd, const char* name, bool shm_short);
   bool same_session(int fd) const;
   bool launcher_alive() const;
+  bool sees_session_shm() const;
   void launcher_died();
   // Reserves [offset, offset + bytes) of the region's object in /dev/shm.
   bool reserve_shm(uint64_t offset, uint64_t bytes) { return reservation_.reserve(offset, bytes); }

@@ -114,13 +114,22 @@ bool Runtime::same_session(int fd) const {
   return ::fstat(fd, &st) == 0 && st.st_dev == session_dev_ && st.st_ino == session_ino_;
 }
 
+// Whether this process's /dev/shm is the one the session lies in. A process
+// that moved into a mount namespace of its own (a sandbox) may have another:
+// there a missing name says nothing about the launcher, which is then taken
+// as alive rather than declared gone for the whole run.
+bool Runtime::sees_session_shm() const {
+  struct stat st {};
+  return ::stat("/dev/shm", &st) == 0 && st.st_dev == session_dev_;
+}
+
 // The session's object, opened again by name for the test of the launcher's
 // lock: the launcher removes the name when it ends, so a name that is gone or
 // names another object means that no one drains this session any more. A
 // process out of descriptors cannot tell, and assumes the launcher alive.
 bool Runtime::launcher_alive() const {
   const int fd = ::shm_open(session_name_, O_RDWR | O_CLOEXEC, 0);
-  if (fd < 0) return errno != ENOENT;
+  if (fd < 0) return errno != ENOENT || !sees_session_shm();
   const bool alive = same_session(fd) && wire::session_lock_held(fd);
   ::close(fd);
   return alive;

@@ -60,7 +60,9 @@ std::string agent_dir() {
 // Runs `ptprof bridge build` for `torch` and waits: the process is in the
 // middle of importing torch, which waits with it (seconds, once per torch).
 // The builder tells the user what happens, on the target's stderr; it also
-// remembers a failure for the rest of the run, so that it is said once.
+// remembers a failure for the rest of the run, so that it is said once (a
+// marker in the cache, and the session's said_once where that cannot be
+// written: `--for-run` names the session).
 // Returns whether the builder said it succeeded (false when unknown).
 bool build_bridge(const bridge::TorchInstall& torch, bool allowed) {
   const char* launcher_env = std::getenv(env::kLauncher);
@@ -92,10 +94,14 @@ bool build_bridge(const bridge::TorchInstall& torch, bool allowed) {
   int rc = posix_spawn(&pid, launcher.c_str(), &actions, nullptr, const_cast<char**>(argv), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
-    log(Level::Warn, "no torch bridge for torch %s and cannot run %s to build one (%s); operator events are off",
-        torch.version.c_str(), launcher.c_str(), std::strerror(rc));
+    if (g_runtime.first_to_say(wire::kSaidBuilderMissing))
+      log(Level::Warn, "no torch bridge for torch %s and cannot run %s to build one (%s); operator events are off",
+          torch.version.c_str(), launcher.c_str(), std::strerror(rc));
     return false;
   }
+  // The import holds the GIL: without this every other Python thread of the
+  // target (a heartbeat, a data loader) stops until the build is done.
+  GilReleased others_run(g_runtime.python().api());
   int status = 0;
   // ECHILD: the target ignores SIGCHLD, so the child was reaped for us; the
   // caller looks for the bridge either way.
@@ -110,8 +116,9 @@ bool build_bridge(const bridge::TorchInstall& torch, bool allowed) {
 std::string explicit_bridge(const char* path) {
   auto verdict = bridge::check_explicit(path);
   if (verdict.ok()) return path;
-  log(Level::Warn, "refusing the torch bridge %s=%s: %s; operator events are off", env::kTorchBridge, path,
-      verdict.why.c_str());
+  if (g_runtime.first_to_say(wire::kSaidBridgeRefused))
+    log(Level::Warn, "refusing the torch bridge %s=%s: %s; operator events are off", env::kTorchBridge, path,
+        verdict.why.c_str());
   return {};
 }
 
@@ -126,8 +133,9 @@ std::string prebuilt_bridge(const bridge::TorchInstall& torch) {
     auto verdict = bridge::check_entry(root, key, &torch, bridge::kSourceHash);
     if (verdict.kind == bridge::Verdict::Kind::Missing) continue;
     if (!verdict.ok()) {
-      log(Level::Warn, "skipping the prebuilt torch bridge for torch %s: %s", torch.version.c_str(),
-          verdict.why.c_str());
+      if (g_runtime.first_to_say(wire::kSaidPrebuiltSkipped))
+        log(Level::Warn, "skipping the prebuilt torch bridge for torch %s: %s", torch.version.c_str(),
+            verdict.why.c_str());
       continue;
     }
     std::string prebuilt = root;
@@ -149,16 +157,18 @@ std::string find_bridge(const Config& config) {
   if (loaded.size() != 1) {
     std::string paths;
     for (const auto& t : loaded) paths += (paths.empty() ? "" : ", ") + t.path;
-    log(Level::Warn, "the process has %zu torch libraries (%s); operator events are off", loaded.size(),
-        loaded.empty() ? "libtorch without libtorch_cpu" : paths.c_str());
+    if (g_runtime.first_to_say(wire::kSaidTorchLibraries))
+      log(Level::Warn, "the process has %zu torch libraries (%s); operator events are off", loaded.size(),
+          loaded.empty() ? "libtorch without libtorch_cpu" : paths.c_str());
     return {};
   }
   const auto torch = bridge::describe_torch(loaded.front().path);
   const std::string& root = config.bridge_cache;  // read at start: a chdir since must not move it
   if (torch.library.empty() || root.empty()) {
-    log(Level::Warn, "%s; operator events are off",
-        root.empty() ? "no bridge cache directory (set PTPROF_BRIDGE_CACHE, XDG_CACHE_HOME or HOME)"
-                     : "cannot read the process's libtorch_cpu");
+    if (g_runtime.first_to_say(wire::kSaidNoBridgeCache))
+      log(Level::Warn, "%s; operator events are off",
+          root.empty() ? "no bridge cache directory (set PTPROF_BRIDGE_CACHE, XDG_CACHE_HOME or HOME)"
+                       : "cannot read the process's libtorch_cpu");
     return {};
   }
   const std::string key = bridge::cache_key(torch, bridge::kSourceHash);
@@ -167,8 +177,9 @@ std::string find_bridge(const Config& config) {
   auto cached = bridge::check_entry(root, key, &torch, bridge::kSourceHash);
   if (cached.ok()) return path;
   if (cached.kind == bridge::Verdict::Kind::Untrusted) {
-    log(Level::Warn, "refusing the torch bridge cache: %s; operator events are off (docs/security.md)",
-        cached.why.c_str());
+    if (g_runtime.first_to_say(wire::kSaidBridgeRefused))
+      log(Level::Warn, "refusing the torch bridge cache: %s; operator events are off (docs/security.md)",
+          cached.why.c_str());
     return {};
   }
   // Missing, or broken: the builder replaces a broken entry and says so.
@@ -179,7 +190,7 @@ std::string find_bridge(const Config& config) {
   const bool built = build_bridge(torch, config.bridge_build);
   auto after = bridge::check_entry(root, key, &torch, bridge::kSourceHash);
   if (after.ok()) return path;
-  if (built)  // the builder and this agent disagree: a ptprof of another build?
+  if (built && g_runtime.first_to_say(wire::kSaidBuiltUnusable))  // the builder and this agent disagree
     log(Level::Warn, "the torch bridge was built but %s; operator events are off",
         after.why.empty() ? ("is not at " + path).c_str() : after.why.c_str());
   return {};
@@ -205,8 +216,9 @@ void Runtime::maybe_load_torch_bridge() {
   void* h = real_dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char* err = dlerror();
-    log(Level::Warn, "torch bridge %s could not be loaded (%s); operator events are off", path.c_str(),
-        err ? err : "unknown error");
+    if (first_to_say(wire::kSaidBridgeLoadFailed))
+      log(Level::Warn, "torch bridge %s could not be loaded (%s); operator events are off", path.c_str(),
+          err ? err : "unknown error");
     bridge_state_.store(BridgeState::Failed, std::memory_order_release);
     return;
   }
@@ -218,7 +230,7 @@ void Runtime::maybe_load_torch_bridge() {
     const char* said = !init    ? "torch bridge has no ptprof_torch_bridge_init; operator events are off"
                        : why[0] ? why
                                 : "torch bridge failed to initialise and gave no reason; operator events are off";
-    log(Level::Warn, "%s", said);
+    if (first_to_say(wire::kSaidBridgeLoadFailed)) log(Level::Warn, "%s", said);
     bridge_state_.store(BridgeState::Failed, std::memory_order_release);
     return;
   }

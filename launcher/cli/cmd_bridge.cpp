@@ -17,6 +17,7 @@
 
 #include "bridge/bridge_builder.hpp"
 #include "cli/commands.hpp"
+#include "collect/live_sessions.hpp"
 #include "process/install_paths.hpp"
 #include "process/subprocess.hpp"
 #include "ptprof/bridge_kit.hpp"
@@ -81,6 +82,16 @@ std::string how_to_build_elsewhere(const bridge::TorchInstall& torch) {
   return "ptprof bridge build --libtorch " + torch.library;
 }
 
+// Whether this builder is the first of the run (the session --for-run names)
+// to report a failure. The marker in the cache remembers one too, but a cache
+// that cannot be written (read-only, no such directory) keeps no marker, and
+// every process of the run would say the same line. True when the session
+// cannot be opened: then saying it again beats saying nothing.
+bool first_failure_of_run(const std::string& session) {
+  auto live = launcher::LiveSession::open(session);
+  return !live || wire::claim_said_once(*(*live)->header(), wire::kSaidBuildFailed);
+}
+
 int build(const BuildOptions& o) {
   if (o.python.empty() == o.libtorch.empty()) {
     spdlog::error("bridge build: give exactly one of --python PY or --libtorch PATH");
@@ -140,7 +151,7 @@ int build(const BuildOptions& o) {
       break;
   }
   // One line, whether or not "building..." began it.
-  if (for_run && r.failed_before) return 1;  // said once in this run already
+  if (for_run && (r.failed_before || !first_failure_of_run(o.run_id))) return 1;  // said once in this run already
   std::string line = r.compile_started ? "failed: " + r.error
                                        : (for_run ? "ptprof: " : "ptprof bridge build: ") +
                                              std::string("cannot build the torch bridge for torch ") +

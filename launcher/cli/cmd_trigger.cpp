@@ -4,6 +4,7 @@
 // next 10 s) into a new window file, with those options for that window,
 // waits for the file and prints its path.
 #include <linux/futex.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -80,6 +81,26 @@ Result<std::unique_ptr<launcher::LiveSession>> find_session(const TriggerOptions
                                           "(see `ptprof sessions`)");
 }
 
+// Claims the right to write request seq + 1: moves trigger_claim from seq to
+// seq + 1 (a compare-and-swap), or takes over a claim of seq + 1 whose
+// holder died before publishing it (killed between claim and publish; it
+// would otherwise refuse every later trigger of the run). A holder that has
+// not yet written its pid is taken as alive.
+bool claim_request(wire::SessionHeader& h, uint32_t seq) {
+  const int32_t me = int32_t(::getpid());
+  uint32_t expected = seq;
+  if (h.trigger_claim.compare_exchange_strong(expected, seq + 1, std::memory_order_acq_rel)) {
+    h.trigger_claimer.store(me, std::memory_order_release);  // 0 until here: taken as alive
+    return true;
+  }
+  if (expected != seq + 1 || h.trigger_seq.load(std::memory_order_acquire) != seq) return false;
+  int32_t holder = h.trigger_claimer.load(std::memory_order_acquire);
+  if (holder <= 0 || holder == me || ::kill(holder, 0) == 0 || errno != ESRCH) return false;
+  if (!h.trigger_claimer.compare_exchange_strong(holder, me, std::memory_order_acq_rel)) return false;
+  spdlog::warn("trigger: the trigger (pid {}) that claimed window {} is gone; requesting it instead", holder, seq);
+  return true;
+}
+
 int trigger(const TriggerOptions& o) {
   if (o.steps.has_value() == !o.duration.empty()) {
     spdlog::error("trigger: give exactly one of --steps N or --duration T (e.g. 10s, 500ms, 2m)");
@@ -114,7 +135,7 @@ int trigger(const TriggerOptions& o) {
     return 1;
   }
   // Check-then-write would let two triggers both write request seq + 1.
-  if (uint32_t expected = seq; !h.trigger_claim.compare_exchange_strong(expected, seq + 1, std::memory_order_acq_rel)) {
+  if (!claim_request(h, seq)) {
     spdlog::error("trigger: another trigger is requesting window {} of session {}; try again when it is written", seq,
                   s.name().substr(1));
     return 1;
@@ -123,6 +144,10 @@ int trigger(const TriggerOptions& o) {
   h.trigger_steps = o.steps.value_or(0);
   h.trigger_duration_ns = duration_ns.value_or(0);
   h.trigger_options = window_options(o);
+  // Cleared before publishing: a pid left there would look like a dead
+  // holder of the next request's claim, in the instant before its owner
+  // writes its own.
+  h.trigger_claimer.store(0, std::memory_order_release);
   h.trigger_seq.store(seq + 1, std::memory_order_release);
   wake_watchers(&h.trigger_seq);
   std::fprintf(stderr, "ptprof: trigger: window %u of session %s requested (%s); waiting for it\n", seq,

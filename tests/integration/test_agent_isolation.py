@@ -60,6 +60,24 @@ def test_program_that_closes_all_descriptors_keeps_its_files_and_events():
         T.check("" not in rows, "no row without a name")
 
 
+def test_program_in_a_mount_namespace_of_its_own_is_still_profiled():
+    """own_dev_shm records, moves into a mount namespace with a /dev/shm of
+    its own (where the session's name is not), then records from a new
+    thread. The agent took the missing name for a dead launcher: it said
+    "the launcher of session ... is gone" and the thread's marks were lost."""
+    with T.tempdir() as d:
+        out = os.path.join(d, "out")
+        proc = T.run_ptprof(["run", "-o", out, "--", os.path.join(PROGRAMS, "own_dev_shm")])
+        if proc.returncode == 77:
+            T.skip("no mount namespace here: " + proc.stdout.strip())
+        T.check_eq(proc.returncode, 0, T.describe(proc))
+        T.check("is gone" not in proc.stderr, "no false 'launcher is gone'\n" + T.describe(proc))
+        rows = {r["name"]: r["calls"] for r in T.report_json(out)["rows"]}
+        T.check_eq(rows.get("own-shm.before"), 1, "the mark before\n" + T.describe(proc))
+        T.check_eq(rows.get("own-shm.thread"), 10, "the new thread's marks\n" + T.describe(proc))
+        T.check_eq(rows.get("own-shm.after"), 1, "the mark after\n" + T.describe(proc))
+
+
 def test_dlopen_of_origin_relative_path_with_the_agent_preloaded():
     """glibc expands $ORIGIN to the directory of dlopen's caller: the agent's
     dlopen wrapper, when it called the real dlopen itself, made that the

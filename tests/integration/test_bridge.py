@@ -114,6 +114,82 @@ def test_on_demand_build_can_be_turned_off():
         T.check(said and "ptprof bridge build" in said[0], "the line says how to build one: %r" % said)
 
 
+def test_no_cache_directory_one_line_per_run():
+    """No PTPROF_BRIDGE_CACHE, XDG_CACHE_HOME or HOME: there is no cache to
+    remember the failure in, yet the run says it once, not once per process
+    (issue 28 defect 9; it was said by each of the two processes)."""
+    with T.tempdir() as d:
+        env = T.clean_env(PTPROF_BRIDGE_CACHE=None, XDG_CACHE_HOME=None, HOME=None)
+        said = check_fallback(env, d, "no bridge cache directory")
+        T.check(said and "PTPROF_BRIDGE_CACHE" in said[0], "the line says what to set: %r" % said)
+
+
+def test_unwritable_cache_one_line_per_run():
+    """A cache that cannot be created (its parent is a file: it fails for
+    root too, unlike a read-only directory): the builder cannot write its
+    failure marker there, yet the run says the failure once (issue 28
+    defect 9; it was said by each of the two processes)."""
+    with T.tempdir() as d:
+        blocker = os.path.join(d, "not-a-directory")
+        with open(blocker, "w") as f:
+            f.write("a file where the cache's parent should be\n")
+        env = T.clean_env(PTPROF_BRIDGE_CACHE=os.path.join(blocker, "cache"))
+        said = check_fallback(env, d, CANNOT)
+        T.check(said and "not-a-directory" in said[0], "the line names the cache: %r" % said)
+
+
+def test_other_python_threads_run_during_the_build():
+    """The importing thread holds the GIL while the bridge is built; the
+    agent releases it while it waits, so the target's other Python threads
+    run (issue 28 defect 6: a heartbeat thread stopped for the whole build).
+    The compiler here is a stand-in that waits for a file which only another
+    Python thread of the target writes, once it sees the build started, and
+    then "compiles": it copies this torch's bridge from the fixture's cache
+    to where the builder asked (no second real compile). With the GIL held
+    that thread never runs, the stand-in gives up and the build fails (no
+    operators, one failure line)."""
+    fixture = T.run_ptprof(["bridge", "build", "--python", T.PYTHON], env=T.clean_env())
+    T.check_eq(fixture.returncode, 0, "the fixture's bridge\n" + T.describe(fixture))
+    library = fixture.stdout.strip()
+    with T.tempdir() as d:
+        started = os.path.join(d, "compiler-started")
+        answered = os.path.join(d, "thread-answered")
+        compiler = write(os.path.join(d, "waiting-c++"), """\
+            #!/bin/sh
+            : > %s
+            i=0
+            while [ ! -e %s ]; do
+              i=$((i + 1))
+              if [ $i -gt 600 ]; then echo "error: no Python thread of the target ran during the build" >&2; exit 1; fi
+              sleep 0.05
+            done
+            while [ $# -gt 0 ]; do
+              if [ "$1" = -o ]; then out=$2; fi
+              shift
+            done
+            exec cp %s "$out"
+        """ % (started, answered, library))
+        os.chmod(compiler, 0o755)
+        script = write(os.path.join(d, "threads.py"), """
+            import os, threading, time
+            def answer():
+                while not os.path.exists(%r):
+                    time.sleep(0.01)
+                open(%r, "w").close()
+            threading.Thread(target=answer, daemon=True).start()
+            import torch
+            for _ in range(3):
+                torch.ones(4).add_(1)
+        """ % (started, answered))
+        env = T.clean_env(PTPROF_BRIDGE_CACHE=os.path.join(d, "cache"), CXX=compiler)
+        out = os.path.join(d, "out")
+        proc = T.run_ptprof(["run", "-o", out, "--", T.PYTHON, script], env=env)
+        T.check_eq(proc.returncode, 0, "run\n" + T.describe(proc))
+        T.check_eq(lines_with(proc.stderr, CANNOT) + lines_with(proc.stderr, "failed:"), [],
+                   "the build succeeded:\n" + proc.stderr)
+        T.check_eq(op_rows(out).get("aten::add_"), 3, "operators recorded with the bridge built meanwhile")
+
+
 def test_two_processes_build_once():
     """Two processes meeting the same new torch at once (two ranks): one
     builds, the other waits for it, both record operators."""

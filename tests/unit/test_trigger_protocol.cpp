@@ -125,3 +125,36 @@ TEST_CASE("trigger: a request another trigger has claimed is refused, not writte
   CHECK(trig.status == 0);
   family.stop();
 }
+
+TEST_CASE("trigger: a claim whose trigger died before publishing does not block later triggers",
+          "[launcher][trigger]") {
+  TempDir dir;
+  FamilyRun family(dir.path);
+  const std::string session = family.session();
+  REQUIRE(!session.empty());
+  // A pid that is certainly gone: a child already reaped.
+  const pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  REQUIRE(dead > 0);
+  REQUIRE(::waitpid(dead, nullptr, 0) == dead);
+  {
+    // A trigger killed between its claim and its request: trigger_claim
+    // holds seq + 1, trigger_seq is still seq, its pid is the claimer's.
+    auto s = ptprof::launcher::LiveSession::open(session);
+    REQUIRE(s);
+    ptprof::wire::SessionHeader& h = *(*s)->header();
+    const uint32_t seq = h.trigger_seq.load();
+    h.trigger_claim.store(seq + 1);
+    h.trigger_claimer.store(int32_t(dead));
+  }
+  auto trig = sh("(" + kPtprof + " trigger --session " + session + " --steps 1)");
+  INFO(trig.output);
+  CHECK(trig.status == 0);
+  CHECK(trig.output.find("is gone; requesting it instead") != std::string::npos);
+  {
+    auto s = ptprof::launcher::LiveSession::open(session);
+    REQUIRE(s);
+    CHECK((*s)->header()->trigger_claimer.load() == 0);  // cleared when the request was published
+  }
+  family.stop();
+}

@@ -31,8 +31,9 @@ namespace ptprof::wire {
 
 constexpr uint64_t kSessionMagic = 0x31534650'52505450ull;  // "PTPRPFS1"
 constexpr uint64_t kProcessMagic = 0x31524650'52505450ull;  // "PTPRPFR1"
-constexpr uint32_t kWireVersion = 5;  // 5: the string arena's capacity is the agent's (PTPROF_NAMES_MB); steps ended
-                                      // and step-rule counts in ProcessHeader
+constexpr uint32_t kWireVersion = 6;  // 5: the string arena's capacity is the agent's (PTPROF_NAMES_MB); steps ended
+                                      // and step-rule counts in ProcessHeader; 6: SessionHeader::said_once,
+                                      // trigger_claimer
 
 constexpr uint32_t kMaxProcesses = 4096;
 constexpr size_t kTriggerPathsBytes = 256u << 10;
@@ -102,7 +103,13 @@ struct SessionHeader {
   // both write one request.
   std::atomic<uint32_t> trigger_claim;
   uint32_t trigger_paths_left;  // files of the window not in trigger_paths (it was full)
-  char pad[8];
+  // Warnings said once per run, however many processes meet the same
+  // problem: a Said* bit, claimed with claim_said_once by the first to say it.
+  std::atomic<uint32_t> said_once;
+  // The pid of the trigger holding trigger_claim (0: none, or not yet
+  // written): a trigger killed between its claim and its request would block
+  // every later one; they take over a claim whose holder is gone.
+  std::atomic<int32_t> trigger_claimer;
   ProcessSlot slots[kMaxProcesses];
   // What `ptprof sessions` shows, written before the target starts.
   char output[1024];
@@ -225,7 +232,8 @@ static_assert(offsetof(SessionHeader, ring_bytes) == 16 && offsetof(SessionHeade
               offsetof(SessionHeader, shm_short_processes) == 96 && offsetof(SessionHeader, launcher_gone) == 100 &&
               offsetof(SessionHeader, trigger_seq) == 104 && offsetof(SessionHeader, trigger_done) == 128 &&
               offsetof(SessionHeader, trigger_options) == 140 && offsetof(SessionHeader, trigger_claim) == 144 &&
-              offsetof(SessionHeader, trigger_paths_left) == 148 && offsetof(SessionHeader, slots) == 160);
+              offsetof(SessionHeader, trigger_paths_left) == 148 && offsetof(SessionHeader, said_once) == 152 &&
+              offsetof(SessionHeader, trigger_claimer) == 156 && offsetof(SessionHeader, slots) == 160);
 static_assert(sizeof(SessionHeader) == 160 + sizeof(ProcessSlot) * kMaxProcesses + 1024 + 1024 + kTriggerPathsBytes);
 static_assert(sizeof(ThreadSlot) == 64 && offsetof(ThreadSlot, name) == 8);
 static_assert(sizeof(Boundary) == 24);
@@ -340,6 +348,27 @@ inline bool is_region_of(std::string_view region, std::string_view session) {
   for (char c : region.substr(prefix.size() + 1))
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
   return true;
+}
+
+// The run-wide warnings: every process of a run meets the same bridge cache
+// and the same torch, so each says its line once per run, not once per
+// process (issue 28 defect 9: with no writable cache there is no marker file
+// to remember it by). The agent claims them; so does `ptprof bridge build
+// --for-run`, which opens the session by name.
+enum SaidOnce : uint32_t {
+  kSaidNoBridgeCache = 1u << 0,     // no cache directory, or libtorch_cpu unreadable
+  kSaidBridgeRefused = 1u << 1,     // the cache (or PTPROF_TORCH_BRIDGE) fails the trust check
+  kSaidTorchLibraries = 1u << 2,    // not exactly one torch in the process
+  kSaidPrebuiltSkipped = 1u << 3,   // a prebuilt bridge failed its check
+  kSaidBuilderMissing = 1u << 4,    // the builder could not be started
+  kSaidBuildFailed = 1u << 5,       // the builder's failure line
+  kSaidBuiltUnusable = 1u << 6,     // built, yet the agent's check refuses it
+  kSaidBridgeLoadFailed = 1u << 7,  // dlopen or the bridge's initialisation failed
+};
+
+// True for the first caller of the run to claim `bit`: that one says it.
+inline bool claim_said_once(SessionHeader& s, uint32_t bit) {
+  return (s.said_once.fetch_or(bit, std::memory_order_acq_rel) & bit) == 0;
 }
 
 // Environment variable through which the launcher hands the session over.
