@@ -70,6 +70,11 @@ struct ProcessSlot {
   std::atomic<uint32_t> state{0};  // SlotState
   int32_t pid = 0;
   int32_t ppid = 0;
+  // The process's window word (window_word(), schedule.hpp), read and
+  // written through std::atomic_ref and woken as a shared futex: its
+  // children without steps of their own follow its windows (issue 23). In
+  // the session, which every agent maps, because a region's name is gone
+  // once the launcher has mapped it.
   uint32_t reserved = 0;
   char region[64] = {};  // shm name of the process region
 };
@@ -197,10 +202,9 @@ struct ProcessHeader {
   std::atomic<uint32_t> step_candidates[4] = {};
   // Set once `auto` (PTPROF_STEP=auto) chose its rule: StepRule::Kind + 1.
   std::atomic<uint32_t> auto_rule{0};
-  // The window this process is in, for its children to follow
-  // (window_word(), schedule.hpp): changed at every WindowBegin and
-  // WindowEnd and at exit, and then woken (a shared futex), so that a child
-  // without steps of its own opens and ends its windows with this process.
+  // The window this process is in (window_word(), schedule.hpp), changed at
+  // every WindowBegin and WindowEnd and at exit; its children follow the
+  // copy in its session slot (ProcessSlot::reserved).
   std::atomic<uint32_t> window_state{0};
   // The pid of the ancestor whose windows this process follows (it has
   // ended no step of its own); 0: none, it runs its own schedule.
