@@ -13,6 +13,7 @@
 #include "ptprof/analysis/export.hpp"
 #include "ptprof/analysis/report.hpp"
 #include "ptprof/analysis/report_format.hpp"
+#include "ptprof/shm_abi.hpp"
 #include "test_format_fixtures.hpp"
 #include "test_report_json.hpp"
 
