@@ -10,33 +10,12 @@
 // and closes it when the time has passed, in the middle of a step or in a job
 // that has no steps at all (trigger_by_time). The watcher never records an
 // event; it applies its decisions under step_mu_, as a step boundary does.
-#include <linux/futex.h>
-#include <pthread.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <csignal>
-#include <ctime>
-
+#include "agent_thread.hpp"
 #include "log.hpp"
 #include "ptprof/trigger_request.hpp"
 #include "window_controller.hpp"
 
 namespace ptprof::agent {
-namespace {
-
-constexpr uint64_t kNsPerSecond = 1'000'000'000ull;
-
-// Sleeps while *word == expected, at most `timeout_ns` (0: no limit). Not a
-// private futex: `ptprof trigger` wakes it from another process.
-void futex_wait(const std::atomic<uint32_t>* word, uint32_t expected, uint64_t timeout_ns) {
-  timespec ts{};
-  ts.tv_sec = time_t(timeout_ns / kNsPerSecond);
-  ts.tv_nsec = long(timeout_ns % kNsPerSecond);
-  ::syscall(SYS_futex, word, FUTEX_WAIT, expected, timeout_ns ? &ts : nullptr, nullptr, 0);
-}
-
-}  // namespace
 
 void* WindowController::trigger_watcher_main(void* self) {
   static_cast<WindowController*>(self)->watch_triggers();
@@ -100,28 +79,11 @@ StepTransition WindowController::trigger_by_time(uint32_t seq, uint64_t now_ns) 
   return t;
 }
 
-// Blocks every signal in the new thread (a process-directed signal is the
-// program's, for its own threads) and names it, so that a user who lists the
-// process's threads sees whose it is.
 void WindowController::start_trigger_watcher() {
-  sigset_t all;
-  sigset_t old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  pthread_attr_setstacksize(&attr, 64u << 10);
-  pthread_t thread;
-  const int rc = pthread_create(&thread, &attr, trigger_watcher_main, this);
-  pthread_attr_destroy(&attr);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  if (rc != 0) {
+  int error = 0;
+  if (!start_agent_thread(trigger_watcher_main, this, "ptprof-trigger", &error))
     log(Level::Warn, "cannot start the trigger watcher (error %d): a --duration trigger opens and ends at steps only",
-        rc);
-    return;
-  }
-  pthread_setname_np(thread, "ptprof-trigger");
+        error);
 }
 
 // The watcher's loop: apply trigger_by_time, sleep until the next request or
@@ -143,7 +105,7 @@ void WindowController::watch_triggers() {
       }
     }
     notify_window_end(ended);  // outside step_mu_: the CUPTI flush takes it
-    futex_wait(&session_->trigger_seq, seq, timeout_ns);
+    futex_wait_shared(&session_->trigger_seq, seq, timeout_ns);
   }
 }
 

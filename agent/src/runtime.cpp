@@ -11,6 +11,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "ancestor_slot.hpp"
 #include "cost_calibration.hpp"
 #include "log.hpp"
 #include "thread_state.hpp"
@@ -87,6 +88,7 @@ void Runtime::start() {
   pthread_atfork(on_prepare, on_parent, on_child);
   std::atexit(on_exit);
   active_.store(true, std::memory_order_release);
+  find_ancestor();
   windows_.begin();
   check_for_cuda();  // a program linked against CUDA has it loaded already
   log(Level::Debug, "registered in session %s", session);
@@ -313,6 +315,10 @@ void Runtime::stop() {
 
 void Runtime::before_fork() {
   if (!active()) return;
+  // Before any lock: reading the frames may take Python's own.
+  fork_role_ = role_of_fork_child(*python_);
+  if (fork_role_.role == wire::ProcessRole::Unknown && role_.role == wire::ProcessRole::CompileWorker)
+    fork_role_ = role_;  // a compile worker's children are compile workers
   windows_.lock_for_fork();
   native_->lock_for_fork();
   intern_mu_.lock();
@@ -355,9 +361,16 @@ void Runtime::after_fork_child() {
   reservation_.release();
   region_ = nullptr;
   header_ = nullptr;
+  role_ = fork_role_;
   if (!create_region()) return;
   active_.store(true, std::memory_order_release);
+  find_ancestor();  // the parent now, which was the ancestor's child
   windows_.continue_in_child();
+}
+
+// Under a schedule only: without one every process records its whole life.
+void Runtime::find_ancestor() {
+  windows_.follow(config_->schedule.enabled ? find_ancestor_slot(*session_, slot_) : nullptr);
 }
 
 void Runtime::publish_op_cost(uint32_t ps) {

@@ -47,6 +47,7 @@
 #include "cupti_consumer.hpp"
 #include "native_stack.hpp"
 #include "no_destructor.hpp"
+#include "process_role.hpp"
 #include "ptprof/clock.hpp"
 #include "ptprof/config.hpp"
 #include "ptprof/cuda_status.hpp"
@@ -212,6 +213,15 @@ class Runtime {
   ShmReservation reservation_;   // parts of the region reserved as they are needed
   uint64_t arena_reserved_ = 0;  // bytes of the string arena reserved so far
   wire::ProcessHeader* header_ = nullptr;
+  // This process's slot in the session, and the nearest ancestor's
+  // (ancestor_slot.hpp), whose windows this process follows under a
+  // schedule (window_controller.hpp: follow).
+  wire::ProcessSlot* slot_ = nullptr;
+  void find_ancestor();
+  // This process's role (process_role.hpp), and the one the next fork's
+  // child gets (set in the prepare handler; the child's copy becomes its own).
+  ProcessRoleInfo role_;
+  ProcessRoleInfo fork_role_;
   // Whether a scope called `name` ends a step; counts what some rule would
   // end a step at, for the run's summary.
   bool step_ends_at(std::string_view name);

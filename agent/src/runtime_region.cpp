@@ -231,6 +231,9 @@ wire::ProcessHeader* Runtime::init_region_header(void* region, uint64_t ring_byt
   h->start_monotonic_ns = clock::monotonic_ns();
   read_cmdline(h->cmdline, sizeof h->cmdline);
   read_distributed(*h);
+  role_ = role_at_registration(h->cmdline, role_);
+  h->role = uint32_t(role_.role);
+  h->role_index = role_.index;
   // A fork child's region says what its parent measured.
   h->record_cost_ps.store(record_cost_ps_.load(std::memory_order_relaxed), std::memory_order_relaxed);
   h->op_cost_ps.store(op_cost_ps_.load(std::memory_order_relaxed), std::memory_order_relaxed);
@@ -260,7 +263,8 @@ bool Runtime::create_region() {
   header_ = h;
   arena_reserved_ = 0;
   arena_.emplace(*h, wire::string_arena(p, *h));
-  windows_.attach(*session_, *h, clock_kind_);
+  slot_ = &slot;
+  windows_.attach(*session_, slot, *h, clock_kind_);
 
   slot.pid = h->pid;
   slot.ppid = h->ppid;

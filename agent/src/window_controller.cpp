@@ -1,5 +1,7 @@
 #include "window_controller.hpp"
 
+#include "agent_thread.hpp"
+#include "ancestor_slot.hpp"
 #include "boundary_publisher.hpp"
 #include "cupti_consumer.hpp"
 #include "ptprof/bridge_api.h"
@@ -18,14 +20,34 @@ void WindowController::configure(const Config& config, CuptiConsumer& cupti) {
   window_options_.store(run_options_, std::memory_order_relaxed);
 }
 
-void WindowController::attach(wire::SessionHeader& session, wire::ProcessHeader& header, clock::Kind clock) {
+void WindowController::attach(wire::SessionHeader& session, wire::ProcessSlot& slot, wire::ProcessHeader& header,
+                              clock::Kind clock) {
   session_ = &session;
+  slot_ = &slot;
   header_ = &header;
   clock_kind_ = clock;
 }
 
 void WindowController::begin() {
-  if (config_->step.kind != StepRule::Kind::CudaProfilerApi) {
+  // A child started by exec (spawn, a subprocess, a rank) is in its
+  // ancestor's window, if one is open, until its first step of its own;
+  // unless the schedule records step 0 (no wait, warmup or skip_first),
+  // which is then its own, as a rank's first step under torchrun.
+  if (follows() && !Schedule::records(config_->schedule.action(0))) {
+    // Its first transition here, before the program runs: a child spawned
+    // inside the ancestor's window records from its start.
+    std::optional<uint32_t> ended;
+    {
+      std::lock_guard lock(step_mu_);
+      following_ = true;
+      header_->follows_pid.store(ancestor_->pid, std::memory_order_relaxed);
+      const StepTransition t =
+          follow_transition(windows_, slot_window_word(*ancestor_).load(std::memory_order_acquire));
+      if (t.begin_window) ended = apply(t, clock::ticks_ordered(clock_kind_));
+    }
+    notify_window_end(ended);
+    start_follower();
+  } else if (config_->step.kind != StepRule::Kind::CudaProfilerApi) {
     const uint64_t t = clock::ticks_ordered(clock_kind_);
     std::lock_guard lock(step_mu_);
     apply_step(0, t, /*first=*/true);
@@ -63,6 +85,7 @@ std::optional<uint32_t> WindowController::apply(const StepTransition& t, uint64_
       boundaries.publish(wire::BoundaryKind::WindowBegin, t.begin_at_zero ? 0 : ticks, t.after.window, step_);
     windows_ = t.after;
   }
+  publish_window_state();
   // Between a capture range's Stop and the next Start a window may stay
   // open while nothing records: memory follows both.
   const bool memory = t.recording && t.after.in_window && (window_options() & wire::kWindowMemory) != 0;
@@ -96,7 +119,9 @@ void WindowController::end_step() {
   std::optional<uint32_t> ended;
   {
     std::lock_guard lock(step_mu_);
-    ended = apply_step(step_ + 1, clock::ticks_ordered(clock_kind_), /*first=*/false);
+    const uint64_t ticks = clock::ticks_ordered(clock_kind_);
+    if (following_) ended = stop_following(ticks);
+    if (const auto own = apply_step(step_ + 1, ticks, /*first=*/false)) ended = own;
   }
   notify_window_end(ended);
 }
@@ -139,9 +164,16 @@ void WindowController::install_bridge_switch(void (*set_recording)(int)) {
   set_bridge_recording(recording());
   // No operator can run before torch is loaded: a first step still in
   // progress restarts here, so that it does not hold the import of torch.
-  if (step_ == 0 && recording()) {
+  if (step_ == 0 && recording() && !following_) {
     if (ThreadState* t = thread_state()) t->emit_instant(wire::RecordType::Step, 0, t->now());
   }
+}
+
+void WindowController::publish_window_state() { publish_window_word(window_word(windows_)); }
+
+void WindowController::publish_window_word(uint32_t word) {
+  header_->window_state.store(word, std::memory_order_relaxed);
+  if (slot_window_word(*slot_).exchange(word, std::memory_order_release) != word) futex_wake_shared(&slot_->reserved);
 }
 
 void WindowController::set_gpu_flush_protocol(bool on) {
@@ -159,6 +191,9 @@ void WindowController::stop() {
     std::lock_guard lock(step_mu_);
     stopped_ = true;
     if (windows_.in_window) open = windows_.window;
+    // The children that follow this process end its window with it.
+    const uint32_t next = windows_.in_window ? windows_.window + 1 : windows_.window;
+    publish_window_word(window_word(WindowState{next, false}));
   }
   notify_window_end(open);
 }
@@ -172,7 +207,13 @@ void WindowController::continue_in_child() {
       // no steps of its own (its parent's step goes on without it).
       BoundaryPublisher(*header_).publish(wire::BoundaryKind::WindowBegin, 0, windows_.window, step_);
     }
+    publish_window_state();
+    // The parent is this child's ancestor now (follow()); a parent that
+    // followed its own passes the following on only through its windows.
+    following_ = follows();
+    header_->follows_pid.store(following_ ? ancestor_->pid : 0, std::memory_order_relaxed);
   }
+  if (following_) start_follower();
   if (config_->on_demand) start_trigger_watcher();  // the parent's is not in this process
 }
 

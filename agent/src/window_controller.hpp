@@ -11,7 +11,12 @@
 //     capture_transition;
 //   - the trigger watcher (on_demand.cpp), a thread of the agent's own that
 //     sleeps on the session's trigger_seq and opens and closes windows that a
-//     trigger asked for by time, inside a step or with no steps.
+//     trigger asked for by time, inside a step or with no steps;
+//   - in a child process under a schedule, until it ends a step of its own,
+//     the window follower (window_follower.cpp), a thread of the agent's own
+//     that sleeps on its nearest ancestor's window word and opens and ends
+//     the same windows (follow_transition): a DataLoader worker records
+//     while its parent's window is open.
 // All of them run under step_mu_. A window's end is then told to the
 // window-end listener (the CUPTI consumer, which synchronizes the device and
 // flushes CUPTI) without step_mu_ held, and the listener answers with
@@ -53,7 +58,12 @@ class WindowController {
   // and the CUPTI consumer the windows switch.
   void configure(const Config& config, CuptiConsumer& cupti);
   // The region boundaries go to: the process's, then a fork child's own.
-  void attach(wire::SessionHeader& session, wire::ProcessHeader& header, clock::Kind clock);
+  // `slot`: the process's slot in the session, where its window word is.
+  void attach(wire::SessionHeader& session, wire::ProcessSlot& slot, wire::ProcessHeader& header, clock::Kind clock);
+  // Before begin() or continue_in_child(): the session slot of the nearest
+  // ancestor in the session (ancestor_slot.hpp; null: none), whose windows
+  // this process follows under a schedule until it ends a step of its own.
+  void follow(wire::ProcessSlot* ancestor);
   // The process is registered: step 0 begins (under cudaProfilerApi nothing
   // records before the first capture range), and the trigger watcher starts.
   void begin();
@@ -111,6 +121,22 @@ class WindowController {
   // step lock: the window's end waits for the rest (CuptiConsumer::window_ended);
   // this spreads the conversion over the window's steps.
   void flush_gpu_step();
+  // Publishes the window state for this process's children to follow (its
+  // slot's window word; also ProcessHeader::window_state) and wakes them
+  // when it changed.
+  void publish_window_state();
+  void publish_window_word(uint32_t word);
+
+  // Following the ancestor's windows (window_follower.cpp). Callers hold
+  // step_mu_ (but the thread's own).
+  bool follows() const;
+  void start_follower();
+  static void* follower_main(void* self);
+  void follow_ancestor();
+  // This process ended a step of its own: its followed window, if open,
+  // ends at `ticks`, and the process runs its own schedule from here.
+  std::optional<uint32_t> stop_following(uint64_t ticks);
+
   // The bridge's mode (bridge_api.h: PTPROF_BRIDGE_*) for `recording` in the
   // current window; the switch is called only when the mode changes.
   int bridge_mode(bool recording) const;
@@ -147,7 +173,10 @@ class WindowController {
   uint32_t trigger_seen_ = 0;
   uint64_t trigger_steps_left_ = 0;
   uint64_t trigger_deadline_ns_ = 0;
-  bool stopped_ = false;  // the process is exiting: the watcher opens no window
+  bool stopped_ = false;                   // the process is exiting: the watcher opens no window
+  wire::ProcessSlot* slot_ = nullptr;      // attach(): this process's
+  wire::ProcessSlot* ancestor_ = nullptr;  // follow()
+  bool following_ = false;                 // the windows are the ancestor's: no step of this process's has ended
   void (*bridge_set_recording_)(int) = nullptr;
   int bridge_mode_ = 0;  // last mode given to the bridge
 

@@ -219,6 +219,7 @@ launcher::CollectorOptions collector_options(const Config& config) {
   copts.run_id = launcher::new_run_id();
   copts.schedule = config.schedule.to_string();
   copts.realtime_offset_ns = int64_t(clock::realtime_ns()) - int64_t(clock::monotonic_ns());
+  copts.interrupted = launcher::run_interrupted;
   return copts;
 }
 

@@ -91,6 +91,12 @@ void print_run_summary(const launcher::Totals& t, const launcher::FileWindowSink
   std::fprintf(stderr, "ptprof: %u process%s, %u thread%s, %llu events, %llu dropped\n", t.processes,
                t.processes == 1 ? "" : "es", t.threads, t.threads == 1 ? "" : "s", (unsigned long long)t.events,
                (unsigned long long)t.dropped);
+  if (t.roles.size() > 1) {
+    std::string line;
+    for (const auto& [role, pid] : t.roles)
+      line += (line.empty() ? "" : ", ") + role + " (pid " + std::to_string(pid) + ")";
+    std::fprintf(stderr, "ptprof: processes: %s\n", line.c_str());
+  }
   print_losses(t, cut_off, grace);
   print_files(sink);
   if (!config.on_demand)

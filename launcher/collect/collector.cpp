@@ -174,6 +174,9 @@ Totals Collector::totals() {
     t.events += p->events();
     t.dropped += p->dropped();
     t.losses += p->losses();
+    const bool parent_profiled = std::any_of(processes_.begin(), processes_.end(),
+                                             [&](const auto& o) { return o != p && o->pid() == p->ppid(); });
+    t.roles.emplace_back(p->role(parent_profiled), p->pid());
   }
   t.lost_processes = session_.header()->lost_processes.load(std::memory_order_relaxed) + unattached_;
   t.shm_short_processes = session_.header()->shm_short_processes.load(std::memory_order_relaxed);

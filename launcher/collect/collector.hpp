@@ -28,6 +28,8 @@ struct Totals {
   // The process whose steps the summary speaks of: the one that ended the
   // most steps (the training or inference loop), else the first.
   StepFacts steps;
+  // Each process's role and pid, in the order they registered.
+  std::vector<std::pair<std::string, int32_t>> roles;
 };
 
 class Collector {

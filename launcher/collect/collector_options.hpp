@@ -20,6 +20,11 @@ struct CollectorOptions {
   // How often the windows being written are flushed to their .tmp files, so
   // that a launcher killed mid-run leaves them readable up to that point.
   std::chrono::milliseconds flush_interval{500};
+  // Whether the user interrupted the run (Ctrl-C, SIGTERM, SIGHUP to the
+  // launcher): a step still open when a process exits after that is the
+  // step the interrupt cut short, shown partial as after a kill, even when
+  // the program caught the KeyboardInterrupt and exited cleanly. Null: never.
+  bool (*interrupted)() = nullptr;
 };
 
 }  // namespace ptprof::launcher

@@ -3,8 +3,15 @@
 #include "ptprof/out_of_memory.hpp"
 
 #include <algorithm>
+#include "ptprof/process_role.hpp"
 
 namespace ptprof::launcher {
+
+std::string ProcessCollector::role(bool parent_profiled) const {
+  const uint32_t r = known_process_role(header_.role);
+  return process_role_text(r, r != 0 ? header_.role_index : -1, header_.dist_known ? header_.rank : -1,
+                           parent_profiled);
+}
 
 ProcessCollector::ProcessCollector(std::unique_ptr<RegionMapping> region, std::string file_stem,
                                    const CollectorOptions& opts, const clock::Converter& conv, WindowSink& sink)
@@ -202,7 +209,8 @@ void ProcessCollector::write_window(int32_t slot) {
       book_.span_closed(slot);
     });
   }
-  if (w.end == UINT64_MAX) WindowBook::end_last_step(w, end, closed_flag());
+  if (w.end == UINT64_MAX)
+    WindowBook::end_last_step(w, end, closed_flag() && !(opts_.interrupted && opts_.interrupted()));
   WindowBook::close_step(w, end);
   // CUDA events held for their correlation: joined with what arrived since.
   cuda_.release(slot, w.trace);

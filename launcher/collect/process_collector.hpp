@@ -66,6 +66,10 @@ class ProcessCollector {
   void finish();
 
   int32_t pid() const { return header_.pid; }
+  // The process's role (process_role.hpp), given whether its parent is one
+  // of the session's processes.
+  std::string role(bool parent_profiled) const;
+  int32_t ppid() const { return header_.ppid; }
   StepFacts step_facts() const;
   bool closed_flag() const { return header_.closed.load(std::memory_order_acquire) != 0; }
   bool finished() const { return finished_; }

@@ -5,6 +5,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "ptprof/process_role.hpp"
+
 namespace ptprof::launcher {
 namespace {
 
@@ -16,6 +18,8 @@ trace::Process process_record(const wire::ProcessHeader& h) {
   p.ppid = h.ppid;
   p.cmdline = bounded(h.cmdline, sizeof h.cmdline);
   p.start_ns = int64_t(h.start_monotonic_ns);
+  p.role = known_process_role(h.role);
+  p.role_index = p.role != 0 ? h.role_index : -1;
   if (h.dist_known) {
     p.rank = h.rank;
     p.local_rank = h.local_rank;

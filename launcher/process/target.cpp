@@ -16,8 +16,10 @@ namespace ptprof::launcher {
 namespace {
 
 std::atomic<pid_t> g_forward_pid{-1};
+std::atomic<bool> g_interrupted{false};
 
 void forward(int sig, siginfo_t* info, void*) {
+  g_interrupted.store(true);
   // Terminal-generated signals (SI_KERNEL) reach the whole foreground group,
   // the target included; forwarding those would deliver them twice.
   if (info && (info->si_code == SI_USER || info->si_code == SI_QUEUE || info->si_code == SI_TKILL)) {
@@ -97,6 +99,8 @@ void forward_signals_to(pid_t pid) {
   sigemptyset(&sa.sa_mask);
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
 }
+
+bool run_interrupted() { return g_interrupted.load(); }
 
 void become_subreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 1); }
 

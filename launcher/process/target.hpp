@@ -33,6 +33,9 @@ class Target {
 // those the terminal sent (the target, in the same process group, got them
 // already).
 void forward_signals_to(pid_t pid);
+// Whether the launcher got SIGINT, SIGTERM or SIGHUP, forwarded or not,
+// since forward_signals_to: the user interrupted the run.
+bool run_interrupted();
 // Makes the launcher a subreaper (before the target starts), so that the
 // orphaned processes of the target's tree become its children: their exit is
 // seen (a process that is gone) and they are reaped here.

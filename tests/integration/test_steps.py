@@ -10,7 +10,10 @@ iterations, optimizer steps) and torch.profiler.schedule's recorded steps;
 never timing."""
 
 import os
+import signal
+import subprocess
 import textwrap
+import time
 
 import ptproftest as T
 from torch.profiler import ProfilerAction, schedule
@@ -31,6 +34,30 @@ loader = DataLoader(TensorDataset(torch.randn(40, 16)), batch_size=8)
 with torch.no_grad():
     for (x,) in loader:
         model(x)
+"""
+
+# 4 optimizer steps; in step 2 (0-based) the script says so in READY and
+# runs ops until Ctrl-C (SIGINT) ends it, which it lets end the script
+# (Python's default) or catches (CATCH=1) to exit cleanly.
+TRAIN_UNTIL_INTERRUPTED = MODEL + """
+import time
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(8, 16), torch.randn(8, 4)
+try:
+    for i in range(4):
+        loss = ((model(x) - y) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        if i == 2:
+            open(os.environ["READY"], "w").close()
+            while True:
+                model(x)
+                time.sleep(0.01)
+        opt.step()
+except KeyboardInterrupt:
+    if os.environ.get("CATCH") != "1":
+        raise
+    print("interrupted")
 """
 
 # No DataLoader, no optimizer: a model called in a loop, 6 times.
@@ -246,6 +273,33 @@ def test_killed_step_shows_its_partial_time():
         T.check_eq([s.get("role") for s in rep["outside_steps"]], ["before step 1"], "no tail after a kill")
         text = T.run_ptprof(["report", out]).stdout
         T.check("2 (partial)" in text and "nan" not in text.lower(), "the text report: \n" + text[-1500:])
+
+
+def test_interrupted_step_shows_its_partial_time():
+    """Ctrl-C (SIGINT to ptprof, which passes it on) in step 2: the step that
+    ran shows its partial time, as after a kill, whether the script lets the
+    KeyboardInterrupt end it or catches it and exits cleanly."""
+    for catch in ("0", "1"):
+        with T.tempdir() as d:
+            script = write(d, "train.py", TRAIN_UNTIL_INTERRUPTED)
+            out = os.path.join(d, "out")
+            ready = os.path.join(d, "ready")
+            proc = subprocess.Popen([T.PTPROF_BIN, "run", "-o", out, "--", T.PYTHON, script],
+                                    env=T.clean_env(READY=ready, CATCH=catch), stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+            deadline = time.monotonic() + T.DEFAULT_TIMEOUT
+            while not os.path.exists(ready) and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            proc.send_signal(signal.SIGINT)
+            stdout, stderr = proc.communicate(timeout=T.DEFAULT_TIMEOUT)
+            what = "CATCH=%s: exit %s\n%s" % (catch, proc.returncode, stderr[-3000:])
+            rep = report(out)
+            T.check_eq(steps_of(rep), [0, 1, 2], "the steps, the interrupted one last; " + what)
+            last = rep["steps"][-1] if rep["steps"] else {}
+            T.check(last.get("partial") is True and last.get("wall_us", 0) > 0,
+                    "the interrupted step shows the time that ran, marked partial: %s; %s" % (last, what))
+            T.check_eq([s.get("role") for s in rep["outside_steps"]], ["before step 1"],
+                       "no 'after the last step' after an interrupt; " + what)
 
 
 def test_dataloader_workers_never_invent_steps():

@@ -13,6 +13,7 @@
 #include "ptprof/analysis/export.hpp"
 #include "ptprof/analysis/report.hpp"
 #include "ptprof/analysis/report_format.hpp"
+#include "ptprof/shm_abi.hpp"
 #include "test_format_fixtures.hpp"
 #include "test_report_json.hpp"
 
@@ -342,4 +343,44 @@ TEST_CASE("the Chrome export of one rank has Kineto's distributedInfo, as HTA re
   write_trace(dir.file("single.bin"), single);
   REQUIRE(exporting::export_chrome({dir.file("single.bin")}, dir.file("single.json"), {}));
   CHECK(testing::slurp(dir.file("single.json")).find("distributedInfo") == std::string::npos);
+}
+
+// Roles (issue 23): what the agent told of a process (a DataLoader worker
+// and its id, a compile worker) round-trips in PROCESS_ATTRIBUTES' appended
+// fields, and the report names every process: main, DataLoader worker N,
+// compile worker, rank N, child.
+TEST_CASE("process roles round-trip and name the report's processes", "[format][ranks]") {
+  TempDir dir;
+  const std::string path = dir.file("t.bin");
+  auto w = testing::open_writer(path, testing::sample_header());
+  REQUIRE(w);
+  trace::Process main = ranked(10, 1, -1, "node");
+  trace::Process worker = ranked(11, 10, -1, "node");
+  worker.role = uint32_t(wire::ProcessRole::DataLoaderWorker);
+  worker.role_index = 1;
+  trace::Process compile = ranked(12, 10, -1, "node");
+  compile.role = uint32_t(wire::ProcessRole::CompileWorker);
+  trace::Process rank = ranked(13, 10, 0, "node");
+  trace::Process child = ranked(14, 10, -1, "node");
+  for (const trace::Process& p : {main, worker, compile, rank, child}) w->add_process(p);
+  w->add_thread({0, 10, "main", 0, 0});
+  REQUIRE(w->finish().ok());
+
+  auto t = format::read_trace(path, nullptr);
+  INFO(t.error());
+  REQUIRE(t);
+  REQUIRE(t->processes.size() == 5);
+  CHECK(t->processes[0].role == 0);
+  CHECK(t->processes[0].role_index == -1);
+  CHECK(t->processes[1].role == uint32_t(wire::ProcessRole::DataLoaderWorker));
+  CHECK(t->processes[1].role_index == 1);
+  CHECK(t->processes[2].role == uint32_t(wire::ProcessRole::CompileWorker));
+
+  report::Report r = report::compute_report({{"t.bin", &*t}}, {});
+  std::map<int32_t, std::string> roles;
+  for (const report::ProcessRow& p : r.ranks.processes) roles[p.pid] = p.role;
+  CHECK(roles == std::map<int32_t, std::string>{
+                     {10, "main"}, {11, "DataLoader worker 1"}, {12, "compile worker"}, {13, "rank 0"}, {14, "child"}});
+  const std::string text = report::render_ranks_table(r.ranks);
+  CHECK(text.find("DataLoader worker 1") != std::string::npos);
 }

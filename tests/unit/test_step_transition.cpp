@@ -139,3 +139,43 @@ TEST_CASE("capture_transition: cudaProfilerApi capture ranges are the steps", "[
     CHECK(run_captures(row.schedule, row.calls) == row.expected);
   }
 }
+
+// follow_transition: a child without steps follows its ancestor's windows.
+// Each row feeds the ancestor's window words in order and writes, per word,
+// what the child publishes ('E' a WindowEnd, 'B' a WindowBegin, then 'r' or
+// '.', as above; '-' when nothing moves) and the child's window after it.
+TEST_CASE("follow_transition: a child is in its ancestor's window, and only then", "[schedule]") {
+  using ptprof::follow_transition;
+  using ptprof::window_word;
+  const auto run = [](WindowState child, const std::vector<WindowState>& ancestor) {
+    std::string out;
+    for (const WindowState& a : ancestor) {
+      const StepTransition t = follow_transition(child, window_word(a));
+      CHECK_FALSE(t.step.has_value());  // a child never invents steps
+      if (!out.empty()) out += ' ';
+      if (t.end_window) {
+        out += 'E' + std::to_string(child.window);
+        CHECK(child.in_window);
+      }
+      if (t.begin_window) out += 'B' + std::to_string(t.after.window);
+      if (!t.end_window && !t.begin_window) out += '-';
+      out += t.recording ? 'r' : '.';
+      CHECK(t.after.in_window == a.in_window);
+      CHECK(t.after.window == a.window);
+      child = t.after;
+    }
+    return out;
+  };
+  // A DataLoader worker forked before the first window: waits, then records
+  // windows 0 and 1 with its parent.
+  CHECK(run(WindowState{0, false}, {{0, false}, {0, true}, {1, false}, {1, true}, {2, false}}) == "-. B0r E0. B1r E1.");
+  // Forked inside window 2: in it from the fork, ends with it.
+  CHECK(run(WindowState{2, true}, {{2, true}, {3, false}}) == "-r E2.");
+  // Woken late, after the ancestor's window 0 ended and window 1 began: 0
+  // ends, 1 begins, in one transition.
+  CHECK(run(WindowState{0, true}, {{1, true}}) == "E0B1r");
+  // Woken only after window 0 came and went: nothing to record.
+  CHECK(run(WindowState{0, false}, {{1, false}}) == "-.");
+  CHECK(window_word(WindowState{5, true}) == 11u);
+  CHECK(ptprof::window_of_word(10u).window == 5u);
+}

@@ -4,9 +4,11 @@
 #include <limits>
 #include <set>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "ptprof/analysis/trace_file.hpp"
+#include "ptprof/process_role.hpp"
 
 namespace ptprof::exporting::detail {
 
@@ -35,6 +37,7 @@ Result<InputSummary> summarize_inputs(const std::vector<std::string>& files, std
   int64_t earliest = std::numeric_limits<int64_t>::max();
   std::set<int32_t> ranks;
   DistributedInfo dist;
+  std::vector<std::tuple<int32_t, uint32_t, int32_t>> roles;  // of s.processes: ppid, role, role index
   for (const std::string& f : files) {
     PTPROF_ASSIGN_OR_RETURN(const trace::Trace t, format::read_trace_summary(f, warnings));
     if (s.host.empty()) s.host = t.header.host;
@@ -48,10 +51,8 @@ Result<InputSummary> summarize_inputs(const std::vector<std::string>& files, std
         if (p.world_size > 0) dist.world_size = p.world_size;
       }
       if (!pids.insert(p.pid).second) continue;
-      // Every view of a multi-rank export names each process's rank.
-      std::string name = program_name(p.cmdline);
-      if (p.rank >= 0) name += " [rank " + std::to_string(p.rank) + "]";
-      s.processes.push_back({p.pid, std::move(name), p.cmdline, p.rank});
+      s.processes.push_back({p.pid, program_name(p.cmdline), p.cmdline, p.rank});
+      roles.push_back({p.ppid, p.role, p.role_index});
     }
     for (const auto& th : t.threads) {
       int32_t pid = th.process < t.processes.size() ? t.processes[th.process].pid : 0;
@@ -65,6 +66,14 @@ Result<InputSummary> summarize_inputs(const std::vector<std::string>& files, std
           dist.backend = b;
           break;
         }
+  }
+  // Every view of a multi-rank export names each process's rank; a worker
+  // or child is named by its role (process_role.hpp), the main process by
+  // its program alone.
+  for (size_t i = 0; i < s.processes.size(); ++i) {
+    const auto& [ppid, role, index] = roles[i];
+    const std::string text = process_role_text(role, index, s.processes[i].rank, pids.count(ppid) != 0);
+    if (text != "main") s.processes[i].name += " [" + text + "]";
   }
   s.ranks = ranks.size();
   if (ranks.size() == 1) s.distributed = dist;

@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "format/chunk_decode.hpp"
+#include "ptprof/process_role.hpp"
 
 namespace ptprof::format::detail {
 namespace {
@@ -37,12 +38,14 @@ Status for_each_process_record(Cursor c, trace::Trace& t, std::string_view what,
 }  // namespace
 
 bool put_process_attributes(std::string& out, uint32_t index, const trace::Process& p) {
-  if (p.rank < 0 && p.local_rank < 0 && p.world_size < 0 && p.host.empty()) return false;
+  if (p.rank < 0 && p.local_rank < 0 && p.world_size < 0 && p.host.empty() && p.role == 0) return false;
   std::string fields;
   put_svarint(fields, p.rank);
   put_svarint(fields, p.local_rank);
   put_svarint(fields, p.world_size);
   put_bytes(fields, p.host);
+  put_varint(fields, p.role);
+  put_svarint(fields, p.role_index);
   put_process_record(out, index, fields);
   return true;
 }
@@ -87,6 +90,15 @@ Status decode_process_attributes(Cursor c, trace::Trace& t) {
     p.local_rank = int32_t(local_rank);
     p.world_size = int32_t(world_size);
     p.host = std::string(host);
+    // Appended fields (a file of an older ptprof has none): the role.
+    if (!f.at_end()) {
+      const uint64_t role = f.varint();
+      const int64_t index = f.svarint();
+      if (!f.ok()) return Status::error(kTruncatedPayload);
+      if (role > UINT32_MAX || !fits_i32(index)) return Status::error("process role out of range");
+      p.role = known_process_role(uint32_t(role));
+      p.role_index = p.role != 0 ? int32_t(index) : -1;
+    }
     return {};
   });
 }

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "ptprof/analysis/report_format.hpp"
+#include "ptprof/process_role.hpp"
 #include "ptprof/saturating.hpp"
 #include "report/text_util.hpp"
 
@@ -87,6 +88,10 @@ struct RankSummaryBuilder::Impl {
       r.local_rank = p.local_rank;
       r.world_size = p.world_size;
       r.cmdline = p.cmdline;
+      if (p.role != 0) {
+        r.agent_role = p.role;
+        r.role_index = p.role_index;
+      }
       of_process[i] = &s;
     }
     return of_process;
@@ -165,6 +170,12 @@ struct RankSummaryBuilder::Impl {
       if (s.row.rank >= 0) by_rank[s.row.rank].push_back(&s);
       out.processes.push_back(s.row);
       out.processes.back().step_ns.clear();  // the ranks' steps are what the report shows
+    }
+    for (ProcessRow& r : out.processes) {
+      const bool parent_profiled = std::any_of(out.processes.begin(), out.processes.end(), [&](const ProcessRow& o) {
+        return o.host == r.host && o.pid == r.ppid && o.pid != r.pid;
+      });
+      r.role = process_role_text(r.agent_role, r.role_index, r.rank, parent_profiled);
     }
     std::stable_sort(out.processes.begin(), out.processes.end(), [](const ProcessRow& a, const ProcessRow& b) {
       return std::make_tuple(a.host, uint32_t(a.rank), a.pid) < std::make_tuple(b.host, uint32_t(b.rank), b.pid);
@@ -280,9 +291,9 @@ class TextTable {
 
 std::string processes_table(const RankSummary& s) {
   if (s.processes.size() < 2) return {};
-  TextTable t({"Host", "PID", "PPID", "Rank", "Events", "Ops", "Op time", "Command"});
+  TextTable t({"Host", "PID", "PPID", "Role", "Rank", "Events", "Ops", "Op time", "Command"});
   for (const ProcessRow& p : s.processes)
-    t.add({p.host, std::to_string(p.pid), std::to_string(p.ppid), rank_text(p.rank), std::to_string(p.events),
+    t.add({p.host, std::to_string(p.pid), std::to_string(p.ppid), p.role, rank_text(p.rank), std::to_string(p.events),
            std::to_string(p.ops), time_text(p.op_ns), one_line(p.cmdline, 60)});
   return "\nProcesses (ops: every op event; op time: top-level ops)\n" + t.render();
 }
@@ -333,22 +344,22 @@ std::string json_list(const std::vector<T>& items, F&& item, const char* indent,
 std::string render_ranks_table(const RankSummary& s) { return processes_table(s) + ranks_table(s); }
 
 std::string render_ranks_json(const RankSummary& s) {
-  std::string out = "  \"processes\": " +
-                    json_list(
-                        s.processes,
-                        [](const ProcessRow& p) {
-                          return "{\"host\": " + json_string(p.host) + ", \"pid\": " + std::to_string(p.pid) +
-                                 ", \"ppid\": " + std::to_string(p.ppid) + ", \"rank\": " + std::to_string(p.rank) +
-                                 ", \"local_rank\": " + std::to_string(p.local_rank) +
-                                 ", \"world_size\": " + std::to_string(p.world_size) +
-                                 ", \"events\": " + std::to_string(p.events) + ", \"ops\": " + std::to_string(p.ops) +
-                                 ", \"op_time_us\": " + us(p.op_ns) +
-                                 ", \"collective_calls\": " + std::to_string(p.collective_calls) +
-                                 ", \"collective_time_us\": " + us(p.collective_ns) +
-                                 ", \"cmdline\": " + json_string(p.cmdline) + "}";
-                        },
-                        "    ", "  ") +
-                    ",\n";
+  std::string out =
+      "  \"processes\": " +
+      json_list(
+          s.processes,
+          [](const ProcessRow& p) {
+            return "{\"host\": " + json_string(p.host) + ", \"pid\": " + std::to_string(p.pid) +
+                   ", \"ppid\": " + std::to_string(p.ppid) + ", \"role\": " + json_string(p.role) +
+                   ", \"rank\": " + std::to_string(p.rank) + ", \"local_rank\": " + std::to_string(p.local_rank) +
+                   ", \"world_size\": " + std::to_string(p.world_size) + ", \"events\": " + std::to_string(p.events) +
+                   ", \"ops\": " + std::to_string(p.ops) + ", \"op_time_us\": " + us(p.op_ns) +
+                   ", \"collective_calls\": " + std::to_string(p.collective_calls) +
+                   ", \"collective_time_us\": " + us(p.collective_ns) + ", \"cmdline\": " + json_string(p.cmdline) +
+                   "}";
+          },
+          "    ", "  ") +
+      ",\n";
   out += "  \"ranks\": " +
          json_list(
              s.ranks,

@@ -10,6 +10,7 @@
 //   otherwise                          -> RecordAndSave
 // With no schedule every step is Record (one window for the whole run).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -89,6 +90,37 @@ inline StepTransition step_transition(const Schedule& schedule, WindowState befo
     t.after.in_window = true;
   }
   t.recording = next != StepAction::None;
+  return t;
+}
+
+// A process's window state as one word (wire::ProcessHeader::window_state),
+// for its children to follow: (window << 1) | 1 while window `window` is
+// open, (next window << 1) while none is.
+constexpr uint32_t window_word(WindowState w) { return (w.window << 1) | (w.in_window ? 1u : 0u); }
+constexpr WindowState window_of_word(uint32_t word) { return WindowState{word >> 1, (word & 1u) != 0}; }
+
+// A child without steps of its own (a DataLoader worker, a spawned helper)
+// follows its nearest ancestor's windows: it is in window k exactly while
+// the ancestor is. `ancestor` is the ancestor's window_word(). A window of
+// the child's that the ancestor is no longer in ends; the ancestor's open
+// window begins. No step begins: a child never invents steps.
+inline StepTransition follow_transition(WindowState before, uint32_t ancestor) {
+  const WindowState a = window_of_word(ancestor);
+  StepTransition t;
+  t.after = before;
+  if (before.in_window && (!a.in_window || a.window != before.window)) {
+    t.end_window = true;
+    t.after.in_window = false;
+    ++t.after.window;
+  }
+  if (a.in_window && !t.after.in_window) {
+    t.begin_window = true;
+    t.after.in_window = true;
+  }
+  // The child's next window is the ancestor's: its files join the ancestor's
+  // window of the same number.
+  t.after.window = a.in_window ? a.window : std::max(t.after.window, a.window);
+  t.recording = t.after.in_window;
   return t;
 }
 

@@ -33,7 +33,8 @@ constexpr uint64_t kSessionMagic = 0x31534650'52505450ull;  // "PTPRPFS1"
 constexpr uint64_t kProcessMagic = 0x31524650'52505450ull;  // "PTPRPFR1"
 constexpr uint32_t kWireVersion = 6;  // 5: the string arena's capacity is the agent's (PTPROF_NAMES_MB); steps ended
                                       // and step-rule counts in ProcessHeader; 6: SessionHeader::said_once,
-                                      // trigger_claimer
+                                      // trigger_claimer; ProcessSlot window_state, follows_pid and role (a child
+                                      // follows its ancestor's windows)
 
 constexpr uint32_t kMaxProcesses = 4096;
 constexpr size_t kTriggerPathsBytes = 256u << 10;
@@ -70,6 +71,11 @@ struct ProcessSlot {
   std::atomic<uint32_t> state{0};  // SlotState
   int32_t pid = 0;
   int32_t ppid = 0;
+  // The process's window word (window_word(), schedule.hpp), read and
+  // written through std::atomic_ref and woken as a shared futex: its
+  // children without steps of their own follow its windows (issue 23). In
+  // the session, which every agent maps, because a region's name is gone
+  // once the launcher has mapped it.
   uint32_t reserved = 0;
   char region[64] = {};  // shm name of the process region
 };
@@ -203,6 +209,26 @@ struct ProcessHeader {
   std::atomic<uint32_t> step_candidates[4] = {};
   // Set once `auto` (PTPROF_STEP=auto) chose its rule: StepRule::Kind + 1.
   std::atomic<uint32_t> auto_rule{0};
+  // The window this process is in (window_word(), schedule.hpp), changed at
+  // every WindowBegin and WindowEnd and at exit; its children follow the
+  // copy in its session slot (ProcessSlot::reserved).
+  std::atomic<uint32_t> window_state{0};
+  // The pid of the ancestor whose windows this process follows (it has
+  // ended no step of its own); 0: none, it runs its own schedule.
+  std::atomic<int32_t> follows_pid{0};
+  // What the process is, as its agent could tell (ProcessRole): written at
+  // registration, before the slot is Ready. role_index: a DataLoader
+  // worker's id; -1 otherwise.
+  uint32_t role = 0;
+  int32_t role_index = -1;
+};
+
+// ProcessHeader::role. The main process, a rank and any other child are told
+// apart by the launcher and the report (ppid, RANK); these need the agent.
+enum class ProcessRole : uint32_t {
+  Unknown = 0,
+  DataLoaderWorker = 1,  // forked by a DataLoader's iterator (its worker loop)
+  CompileWorker = 2,     // torch inductor's compile pool, or a process it started
 };
 
 // ProcessHeader::step_candidates, by what ended.
@@ -253,7 +279,11 @@ static_assert(offsetof(ProcessHeader, op_cost_ps) == offsetof(ProcessHeader, hos
 static_assert(offsetof(ProcessHeader, steps_ended) == offsetof(ProcessHeader, record_cost_ps) + 4 &&
               offsetof(ProcessHeader, auto_rule) == offsetof(ProcessHeader, steps_ended) + 8 + 16);
 static_assert(sizeof(ProcessHeader) ==
-              632 + sizeof(Boundary) * kMaxBoundaries + sizeof(ThreadSlot) * kMaxThreads + 16 + 80 + 8 + 8 + 16 + 8);
+              632 + sizeof(Boundary) * kMaxBoundaries + sizeof(ThreadSlot) * kMaxThreads + 16 + 80 + 8 + 8 + 16 + 24);
+static_assert(offsetof(ProcessHeader, window_state) == offsetof(ProcessHeader, auto_rule) + 4 &&
+              offsetof(ProcessHeader, follows_pid) == offsetof(ProcessHeader, window_state) + 4 &&
+              offsetof(ProcessHeader, role) == offsetof(ProcessHeader, follows_pid) + 4 &&
+              offsetof(ProcessHeader, role_index) == offsetof(ProcessHeader, role) + 4);
 
 // Where everything is in a process region. The agent writes these offsets
 // into the header; the launcher accepts a region only if they are what this

@@ -156,6 +156,10 @@ struct Process {
   // start-up (cost.hpp), in picoseconds; 0 = not measured: the COSTS chunk.
   uint32_t op_cost_ps = 0;
   uint32_t record_cost_ps = 0;
+  // What the agent told of it (wire::ProcessRole; process_role.hpp) and a
+  // DataLoader worker's id (-1: none): PROCESS_ATTRIBUTES' appended fields.
+  uint32_t role = 0;
+  int32_t role_index = -1;
 };
 
 struct Thread {

@@ -30,6 +30,9 @@ struct ProcessRow {
   int32_t local_rank = -1;
   int32_t world_size = -1;
   std::string cmdline;
+  uint32_t agent_role = 0;  // trace::Process::role
+  int32_t role_index = -1;
+  std::string role;                     // main, DataLoader worker N, compile worker, rank N, child (process_role.hpp)
   uint64_t events = 0;                  // every event of the process in the inputs
   uint64_t ops = 0;                     // Op events
   int64_t op_ns = 0;                    // time in top-level ops (= the ops' self time summed)

@@ -1,0 +1,229 @@
+"""Child processes follow their parent's windows (issue #23, build item 3).
+
+Under a schedule, a DataLoader worker or any forked or spawned child that has
+no steps of its own records while its nearest ancestor's window is open, and
+its events join that window's trace; a child never invents steps; a child
+that has steps of its own (a rank that a step-less launcher started) runs its
+own schedule.
+
+References that cannot drift: the scripts' own loop counts and the
+schedule's recorded steps; which process ran what is told by ops only that
+process runs (the workers' dataset runs aten::cumsum, the spawned children
+aten::flip and aten::tril, the main process aten::mm). A spawned child is
+joined inside one step, so whether it runs in a window is the script's
+choice, never timing."""
+
+import os
+import re
+import textwrap
+
+import ptproftest as T
+
+SCHEDULE = "wait=1,warmup=1,active=3"  # records steps 2, 3, 4: window 0
+STEPS = 6
+
+# Two persistent DataLoader workers, started before the first window; the
+# dataset's aten::cumsum runs in the workers only. prefetch_factor=1: the
+# batch the main process takes in step 4 is asked for in step 2, so a worker
+# makes it while the window is open.
+WORKERS = """
+import os, sys, torch, torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+
+def note(role):
+    with open(sys.argv[1], "a") as f:
+        f.write("%s %d\\n" % (role, os.getpid()))
+
+class Items(Dataset):
+    def __len__(self):
+        return 4 * STEPS
+
+    def __getitem__(self, i):
+        return torch.ones(4).cumsum(0) * i
+
+def init(worker_id):
+    note("worker%d" % worker_id)
+
+note("main")
+torch.manual_seed(0)
+model = nn.Linear(4, 4)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = DataLoader(Items(), batch_size=2, num_workers=2, prefetch_factor=1, persistent_workers=True,
+                    worker_init_fn=init)
+it = iter(loader)
+for step in range(STEPS):
+    x = next(it)
+    a = torch.ones(8, 8)
+    for _ in range(20):
+        a = a.mm(a) / 8
+    opt.zero_grad()
+    model(x).sum().backward()
+    opt.step()
+""".replace("STEPS", str(STEPS))
+
+# A main process with steps that starts two 'spawn' children, each joined
+# inside one step: one in step 0 (before any window: aten::tril, nothing of
+# it recorded) and one in step 3 (inside window 0: aten::flip, all of it).
+SPAWN = """
+import multiprocessing as mp
+import os, sys, torch, torch.nn as nn
+
+def note(role):
+    with open(sys.argv[1], "a") as f:
+        f.write("%s %d\\n" % (role, os.getpid()))
+
+def child(role, op, n):
+    note(role)
+    x = torch.ones(4, 4)
+    for _ in range(n):
+        x = getattr(x, op)(0)
+
+if __name__ == "__main__":
+    note("main")
+    torch.manual_seed(0)
+    model = nn.Linear(4, 4)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    ctx = mp.get_context("spawn")
+    for step in range(STEPS):
+        if step in (0, 3):
+            role, op, n = ("outside", "tril", 5) if step == 0 else ("inside", "flip", 7)
+            p = ctx.Process(target=child, args=(role, op, n))
+            p.start()
+            p.join()
+            assert p.exitcode == 0, p.exitcode
+        opt.zero_grad()
+        model(torch.ones(2, 4)).sum().backward()
+        opt.step()
+""".replace("STEPS", str(STEPS))
+SPAWN_FLIPS = 7
+
+# A launcher with no steps of its own (as torchrun) that runs a rank with
+# steps: the rank keeps its own schedule.
+RANK = """
+import os, sys, torch, torch.nn as nn
+with open(sys.argv[1], "a") as f:
+    f.write("rank %d\\n" % os.getpid())
+torch.manual_seed(0)
+model = nn.Linear(4, 4)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(STEPS):
+    opt.zero_grad()
+    model(torch.ones(2, 4)).sum().backward()
+    opt.step()
+""".replace("STEPS", str(STEPS))
+LAUNCH = """
+import os, subprocess, sys, torch
+with open(sys.argv[1], "a") as f:
+    f.write("launcher %d\\n" % os.getpid())
+torch.ones(2).cumsum(0)
+env = dict(os.environ, RANK="0", LOCAL_RANK="0", WORLD_SIZE="1")
+subprocess.run([sys.executable, sys.argv[2], sys.argv[1]], env=env, check=True)
+"""
+
+
+def write(d, name, text):
+    path = os.path.join(d, name)
+    with open(path, "w") as f:
+        f.write(textwrap.dedent(text))
+    return path
+
+
+def read_roles(path):
+    roles = {}
+    with open(path) as f:
+        for line in f:
+            role, pid = line.split()
+            roles[role] = int(pid)
+    return roles
+
+
+def files_by_pid(out):
+    """{pid: {window number: path}} of the run's trace files."""
+    files = {}
+    for f in sorted(os.listdir(out)):
+        m = re.match(r"^.+?\.(\d+)(?:-\d+)?\.[0-9a-f]{8}\.w(\d{3})\.bin$", f)
+        if m:
+            files.setdefault(int(m.group(1)), {})[int(m.group(2))] = os.path.join(out, f)
+    return files
+
+
+def calls(path, op):
+    rows = {r["name"]: r["calls"] for r in T.report_json(path)["rows"]}
+    return rows.get(op, 0)
+
+
+def run(d, script, *args, schedule=SCHEDULE):
+    out = os.path.join(d, "out")
+    roles_file = os.path.join(d, "roles.txt")
+    flags = ["--schedule", schedule] if schedule else []
+    proc = T.run_ptprof(["run", "-o", out] + flags + ["--", T.PYTHON, script, roles_file] + list(args))
+    T.check_eq(proc.returncode, 0, "ptprof run\n" + T.describe(proc))
+    return out, read_roles(roles_file), proc
+
+
+def test_dataloader_workers_record_in_the_parents_window():
+    with T.tempdir() as d:
+        out, roles, proc = run(d, write(d, "workers.py", WORKERS))
+        T.check_eq(sorted(roles), ["main", "worker0", "worker1"], "roles that ran")
+        files = files_by_pid(out)
+        rep = T.report_json(out)
+        T.check_eq([s["step"] for s in rep["steps"]], [2, 3, 4], "the steps recorded are the main process's")
+        T.check_eq({s["pid"] for s in rep["steps"]}, {roles["main"]}, "steps from the main process only")
+        worker_cumsum = 0
+        for w in ("worker0", "worker1"):
+            pid = roles[w]
+            T.check_eq(sorted(files.get(pid, {})), [0] if pid in files else [],
+                       "%s's files are of window 0 only: %s" % (w, sorted(os.listdir(out))))
+            for path in files.get(pid, {}).values():
+                worker_cumsum += calls(path, "aten::cumsum")
+                T.check_eq(calls(path, "aten::mm"), 0, "%s ran no aten::mm" % w)
+        # Batches of 2 items: the workers made at least the batch of step 4
+        # inside the window, at most every batch asked for by then.
+        T.check(2 <= worker_cumsum <= 4 * STEPS,
+                "the workers' aten::cumsum inside the window: %d\n%s" % (worker_cumsum, T.describe(proc)))
+        main_files = files.get(roles["main"], {})
+        T.check_eq(sorted(main_files), [0], "the main process's window")
+        for path in main_files.values():
+            T.check_eq(calls(path, "aten::cumsum"), 0, "the dataset's ops are the workers'")
+
+
+def test_dataloader_workers_without_a_schedule_invent_no_steps():
+    with T.tempdir() as d:
+        out, roles, _ = run(d, write(d, "workers.py", WORKERS), schedule=None)
+        rep = T.report_json(out)
+        T.check_eq([s["step"] for s in rep["steps"]], list(range(STEPS)), "the main process's steps")
+        T.check_eq({s["pid"] for s in rep["steps"]}, {roles["main"]}, "steps from the main process only")
+        files = files_by_pid(out)
+        for w in ("worker0", "worker1"):
+            T.check(sum(calls(p, "aten::cumsum") for p in files.get(roles[w], {}).values()) > 0,
+                    "%s recorded its ops" % w)
+
+
+def test_spawned_child_follows_the_parents_window():
+    with T.tempdir() as d:
+        out, roles, proc = run(d, write(d, "spawn.py", SPAWN))
+        T.check_eq(sorted(roles), ["inside", "main", "outside"], "roles that ran")
+        files = files_by_pid(out)
+        rep = T.report_json(out)
+        T.check_eq([s["step"] for s in rep["steps"]], [2, 3, 4], "the main process's steps only")
+        inside = files.get(roles["inside"], {})
+        T.check_eq(sorted(inside), [0], "the child joined in step 3 recorded in window 0\n" + T.describe(proc))
+        T.check_eq(sum(calls(p, "aten::flip") for p in inside.values()), SPAWN_FLIPS,
+                   "every aten::flip of the child inside the window")
+        outside = files.get(roles["outside"], {})
+        T.check_eq(sum(calls(p, "aten::tril") for p in outside.values()), 0,
+                   "nothing of the child joined in step 0, before any window")
+
+
+def test_rank_with_steps_keeps_its_own_schedule():
+    with T.tempdir() as d:
+        rank = write(d, "rank.py", RANK)
+        out, roles, proc = run(d, write(d, "launch.py", LAUNCH), rank)
+        rep = T.report_json(out)
+        T.check_eq([s["step"] for s in rep["steps"]], [2, 3, 4], "the rank's own steps 2..4\n" + T.describe(proc))
+        T.check_eq({s["pid"] for s in rep["steps"]}, {roles["rank"]}, "steps from the rank only")
+        T.check_eq(sorted(files_by_pid(out).get(roles["rank"], {})), [0], "the rank's own window 0")
+
+
+if __name__ == "__main__":
+    T.main()
