@@ -183,6 +183,14 @@ def test_dataloader_workers_record_in_the_parents_window():
                 "the workers' aten::cumsum inside the window: %d\n%s" % (worker_cumsum, T.describe(proc)))
         main_files = files.get(roles["main"], {})
         T.check_eq(sorted(main_files), [0], "the main process's window")
+        # ptprof's own labels, in the report and the run summary.
+        labels = {p["pid"]: p["role"] for p in rep.get("processes", [])}
+        T.check_eq(labels.get(roles["main"]), "main", "the main process's role in the report: %s" % labels)
+        T.check_eq(sorted(labels.get(roles[w]) for w in ("worker0", "worker1")),
+                   ["DataLoader worker 0", "DataLoader worker 1"], "the workers' roles in the report: %s" % labels)
+        for w, n in (("worker0", 0), ("worker1", 1)):
+            T.check("DataLoader worker %d (pid %d)" % (n, roles[w]) in proc.stderr,
+                    "the run summary labels %s:\n%s" % (w, T.describe(proc)))
         for path in main_files.values():
             T.check_eq(calls(path, "aten::cumsum"), 0, "the dataset's ops are the workers'")
 
