@@ -6,15 +6,7 @@
 //       for, and none in skip/wait steps (at::disableCallback), so torch
 //       then takes its no-callback fast path and never calls us.
 //   (b) step watcher: USER_SCOPE only, always on; its end reports the scope
-//       name so the agent can end a step (Optimizer.step#...). Its start
-//       also keeps the thread's profiler state in step with the windows.
-// The profiler state (memory_reporter.hpp) sits in the PROFILER_STATE slot of
-// threads while a window records, memory or not: torch opens the scopes it
-// emits only for a profiler (_RecordFunctionFast: compiled graphs' "## Call
-// CompiledFxGraph ##", "Pregraph bytecode", the "(dynamo_timed)" scopes...)
-// only when that slot holds something. Outside windows it leaves the slot
-// (unless memory is profiled, whose allocator bookkeeping needs it always),
-// so torch skips those scopes there as without ptprof.
+//       name so the agent can end a step (Optimizer.step#...).
 //   (c) only when PTPROF_STEP names an operator: the operators' ends, always
 //       on, for the same reason.
 // (a) is registered first, all variants at once: torch runs global callbacks
@@ -51,7 +43,7 @@ constexpr int kVariants = 4;
 constexpr int variant(bool shapes, bool memory) { return (shapes ? 1 : 0) | (memory ? 2 : 0); }
 at::CallbackHandle g_op_callbacks[kVariants] = {};
 bool g_registered = false;
-// The state every thread's PROFILER_STATE slot gets in recording windows.
+// The reporter every thread's PROFILER_STATE slot gets in memory windows.
 std::shared_ptr<c10::DebugInfoBase> g_memory_reporter;
 
 // Serialises toggles so the last caller's state wins; `g_enabled` mirrors what
@@ -73,12 +65,12 @@ int g_enabled = -1;
 
 // The hot path: ~1,000 calls per training step. No allocation, no lock.
 // kShapes: the variant that asked torch for the inputs. kMemory: the variant
-// of windows that profile memory. Every variant first gives a thread that has
-// none the profiler state (memory_reporter.hpp): in windows only, as the
-// callbacks run only there; it records memory only while a window records.
+// of windows that profile memory, which first gives a thread that has none
+// the memory reporter (memory_reporter.hpp); it stays there, and records only
+// while a window records.
 template <bool kShapes, bool kMemory>
 std::unique_ptr<at::ObserverContext> op_start(const at::RecordFunction& fn) {
-  MemoryReporter::install(g_memory_reporter);
+  if constexpr (kMemory) MemoryReporter::install(g_memory_reporter);
   ptprof_op_begin op;
   op.name = op_name(fn);
   op.handle = fn.handle();
@@ -100,18 +92,7 @@ std::unique_ptr<at::ObserverContext> op_start(const at::RecordFunction& fn) {
 
 void op_end(const at::RecordFunction& fn, at::ObserverContext*) { ptprof_agent_op_end(fn.handle()); }
 
-// The thread's profiler state follows the windows at each user scope (a
-// thread that runs no operator in a window still gets it before a compiled
-// graph's scope; one whose window ended loses it at its next user scope).
-void follow_windows(bool recording) {
-  if (recording)
-    MemoryReporter::install(g_memory_reporter);
-  else if (ptprof_agent_profile_memory() == 0)
-    MemoryReporter::step_aside(g_memory_reporter);
-}
-
 std::unique_ptr<at::ObserverContext> watch_start(const at::RecordFunction&) {
-  follow_windows(ptprof_agent_recording() != 0);
   ptprof_agent_scope_begin();
   return nullptr;
 }
@@ -137,9 +118,6 @@ void set_recording(int mode) {
   const int want = (mode & PTPROF_BRIDGE_OPS) != 0
                        ? variant((mode & PTPROF_BRIDGE_SHAPES) != 0, (mode & PTPROF_BRIDGE_MEMORY) != 0)
                        : -1;
-  // The calling thread (the one ending the step) gets or loses the profiler
-  // state at once: the next step's first scope may be a compiled graph's.
-  follow_windows(want >= 0);
   if (want == g_enabled) return;
   if (g_enabled >= 0) at::disableCallback(g_op_callbacks[g_enabled]);
   if (want >= 0) at::reenableCallback(g_op_callbacks[want]);
