@@ -92,10 +92,7 @@ std::optional<uint32_t> WindowController::apply(const StepTransition& t, uint64_
   memory_recording_.store(memory, std::memory_order_relaxed);
   const bool was = recording_.exchange(t.recording, std::memory_order_relaxed);
   set_bridge_recording(t.recording);  // also when only the window's options changed
-  if (t.recording != was) {
-    cupti_->recording_changed(t.recording);
-    if (RecordingListener fn = recording_listener_.load(std::memory_order_acquire)) fn(t.recording);
-  }
+  if (t.recording != was) cupti_->recording_changed(t.recording);
   // A window that opens inside a step (by time) has no ProfilerStep span for
   // that step: it would hold only the step's tail.
   if (t.recording && t.step) {
