@@ -129,7 +129,7 @@ std::string timeline_section(const HtmlEvents::Impl& ev, size_t max_events) {
       std::any_of(steps.begin(), steps.end(), [&](const PageStep& s) { return s.pid != steps[0].pid; });
   for (size_t i = 0; i < steps.size(); ++i) {
     std::string label = "step " + std::to_string(steps[i].number);
-    if (many_processes) label = process_label(ev.ranks, steps[i].pid) + " " + label;
+    if (many_processes) label.insert(0, process_label(ev.ranks, steps[i].pid) + " ");
     data += (i ? ",[" : "[") + std::to_string(steps[i].start_ns - t0) + "," +
             std::to_string(steps[i].end_ns - steps[i].start_ns) + ",";
     append_script_json_string(data, label);

@@ -164,7 +164,7 @@ std::string memory_timeline_svg(const std::vector<memory::TimelinePoint>& timeli
            "\" r=\"4\" fill=\"none\" stroke=\"#d33\" stroke-width=\"2\"><title>" + html_escape(text) +
            "</title></circle>";
     out += label(std::min(x + 6, double(kWidth - kRight)), std::max(y - 6, kTop + 20), text,
-                 x > kWidth / 2 ? "end" : "start");
+                 x > kWidth / 2.0 ? "end" : "start");
   }
   out += "<line id=\"memory-cursor\" x1=\"0\" y1=\"" + px(kTop) + "\" x2=\"0\" y2=\"" + px(bottom_y) +
          "\" stroke=\"#555\" visibility=\"hidden\"/>";

@@ -79,7 +79,7 @@ std::vector<std::string> step_labels(const Steps& steps, const RankSummary& rank
       auto it = rank_of.find(s.pid);
       std::string who = it == rank_of.end() ? "pid " + std::to_string(s.pid) : "rank " + std::to_string(it->second);
       if (threads_of[s.pid] > 1) who += " tid " + std::to_string(s.tid);
-      label = who + " " + label;
+      label.insert(0, who + " ");
     }
     out.push_back(std::move(label));
   }
