@@ -39,8 +39,8 @@ int main(int argc, char** argv) {
   const uint32_t train = w->intern("train.py"), model = w->intern("model.py");
   const uint32_t main_fn = w->intern("main"), forward = w->intern("forward");
 
-  constexpr int64_t KiB = 1024, MiB = 1024 * KiB;
-  constexpr uint64_t A = 0x7f0000000000, B = 0x7f1000000000, C = 0x7f2000000000;
+  constexpr int64_t kKiB = 1024, kMiB = 1024 * kKiB;
+  constexpr uint64_t kSegmentA = 0x7f0000000000, kSegmentB = 0x7f1000000000, kSegmentC = 0x7f2000000000;
   int64_t clock = 2'000'000;
   int64_t allocated[2] = {0, 0}, reserved[2] = {0, 0};
 
@@ -89,12 +89,12 @@ int main(int argc, char** argv) {
     w->add_event(e);
     return e;
   };
-  op("aten::empty", 20, {{0, A, 2 * MiB, true}, {0, A, 512 * KiB, false}});
-  op("aten::zeros", 21, {{0, A + 512 * KiB, 256 * KiB, false}});
-  op("aten::mm", 22, {{0, A + 1 * MiB, 1 * MiB, false}});
-  op("aten::add", 23, {{0, A + 512 * KiB, -256 * KiB, false}});
-  op("aten::conv2d", 24, {{1, B, 20 * MiB, true}, {1, B, 4 * MiB, false}});
-  op("aten::cat", 25, {{1, C, 2 * MiB, true}, {1, C, -2 * MiB, true}});
+  op("aten::empty", 20, {{0, kSegmentA, 2 * kMiB, true}, {0, kSegmentA, 512 * kKiB, false}});
+  op("aten::zeros", 21, {{0, kSegmentA + 512 * kKiB, 256 * kKiB, false}});
+  op("aten::mm", 22, {{0, kSegmentA + 1 * kMiB, 1 * kMiB, false}});
+  op("aten::add", 23, {{0, kSegmentA + 512 * kKiB, -256 * kKiB, false}});
+  op("aten::conv2d", 24, {{1, kSegmentB, 20 * kMiB, true}, {1, kSegmentB, 4 * kMiB, false}});
+  op("aten::cat", 25, {{1, kSegmentC, 2 * kMiB, true}, {1, kSegmentC, -2 * kMiB, true}});
 
   // The failed cudaMalloc, inside aten::huge.
   trace::Event huge;
