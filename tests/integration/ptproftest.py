@@ -249,3 +249,13 @@ def exit_status():
             print("  - " + s)
         return 1
     return SKIP_EXIT_CODE
+
+
+def read_roles(path):
+    """{role: pid} from a file a test's script wrote, one "role pid" line per process."""
+    roles = {}
+    with open(path) as f:
+        for line in f:
+            role, pid = line.split()
+            roles[role] = int(pid)
+    return roles

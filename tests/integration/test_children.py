@@ -128,15 +128,6 @@ def write(d, name, text):
     return path
 
 
-def read_roles(path):
-    roles = {}
-    with open(path) as f:
-        for line in f:
-            role, pid = line.split()
-            roles[role] = int(pid)
-    return roles
-
-
 def files_by_pid(out):
     """{pid: {window number: path}} of the run's trace files."""
     files = {}
@@ -158,7 +149,7 @@ def run(d, script, *args, schedule=SCHEDULE):
     flags = ["--schedule", schedule] if schedule else []
     proc = T.run_ptprof(["run", "-o", out] + flags + ["--", T.PYTHON, script, roles_file] + list(args))
     T.check_eq(proc.returncode, 0, "ptprof run\n" + T.describe(proc))
-    return out, read_roles(roles_file), proc
+    return out, T.read_roles(roles_file), proc
 
 
 def test_dataloader_workers_record_in_the_parents_window():

@@ -26,15 +26,6 @@ EXPECTED = {
 DISTINCT_OPS = sorted({op for op, _ in EXPECTED.values()})
 
 
-def read_roles(path):
-    roles = {}
-    with open(path) as f:
-        for line in f:
-            role, pid = line.split()
-            roles[role] = int(pid)
-    return roles
-
-
 def op_calls(path):
     """{op name: calls} of one trace file."""
     return {r["name"]: r["calls"] for r in T.report_json(path)["rows"]}
@@ -46,7 +37,7 @@ def test_every_process_has_its_own_file_and_ops():
         roles_file = os.path.join(d, "roles.txt")
         proc = T.run_ptprof(["run", "-o", out, "--", T.PYTHON, SCRIPT, roles_file])
         T.check_eq(proc.returncode, 0, "ptprof run\n" + T.describe(proc))
-        roles = read_roles(roles_file)
+        roles = T.read_roles(roles_file)
         T.check_eq(sorted(roles), sorted(EXPECTED), "roles that ran")
         T.check_eq(len(set(roles.values())), len(roles), "every role is a process of its own: %r" % roles)
 
