@@ -21,6 +21,10 @@ void ptprof_range_push(const char* name);
 void ptprof_range_pop(void);
 /* Records a named instant on the calling thread. */
 void ptprof_mark(const char* name);
+/* 1 while this process records (a window of the schedule is open, or the
+ * whole run without one), 0 otherwise. Once it returns 1, the calling
+ * thread's next operators are recorded. */
+int ptprof_recording(void);
 
 #ifdef __cplusplus
 }

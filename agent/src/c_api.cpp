@@ -1,4 +1,5 @@
 // The public C API (ptprof.h): ranges, marks and steps from user code.
+#include <atomic>
 #include <optional>
 
 #include "export.hpp"
@@ -61,3 +62,11 @@ PTPROF_EXPORT void ptprof_range_pop(void) {
 }
 
 PTPROF_EXPORT void ptprof_step(void) { g_runtime.end_step(); }
+
+PTPROF_EXPORT int ptprof_recording(void) {
+  const bool on = g_runtime.recording();
+  // Pairs with the release store WindowController::apply makes after the
+  // bridge is switched: a 1 here means this thread's next operator records.
+  std::atomic_thread_fence(std::memory_order_acquire);
+  return on ? 1 : 0;
+}

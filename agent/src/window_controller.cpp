@@ -90,8 +90,11 @@ std::optional<uint32_t> WindowController::apply(const StepTransition& t, uint64_
   // open while nothing records: memory follows both.
   const bool memory = t.recording && t.after.in_window && (window_options() & wire::kWindowMemory) != 0;
   memory_recording_.store(memory, std::memory_order_relaxed);
-  const bool was = recording_.exchange(t.recording, std::memory_order_relaxed);
+  // The bridge is switched before the flag is published (release): whoever
+  // sees recording on (ptprof_recording) sees torch's callback on too.
+  const bool was = recording_.load(std::memory_order_relaxed);
   set_bridge_recording(t.recording);  // also when only the window's options changed
+  recording_.store(t.recording, std::memory_order_release);
   if (t.recording != was) cupti_->recording_changed(t.recording);
   // A window that opens inside a step (by time) has no ProfilerStep span for
   // that step: it would hold only the step's tail.

@@ -23,12 +23,18 @@ SCHEDULE = "wait=1,warmup=1,active=3"  # records steps 2, 3, 4: window 0
 STEPS = 6
 
 # Two persistent DataLoader workers, started before the first window; the
-# dataset's aten::cumsum runs in the workers only. prefetch_factor=1: the
-# batch the main process takes in step 4 is asked for in step 2, so a worker
-# makes it while the window is open.
+# dataset's aten::cumsum runs in the workers only. prefetch_factor=1: batch k
+# goes to worker k % 2 and is asked for in step k - 2; the main process takes
+# it in step k. Batches 3 and 4 (items 6 to 9), one per worker, are taken in
+# steps 3 and 4, inside the window: their items wait until the worker's agent
+# says it records (ptprof.recording()), which it must do before the window
+# ends, as the main process waits for them inside it. So each worker records
+# them by the script's structure, not by how soon its follower woke up; the
+# deadline only turns a worker that never follows into a failure, not a hang.
 WORKERS = """
-import os, sys, torch, torch.nn as nn
+import os, sys, time, torch, torch.nn as nn
 from torch.utils.data import DataLoader, Dataset
+import ptprof
 
 def note(role):
     with open(sys.argv[1], "a") as f:
@@ -39,6 +45,10 @@ class Items(Dataset):
         return 4 * STEPS
 
     def __getitem__(self, i):
+        if 6 <= i <= 9:
+            deadline = time.monotonic() + 120
+            while not ptprof.recording() and time.monotonic() < deadline:
+                time.sleep(0.001)
         return torch.ones(4).cumsum(0) * i
 
 def init(worker_id):
@@ -163,15 +173,18 @@ def test_dataloader_workers_record_in_the_parents_window():
         worker_cumsum = 0
         for w in ("worker0", "worker1"):
             pid = roles[w]
-            T.check_eq(sorted(files.get(pid, {})), [0] if pid in files else [],
-                       "%s's files are of window 0 only: %s" % (w, sorted(os.listdir(out))))
+            T.check_eq(sorted(files.get(pid, {})), [0],
+                       "%s's files are of window 0, and only of it: %s" % (w, sorted(os.listdir(out))))
+            worker_cumsum_w = 0
             for path in files.get(pid, {}).values():
-                worker_cumsum += calls(path, "aten::cumsum")
+                worker_cumsum_w += calls(path, "aten::cumsum")
                 T.check_eq(calls(path, "aten::mm"), 0, "%s ran no aten::mm" % w)
-        # Batches of 2 items: the workers made at least the batch of step 4
-        # inside the window, at most every batch asked for by then.
-        T.check(2 <= worker_cumsum <= 4 * STEPS,
-                "the workers' aten::cumsum inside the window: %d\n%s" % (worker_cumsum, T.describe(proc)))
+            # Its batch of steps 3 or 4 (2 items), at most every item asked
+            # for by the window's end.
+            T.check(2 <= worker_cumsum_w <= 4 * STEPS,
+                    "%s's aten::cumsum inside the window: %d\n%s" % (w, worker_cumsum_w, T.describe(proc)))
+            worker_cumsum += worker_cumsum_w
+        T.check(worker_cumsum >= 4, "the workers' aten::cumsum inside the window: %d" % worker_cumsum)
         main_files = files.get(roles["main"], {})
         T.check_eq(sorted(main_files), [0], "the main process's window")
         # ptprof's own labels, in the report and the run summary.

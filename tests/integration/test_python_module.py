@@ -36,6 +36,7 @@ with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     import ptprof
     result = {"file": ptprof.__file__}
+    result["recording_first"] = ptprof.recording()
     result["enabled_first"] = ptprof.enabled()
     result["warnings_after_enabled"] = len(caught)
     ptprof.step()
@@ -91,6 +92,7 @@ def test_import_without_agent():
     check(result["file"].startswith(pt.PYTHON_MODULE_DIR),
           "imported ptprof from %s, not from %s" % (result["file"], pt.PYTHON_MODULE_DIR))
     check_eq(result["enabled_first"], False, "ptprof.enabled() without the agent")
+    check_eq(result["recording_first"], False, "ptprof.recording() without the agent (and no warning: counted below)")
     check_eq(result["enabled_last"], False, "ptprof.enabled() at the end without the agent")
     check_eq(result["warnings_after_enabled"], 0, "warnings from ptprof.enabled() alone")
     warns = result["warnings"]
@@ -276,6 +278,40 @@ def test_under_ptprof_run():
         rows = {r["name"]: r for r in report["rows"]}
         check_eq(rows.get("ptprof_module_test_range", {}).get("calls"), 3, "calls of the range, in the report")
         check_eq(rows.get("ptprof_module_test_mark", {}).get("calls"), 3, "calls of the mark, in the report")
+
+
+
+def test_recording_follows_the_schedule():
+    """ptprof.recording() says whether this process records now: by the
+    schedule's steps (wait, active, then nothing), and the ops of a step where
+    it said True are in the report, those of the others not."""
+    script = textwrap.dedent(r'''
+        import json, sys
+        import ptprof
+        seen = []
+        for i in range(4):
+            seen.append(ptprof.recording())
+            with ptprof.range("ptprof_recording_step_%d" % i):
+                pass
+            ptprof.step()
+        print(json.dumps(seen))
+        ''')
+    with pt.tempdir() as tmp:
+        path = os.path.join(tmp, "asks.py")
+        with open(path, "w") as f:
+            f.write(script)
+        out = os.path.join(tmp, "out")
+        env = pt.clean_env(PTPROF_STEP="manual", PYTHONPATH=None)
+        proc = pt.run_ptprof(["run", "-o", out, "--schedule", "wait=1,warmup=1,active=1,repeat=1", "--",
+                              pt.PYTHON, path], env=env, cwd=tmp)
+        if not check_eq(proc.returncode, 0, "ptprof run exit status; " + pt.describe(proc)):
+            return
+        seen = json.loads(proc.stdout.strip().splitlines()[-1])
+        # Warmup records too (its events are not kept): as torch.profiler's.
+        check_eq(seen, [False, True, True, False], "ptprof.recording() in steps 0 to 3")
+        rows = {r["name"] for r in pt.report_json([out])["rows"]}
+        check_eq(sorted(n for n in rows if n.startswith("ptprof_recording_step_")), ["ptprof_recording_step_2"],
+                 "the ranges recorded")
 
 
 if __name__ == "__main__":

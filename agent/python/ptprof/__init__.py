@@ -17,6 +17,9 @@ adds what a program may want to say itself::
 
     ptprof.mark("checkpoint saved")
 
+    if ptprof.recording():      # inside a window of the schedule now
+        ...
+
 The functions are found in the running process, where ``ptprof run`` has
 preloaded the agent (libptprof_agent.so); there is nothing to build or
 install: ``ptprof run`` puts this directory on PYTHONPATH. Without the agent,
@@ -27,7 +30,7 @@ import ctypes
 import functools
 import warnings
 
-__all__ = ["step", "range", "mark", "enabled"]
+__all__ = ["step", "range", "mark", "enabled", "recording"]
 
 # Bound lazily on first use (see _bind): the agent's functions, or None.
 _step_fn = None
@@ -36,6 +39,8 @@ _pop_fn = None
 _mark_fn = None
 _bound = False
 _enabled = False
+# ptprof_recording, looked up on the first call of recording(): 0 when absent.
+_recording_fn = None
 
 # Names already encoded to UTF-8; bounded so a program that makes up names
 # (f"step {i}") cannot grow it without limit.
@@ -105,6 +110,24 @@ def enabled():
     except (OSError, AttributeError):
         return False
     return _bind()
+
+
+def recording():
+    """True while this process records: a window of the schedule is open
+    (for a DataLoader worker or another child without steps, its parent's
+    window), or always without a schedule. Once it returns True, the calling
+    thread's next operators are recorded. False without the agent (no
+    warning: asking is not a use)."""
+    global _recording_fn
+    if _recording_fn is None:
+        try:
+            fn = ctypes.CDLL(None).ptprof_recording
+            fn.argtypes = []
+            fn.restype = ctypes.c_int
+            _recording_fn = fn
+        except (OSError, AttributeError):
+            _recording_fn = 0
+    return bool(_recording_fn and _recording_fn())
 
 
 def step():
