@@ -12,6 +12,8 @@
 // A few milliseconds, once, when torch is loaded.
 #pragma once
 #include <ATen/ATen.h>
+#include <ATen/Config.h>
+#include <ATen/Parallel.h>
 #include <ATen/record_function.h>
 #include <c10/util/StringUtil.h>
 #include <time.h>
@@ -88,6 +90,38 @@ class TinyTrainingStep {
   at::Tensor x_, y_, w1_, b1_, w2_, b2_;
 };
 
+// The calibration's operators run on this thread alone. With an intra-op
+// thread pool (OpenMP: MKL's gemm threads the step's 8x64x64 products) this
+// thread's CPU time includes its spin at the end of every parallel region,
+// waiting for a worker: on a loaded machine, where the worker waits for a
+// core, a round took 30-65 ms instead of 0.5 ms (on and off alike), the
+// 0.1 ms the callback adds was lost in that noise, and the median came out
+// <= 0 (no operator cost: pyboot2's report). One thread also starts no
+// OpenMP pool before the program may fork. The count is put back as it was
+// (at::set_num_threads: the program sees the same number; it also pins MKL's
+// dynamic adjustment off, as any torch.set_num_threads call does). Only the
+// OpenMP backend: the native one takes its count once and warns on a change.
+class OneIntraOpThread {
+ public:
+  OneIntraOpThread() {
+#if AT_PARALLEL_OPENMP
+    if (was_ > 1) at::set_num_threads(1);
+#endif
+  }
+  ~OneIntraOpThread() {
+#if AT_PARALLEL_OPENMP
+    if (was_ > 1) at::set_num_threads(was_);
+#endif
+  }
+  OneIntraOpThread(const OneIntraOpThread&) = delete;
+  OneIntraOpThread& operator=(const OneIntraOpThread&) = delete;
+
+ private:
+#if AT_PARALLEL_OPENMP
+  const int was_ = at::get_num_threads();
+#endif
+};
+
 // This thread's CPU time: a round preempted on a shared machine is not
 // charged with the wait.
 inline int64_t thread_cpu_ns() {
@@ -126,6 +160,7 @@ inline void calibrate_op_cost(at::CallbackHandle op_callback) {
   if (!ptprof_agent_calibration_begin()) return;
   uint32_t ps = 0;
   try {
+    const OneIntraOpThread one_thread;
     ps = measure_op_cost_ps(op_callback);
   } catch (...) {  // a torch that cannot run ops yet: no figure, nothing else changes
     at::reenableCallback(op_callback);
