@@ -12,8 +12,6 @@
 // A few milliseconds, once, when torch is loaded.
 #pragma once
 #include <ATen/ATen.h>
-#include <ATen/Config.h>
-#include <ATen/Parallel.h>
 #include <ATen/record_function.h>
 #include <c10/util/StringUtil.h>
 #include <time.h>
@@ -90,36 +88,40 @@ class TinyTrainingStep {
   at::Tensor x_, y_, w1_, b1_, w2_, b2_;
 };
 
+// OpenMP's count for the calling thread (omp_set_num_threads changes the
+// calling thread's own setting). Weak: the bridge is not linked with OpenMP;
+// at load they resolve to the runtime libtorch_cpu uses (its dependency),
+// and stay null with a torch built without it.
+extern "C" int omp_get_max_threads() __attribute__((weak));
+extern "C" void omp_set_num_threads(int) __attribute__((weak));
+
 // The calibration's operators run on this thread alone. With an intra-op
 // thread pool (OpenMP: MKL's gemm threads the step's 8x64x64 products) this
 // thread's CPU time includes its spin at the end of every parallel region,
 // waiting for a worker: on a loaded machine, where the worker waits for a
 // core, a round took 30-65 ms instead of 0.5 ms (on and off alike), the
 // 0.1 ms the callback adds was lost in that noise, and the median came out
-// <= 0 (no operator cost: pyboot2's report). One thread also starts no
-// OpenMP pool before the program may fork. The count is put back as it was
-// (at::set_num_threads: the program sees the same number; it also pins MKL's
-// dynamic adjustment off, as any torch.set_num_threads call does). Only the
-// OpenMP backend: the native one takes its count once and warns on a change.
+// <= 0 (no operator cost: notes/pyboot2.md). One thread also starts no pool
+// thread before the program may fork. Only this thread's OpenMP setting
+// changes, and it is put back: not at::set_num_threads, which is
+// process-wide (torch 1.13 creates its QNNPACK thread pool there; MKL's
+// dynamic adjustment is pinned off). MKL follows the OpenMP count while the
+// program has not set its own (it cannot have: torch is being imported).
 class OneIntraOpThread {
  public:
   OneIntraOpThread() {
-#if AT_PARALLEL_OPENMP
-    if (was_ > 1) at::set_num_threads(1);
-#endif
+    if (omp_get_max_threads == nullptr || omp_set_num_threads == nullptr) return;
+    was_ = omp_get_max_threads();
+    if (was_ > 1) omp_set_num_threads(1);
   }
   ~OneIntraOpThread() {
-#if AT_PARALLEL_OPENMP
-    if (was_ > 1) at::set_num_threads(was_);
-#endif
+    if (was_ > 1) omp_set_num_threads(was_);
   }
   OneIntraOpThread(const OneIntraOpThread&) = delete;
   OneIntraOpThread& operator=(const OneIntraOpThread&) = delete;
 
  private:
-#if AT_PARALLEL_OPENMP
-  const int was_ = at::get_num_threads();
-#endif
+  int was_ = 0;
 };
 
 // This thread's CPU time: a round preempted on a shared machine is not
