@@ -1,5 +1,6 @@
 #include "runtime.hpp"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -233,18 +234,47 @@ bool Runtime::step_ends_at(std::string_view name) {
   if (optimizer) header_->step_candidates[wire::kStepCandidateOptimizer].fetch_add(1, std::memory_order_relaxed);
   if (batch) header_->step_candidates[wire::kStepCandidateDataLoader].fetch_add(1, std::memory_order_relaxed);
   if (rule.kind == StepRule::Kind::Auto) {
-    // The optimizer, once one steps; the DataLoader's batches until then.
-    constexpr uint32_t kOptimizerChosen = uint32_t(StepRule::Kind::Optimizer) + 1;
-    std::atomic<uint32_t>& chosen = header_->auto_rule;
-    if (optimizer) chosen.store(kOptimizerChosen, std::memory_order_relaxed);
-    if (batch && chosen.load(std::memory_order_relaxed) == 0)
-      chosen.store(uint32_t(StepRule::Kind::DataLoader) + 1, std::memory_order_relaxed);
-    return optimizer || (batch && chosen.load(std::memory_order_relaxed) != kOptimizerChosen);
+    if (optimizer) return auto_chooses(StepRule::Kind::Optimizer);
+    if (batch) return auto_chooses(StepRule::Kind::DataLoader);
+    return false;
   }
   const bool ends = rule.ends_step(name);
   if (ends && rule.kind == StepRule::Kind::Named)
     header_->step_candidates[wire::kStepCandidateNamed].fetch_add(1, std::memory_order_relaxed);
   return ends;
+}
+
+bool Runtime::auto_chooses(StepRule::Kind kind) {
+  // The optimizer, once one steps; until then the first of the DataLoader's
+  // batches and the model's forward that ends a step keeps the rule.
+  const uint32_t mine = uint32_t(kind) + 1;
+  std::atomic<uint32_t>& chosen = header_->auto_rule;
+  if (kind == StepRule::Kind::Optimizer) {
+    chosen.store(mine, std::memory_order_relaxed);
+    return true;
+  }
+  uint32_t expected = 0;
+  return chosen.compare_exchange_strong(expected, mine, std::memory_order_relaxed) || expected == mine;
+}
+
+void Runtime::forward_ended() {
+  if (!active()) return;
+  const StepRule::Kind kind = config_->step.kind;
+  if (kind != StepRule::Kind::Forward && kind != StepRule::Kind::Auto) return;
+  header_->step_candidates[wire::kStepCandidateForward].fetch_add(1, std::memory_order_relaxed);
+  if (kind == StepRule::Kind::Auto && !auto_chooses(StepRule::Kind::Forward)) return;
+  ThreadState* t = thread_state();
+  if (!t || t->take_step_end(true, current_step())) end_step();
+}
+
+int Runtime::install_python_window_flag(PythonWindowFlag::Callback fn) {
+  if (!active() || !fn) return -1;
+  PythonWindowFlag::AddPendingCall add_pending =
+      reinterpret_cast<PythonWindowFlag::AddPendingCall>(::dlsym(RTLD_DEFAULT, "Py_AddPendingCall"));
+  if (!add_pending) return -1;
+  python_window_flag_.install(fn, add_pending);
+  windows_.set_recording_listener([](bool on) { g_runtime.python_window_flag_.recording_changed(on); });
+  return recording() ? 1 : 0;
 }
 
 uint32_t Runtime::named_step_id() {

@@ -56,6 +56,7 @@
 #include "ptprof/string_arena.hpp"
 #include "ptprof/string_hash.hpp"
 #include "python_api.hpp"
+#include "python_window_flag.hpp"
 #include "shm_reservation.hpp"
 #include "stack_capture.hpp"
 #include "window_controller.hpp"
@@ -117,6 +118,13 @@ class Runtime {
   // An operator called `name` ended on thread `t` (only under a rule that
   // names an operator: StepRule::watches_ops).
   void op_ended(ThreadState& t, const char* name);
+  // The model's outermost forward ended on the calling thread (the Python
+  // bootstrap reports it under PTPROF_STEP=forward or auto).
+  void forward_ended();
+  // The Python bootstrap's switch for torch's profiler flag
+  // (python_window_flag.hpp); returns whether a window records now, or -1
+  // when the agent is inert or the process has no CPython to call back.
+  int install_python_window_flag(PythonWindowFlag::Callback fn);
   // The interned id of PTPROF_STEP's scope name (Named rule), interned once
   // per process.
   uint32_t named_step_id();
@@ -217,6 +225,9 @@ class Runtime {
   // Whether a scope called `name` ends a step; counts what some rule would
   // end a step at, for the run's summary.
   bool step_ends_at(std::string_view name);
+  // Under `auto`: whether a step end of `kind` ends a step, choosing the rule
+  // when none was chosen yet (Optimizer always takes over).
+  bool auto_chooses(StepRule::Kind kind);
 
   struct InternedName {
     uint32_t id;
@@ -235,6 +246,7 @@ class Runtime {
   static constexpr uint32_t kNoNamedStepId = UINT32_MAX;  // the arena refused the name
   std::atomic<uint32_t> named_step_id_{0};
   WindowController windows_;
+  PythonWindowFlag python_window_flag_;
 
   NoDestructor<CuptiConsumer> cupti_;
 

@@ -95,7 +95,10 @@ std::optional<uint32_t> WindowController::apply(const StepTransition& t, uint64_
   const bool was = recording_.load(std::memory_order_relaxed);
   set_bridge_recording(t.recording);  // also when only the window's options changed
   recording_.store(t.recording, std::memory_order_release);
-  if (t.recording != was) cupti_->recording_changed(t.recording);
+  if (t.recording != was) {
+    cupti_->recording_changed(t.recording);
+    if (RecordingListener fn = recording_listener_.load(std::memory_order_acquire)) fn(t.recording);
+  }
   // A window that opens inside a step (by time) has no ProfilerStep span for
   // that step: it would hold only the step's tail.
   if (t.recording && t.step) {

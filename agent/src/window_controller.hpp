@@ -92,6 +92,11 @@ class WindowController {
   using WindowEndListener = void (*)(uint32_t window);
   void set_window_end_listener(WindowEndListener fn) { window_end_listener_.store(fn, std::memory_order_release); }
 
+  // Called (any thread, step_mu_ held) each time recording starts or stops:
+  // the Python bootstrap's flag (python_window_flag.hpp).
+  using RecordingListener = void (*)(bool recording);
+  void set_recording_listener(RecordingListener fn) { recording_listener_.store(fn, std::memory_order_release); }
+
   // Process exit: the window still open ends with the process (the
   // listener flushes it); the trigger watcher opens no more.
   void stop();
@@ -176,6 +181,7 @@ class WindowController {
   int bridge_mode_ = 0;  // last mode given to the bridge
 
   std::atomic<WindowEndListener> window_end_listener_{nullptr};
+  std::atomic<RecordingListener> recording_listener_{nullptr};
 };
 
 }  // namespace ptprof::agent

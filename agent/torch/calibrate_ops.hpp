@@ -90,6 +90,42 @@ class TinyTrainingStep {
   at::Tensor x_, y_, w1_, b1_, w2_, b2_;
 };
 
+// OpenMP's count for the calling thread (omp_set_num_threads changes the
+// calling thread's own setting). Weak: the bridge is not linked with OpenMP;
+// at load they resolve to the runtime libtorch_cpu uses (its dependency),
+// and stay null with a torch built without it.
+extern "C" int omp_get_max_threads() __attribute__((weak));
+extern "C" void omp_set_num_threads(int) __attribute__((weak));
+
+// The calibration's operators run on this thread alone. With an intra-op
+// thread pool (OpenMP: MKL's gemm threads the step's 8x64x64 products) this
+// thread's CPU time includes its spin at the end of every parallel region,
+// waiting for a worker: on a loaded machine, where the worker waits for a
+// core, a round took 30-65 ms instead of 0.5 ms (on and off alike), the
+// 0.1 ms the callback adds was lost in that noise, and the median came out
+// <= 0 (no operator cost: notes/pyboot2.md). One thread also starts no pool
+// thread before the program may fork. Only this thread's OpenMP setting
+// changes, and it is put back: not at::set_num_threads, which is
+// process-wide (torch 1.13 creates its QNNPACK thread pool there; MKL's
+// dynamic adjustment is pinned off). MKL follows the OpenMP count while the
+// program has not set its own (it cannot have: torch is being imported).
+class OneIntraOpThread {
+ public:
+  OneIntraOpThread() {
+    if (omp_get_max_threads == nullptr || omp_set_num_threads == nullptr) return;
+    was_ = omp_get_max_threads();
+    if (was_ > 1) omp_set_num_threads(1);
+  }
+  ~OneIntraOpThread() {
+    if (was_ > 1) omp_set_num_threads(was_);
+  }
+  OneIntraOpThread(const OneIntraOpThread&) = delete;
+  OneIntraOpThread& operator=(const OneIntraOpThread&) = delete;
+
+ private:
+  int was_ = 0;
+};
+
 // This thread's CPU time: a round preempted on a shared machine is not
 // charged with the wait.
 inline int64_t thread_cpu_ns() {
@@ -137,6 +173,7 @@ inline void calibrate_op_cost(at::CallbackHandle op_callback) {
   if (!ptprof_agent_calibration_begin()) return;
   uint32_t ps = 0;
   try {
+    const OneIntraOpThread one_thread;
     ps = measure_op_cost_ps(op_callback);
   } catch (...) {  // a torch that cannot run ops yet: no figure, nothing else changes
     at::reenableCallback(op_callback);

@@ -81,6 +81,8 @@ Result<StepRule> parse_step_rule(std::string_view text) {
     r.kind = StepRule::Kind::CudaProfilerApi;
   } else if (text == "dataloader") {
     r.kind = StepRule::Kind::DataLoader;
+  } else if (text == "forward") {
+    r.kind = StepRule::Kind::Forward;
   } else if (text == "auto") {
     r.kind = StepRule::Kind::Auto;
   } else {
@@ -101,7 +103,9 @@ std::string StepRule::describe() const {
     case Kind::DataLoader:
       return "dataloader (the end of each DataLoader batch, enumerate(DataLoader)#...__next__)";
     case Kind::Auto:
-      return "auto (the optimizer if one steps, else the DataLoader)";
+      return "auto (the optimizer if one steps, else the DataLoader, else the model's forward)";
+    case Kind::Forward:
+      return "forward (the end of each outermost call of the model's forward)";
     case Kind::Named:
       break;
   }

@@ -324,8 +324,10 @@ void add_run(CLI::App& app, int& exit_code) {
   sub->add_option(
       "--step", opts->step,
       "What ends a step: optimizer (end of Optimizer.step#*: training loops), dataloader (end of each "
-      "DataLoader batch: training or inference over a DataLoader), auto (the optimizer if one steps, else the "
-      "DataLoader), manual (ptprof.step() only), cudaProfilerApi (each cudaProfilerStart..Stop is a step; "
+      "DataLoader batch: training or inference over a DataLoader), forward (the end of each outermost call of the "
+      "model, the first torch.nn.Module called outside any other: an inference loop without a DataLoader), auto "
+      "(the optimizer if one steps, else the DataLoader, else the model's forward), manual (ptprof.step() only), "
+      "cudaProfilerApi (each cudaProfilerStart..Stop is a step; "
       "nothing is recorded outside them; without a schedule each is a window of its own), or the name of a "
       "record_function scope, ptprof.range or operator such as aten::linear (a loop with neither; an "
       "operator's name costs every operator a callback) (PTPROF_STEP; default optimizer)");

@@ -15,7 +15,9 @@ std::string rule_used(const launcher::StepFacts& f, const StepRule& rule) {
     return "auto, which used the optimizer (the end of Optimizer.step)";
   if (f.auto_rule == uint32_t(StepRule::Kind::DataLoader) + 1)
     return "auto, which used the DataLoader (no optimizer stepped)";
-  return "auto (neither an optimizer nor a DataLoader stepped)";
+  if (f.auto_rule == uint32_t(StepRule::Kind::Forward) + 1)
+    return "auto, which used the model's forward (no optimizer stepped, no DataLoader)";
+  return "auto (neither an optimizer, a DataLoader nor a model's forward stepped)";
 }
 
 // The steps before the schedule's first recorded (active) step, and the
@@ -31,6 +33,13 @@ std::vector<std::string> what_to_try(const launcher::StepFacts& f, const StepRul
                   " from a DataLoader");
   if (f.optimizer_steps > 0 && !by_optimizer)
     out.push_back("--step optimizer: an optimizer stepped " + plural(f.optimizer_steps, "time", "times"));
+  // The model's forward is seen only under the rules that watch it (the
+  // module hooks cost every module call), so it is suggested unseen.
+  const bool watches_forward = rule.kind == StepRule::Kind::Forward || rule.kind == StepRule::Kind::Auto;
+  if (f.optimizer_steps == 0 && f.dataloader_batches == 0 && !watches_forward)
+    out.push_back(
+        "--step forward (or --step auto): the end of each call of the model, the first torch.nn.Module called "
+        "outside any other (an inference or evaluation loop without a DataLoader)");
   if (f.optimizer_steps == 0 && f.dataloader_batches == 0)
     out.push_back(
         "--step NAME: a record_function or operator that runs once per iteration (for example --step "
@@ -58,6 +67,10 @@ std::vector<std::string> step_summary_lines(const launcher::StepFacts& f, const 
   if (rule.kind == StepRule::Kind::Named && f.named == 0)
     out.push_back("ptprof: warning: --step '" + rule.name +
                   "' (PTPROF_STEP) never occurred: no record_function, range or operator of that name ended");
+  if (rule.kind == StepRule::Kind::Forward && f.forwards == 0)
+    out.push_back(
+        "ptprof: warning: --step forward (PTPROF_STEP): no torch.nn.Module's forward ended in this process "
+        "(the rule needs torch imported in a Python that ran ptprof's bootstrap: not `python -S` or `-I`)");
   const bool short_of_schedule =
       schedule.enabled && (windows_recorded == 0 || (schedule.repeat > 0 && windows_recorded < schedule.repeat));
   if (!short_of_schedule && f.steps_ended > 0) return out;

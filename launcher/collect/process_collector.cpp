@@ -49,6 +49,7 @@ StepFacts ProcessCollector::step_facts() const {
   f.optimizer_steps = header_.step_candidates[wire::kStepCandidateOptimizer].load(std::memory_order_relaxed);
   f.dataloader_batches = header_.step_candidates[wire::kStepCandidateDataLoader].load(std::memory_order_relaxed);
   f.named = header_.step_candidates[wire::kStepCandidateNamed].load(std::memory_order_relaxed);
+  f.forwards = header_.step_candidates[wire::kStepCandidateForward].load(std::memory_order_relaxed);
   f.auto_rule = header_.auto_rule.load(std::memory_order_relaxed);
   return f;
 }

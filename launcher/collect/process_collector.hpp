@@ -38,6 +38,7 @@ struct StepFacts {
   uint64_t optimizer_steps = 0;     // Optimizer.step ends
   uint64_t dataloader_batches = 0;  // enumerate(DataLoader)#...__next__ ends
   uint64_t named = 0;               // ends of what PTPROF_STEP names
+  uint64_t forwards = 0;            // the model's outermost forward ends (counted under forward and auto only)
   uint32_t auto_rule = 0;           // StepRule::Kind + 1 that `auto` chose; 0: none yet
 };
 

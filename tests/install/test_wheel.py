@@ -131,6 +131,19 @@ def check_pip_torch_env(wheel, work):
     check(shutil.which("c++", path=env["PATH"]) is None and shutil.which("g++", path=env["PATH"]) is None,
           "no compiler on the users' PATH (%s)" % env["PATH"])
 
+    # The in-target bootstrap (docs/bootstrap.md): its sitecustomize.py is in
+    # the directory `ptprof run` puts on PYTHONPATH, never in site-packages
+    # (where it would run in every Python of the venv, and hide another).
+    check(not os.path.exists(os.path.join(own_site, "sitecustomize.py")), "no sitecustomize.py in site-packages")
+    check(os.path.isfile(os.path.join(own_site, "ptprof", "share", "ptprof", "python", "sitecustomize.py")),
+          "sitecustomize.py in the package's python directory (the run's PYTHONPATH)")
+    p = run(["ptprof", "run", "-o", os.path.join(work, "out-boot"), "--", python, "-c",
+             "import sys, torch; print('booted', 'ptprof._boot' in sys.modules)"], env, work)
+    check(p.returncode == 0 and "booted True" in p.stdout, "the bootstrap runs in the target under ptprof run",
+          describe(p))
+    p = run([python, "-c", "import sys, torch; print('booted', 'ptprof._boot' in sys.modules)"], env, work)
+    check(p.returncode == 0 and "booted False" in p.stdout, "and not in the venv's Python otherwise", describe(p))
+
     out = os.path.join(work, "out-pip")
     p = run(["ptprof", "run", "-o", out, "--", python, EXAMPLE], env, work)
     check(p.returncode == 0, "ptprof run -- python examples/train_mlp.py (pip's torch)", describe(p))

@@ -2,6 +2,7 @@
 report's ptprof_cost, from the per-event costs the agent measures at
 start-up. Checks presence and arithmetic only, never a timing threshold."""
 
+import json
 import os
 import re
 import textwrap
@@ -136,6 +137,44 @@ def test_cost_measured_when_torch_loads_in_a_wait_step():
         cost = report["ptprof_cost"]
         T.check(cost["op_ns"] > 0, "the operator cost was measured in a wait step: %r" % cost)
         check_arithmetic(cost, "wait-step import")
+
+
+# The threads of the process right after `import torch` (names from /proc),
+# and torch's intra-op thread count.
+THREADS_AFTER_IMPORT = """
+import os, json, torch
+names = []
+for tid in sorted(os.listdir("/proc/self/task")):
+    with open("/proc/self/task/%s/comm" % tid) as f:
+        names.append(f.read().strip())
+print("THREADS " + json.dumps({"threads": len(names), "intra_op": torch.get_num_threads()}))
+torch.mm(torch.ones(2, 2), torch.ones(2, 2))  # an operator in the trace, which carries the cost
+"""
+
+
+def test_calibration_runs_on_one_thread():
+    # The operator cost is measured on the thread that loads torch alone: an
+    # intra-op pool (MKL's gemm with OpenMP) would charge that thread with its
+    # spin at each parallel region's end, which on a loaded machine drowned
+    # the callback's cost (the median came out <= 0: no operator cost). So
+    # the calibration starts no pool thread, and leaves torch's intra-op
+    # thread count as the program would have found it.
+    with T.tempdir() as d:
+        script = write_script(d, "threads.py", THREADS_AFTER_IMPORT)
+        env = T.clean_env(OMP_NUM_THREADS=2)  # a pool of two even on a one-core machine
+
+        def threads(proc, what):
+            T.check_eq(proc.returncode, 0, "%s: exit status\n%s" % (what, T.describe(proc)))
+            m = re.search(r"^THREADS (.*)$", proc.stdout, re.M)
+            T.check(m is not None, "%s: the program printed its threads\n%s" % (what, T.describe(proc)))
+            return json.loads(m.group(1)) if m else {}
+
+        plain = threads(T.run_python([script], env=env), "without ptprof")
+        out = os.path.join(d, "out")
+        profiled = threads(T.run_ptprof(["run", "-o", out, "--", T.PYTHON, script], env=env), "under ptprof")
+        T.check_eq(profiled.get("intra_op"), plain.get("intra_op"), "torch's intra-op thread count")
+        T.check_eq(profiled.get("threads"), plain.get("threads"), "threads after import torch (none started by ptprof)")
+        T.check(T.report_json(out)["ptprof_cost"]["op_ns"] > 0, "the operator cost was measured")
 
 
 def test_run_without_torch_charges_records_only():

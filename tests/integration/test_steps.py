@@ -83,6 +83,19 @@ for i in range(steps):
 sys.exit(int(os.environ.get("EXIT", "0")))
 """
 
+# A training loop whose loss is a module too: two modules are called outside
+# any other each iteration, and only the model's forward ends a step.
+TRAIN_LOSS_MODULE = MODEL + """
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+criterion = nn.MSELoss()
+x, y = torch.randn(8, 16), torch.randn(8, 4)
+for i in range(4):
+    loss = criterion(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
 # 2 DataLoader workers feeding a training loop of 4 batches.
 TRAIN_WORKERS = MODEL + """
 from torch.utils.data import DataLoader, TensorDataset
@@ -170,6 +183,20 @@ def test_inference_loop_without_a_dataloader():
         script = write(d, "infer_loop.py", INFER_LOOP)
         proc, out = run(d, script, "--schedule", spec(SCHEDULE))
         T.check("--step NAME" in proc.stderr, "the summary suggests naming what ends a step\n" + T.describe(proc))
+        T.check("--step forward (or --step auto)" in proc.stderr,
+                "the summary suggests the model's forward\n" + T.describe(proc))
+        # The model's outermost forward ends a step (the Python bootstrap's
+        # module hooks), under --step forward and under auto.
+        for rule, says in (("forward", "rule: forward"), ("auto", "auto, which used the model's forward")):
+            with T.tempdir() as d2:
+                proc, out = run(d2, script, "--schedule", spec(SCHEDULE), "--step", rule)
+                rep = report(out)
+                T.check_eq(steps_of(rep), torch_recorded(SCHEDULE, 6), "steps recorded with --step " + rule)
+                calls = {r["name"]: r["calls"] for r in rep["rows"]}
+                T.check_eq((calls.get("aten::relu"), calls.get("aten::linear")), (3, 6),
+                           "one forward (a relu, two linears) per recorded step with --step " + rule)
+                T.check("steps: 6 ended" in proc.stderr and says in proc.stderr,
+                        "the summary counts the steps and names the rule used\n" + T.describe(proc))
         # An operator's name ends a step: the loop runs aten::relu once per iteration.
         with T.tempdir() as d2:
             proc, out = run(d2, script, "--schedule", spec(SCHEDULE), "--step", "aten::relu")
@@ -178,6 +205,20 @@ def test_inference_loop_without_a_dataloader():
             relu = [r for r in rep["rows"] if r["name"] == "aten::relu"]
             T.check(relu and relu[0]["calls"] == 3, "one aten::relu per recorded step: %s" % relu)
             T.check("steps: 6 ended" in proc.stderr, "the summary counts the steps\n" + T.describe(proc))
+
+
+def test_forward_rule_counts_the_model_not_the_loss():
+    """The loss module is called outside any other module too: a step is the
+    model's forward (the first module called outside any other) returning,
+    once per iteration; under auto the optimizer takes over once it steps."""
+    with T.tempdir() as d:
+        script = write(d, "train_loss_module.py", TRAIN_LOSS_MODULE)
+        proc, out = run(d, script, "--step", "forward")
+        T.check("steps: 4 ended" in proc.stderr, "one step per iteration, not per module\n" + T.describe(proc))
+        T.check_eq(len(steps_of(report(out))), 4, "steps in the report")
+        with T.tempdir() as d2:
+            proc, out = run(d2, script, "--step", "auto")
+            T.check("auto, which used the optimizer" in proc.stderr, "auto: the optimizer wins\n" + T.describe(proc))
 
 
 def test_setup_and_tail_apart():

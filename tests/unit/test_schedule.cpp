@@ -357,6 +357,14 @@ TEST_CASE("parse_step_rule: the kinds", "[schedule][step]") {
     REQUIRE(r.ok());
     CHECK(r->kind == StepRule::Kind::CudaProfilerApi);
   }
+  SECTION("forward: the model's outermost forward, which no scope ends") {
+    auto r = parse_step_rule(" forward ");
+    REQUIRE(r.ok());
+    CHECK(r->kind == StepRule::Kind::Forward);
+    CHECK_FALSE(r->ends_step("forward"));
+    CHECK_FALSE(r->watches_ops());
+    CHECK(r->describe().find("model's forward") != std::string::npos);
+  }
   SECTION("any other text names a RecordFunction range") {
     for (const char* text :
          {"model_train_step", "train step", "ProfilerStep", "aten::add", "Optimizer.step#SGD.step"}) {

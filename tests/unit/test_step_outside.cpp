@@ -139,4 +139,25 @@ TEST_CASE("step summary: auto says which rule it used", "[steps]") {
               .dataloader_batches = 6,
               .auto_rule = uint32_t(ptprof::StepRule::Kind::DataLoader) + 1};
   CHECK(contains(ptprof::cli::step_summary_lines(f, rule, {}, 1), "auto, which used the DataLoader"));
+  StepFacts loop{.pid = 7, .steps_ended = 6, .forwards = 6, .auto_rule = uint32_t(ptprof::StepRule::Kind::Forward) + 1};
+  CHECK(contains(ptprof::cli::step_summary_lines(loop, rule, {}, 1), "auto, which used the model's forward"));
+}
+
+TEST_CASE("step summary: the model's forward", "[steps]") {
+  ptprof::Schedule schedule{.enabled = true, .wait = 1, .warmup = 1, .active = 3};
+  // An inference loop with neither an optimizer nor a DataLoader: the
+  // default rule suggests the forward (which it does not watch).
+  StepFacts loop{.pid = 7, .steps_ended = 0};
+  auto lines = ptprof::cli::step_summary_lines(loop, ptprof::StepRule{}, schedule, 0);
+  CHECK(contains(lines, "--step forward (or --step auto)"));
+  // --step forward in a process where no module's forward ended.
+  ptprof::StepRule forward;
+  forward.kind = ptprof::StepRule::Kind::Forward;
+  lines = ptprof::cli::step_summary_lines(loop, forward, schedule, 0);
+  CHECK(contains(lines, "--step forward (PTPROF_STEP): no torch.nn.Module's forward ended"));
+  CHECK_FALSE(contains(lines, "--step forward (or --step auto)"));
+  StepFacts ran{.pid = 7, .steps_ended = 6, .forwards = 6};
+  lines = ptprof::cli::step_summary_lines(ran, forward, schedule, 1);
+  CHECK(contains(lines, "(rule: forward (the end of each outermost call"));
+  CHECK(lines.size() == 1);
 }

@@ -178,9 +178,12 @@ Result<Schedule> parse_schedule(std::string_view text);
 
 // What ends a step (PTPROF_STEP).
 struct StepRule {
-  // Auto: the optimizer if one steps, else the DataLoader (the agent decides
-  // as the program runs: the first Optimizer.step makes it the rule).
-  enum class Kind { Optimizer, Manual, CudaProfilerApi, Named, DataLoader, Auto } kind = Kind::Optimizer;
+  // Auto: the optimizer if one steps, else the DataLoader, else the model's
+  // forward (the agent decides as the program runs: the first Optimizer.step
+  // makes it the rule). Forward: the end of the outermost call of the model
+  // (the first nn.Module called outside any other), which the in-target
+  // Python bootstrap reports (agent/python/ptprof/_boot.py).
+  enum class Kind { Optimizer, Manual, CudaProfilerApi, Named, DataLoader, Auto, Forward } kind = Kind::Optimizer;
   std::string name;  // for Named: the RecordFunction / range / op name that ends a step
 
   // torch names them "Optimizer.step#<ClassName>.step" and

@@ -236,6 +236,7 @@ enum StepCandidate : uint32_t {
   kStepCandidateOptimizer = 0,   // Optimizer.step#<Name>.step
   kStepCandidateDataLoader = 1,  // enumerate(DataLoader)#<Iter>.__next__
   kStepCandidateNamed = 2,       // the scope, range or op PTPROF_STEP names
+  kStepCandidateForward = 3,     // the model's outermost forward (under forward or auto)
 };
 
 // The losses the agent counts in a ProcessHeader, each with the field of the

@@ -1,0 +1,17 @@
+// What the in-target Python bootstrap (agent/python/ptprof/_boot.py) calls
+// through ctypes. Not in ptprof.h: these are ptprof's own plumbing between its
+// agent and its Python side, not an API for programs (docs/bootstrap.md).
+#include "export.hpp"
+#include "runtime.hpp"
+
+using namespace ptprof::agent;
+
+// The model's outermost forward returned (PTPROF_STEP=forward or auto).
+PTPROF_EXPORT void ptprof_boot_forward_ended(void) { g_runtime.forward_ended(); }
+
+// Registers the callback that sets torch's profiler flag: called with 1 when
+// a window starts recording and 0 when it stops, on the interpreter's main
+// thread. Returns the current state (1, 0), or -1 when nothing will call it.
+PTPROF_EXPORT int ptprof_boot_window_flag(void (*callback)(int)) {
+  return g_runtime.install_python_window_flag(callback);
+}
