@@ -103,7 +103,7 @@ extern "C" void omp_set_num_threads(int) __attribute__((weak));
 // waiting for a worker: on a loaded machine, where the worker waits for a
 // core, a round took 30-65 ms instead of 0.5 ms (on and off alike), the
 // 0.1 ms the callback adds was lost in that noise, and the median came out
-// <= 0 (no operator cost: notes/pyboot2.md). One thread also starts no pool
+// <= 0 (no operator cost). One thread also starts no pool
 // thread before the program may fork. Only this thread's OpenMP setting
 // changes, and it is put back: not at::set_num_threads, which is
 // process-wide (torch 1.13 creates its QNNPACK thread pool there; MKL's

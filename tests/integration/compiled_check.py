@@ -11,7 +11,7 @@ PROFILER_STATE slot (or the global one). The torch bridge puts its
 MemoryReporter there only under PTPROF_PROFILE_MEMORY=1, and then the gated
 scopes are recorded (COMPILED_CHECK_MEMORY=1 runs ptprof so). Rename to
 test_compiled.py once the bridge installs that state in every window
-(notes/pyboot.md).
+(issue #25; branch compiled does it).
 
 Compiled code (issue #25, item 1): a torch.compile'd MLP trained on the
 CPU shows in ptprof's report every row torch.profiler's key_averages() has,
