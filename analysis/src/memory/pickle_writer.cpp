@@ -28,8 +28,11 @@ void integer(std::string& out, int64_t i) {
   std::string bytes;
   const bool negative = i < 0;
   uint64_t v = uint64_t(i);
+  // At most 8 bytes: the eighth holds the sign whatever it is (and a shift
+  // by 64 below would be undefined).
   for (int n = 0; n < 8; ++n) {
     bytes += char(v & 0xff);
+    if (n == 7) break;
     v >>= 8;
     const bool sign = (uint8_t(bytes.back()) & 0x80) != 0;
     if ((negative && v == (UINT64_MAX >> (8 * (n + 1))) && sign) || (!negative && v == 0 && !sign)) break;
