@@ -9,8 +9,8 @@
 # 2. Creates .venv/ in the checkout with pip's current torch 2.x (the CUDA
 #    wheel, which also runs on a CPU): the second torch the tests run on. Made
 #    once and reused; the first download is large (about 3 GB with its CUDA
-#    libraries), later runs take pip's cache. PTPROF_NO_VENV=1 skips it (only
-#    Debian's torch is then tested).
+#    libraries), later runs take pip's cache; it downloads while step 3
+#    builds. PTPROF_NO_VENV=1 skips it (only Debian's torch is then tested).
 # 3. Configures and builds, tests included:
 #      cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DPTPROF_BUILD_TESTS=ON
 #      cmake --build build -j$(nproc)
@@ -39,9 +39,10 @@ PACKAGES=(build-essential cmake pkg-config libspdlog-dev libcli11-dev catch2
 # and its runtimes (libFuzzer, ASan, UBSan) build the fuzz targets
 # (scripts/fuzz.sh), clang-tidy and clang-format check the house rules
 # (scripts/lint.sh); GCC's sanitizer runtimes (scripts/sanitize.sh) come with
-# build-essential.
+# build-essential. ccache lets the wheel's build (scripts/wheel.sh) reuse this
+# build's objects instead of compiling them a second time.
 if [[ "${PTPROF_SETUP_TESTS:-0}" == 1 ]]; then
-  PACKAGES+=(protobuf-compiler chromium clang-14 libclang-rt-14-dev clang-tidy-14 clang-format-14 ninja-build)
+  PACKAGES+=(protobuf-compiler chromium clang-14 libclang-rt-14-dev clang-tidy-14 clang-format-14 ninja-build ccache)
 fi
 
 missing=()
@@ -74,6 +75,8 @@ command -v cmake >/dev/null 2>&1 || die "cmake not found after installing packag
 # pip's torch, beside Debian's. Debian's python3 makes the venv (python3-venv),
 # so it does not depend on whichever python3 comes first on PATH.
 VENV_PY=.venv/bin/python
+PIP_PID=""
+PIP_LOG=.venv/setup-pip.log
 if [[ "${PTPROF_NO_VENV:-0}" != 1 ]]; then
   # Holistic Trace Analysis reads the Chrome export in the tests.
   VENV_PACKAGES=('torch>=2,<3' numpy)
@@ -86,11 +89,15 @@ if [[ "${PTPROF_NO_VENV:-0}" != 1 ]]; then
     if [[ ! -x "$VENV_PY" ]]; then
       /usr/bin/python3 -m venv .venv || die "cannot create .venv (python3 -m venv failed)"
     fi
-    echo "setup.sh: installing pip's torch into .venv (first time: a large download; later runs reuse it)"
-    "$VENV_PY" -m pip install --disable-pip-version-check --progress-bar off -q "${VENV_PACKAGES[@]}" ||
-      die "pip install torch into .venv failed (see pip's messages above); PTPROF_NO_VENV=1 skips it"
+    # In the background: the download takes minutes that the build below
+    # would otherwise wait for; the build does not need this torch.
+    echo "setup.sh: installing pip's torch into .venv while ptprof builds (first time: a large download;" \
+      "later runs reuse it; pip's messages: $PIP_LOG)"
+    "$VENV_PY" -m pip install --disable-pip-version-check --progress-bar off -q "${VENV_PACKAGES[@]}" \
+      >"$PIP_LOG" 2>&1 </dev/null &
+    PIP_PID=$!
+    trap '[[ -n $PIP_PID ]] && kill "$PIP_PID" 2>/dev/null; true' EXIT
   fi
-  echo "setup.sh: .venv has torch $("$VENV_PY" -c 'import torch; print(torch.__version__)' 2>/dev/null)"
 fi
 
 JOBS=$(nproc 2>/dev/null || echo 2)
@@ -98,12 +105,34 @@ LAUNCHER=()
 if command -v ccache >/dev/null 2>&1; then
   LAUNCHER=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
-# Tests on explicitly: an old cache with PTPROF_BUILD_TESTS=OFF would otherwise
-# leave scripts/test.sh with nothing to run.
-cmake -S . -B build -DCMAKE_BUILD_TYPE="${PTPROF_BUILD_TYPE:-Release}" -DPTPROF_BUILD_TESTS=ON "${LAUNCHER[@]}" ||
-  die "cmake configure failed (see the messages above)"
+configure() {  # configure [CMAKE-ARGS...]
+  # Tests on explicitly: an old cache with PTPROF_BUILD_TESTS=OFF would otherwise
+  # leave scripts/test.sh with nothing to run.
+  cmake -S . -B build -DCMAKE_BUILD_TYPE="${PTPROF_BUILD_TYPE:-Release}" -DPTPROF_BUILD_TESTS=ON \
+    "${LAUNCHER[@]}" "$@" || die "cmake configure failed (see the messages above)"
+}
+if [[ -n $PIP_PID ]]; then
+  # Until pip is done the tests are configured for Debian's torch alone;
+  # configured again below, with pip's.
+  configure -DPTPROF_VENV_PYTHON=
+else
+  configure -DPTPROF_VENV_PYTHON="$PWD/$VENV_PY"
+fi
 targets=()
 for t in ${PTPROF_SETUP_TARGETS:-}; do targets+=(--target "$t"); done
 cmake --build build -j"$JOBS" "${targets[@]}" ||
   die "build failed (see the compiler messages above)"
+if [[ -n $PIP_PID ]]; then
+  echo "setup.sh: waiting for pip's torch ..."
+  if ! wait "$PIP_PID"; then
+    PIP_PID=""
+    cat "$PIP_LOG" >&2
+    die "pip install torch into .venv failed (pip's messages above); PTPROF_NO_VENV=1 skips it"
+  fi
+  PIP_PID=""
+  configure -DPTPROF_VENV_PYTHON="$PWD/$VENV_PY"
+fi
+if [[ "${PTPROF_NO_VENV:-0}" != 1 ]]; then
+  echo "setup.sh: .venv has torch $("$VENV_PY" -c 'import torch; print(torch.__version__)' 2>/dev/null)"
+fi
 echo "setup.sh: built into $(pwd)/build"

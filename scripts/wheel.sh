@@ -45,9 +45,14 @@ fi
 
 rm -rf "$OUT/dist"
 mkdir -p "$OUT/dist" "$OUT/wheelhouse"
-launcher=()
+# The same compiler, by the same name, as scripts/setup.sh's build: left to
+# itself scikit-build-core takes Python's (x86_64-linux-gnu-g++), and ccache,
+# which hashes the compiler's name, would then find none of that build's
+# objects (scripts/test.sh builds both: minutes of compiling saved).
+launcher=(-Ccmake.define.CMAKE_C_COMPILER="$(command -v "${CC:-cc}")"
+          -Ccmake.define.CMAKE_CXX_COMPILER="$(command -v "${CXX:-c++}")")
 if command -v ccache >/dev/null 2>&1; then
-  launcher=(-Ccmake.define.CMAKE_C_COMPILER_LAUNCHER=ccache -Ccmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  launcher+=(-Ccmake.define.CMAKE_C_COMPILER_LAUNCHER=ccache -Ccmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
 list=$(IFS=';'; echo "${pythons[*]}")
 echo "wheel.sh: building the wheel (bridges prebuilt for: ${pythons[*]:-none})"

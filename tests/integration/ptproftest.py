@@ -35,6 +35,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -217,6 +218,7 @@ def main(tests=None):
     for t in tests:
         _current_test = t.__name__
         print("=== %s" % t.__name__, flush=True)
+        started = time.monotonic()
         try:
             t()
         except Skip as e:
@@ -225,6 +227,8 @@ def main(tests=None):
             _skips.append("%s: %s" % (t.__name__, e))
         except Exception:  # a test that raises is one failure
             check(False, "raised:\n" + traceback.format_exc())
+        # Where a slow suite spends its time (not a check: no timing is asserted).
+        print("--- %s: %.1f s" % (t.__name__, time.monotonic() - started), flush=True)
         _current_test = None
     print()
     if _failures:

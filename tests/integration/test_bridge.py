@@ -27,6 +27,31 @@ def write(path, code):
     return path
 
 
+def fixture_library():
+    """This torch's bridge as the CTest fixture built it (bridge.<label>)."""
+    fixture = T.run_ptprof(["bridge", "build", "--python", T.PYTHON], env=T.clean_env())
+    T.check_eq(fixture.returncode, 0, "the fixture's bridge\n" + T.describe(fixture))
+    return fixture.stdout.strip()
+
+
+def copying_compiler(d, seconds):
+    """A stand-in C++ compiler that takes `seconds`, then "builds" by copying
+    the fixture's bridge to where the builder asked: the builder's locking,
+    cache and messages without a real compile each time. The real compiler
+    runs in test_first_run_builds_then_cache_is_used and in the fixture."""
+    path = write(os.path.join(d, "copying-c++"), """\
+        #!/bin/sh
+        sleep %s
+        while [ $# -gt 0 ]; do
+          if [ "$1" = -o ]; then out=$2; fi
+          shift
+        done
+        exec cp %s "$out"
+    """ % (seconds, fixture_library()))
+    os.chmod(path, 0o755)
+    return path
+
+
 def test_first_run_builds_then_cache_is_used():
     script = os.path.join(T.EXAMPLES_DIR, "train_mlp.py")
     with T.tempdir() as d:
@@ -148,9 +173,7 @@ def test_other_python_threads_run_during_the_build():
     to where the builder asked (no second real compile). With the GIL held
     that thread never runs, the stand-in gives up and the build fails (no
     operators, one failure line)."""
-    fixture = T.run_ptprof(["bridge", "build", "--python", T.PYTHON], env=T.clean_env())
-    T.check_eq(fixture.returncode, 0, "the fixture's bridge\n" + T.describe(fixture))
-    library = fixture.stdout.strip()
+    library = fixture_library()
     with T.tempdir() as d:
         started = os.path.join(d, "compiler-started")
         answered = os.path.join(d, "thread-answered")
@@ -192,9 +215,11 @@ def test_other_python_threads_run_during_the_build():
 
 def test_two_processes_build_once():
     """Two processes meeting the same new torch at once (two ranks): one
-    builds, the other waits for it, both record operators."""
+    builds, the other waits for it, both record operators. The build takes
+    3 s (a stand-in compiler), so the second meets the first's lock."""
     with T.tempdir() as d:
-        env = T.clean_env(PTPROF_BRIDGE_CACHE=os.path.join(d, "cache"))
+        compiler = copying_compiler(d, 3)
+        env = T.clean_env(PTPROF_BRIDGE_CACHE=os.path.join(d, "cache"), CXX=compiler)
         child = write(os.path.join(d, "child.py"), """
             import torch
             for _ in range(5):
@@ -216,7 +241,8 @@ def test_two_processes_build_once():
 
 def test_bridge_build_command():
     with T.tempdir() as d:
-        env = T.clean_env(PTPROF_BRIDGE_CACHE=os.path.join(d, "cache"))
+        compiler = copying_compiler(d, 0)
+        env = T.clean_env(PTPROF_BRIDGE_CACHE=os.path.join(d, "cache"), CXX=compiler)
         first = T.run_ptprof(["bridge", "build", "--python", T.PYTHON], env=env)
         T.check_eq(first.returncode, 0, "bridge build\n" + T.describe(first))
         path = first.stdout.strip()
