@@ -25,7 +25,9 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+t0=$SECONDS
 PTPROF_SETUP_TESTS=1 bash scripts/setup.sh
+echo "test.sh: setup: $((SECONDS - t0)) s"
 
 # Which torches the PyTorch tests run on (written by tests/CMakeLists.txt).
 echo "test.sh: PyTorch tests run on:"

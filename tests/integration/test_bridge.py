@@ -34,20 +34,21 @@ def fixture_library():
     return fixture.stdout.strip()
 
 
-def copying_compiler(d, seconds):
-    """A stand-in C++ compiler that takes `seconds`, then "builds" by copying
-    the fixture's bridge to where the builder asked: the builder's locking,
-    cache and messages without a real compile each time. The real compiler
-    runs in test_first_run_builds_then_cache_is_used and in the fixture."""
-    path = write(os.path.join(d, "copying-c++"), """\
-        #!/bin/sh
-        sleep %s
-        while [ $# -gt 0 ]; do
-          if [ "$1" = -o ]; then out=$2; fi
-          shift
-        done
-        exec cp %s "$out"
-    """ % (seconds, fixture_library()))
+def copying_compiler(d, before=""):
+    """A stand-in C++ compiler that runs the shell commands `before`, then
+    "builds" by copying the fixture's bridge to where the builder asked: the
+    builder's locking, cache and messages without a real compile each time.
+    The real compiler runs in test_first_run_builds_then_cache_is_used and in
+    the fixture."""
+    path = os.path.join(d, "copying-c++")
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\n" + textwrap.dedent(before) + textwrap.dedent("""\
+            while [ $# -gt 0 ]; do
+              if [ "$1" = -o ]; then out=$2; fi
+              shift
+            done
+            exec cp %s "$out"
+        """ % fixture_library()))
     os.chmod(path, 0o755)
     return path
 
@@ -173,12 +174,10 @@ def test_other_python_threads_run_during_the_build():
     to where the builder asked (no second real compile). With the GIL held
     that thread never runs, the stand-in gives up and the build fails (no
     operators, one failure line)."""
-    library = fixture_library()
     with T.tempdir() as d:
         started = os.path.join(d, "compiler-started")
         answered = os.path.join(d, "thread-answered")
-        compiler = write(os.path.join(d, "waiting-c++"), """\
-            #!/bin/sh
+        compiler = copying_compiler(d, """\
             : > %s
             i=0
             while [ ! -e %s ]; do
@@ -186,13 +185,7 @@ def test_other_python_threads_run_during_the_build():
               if [ $i -gt 600 ]; then echo "error: no Python thread of the target ran during the build" >&2; exit 1; fi
               sleep 0.05
             done
-            while [ $# -gt 0 ]; do
-              if [ "$1" = -o ]; then out=$2; fi
-              shift
-            done
-            exec cp %s "$out"
-        """ % (started, answered, library))
-        os.chmod(compiler, 0o755)
+        """ % (started, answered))
         script = write(os.path.join(d, "threads.py"), """
             import os, threading, time
             def answer():
@@ -218,7 +211,7 @@ def test_two_processes_build_once():
     builds, the other waits for it, both record operators. The build takes
     3 s (a stand-in compiler), so the second meets the first's lock."""
     with T.tempdir() as d:
-        compiler = copying_compiler(d, 3)
+        compiler = copying_compiler(d, "sleep 3\n")
         env = T.clean_env(PTPROF_BRIDGE_CACHE=os.path.join(d, "cache"), CXX=compiler)
         child = write(os.path.join(d, "child.py"), """
             import torch
@@ -241,7 +234,7 @@ def test_two_processes_build_once():
 
 def test_bridge_build_command():
     with T.tempdir() as d:
-        compiler = copying_compiler(d, 0)
+        compiler = copying_compiler(d)
         env = T.clean_env(PTPROF_BRIDGE_CACHE=os.path.join(d, "cache"), CXX=compiler)
         first = T.run_ptprof(["bridge", "build", "--python", T.PYTHON], env=env)
         T.check_eq(first.returncode, 0, "bridge build\n" + T.describe(first))

@@ -15,6 +15,7 @@ import subprocess
 import textwrap
 
 import ptproftest as T
+from test_bridge import copying_compiler
 
 ATTACKER = 12345
 REFUSED = "refusing the torch bridge"
@@ -232,7 +233,7 @@ def test_damaged_or_foreign_bridge_is_not_loaded():
         cache = os.path.join(d, "cache-rebuilt")
         entry = copy_entry(src, cache, key)
         broken_cases(src, None)[0][1](entry)
-        proc, out = run_torch(d, T.clean_env(PTPROF_BRIDGE_CACHE=cache))
+        proc, out = run_torch(d, T.clean_env(PTPROF_BRIDGE_CACHE=cache, CXX=copying_compiler(d)))
         T.check_eq(proc.returncode, 0, "rebuild: the target runs\n" + T.describe(proc))
         T.check_eq(add_calls(out), 1, "rebuild: operators recorded with the rebuilt bridge\n" + proc.stderr)
 
@@ -331,7 +332,8 @@ def test_child_forked_during_build_gets_the_bridge():
             import torch
             sys.exit(10 + lib.result())
         """ % (helper, os.path.join(d, "cache")))
-        env = T.clean_env(PTPROF_BRIDGE_CACHE=os.path.join(d, "cache"))
+        # The build takes 3 s (a stand-in compiler): the fork comes inside it.
+        env = T.clean_env(PTPROF_BRIDGE_CACHE=os.path.join(d, "cache"), CXX=copying_compiler(d, "sleep 3\n"))
         proc, _ = run_torch(d, env, code=code)
         T.check("building the torch bridge" in proc.stderr,
                 "the parent built the bridge (the fork came during the build):\n" + proc.stderr)

@@ -13,6 +13,7 @@ import html
 import json
 import os
 import re
+import textwrap
 
 import export_check as X
 import ptproftest as T
@@ -43,7 +44,12 @@ window.addEventListener('load', function () {
     out.sampled = text('#timeline-sampled');
     var op = document.querySelector('meta[name=probe-op]').content, at = window.ptprofTimeline.find(op);
     out.found = !!at;
-    if (at) canvas.dispatchEvent(new MouseEvent('click', {clientX: at.x, clientY: at.y, bubbles: true}));
+    out.box_height = document.getElementById('timeline-box').scrollHeight;
+    if (at) {
+      var cr = canvas.getBoundingClientRect(), k = window.devicePixelRatio || 1;
+      out.found_alpha = ctx.getImageData(Math.floor((at.x - cr.left) * k), Math.floor((at.y - cr.top) * k), 1, 1).data[3];
+      canvas.dispatchEvent(new MouseEvent('click', {clientX: at.x, clientY: at.y, bubbles: true}));
+    }
     var d = document.getElementById('tl-details');
     out.details_name = d.dataset.name || '';
     out.details = d.textContent;
@@ -111,6 +117,7 @@ def check_timeline(probe, op, what):
     T.check(probe.get("pixels", 0) > 1000, what + ": the timeline's canvas has drawn pixels (%d)" % probe.get("pixels", 0))
     T.check(probe.get("drawn", 0) > 0, what + ": the timeline drew events (%d)" % probe.get("drawn", 0))
     T.check(probe.get("found"), what + ": the timeline drew %s where a click can reach it" % op["name"])
+    T.check(probe.get("found_alpha", 0) > 0, what + ": the canvas has pixels where the timeline says it drew %s" % op["name"])
     T.check_eq(probe.get("details_name"), op["name"], what + ": the details after clicking the op")
     details = probe.get("details", "")
     for part in ("Duration", "Where", "Start"):
@@ -164,6 +171,77 @@ def test_two_rank_ddp():
         labels = probe["step_labels"]
         T.check(labels and all(re.match(r"^rank [01] step \d+", s) for s in labels),
                 "steps labelled by rank, not pid: %r" % labels)
+
+
+def test_timeline_taller_than_a_canvas():
+    """60 threads, each 40 ranges deep: 40,000 px of tracks, more than a
+    browser draws on one canvas (about 32,000 px). The innermost range of the
+    last thread, at the bottom, is drawn, reachable and clickable."""
+    browser = chromium()
+    with T.tempdir() as d:
+        script = os.path.join(d, "deep_threads.py")
+        with open(script, "w") as f:
+            f.write(textwrap.dedent("""\
+                import contextlib, threading, ptprof
+                def nest(k):
+                    with contextlib.ExitStack() as stack:
+                        for j in range(39):
+                            stack.enter_context(ptprof.range("thread%d_level%d" % (k, j)))
+                        with ptprof.range("innermost_of_thread%d" % k):
+                            pass
+                for k in range(60):
+                    t = threading.Thread(target=nest, args=(k,))
+                    t.start()
+                    t.join()
+            """))
+        out = os.path.join(d, "out")
+        proc = T.run_ptprof(["run", "-o", out, "--", T.PYTHON, script])
+        T.check_eq(proc.returncode, 0, "run\n" + T.describe(proc))
+        page = os.path.join(d, "report.html")
+        proc = T.run_ptprof(["report", out, "--html", page])
+        T.check_eq(proc.returncode, 0, "report --html\n" + T.describe(proc))
+        probe = probe_page(browser, d, page, "innermost_of_thread59")
+        if not probe:
+            return
+        T.check_eq(probe["errors"], [], "script errors in the page")
+        T.check(probe.get("box_height", 0) > 36000, "the timeline is as tall as its tracks: %r" % probe.get("box_height"))
+        T.check(probe.get("found"), "the last thread's innermost range is reachable")
+        T.check(probe.get("found_alpha", 0) > 0, "and drawn where the timeline says")
+        T.check_eq(probe.get("details_name"), "innermost_of_thread59", "the details after clicking it")
+
+
+def test_long_range_right_after_a_tiny_one():
+    """A range that starts within a pixel of a tiny one before it (here 2 s
+    of timeline on about 1,000 px) is drawn all along, not merged into that
+    pixel and lost."""
+    browser = chromium()
+    with T.tempdir() as d:
+        script = os.path.join(d, "tiny_then_long.py")
+        with open(script, "w") as f:
+            f.write(textwrap.dedent("""\
+                import time, ptprof
+                with ptprof.range("before"):
+                    time.sleep(1)
+                with ptprof.range("tiny"):
+                    pass
+                with ptprof.range("long_after_tiny"):
+                    time.sleep(0.2)
+                with ptprof.range("after"):
+                    time.sleep(1)
+            """))
+        out = os.path.join(d, "out")
+        proc = T.run_ptprof(["run", "-o", out, "--", T.PYTHON, script])
+        T.check_eq(proc.returncode, 0, "run\n" + T.describe(proc))
+        page = os.path.join(d, "report.html")
+        proc = T.run_ptprof(["report", out, "--html", page])
+        T.check_eq(proc.returncode, 0, "report --html\n" + T.describe(proc))
+        probe = probe_page(browser, d, page, "long_after_tiny")
+        if not probe:
+            return
+        T.check_eq(probe["errors"], [], "script errors in the page")
+        T.check(probe.get("found"), "the long range is reachable")
+        T.check(probe.get("found_alpha", 0) > 0, "and drawn where the timeline says")
+        T.check_eq(probe.get("details_name"), "long_after_tiny", "the details after clicking it")
 
 
 def test_stack_and_memory():

@@ -3,6 +3,10 @@
 // JavaScript, no library: the page opens offline. The timeline draws only
 // what is in view, one block per pixel where events are denser than pixels
 // (found by binary search), so a frame costs the pixels, not the events.
+// Its canvas is one view high and stays at the top of its scrolling box
+// (CSS sticky) while a spacer below it gives the box the height of every
+// track: browsers cap a canvas's height (about 32,000 px), and many threads
+// or deep nesting are taller than that.
 #include "html/page_events.hpp"
 
 namespace ptprof::report::detail {
@@ -17,7 +21,8 @@ const char* const kTimelineScript = R"JS(
   var canvas = document.getElementById('timeline'), box = document.getElementById('timeline-box');
   var details = document.getElementById('tl-details'), range = document.getElementById('tl-range');
   var ctx = canvas.getContext('2d');
-  var ROW = 16, HEAD = 18, RULER = 36, GAP = 6, MAXH = 30000;
+  var space = document.getElementById('timeline-space');
+  var ROW = 16, HEAD = 18, RULER = 36, GAP = 6;
   function lowerBound(a, v) { var lo = 0, hi = a.length; while (lo < hi) { var m = (lo + hi) >> 1; if (a[m] < v) lo = m + 1; else hi = m; } return lo; }
   var y = RULER;
   var tracks = D.tracks.map(function (t) {
@@ -35,7 +40,7 @@ const char* const kTimelineScript = R"JS(
     y += tr.h + GAP;
     return tr;
   });
-  var fullHeight = Math.min(y, MAXH), v0 = 0, v1 = Math.max(D.t1, 1), W = 0, drawn = 0, pending = false;
+  var fullHeight = y, v0 = 0, v1 = Math.max(D.t1, 1), W = 0, dpr = 1, drawn = 0, pending = false;
   // The first view: the steps (the setup before them, imports included, can
   // be most of the window); "whole window" shows the rest.
   function home() {
@@ -59,16 +64,19 @@ const char* const kTimelineScript = R"JS(
     return (ns / 1e9).toFixed(3) + ' s';
   }
   function resize() {
-    var dpr = window.devicePixelRatio || 1;
+    dpr = window.devicePixelRatio || 1;
     W = Math.max(200, box.clientWidth - 2);
-    canvas.width = W * dpr; canvas.height = fullHeight * dpr;
-    canvas.style.width = W + 'px'; canvas.style.height = fullHeight + 'px';
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    var view = Math.min(fullHeight, parseFloat(getComputedStyle(box).maxHeight) || fullHeight);
+    canvas.width = W * dpr; canvas.height = view * dpr;
+    canvas.style.width = W + 'px'; canvas.style.height = view + 'px';
+    space.style.height = (fullHeight - view) + 'px';
   }
   function tickStep(span) { var s = Math.pow(10, Math.floor(Math.log10(span / 8))); return span / s > 40 ? s * 5 : span / s > 16 ? s * 2 : s; }
   function draw() {
     pending = false; drawn = 0;
     var top = box.scrollTop, bottom = top + box.clientHeight;
+    // The page's coordinates from here on: y is from the top of the first track.
+    ctx.setTransform(dpr, 0, 0, dpr, 0, -top * dpr);
     ctx.clearRect(0, top, W, bottom - top);
     ctx.font = '11px system-ui, sans-serif'; ctx.textBaseline = 'middle';
     tracks.forEach(function (tr) {
@@ -85,10 +93,12 @@ const char* const kTimelineScript = R"JS(
           var x0 = Math.max(X(s), 0), x1 = Math.min(X(tr.end[i]), W);
           drawn++;
           if (x1 - x0 < 1) {
-            var px = Math.floor(x0), next = lowerBound(lane.start, T(px + 1));
+            var px = Math.floor(x0), next = lowerBound(lane.start, T(px + 1)), last = next - 1;
             ctx.fillStyle = next > j + 1 ? '#999' : colour(tr.t.n[i]);
             ctx.fillRect(px, ly + 1, 1, ROW - 2);
-            j = Math.max(j + 1, next);
+            // The events of a lane follow one another: of those starting in
+            // this pixel only the last can reach beyond it, and it is drawn.
+            j = last > j && X(tr.end[lane.ids[last]]) >= px + 1 ? last : Math.max(j + 1, next);
             continue;
           }
           ctx.fillStyle = colour(tr.t.n[i]); ctx.fillRect(x0, ly + 1, x1 - x0, ROW - 2);
@@ -176,7 +186,7 @@ const char* const kTimelineScript = R"JS(
   window.addEventListener('mouseup', function () { setTimeout(function () { press = null; }, 0); });
   canvas.addEventListener('click', function (e) {
     if (press && press.moved) return;
-    var r = canvas.getBoundingClientRect(), h = hit(e.clientX - r.left, e.clientY - r.top);
+    var r = canvas.getBoundingClientRect(), h = hit(e.clientX - r.left, e.clientY - r.top + box.scrollTop);
     if (h) show(h);
   });
   canvas.addEventListener('wheel', function (e) { e.preventDefault(); zoom(Math.exp(e.deltaY * 0.002), e.clientX - canvas.getBoundingClientRect().left); }, {passive: false});
@@ -208,7 +218,7 @@ const char* const kTimelineScript = R"JS(
           var ly = tr.y + HEAD + tr.t.l[i] * ROW;
           box.scrollTop = Math.max(0, ly - RULER - 20); draw();
           var r = canvas.getBoundingClientRect();
-          return {x: r.left + (Math.max(X(s), 0) + Math.min(X(e), W)) / 2, y: r.top + ly + ROW / 2};
+          return {x: r.left + (Math.max(X(s), 0) + Math.min(X(e), W)) / 2, y: r.top + ly - box.scrollTop + ROW / 2};
         }
       }
       return null;
