@@ -173,75 +173,67 @@ def test_two_rank_ddp():
                 "steps labelled by rank, not pid: %r" % labels)
 
 
-def test_timeline_taller_than_a_canvas():
-    """60 threads, each 40 ranges deep: 40,000 px of tracks, more than a
-    browser draws on one canvas (about 32,000 px). The innermost range of the
-    last thread, at the bottom, is drawn, reachable and clickable."""
+def probe_ranges_script(code, op):
+    """Runs the Python `code` (ranges only) under ptprof, opens its page and
+    clicks range `op` in the timeline; checks the page had no script errors
+    and that `op` was found, drawn where the timeline says, and clicked.
+    Returns the probe's findings (None when the page did not load)."""
     browser = chromium()
     with T.tempdir() as d:
-        script = os.path.join(d, "deep_threads.py")
+        script = os.path.join(d, "ranges.py")
         with open(script, "w") as f:
-            f.write(textwrap.dedent("""\
-                import contextlib, threading, ptprof
-                def nest(k):
-                    with contextlib.ExitStack() as stack:
-                        for j in range(39):
-                            stack.enter_context(ptprof.range("thread%d_level%d" % (k, j)))
-                        with ptprof.range("innermost_of_thread%d" % k):
-                            pass
-                for k in range(60):
-                    t = threading.Thread(target=nest, args=(k,))
-                    t.start()
-                    t.join()
-            """))
+            f.write(textwrap.dedent(code))
         out = os.path.join(d, "out")
         proc = T.run_ptprof(["run", "-o", out, "--", T.PYTHON, script])
         T.check_eq(proc.returncode, 0, "run\n" + T.describe(proc))
         page = os.path.join(d, "report.html")
         proc = T.run_ptprof(["report", out, "--html", page])
         T.check_eq(proc.returncode, 0, "report --html\n" + T.describe(proc))
-        probe = probe_page(browser, d, page, "innermost_of_thread59")
-        if not probe:
-            return
-        T.check_eq(probe["errors"], [], "script errors in the page")
+        probe = probe_page(browser, d, page, op)
+        if probe:
+            T.check_eq(probe["errors"], [], "script errors in the page")
+            T.check(probe.get("found"), "%s is reachable in the timeline" % op)
+            T.check(probe.get("found_alpha", 0) > 0, "%s is drawn where the timeline says" % op)
+            T.check_eq(probe.get("details_name"), op, "the details after clicking it")
+        return probe
+
+
+def test_timeline_taller_than_a_canvas():
+    """60 threads, each 40 ranges deep: 40,000 px of tracks, more than a
+    browser draws on one canvas (about 32,000 px). The innermost range of the
+    last thread, at the bottom, is drawn, reachable and clickable."""
+    probe = probe_ranges_script("""\
+        import contextlib, threading, ptprof
+        def nest(k):
+            with contextlib.ExitStack() as stack:
+                for j in range(39):
+                    stack.enter_context(ptprof.range("thread%d_level%d" % (k, j)))
+                with ptprof.range("innermost_of_thread%d" % k):
+                    pass
+        for k in range(60):
+            t = threading.Thread(target=nest, args=(k,))
+            t.start()
+            t.join()
+    """, "innermost_of_thread59")
+    if probe:
         T.check(probe.get("box_height", 0) > 36000, "the timeline is as tall as its tracks: %r" % probe.get("box_height"))
-        T.check(probe.get("found"), "the last thread's innermost range is reachable")
-        T.check(probe.get("found_alpha", 0) > 0, "and drawn where the timeline says")
-        T.check_eq(probe.get("details_name"), "innermost_of_thread59", "the details after clicking it")
 
 
 def test_long_range_right_after_a_tiny_one():
     """A range that starts within a pixel of a tiny one before it (here 2 s
     of timeline on about 1,000 px) is drawn all along, not merged into that
     pixel and lost."""
-    browser = chromium()
-    with T.tempdir() as d:
-        script = os.path.join(d, "tiny_then_long.py")
-        with open(script, "w") as f:
-            f.write(textwrap.dedent("""\
-                import time, ptprof
-                with ptprof.range("before"):
-                    time.sleep(1)
-                with ptprof.range("tiny"):
-                    pass
-                with ptprof.range("long_after_tiny"):
-                    time.sleep(0.2)
-                with ptprof.range("after"):
-                    time.sleep(1)
-            """))
-        out = os.path.join(d, "out")
-        proc = T.run_ptprof(["run", "-o", out, "--", T.PYTHON, script])
-        T.check_eq(proc.returncode, 0, "run\n" + T.describe(proc))
-        page = os.path.join(d, "report.html")
-        proc = T.run_ptprof(["report", out, "--html", page])
-        T.check_eq(proc.returncode, 0, "report --html\n" + T.describe(proc))
-        probe = probe_page(browser, d, page, "long_after_tiny")
-        if not probe:
-            return
-        T.check_eq(probe["errors"], [], "script errors in the page")
-        T.check(probe.get("found"), "the long range is reachable")
-        T.check(probe.get("found_alpha", 0) > 0, "and drawn where the timeline says")
-        T.check_eq(probe.get("details_name"), "long_after_tiny", "the details after clicking it")
+    probe_ranges_script("""\
+        import time, ptprof
+        with ptprof.range("before"):
+            time.sleep(1)
+        with ptprof.range("tiny"):
+            pass
+        with ptprof.range("long_after_tiny"):
+            time.sleep(0.2)
+        with ptprof.range("after"):
+            time.sleep(1)
+    """, "long_after_tiny")
 
 
 def test_stack_and_memory():
