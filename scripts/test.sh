@@ -11,7 +11,8 @@
 #   bash scripts/test.sh
 #
 # Every part runs even when an earlier one failed; the exit status is
-# non-zero if any did. Each part prints how long it took.
+# non-zero if any did, and the last lines name them (and CTest's failed
+# tests). Each part prints how long it took.
 # Works unattended (CI=true, no terminal, as root or not).
 #
 # A test that cannot run here (no Chromium, no HTA, no mount namespace, ...)
@@ -39,11 +40,13 @@ sed 's/^/  /' build/torch-pythons.txt
 if [[ $(id -u) -eq 0 ]]; then ns=(unshare -m true); else ns=(unshare -r -m true); fi
 "${ns[@]}" 2>/dev/null || echo "test.sh: warning: no private mount namespace (${ns[*]} failed): its tests are skipped"
 
-status=0
+# The parts that failed, repeated at the very end: a CI log is often read
+# from its tail, and the suite's own failures scroll far above it.
+failed=()
 # Lint is a stage of its own, not a CTest test with a time limit: on a loaded
 # machine it takes longer, it does not fail.
 t0=$SECONDS
-bash scripts/lint.sh build || status=1
+bash scripts/lint.sh build || failed+=(lint)
 echo "test.sh: lint: $((SECONDS - t0)) s"
 
 # --no-tests=error: finding no tests is a failure, not a pass. CTest's label
@@ -52,7 +55,7 @@ echo "test.sh: lint: $((SECONDS - t0)) s"
 t0=$SECONDS
 log=build/Testing/test-sh-ctest.log
 mkdir -p build/Testing
-ctest --test-dir build --output-on-failure -j2 --no-tests=error </dev/null 2>&1 | tee "$log" || status=1
+ctest --test-dir build --output-on-failure -j2 --no-tests=error </dev/null 2>&1 | tee "$log" || failed+=("test suite")
 echo "test.sh: test suite: $((SECONDS - t0)) s"
 skipped=$(grep -c -E '^[[:space:]]*[0-9]+ - .*\(Skipped\)$' "$log" || true)
 echo "test.sh: $skipped tests skipped (listed above under \"did not run\")"
@@ -67,9 +70,9 @@ wheel=""
 mkdir -p build
 if bash scripts/wheel.sh "$PWD/.venv/bin/python" | tee build/wheel-sh.log; then
   wheel=$(tail -n 1 build/wheel-sh.log)
-  /usr/bin/python3 tests/install/test_wheel.py "$wheel" </dev/null || status=1
+  /usr/bin/python3 tests/install/test_wheel.py "$wheel" </dev/null || failed+=("wheel install test")
 else
-  status=1
+  failed+=("wheel build")
 fi
 echo "test.sh: wheel: $((SECONDS - t0)) s"
 
@@ -79,18 +82,25 @@ echo "test.sh: wheel: $((SECONDS - t0)) s"
 # a failure, not a skip.
 t0=$SECONDS
 if [[ -n $wheel ]]; then
-  bash scripts/gpu-check.sh --dry-run --wheel "$wheel" --python "$PWD/.venv/bin/python" </dev/null || status=1
+  bash scripts/gpu-check.sh --dry-run --wheel "$wheel" --python "$PWD/.venv/bin/python" </dev/null || failed+=("gpu-check dry run")
 else
   echo "test.sh: gpu-check dry run: no wheel (its build failed above): failed"
-  status=1
+  failed+=("gpu-check dry run")
 fi
 echo "test.sh: gpu-check dry run: $((SECONDS - t0)) s"
 
 t0=$SECONDS
-bash scripts/sanitize.sh || status=1
+bash scripts/sanitize.sh || failed+=(sanitizers)
 echo "test.sh: sanitizers: $((SECONDS - t0)) s"
 
 t0=$SECONDS
-bash scripts/fuzz.sh "${PTPROF_TEST_FUZZ_SECONDS:-60}" || status=1
+bash scripts/fuzz.sh "${PTPROF_TEST_FUZZ_SECONDS:-60}" || failed+=(fuzzing)
 echo "test.sh: fuzzing: $((SECONDS - t0)) s"
-exit $status
+echo "test.sh: total: $SECONDS s"
+if ((${#failed[@]})); then
+  echo "test.sh: FAILED: $(IFS=,; echo "${failed[*]}" | sed 's/,/, /g')"
+  # CTest's own list of the failed tests, so the tail of the log names them.
+  sed -n '/^The following tests FAILED:/,/^Errors while running CTest/p' "$log"
+  exit 1
+fi
+echo "test.sh: every part passed"
