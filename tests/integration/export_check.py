@@ -71,6 +71,22 @@ def as_report_names(counts):
     return dict(out)
 
 
+def fwdbwd_links(doc):
+    """(forward op, backward op) -> fwdbwd flows between them. A flow end
+    binds to the innermost op of its thread that starts at its time."""
+    starts = collections.defaultdict(list)
+    for e in doc["traceEvents"]:
+        if e.get("ph") == "X" and e.get("cat") == "cpu_op":
+            starts[(e["pid"], e["tid"], e["ts"])].append(e)
+    ends = collections.defaultdict(dict)
+    for e in doc["traceEvents"]:
+        if e.get("cat") == "fwdbwd" and e.get("ph") in ("s", "f"):
+            ops = sorted(starts.get((e["pid"], e["tid"], e["ts"]), []), key=lambda o: o.get("dur", 0))
+            ends[e["id"]][e["ph"]] = ops[0]["name"] if ops else None
+    pairs = collections.Counter((v.get("s"), v.get("f")) for v in ends.values())
+    return pairs
+
+
 def check_chrome(doc, what):
     """The structural promises; returns the X and i events per name."""
     T.check_eq(doc.get("schemaVersion"), 1, what + ": schemaVersion")

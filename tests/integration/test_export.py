@@ -136,16 +136,20 @@ def _export_to(d, trace, name):
     return path
 
 
-def perfetto_events_per_name(text):
-    """Slices (BEGIN) and instants per name from `protoc --decode` text."""
+def perfetto_events(text):
+    """From `protoc --decode` text: slices (BEGIN) and instants per name, and
+    the flows per (name of the slice starting one, name of the slice
+    terminating it)."""
     names, counts = {}, collections.Counter()
-    block, iid, name, kind, name_iid = [], None, None, None, None
+    flows = collections.defaultdict(dict)
+    block, iid, name, kind, name_iid, ends = [], None, None, None, None, []
     for line in text.splitlines():
         stripped = line.strip()
         if stripped.endswith("{"):
             block.append(stripped[:-1].strip())
             if block == ["packet"]:
                 kind = name_iid = None
+                ends = []
             continue
         if stripped == "}":
             closed = block.pop()
@@ -154,6 +158,8 @@ def perfetto_events_per_name(text):
                 iid = name = None
             if closed == "packet" and kind in ("TYPE_SLICE_BEGIN", "TYPE_INSTANT"):
                 counts[name_iid] += 1
+                for end, flow in ends:
+                    flows[flow][end] = name_iid
             continue
         key, _, value = stripped.partition(": ")
         if block[-1:] == ["event_names"]:
@@ -166,7 +172,11 @@ def perfetto_events_per_name(text):
                 kind = value
             elif key == "name_iid":
                 name_iid = int(value)
-    return {names.get(k, "?%s" % k): n for k, n in counts.items()}
+            elif key in ("flow_ids", "terminating_flow_ids"):
+                ends.append(("s" if key == "flow_ids" else "f", int(value)))
+    per_name = {names.get(k, "?%s" % k): n for k, n in counts.items()}
+    pairs = collections.Counter((names.get(v.get("s")), names.get(v.get("f"))) for v in flows.values())
+    return per_name, pairs
 
 
 def test_perfetto_export_decodes_with_perfettos_protos():
@@ -187,8 +197,14 @@ def test_perfetto_export_decodes_with_perfettos_protos():
         T.check("sequence_flags: 1" in text, "the first packet clears the sequence's incremental state")
         begins, ends = text.count("TYPE_SLICE_BEGIN"), text.count("TYPE_SLICE_END")
         T.check_eq(begins, ends, "every slice that begins ends")
-        chrome_names = X.check_chrome(X.load_chrome(chrome), "chrome")
-        T.check_eq(perfetto_events_per_name(text), dict(chrome_names), "events per name, Perfetto vs Chrome")
+        chrome_doc = X.load_chrome(chrome)
+        chrome_names = X.check_chrome(chrome_doc, "chrome")
+        per_name, flows = perfetto_events(text)
+        T.check_eq(per_name, dict(chrome_names), "events per name, Perfetto vs Chrome")
+        # torch's fwdbwd links: the same pairs of ops as the Chrome export's.
+        chrome_flows = X.fwdbwd_links(chrome_doc)
+        T.check(sum(chrome_flows.values()) > 5, "the Chrome export links backward ops: %r" % chrome_flows)
+        T.check_eq(dict(flows), dict(chrome_flows), "fwdbwd flows per (forward op, backward op), Perfetto vs Chrome")
 
 
 if __name__ == "__main__":

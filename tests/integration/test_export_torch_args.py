@@ -18,6 +18,7 @@ import collections
 import json
 import os
 
+import export_check as X
 import ptproftest as pt
 
 SCRIPTS = ("train_mlp.py", "train_conv_bn_adam.py", "train_lstm_clip.py")
@@ -68,22 +69,6 @@ def keys_by_name(doc):
     return keys
 
 
-def links(doc):
-    """(forward op, backward op) -> fwdbwd flows between them. A flow end
-    binds to the innermost op of its thread that starts at its time."""
-    starts = collections.defaultdict(list)
-    for e in doc["traceEvents"]:
-        if e.get("ph") == "X" and e.get("cat") == "cpu_op":
-            starts[(e["pid"], e["tid"], e["ts"])].append(e)
-    ends = collections.defaultdict(dict)
-    for e in doc["traceEvents"]:
-        if e.get("cat") == "fwdbwd" and e.get("ph") in ("s", "f"):
-            ops = sorted(starts.get((e["pid"], e["tid"], e["ts"]), []), key=lambda o: o.get("dur", 0))
-            ends[e["id"]][e["ph"]] = ops[0]["name"] if ops else None
-    pairs = collections.Counter((v.get("s"), v.get("f")) for v in ends.values())
-    return pairs
-
-
 def compare(script, shapes):
     path = os.path.join(pt.EXAMPLES_DIR, script)
     with pt.tempdir() as d:
@@ -110,7 +95,7 @@ def compare(script, shapes):
                                                                                     sorted(lacking)))
     stale = {(cat, k) for (cat, k) in KNOWN_DIFFERENCES if k in mine_by_category.get(cat, set())}
     pt.check(not stale, "%s: listed as missing yet written by ptprof: %r" % (what, sorted(stale)))
-    torch_links, our_links = links(torch_doc), links(ours)
+    torch_links, our_links = X.fwdbwd_links(torch_doc), X.fwdbwd_links(ours)
     pt.check(sum(torch_links.values()) > 5, "%s: torch links backward ops: %r" % (what, torch_links))
     pt.check_eq(our_links, torch_links, "%s: fwdbwd flows per (forward op, backward op)" % what)
 

@@ -41,6 +41,7 @@ window.addEventListener('load', function () {
     for (var i = 3; i < px.length; i += 4) if (px[i]) n++;
     out.pixels = n;
     out.drawn = window.ptprofTimeline ? window.ptprofTimeline.drawn() : -1;
+    out.step_boxes = window.ptprofTimeline && window.ptprofTimeline.stepLabels ? window.ptprofTimeline.stepLabels() : null;
     out.sampled = text('#timeline-sampled');
     var op = document.querySelector('meta[name=probe-op]').content, at = window.ptprofTimeline.find(op);
     out.found = !!at;
@@ -171,6 +172,13 @@ def test_two_rank_ddp():
         labels = probe["step_labels"]
         T.check(labels and all(re.match(r"^rank [01] step \d+", s) for s in labels),
                 "steps labelled by rank, not pid: %r" % labels)
+        # The timeline's ruler: both ranks' steps labelled, no two labels over each other.
+        boxes = probe.get("step_boxes") or []
+        T.check_eq(sorted({b["label"].split(" step")[0] for b in boxes}), ["rank 0", "rank 1"],
+                   "the timeline labels both ranks' steps: %r" % boxes)
+        overlapping = [(a["label"], b["label"]) for i, a in enumerate(boxes) for b in boxes[i + 1:]
+                       if a["x0"] < b["x1"] and b["x0"] < a["x1"] and a["y0"] < b["y1"] and b["y0"] < a["y1"]]
+        T.check_eq(overlapping, [], "step labels drawn over each other in the timeline")
 
 
 def probe_ranges_script(code, op):

@@ -5,7 +5,10 @@
 // each file's events are sorted per thread and ends are emitted in stack
 // order (report/event_tree.hpp's nesting; steps widened as in the Chrome
 // export, step_spans.hpp; any other partial overlap is cut at the enclosing
-// slice's end, with a warning); files are read one at a time.
+// slice's end, with a warning); files are read one at a time. torch's fwdbwd
+// links (fwdbwd_flows.hpp) are flows: the forward op's slice starts one
+// (flow_ids), its backward op's ends it (terminating_flow_ids); they are
+// found within each file (a forward op and its backward op share a window).
 #include <algorithm>
 #include <map>
 #include <set>
@@ -13,6 +16,7 @@
 
 #include "export/chrome_event_format.hpp"
 #include "export/export_inputs.hpp"
+#include "export/fwdbwd_flows.hpp"
 #include "export/perfetto_fields.hpp"
 #include "export/protobuf_encode.hpp"
 #include "export/step_spans.hpp"
@@ -77,7 +81,8 @@ class PerfettoWriter {
     pb::put_varint(packet_, pf::packet::kTrustedPacketSequenceId, kSequenceId);
     pb::put_varint(packet_, pf::packet::kSequenceFlags, pf::packet::kSeqNeedsIncrementalState);
   }
-  void write_begin(const trace::Trace& t, const trace::Event& e, uint64_t track, bool instant);
+  void write_begin(const trace::Trace& t, const trace::Event& e, uint64_t track, bool instant,
+                   const FwdBwdFlows& flows, uint64_t export_id);
   void write_end(int64_t ts, uint64_t track);
   uint64_t name_iid(const trace::Trace& t, const trace::Event& e);
   uint64_t shapes_iid(const trace::Trace& t, uint32_t shapes);
@@ -96,6 +101,7 @@ class PerfettoWriter {
   uint64_t next_uuid_ = 1;  // 0 is Perfetto's trace-global track
   int64_t offset_ns_ = 0;   // the current file's realtime offset
   uint64_t overlaps_cut_ = 0;
+  uint64_t flows_before_ = 0;  // flow ids of earlier files: ids stay unique across files
 };
 
 void PerfettoWriter::write_preamble(const InputSummary& in) {
@@ -202,7 +208,8 @@ void PerfettoWriter::add_interned_annotation(uint64_t name, uint64_t value_iid) 
   pb::put_bytes(event_, pf::track_event::kDebugAnnotations, nested_);
 }
 
-void PerfettoWriter::write_begin(const trace::Trace& t, const trace::Event& e, uint64_t track, bool instant) {
+void PerfettoWriter::write_begin(const trace::Trace& t, const trace::Event& e, uint64_t track, bool instant,
+                                 const FwdBwdFlows& flows, uint64_t export_id) {
   interned_.clear();
   uint64_t iid = name_iid(t, e);
   event_.clear();
@@ -211,10 +218,16 @@ void PerfettoWriter::write_begin(const trace::Trace& t, const trace::Event& e, u
   pb::put_varint(event_, pf::track_event::kTrackUuid, track);
   pb::put_varint(event_, pf::track_event::kNameIid, iid);
   pb::put_varint(event_, pf::track_event::kCategoryIids, chrome_category(e) == "cpu_op" ? kCpuOp : kUserAnnotation);
-  if (e.seq_nr >= 0) {
-    add_annotation(kSequenceNumber, e.seq_nr);
-    add_annotation(kFwdThreadId, int64_t(e.fwd_thread_id));
+  // An evaluate_function op carries its backward function's numbers, as in torch's export.
+  const auto* inherited = flows.inherited(export_id);
+  const auto [seq_nr, fwd_thread_id] = inherited ? *inherited : std::pair(e.seq_nr, e.fwd_thread_id);
+  if (seq_nr >= 0) {
+    add_annotation(kSequenceNumber, seq_nr);
+    add_annotation(kFwdThreadId, int64_t(fwd_thread_id));
   }
+  for (const FlowEnd& end : flows.ends(export_id))
+    pb::put_fixed64(event_, end.start ? pf::track_event::kFlowIds : pf::track_event::kTerminatingFlowIds,
+                    flows_before_ + end.id);
   if (e.shapes != 0 && e.shapes < t.strings.size()) add_interned_annotation(kInputDims, shapes_iid(t, e.shapes));
   if (e.flags & trace::kTruncated) add_annotation(kTruncated, 1);
   start_event_packet(e.start_ns + offset_ns_);
@@ -264,6 +277,10 @@ uint64_t PerfettoWriter::write_file(const trace::Trace& t) {
     order.push_back({e.thread, i, e.start_ns, end});
   }
   std::sort(order.begin(), order.end());
+  FwdBwdFlows flows;  // export ids: event index + 1
+  for (uint32_t i = 0; i < t.events.size(); ++i)
+    flows.see(t, t.events[i], i + 1, t.events[i].start_ns + t.header.realtime_offset_ns);
+  flows.link();
   // A slice must end within its parent: a partial overlap is cut there.
   report::detail::NestingStack open(report::detail::PartialOverlap::Clipped);
   uint64_t open_track = UINT64_MAX;
@@ -278,11 +295,12 @@ uint64_t PerfettoWriter::write_file(const trace::Trace& t) {
     }
     const int64_t end = instant ? e.start_ns : std::max(k.end, e.start_ns);
     open.settle(e.start_ns, end, close);
-    write_begin(t, e, track, instant);
+    write_begin(t, e, track, instant, flows, k.index + 1);
     if (instant) continue;
     if (open.open(k.index, e.start_ns, end) < end) ++overlaps_cut_;
   }
   open.close_all(close);
+  flows_before_ += flows.links();
   return t.events.size();
 }
 

@@ -22,7 +22,9 @@ const char* const kTimelineScript = R"JS(
   var details = document.getElementById('tl-details'), range = document.getElementById('tl-range');
   var ctx = canvas.getContext('2d');
   var space = document.getElementById('timeline-space');
-  var ROW = 16, HEAD = 18, RULER = 36, GAP = 6;
+  // The ruler: the time axis, then a lane of steps per process that has steps.
+  var STEP_LANES = D.steps.reduce(function (m, st) { return Math.max(m, st[3] + 1); }, 1);
+  var ROW = 16, HEAD = 18, RULER = 20 + 16 * STEP_LANES, GAP = 6, stepBoxes = [];
   function lowerBound(a, v) { var lo = 0, hi = a.length; while (lo < hi) { var m = (lo + hi) >> 1; if (a[m] < v) lo = m + 1; else hi = m; } return lo; }
   var y = RULER;
   var tracks = D.tracks.map(function (t) {
@@ -117,12 +119,17 @@ const char* const kTimelineScript = R"JS(
     }
     // The ruler, kept at the top of the visible part: the time axis and the steps.
     ctx.fillStyle = '#fff'; ctx.fillRect(0, top, W, RULER);
-    D.steps.forEach(function (st, k) {
-      var a = X(st[0]), b = X(st[0] + st[1]);
+    var nth = [];  // per lane: its steps so far, for alternating shades
+    stepBoxes = [];
+    D.steps.forEach(function (st) {
+      var a = X(st[0]), b = X(st[0] + st[1]), sy = top + 18 + st[3] * 16, k = nth[st[3]] = (nth[st[3]] || 0) + 1;
       if (b < 0 || a > W) return;
-      ctx.fillStyle = k % 2 ? '#dfe8f3' : '#c9d9ec'; ctx.fillRect(a, top + 18, Math.max(b - a, 1), 16);
-      ctx.strokeStyle = 'rgba(40,80,140,0.35)'; ctx.beginPath(); ctx.moveTo(a + 0.5, top + 18); ctx.lineTo(a + 0.5, bottom); ctx.stroke();
-      if (b - a > 40) { ctx.save(); ctx.beginPath(); ctx.rect(a, top + 18, b - a, 16); ctx.clip(); ctx.fillStyle = '#123'; ctx.fillText(st[2], a + 3, top + 26); ctx.restore(); }
+      ctx.fillStyle = k % 2 ? '#c9d9ec' : '#dfe8f3'; ctx.fillRect(a, sy, Math.max(b - a, 1), 16);
+      ctx.strokeStyle = 'rgba(40,80,140,0.35)'; ctx.beginPath(); ctx.moveTo(a + 0.5, sy); ctx.lineTo(a + 0.5, bottom); ctx.stroke();
+      if (b - a > 40) {
+        ctx.save(); ctx.beginPath(); ctx.rect(a, sy, b - a, 16); ctx.clip(); ctx.fillStyle = '#123'; ctx.fillText(st[2], a + 3, sy + 8); ctx.restore();
+        stepBoxes.push({label: st[2], x0: a + 3, x1: Math.min(a + 3 + ctx.measureText(st[2]).width, b), y0: sy - top, y1: sy - top + 16});
+      }
     });
     var step = tickStep(v1 - v0);
     ctx.fillStyle = '#444'; ctx.strokeStyle = '#bbb';
@@ -205,6 +212,7 @@ const char* const kTimelineScript = R"JS(
   // row) and returns the client coordinates of its middle.
   window.ptprofTimeline = {
     drawn: function () { return drawn; },
+    stepLabels: function () { return stepBoxes; },  // the step labels drawn last, with their boxes (canvas px)
     timings: timings,  // performance.now() when the script started, parsed its data, built its lanes, drew
     draw: function () { draw(); return drawn; },
     find: function (name) {

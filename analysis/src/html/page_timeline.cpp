@@ -2,7 +2,10 @@
 // shapes and stacks as indices into one string table, times as deltas) and
 // the elements the scripts draw into (page_scripts.cpp).
 #include <algorithm>
+#include <cstdint>
+#include <map>
 #include <numeric>
+#include <set>
 #include <string_view>
 
 #include "html/page_events.hpp"
@@ -125,15 +128,23 @@ std::string timeline_section(const HtmlEvents::Impl& ev, size_t max_events) {
   std::sort(steps.begin(), steps.end(), [](const PageStep& a, const PageStep& b) {
     return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.pid < b.pid;
   });
-  const bool many_processes =
-      std::any_of(steps.begin(), steps.end(), [&](const PageStep& s) { return s.pid != steps[0].pid; });
+  // Each process's steps on a lane of the ruler of their own (ranks step at
+  // the same time: on one lane their bars and labels would overlap), in
+  // order of rank, then pid.
+  std::set<std::pair<int64_t, int32_t>> lane_order;  // rank (none: last), pid
+  for (const PageStep& s : steps) {
+    auto rank = ev.ranks.find(s.pid);
+    lane_order.emplace(rank == ev.ranks.end() ? INT64_MAX : rank->second, s.pid);
+  }
+  std::map<int32_t, size_t> lane_of;
+  for (const auto& [rank, pid] : lane_order) lane_of.emplace(pid, lane_of.size());
   for (size_t i = 0; i < steps.size(); ++i) {
     std::string label = "step " + std::to_string(steps[i].number);
-    if (many_processes) label.insert(0, process_label(ev.ranks, steps[i].pid) + " ");
+    if (lane_of.size() > 1) label.insert(0, process_label(ev.ranks, steps[i].pid) + " ");
     data += (i ? ",[" : "[") + std::to_string(steps[i].start_ns - t0) + "," +
             std::to_string(steps[i].end_ns - steps[i].start_ns) + ",";
     append_script_json_string(data, label);
-    data += "]";
+    data += "," + std::to_string(lane_of[steps[i].pid]) + "]";
   }
   data += "],\"strings\":[";
   for (size_t i = 0; i < ev.strings.size(); ++i) {
