@@ -9,6 +9,10 @@ using namespace ptprof::agent;
 // The model's outermost forward returned (PTPROF_STEP=forward or auto).
 PTPROF_EXPORT void ptprof_boot_forward_ended(void) { g_runtime.forward_ended(); }
 
+// This process runs a DataLoader's worker loop as worker `index` (-1: not
+// known); it is labelled so unless the agent already knew what it is.
+PTPROF_EXPORT void ptprof_boot_dataloader_worker(int index) { g_runtime.dataloader_worker_started(index); }
+
 // Registers the callback that sets torch's profiler flag: called with 1 when
 // a window starts recording and 0 when it stops, on the interpreter's main
 // thread. Returns the current state (1, 0), or -1 when nothing will call it.

@@ -267,6 +267,13 @@ void Runtime::forward_ended() {
   if (!t || t->take_step_end(true, current_step())) end_step();
 }
 
+void Runtime::dataloader_worker_started(int32_t index) {
+  if (!active() || role_.role != wire::ProcessRole::Unknown) return;
+  role_ = {wire::ProcessRole::DataLoaderWorker, index >= 0 ? index : -1};
+  header_->role_index.store(role_.index, std::memory_order_relaxed);
+  header_->role.store(uint32_t(role_.role), std::memory_order_release);
+}
+
 int Runtime::install_python_window_flag(PythonWindowFlag::Callback fn) {
   if (!active() || !fn) return -1;
   PythonWindowFlag::AddPendingCall add_pending =

@@ -125,6 +125,10 @@ class Runtime {
   // (python_window_flag.hpp); returns whether a window records now, or -1
   // when the agent is inert or the process has no CPython to call back.
   int install_python_window_flag(PythonWindowFlag::Callback fn);
+  // The Python bootstrap found this process running a DataLoader's worker
+  // loop as worker `index`: a 'spawn' worker, which the fork-time frames
+  // could not tell (process_role.hpp). A role already known stays.
+  void dataloader_worker_started(int32_t index);
   // The interned id of PTPROF_STEP's scope name (Named rule), interned once
   // per process.
   uint32_t named_step_id();

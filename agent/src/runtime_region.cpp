@@ -232,8 +232,8 @@ wire::ProcessHeader* Runtime::init_region_header(void* region, uint64_t ring_byt
   read_cmdline(h->cmdline, sizeof h->cmdline);
   read_distributed(*h);
   role_ = role_at_registration(h->cmdline, role_);
-  h->role = uint32_t(role_.role);
-  h->role_index = role_.index;
+  h->role_index.store(role_.index, std::memory_order_relaxed);
+  h->role.store(uint32_t(role_.role), std::memory_order_release);
   // A fork child's region says what its parent measured.
   h->record_cost_ps.store(record_cost_ps_.load(std::memory_order_relaxed), std::memory_order_relaxed);
   h->op_cost_ps.store(op_cost_ps_.load(std::memory_order_relaxed), std::memory_order_relaxed);

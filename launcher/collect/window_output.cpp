@@ -18,8 +18,8 @@ trace::Process process_record(const wire::ProcessHeader& h) {
   p.ppid = h.ppid;
   p.cmdline = bounded(h.cmdline, sizeof h.cmdline);
   p.start_ns = int64_t(h.start_monotonic_ns);
-  p.role = known_process_role(h.role);
-  p.role_index = p.role != 0 ? h.role_index : -1;
+  p.role = known_process_role(h.role.load(std::memory_order_acquire));
+  p.role_index = p.role != 0 ? h.role_index.load(std::memory_order_relaxed) : -1;
   if (h.dist_known) {
     p.rank = h.rank;
     p.local_rank = h.local_rank;
@@ -126,6 +126,9 @@ void WindowOutput::close(Window& w, uint64_t end, const std::vector<ThreadDrops>
   writer.set_losses(losses);
   writer.set_process_cost(0, ph.op_cost_ps.load(std::memory_order_relaxed),
                           ph.record_cost_ps.load(std::memory_order_relaxed));
+  // A 'spawn' DataLoader worker learns its role from Python, after its window opened.
+  const trace::Process now = process_record(ph);
+  writer.set_process_role(0, now.role, now.role_index);
   f.cost = w.trace.cost();
   // The share is of the recorded steps' time, or of the span of the
   // operators and records when the window has no steps.

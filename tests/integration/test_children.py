@@ -107,6 +107,30 @@ if __name__ == "__main__":
 """.replace("STEPS", str(STEPS))
 SPAWN_FLIPS = 7
 
+# Two DataLoader workers started with the 'spawn' context (new interpreters:
+# the agent cannot tell them by a fork), no schedule.
+SPAWN_WORKERS = """
+import os, sys, torch
+from torch.utils.data import DataLoader, Dataset
+
+class Items(Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        return torch.ones(4).cumsum(0) * i
+
+def init(worker_id):
+    with open(sys.argv[1], "a") as f:
+        f.write("worker%d %d\\n" % (worker_id, os.getpid()))
+
+if __name__ == "__main__":
+    with open(sys.argv[1], "a") as f:
+        f.write("main %d\\n" % os.getpid())
+    loader = DataLoader(Items(), batch_size=2, num_workers=2, multiprocessing_context="spawn", worker_init_fn=init)
+    assert sum(1 for _ in loader) == 4
+"""
+
 # A launcher with no steps of its own (as torchrun) that runs a rank with
 # steps: the rank keeps its own schedule.
 RANK = """
@@ -209,6 +233,17 @@ def test_dataloader_workers_without_a_schedule_invent_no_steps():
         for w in ("worker0", "worker1"):
             T.check(sum(calls(p, "aten::cumsum") for p in files.get(roles[w], {}).values()) > 0,
                     "%s recorded its ops" % w)
+
+
+def test_spawned_dataloader_workers_are_labelled_workers():
+    with T.tempdir() as d:
+        out, roles, proc = run(d, write(d, "spawn_workers.py", SPAWN_WORKERS), schedule=None)
+        T.check_eq(sorted(roles), ["main", "worker0", "worker1"], "roles that ran")
+        labels = {p["pid"]: p["role"] for p in T.report_json(out).get("processes", [])}
+        for w, n in (("worker0", 0), ("worker1", 1)):
+            T.check_eq(labels.get(roles[w]), "DataLoader worker %d" % n, "%s in the report: %s" % (w, labels))
+            T.check("DataLoader worker %d (pid %d)" % (n, roles[w]) in proc.stderr,
+                    "the run summary labels %s:\n%s" % (w, T.describe(proc)))
 
 
 def test_spawned_child_follows_the_parents_window():

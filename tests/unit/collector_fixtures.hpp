@@ -64,6 +64,10 @@ class TraceWriterForTesting final : public format::TraceSink {
     out_->processes.at(process).op_cost_ps = op_cost_ps;
     out_->processes.at(process).record_cost_ps = record_cost_ps;
   }
+  void set_process_role(uint32_t process, uint32_t role, int32_t role_index) override {
+    out_->processes.at(process).role = role;
+    out_->processes.at(process).role_index = role_index;
+  }
   uint32_t add_stack(const std::vector<trace::Frame>& frames) override {
     trace::Stack s;
     for (const trace::Frame& f : frames) {

@@ -362,14 +362,17 @@ TEST_CASE("process roles round-trip and name the report's processes", "[format][
   compile.role = uint32_t(wire::ProcessRole::CompileWorker);
   trace::Process rank = ranked(13, 10, 0, "node");
   trace::Process child = ranked(14, 10, -1, "node");
-  for (const trace::Process& p : {main, worker, compile, rank, child}) w->add_process(p);
+  trace::Process spawned = ranked(15, 10, -1, "node");  // a 'spawn' worker, told later
+  for (const trace::Process& p : {main, worker, compile, rank, child, spawned}) w->add_process(p);
   w->add_thread({0, 10, "main", 0, 0});
+  w->set_process_role(5, uint32_t(wire::ProcessRole::DataLoaderWorker), 3);
+  w->set_process_role(0, 0, -1);  // unchanged: no second record
   REQUIRE(w->finish().ok());
 
   auto t = format::read_trace(path, nullptr);
   INFO(t.error());
   REQUIRE(t);
-  REQUIRE(t->processes.size() == 5);
+  REQUIRE(t->processes.size() == 6);
   CHECK(t->processes[0].role == 0);
   CHECK(t->processes[0].role_index == -1);
   CHECK(t->processes[1].role == uint32_t(wire::ProcessRole::DataLoaderWorker));
@@ -379,8 +382,12 @@ TEST_CASE("process roles round-trip and name the report's processes", "[format][
   report::Report r = report::compute_report({{"t.bin", &*t}}, {});
   std::map<int32_t, std::string> roles;
   for (const report::ProcessRow& p : r.ranks.processes) roles[p.pid] = p.role;
-  CHECK(roles == std::map<int32_t, std::string>{
-                     {10, "main"}, {11, "DataLoader worker 1"}, {12, "compile worker"}, {13, "rank 0"}, {14, "child"}});
+  CHECK(roles == std::map<int32_t, std::string>{{10, "main"},
+                                                {11, "DataLoader worker 1"},
+                                                {12, "compile worker"},
+                                                {13, "rank 0"},
+                                                {14, "child"},
+                                                {15, "DataLoader worker 3"}});
   const std::string text = report::render_ranks_table(r.ranks);
   CHECK(text.find("DataLoader worker 1") != std::string::npos);
 }

@@ -2,7 +2,7 @@
 (docs/bootstrap.md). Run by the bootstrap's entry, ``sitecustomize.py`` beside
 this package, only under ``ptprof run``; never imported by a program.
 
-Two things, each only when the run needs it:
+Three things, the first two only when the run needs them:
 
 - ``PTPROF_STEP=forward`` or ``auto``: a step ends where the model's forward
   returns. Eager ``nn.Module`` calls emit no RecordFunction, so the agent
@@ -20,6 +20,12 @@ Two things, each only when the run needs it:
   agent calls back (``ptprof_boot_window_flag``) when a ptprof window starts
   and stops recording, and the flag follows: on while ptprof records, as it
   was otherwise. torch's profiler and Kineto stay off.
+- A DataLoader worker started with the 'spawn' (or 'forkserver') context is
+  a fresh interpreter: the agent cannot tell it from any other child, as it
+  tells a forked worker by the parent's frames. torch's worker loop
+  (``torch.utils.data._utils.worker._worker_loop``, the target the
+  DataLoader's iterator pickles by name) is wrapped: it tells the agent
+  (``ptprof_boot_dataloader_worker``) its worker id, then runs as before.
 """
 
 import ctypes
@@ -40,13 +46,16 @@ def _agent():
         lib = ctypes.CDLL(None)
         forward_ended = lib.ptprof_boot_forward_ended
         window_flag = lib.ptprof_boot_window_flag
+        worker = lib.ptprof_boot_dataloader_worker
     except (OSError, AttributeError):
         return None
     forward_ended.argtypes = []
     forward_ended.restype = None
     window_flag.argtypes = [_WindowCallback]
     window_flag.restype = ctypes.c_int
-    return forward_ended, window_flag
+    worker.argtypes = [ctypes.c_int]
+    worker.restype = None
+    return forward_ended, window_flag, worker
 
 
 def torch_imported(torch):
@@ -54,10 +63,40 @@ def torch_imported(torch):
     agent = _agent()
     if agent is None:
         return
-    forward_ended, window_flag = agent
+    forward_ended, window_flag, worker = agent
     if os.environ.get("PTPROF_STEP", "").strip() in ("forward", "auto"):
         watch_model_forward(torch, forward_ended)
     follow_windows(torch, window_flag)
+    label_dataloader_workers(torch, worker)
+
+
+def label_dataloader_workers(torch, worker_started):
+    """Wraps torch's DataLoader worker loop so that a worker tells the agent its id."""
+    import functools
+    import inspect
+
+    module = getattr(getattr(getattr(torch.utils, "data", None), "_utils", None), "worker", None)
+    loop = getattr(module, "_worker_loop", None)
+    if loop is None or getattr(loop, "_ptprof_wrapped", False):
+        return
+    try:
+        signature = inspect.signature(loop)
+    except (TypeError, ValueError):
+        return
+    if "worker_id" not in signature.parameters:
+        return
+
+    @functools.wraps(loop)
+    def _worker_loop(*args, **kwargs):
+        try:
+            worker_id = signature.bind(*args, **kwargs).arguments.get("worker_id", -1)
+            worker_started(int(worker_id) if isinstance(worker_id, int) else -1)
+        except Exception:  # never the worker's failure
+            pass
+        return loop(*args, **kwargs)
+
+    _worker_loop._ptprof_wrapped = True
+    module._worker_loop = _worker_loop
 
 
 def follow_windows(torch, window_flag):

@@ -81,8 +81,8 @@ class PerfettoWriter {
     pb::put_varint(packet_, pf::packet::kTrustedPacketSequenceId, kSequenceId);
     pb::put_varint(packet_, pf::packet::kSequenceFlags, pf::packet::kSeqNeedsIncrementalState);
   }
-  void write_begin(const trace::Trace& t, const trace::Event& e, uint64_t track, bool instant,
-                   const FwdBwdFlows& flows, uint64_t export_id);
+  void write_begin(const trace::Trace& t, const trace::Event& e, uint64_t track, bool instant, const FwdBwdFlows& flows,
+                   uint64_t export_id);
   void write_end(int64_t ts, uint64_t track);
   uint64_t name_iid(const trace::Trace& t, const trace::Event& e);
   uint64_t shapes_iid(const trace::Trace& t, uint32_t shapes);

@@ -82,6 +82,8 @@ struct TraceWriter::Impl {
   // PROCESS_ATTRIBUTES records not yet written (a count, not a table).
   uint32_t attribute_count = 0;
   std::string attributes;
+  // The processes as added (their attributes, for set_process_role).
+  std::map<uint32_t, trace::Process> added;
   // COSTS records, written with the footer: process -> (op, record) ps.
   std::map<uint32_t, std::pair<uint32_t, uint32_t>> costs;
   Pending memory;                 // Trace::memory records not yet written
@@ -381,6 +383,7 @@ uint32_t TraceWriter::add_process(const trace::Process& p) {
   put_bytes(m.processes.records, p.cmdline);
   const uint32_t index = m.processes.first + m.processes.count++;
   if (put_process_attributes(m.attributes, index, p)) ++m.attribute_count;
+  m.added[index] = p;
   if (p.op_cost_ps || p.record_cost_ps) m.costs[index] = {p.op_cost_ps, p.record_cost_ps};
   return index;
 }
@@ -422,6 +425,17 @@ void TraceWriter::set_process_cost(uint32_t process, uint32_t op_cost_ps, uint32
   if (process >= m.processes.first + m.processes.count)
     return m.fail("set_process_cost: no process " + std::to_string(process));
   m.costs[process] = {op_cost_ps, record_cost_ps};
+}
+
+void TraceWriter::set_process_role(uint32_t process, uint32_t role, int32_t role_index) {
+  Impl& m = *impl_;
+  auto it = m.added.find(process);
+  if (it == m.added.end()) return m.fail("set_process_role: no process " + std::to_string(process));
+  trace::Process& p = it->second;
+  if (p.role == role && p.role_index == role_index) return;
+  p.role = role;
+  p.role_index = role_index;
+  if (put_process_attributes(m.attributes, process, p)) ++m.attribute_count;
 }
 
 void TraceWriter::add_event(const trace::Event& e) { impl_->add_event(e); }

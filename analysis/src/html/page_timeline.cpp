@@ -168,7 +168,9 @@ std::string timeline_section(const HtmlEvents::Impl& ev, size_t max_events) {
       "<button id=\"tl-steps\">the steps</button> <button id=\"tl-reset\">whole window</button> "
       "<span id=\"tl-range\"></span></div>\n"
       "<div id=\"timeline-box\"><canvas id=\"timeline\" data-events=\"" +
-      std::to_string(kept) + "\"></canvas><div id=\"timeline-space\"></div></div>\n<div id=\"tl-details\">Click an op for its details.</div>\n";
+      std::to_string(kept) +
+      "\"></canvas><div id=\"timeline-space\"></div></div>\n<div id=\"tl-details\">Click an op for its "
+      "details.</div>\n";
   out += "<script type=\"application/json\" id=\"tl-data\">" + data + "</script>\n";
   return out;
 }

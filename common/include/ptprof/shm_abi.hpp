@@ -217,10 +217,12 @@ struct ProcessHeader {
   // ended no step of its own); 0: none, it runs its own schedule.
   std::atomic<int32_t> follows_pid{0};
   // What the process is, as its agent could tell (ProcessRole): written at
-  // registration, before the slot is Ready. role_index: a DataLoader
-  // worker's id; -1 otherwise.
-  uint32_t role = 0;
-  int32_t role_index = -1;
+  // registration, before the slot is Ready, and once more in a 'spawn'
+  // DataLoader worker, which only its Python code tells (role_index first,
+  // then role with release: a reader that acquires role sees its index).
+  // role_index: a DataLoader worker's id; -1 otherwise.
+  std::atomic<uint32_t> role{0};
+  std::atomic<int32_t> role_index{-1};
 };
 
 // ProcessHeader::role. The main process, a rank and any other child are told

@@ -53,6 +53,14 @@ class TraceSink {
     (void)op_cost_ps;
     (void)record_cost_ps;
   }
+  // Process `process`'s role (Process::role and role_index), when it was
+  // told after the process was added (a 'spawn' DataLoader worker's agent
+  // learns it from Python): the last call wins.
+  virtual void set_process_role(uint32_t process, uint32_t role, int32_t role_index) {
+    (void)process;
+    (void)role;
+    (void)role_index;
+  }
 };
 
 // Writes a trace file incrementally. Events are encoded as they arrive and
@@ -94,6 +102,9 @@ class TraceWriter final : public TraceSink {
   void flush() override;     // a partial event chunk and the stdio buffer to the file
   std::string path() const override;
   void set_process_cost(uint32_t process, uint32_t op_cost_ps, uint32_t record_cost_ps) override;
+  // Writes another PROCESS_ATTRIBUTES record when the role changed (a reader
+  // keeps a process's last record).
+  void set_process_role(uint32_t process, uint32_t role, int32_t role_index) override;
 
   uint64_t bytes_written() const override;
   uint64_t events_written() const;
