@@ -27,7 +27,8 @@ command -v "$CLANGXX" >/dev/null || { echo "fuzz.sh: $CLANGXX not found (scripts
 
 start=$SECONDS
 mkdir -p build-fuzz
-cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+# A unity build, as scripts/sanitize.sh's: the libraries' files a few at a time.
+cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_UNITY_BUILD=ON \
   -DCMAKE_C_COMPILER="$CLANG" -DCMAKE_CXX_COMPILER="$CLANGXX" \
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
   -DPTPROF_BUILD_TESTS=OFF -DPTPROF_BUILD_FUZZERS=ON >build-fuzz/configure.log 2>&1 ||

@@ -1,13 +1,8 @@
 #include "agent_thread.hpp"
 
-#include <linux/futex.h>
 #include <pthread.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
-#include <climits>
 #include <csignal>
-#include <ctime>
 
 namespace ptprof::agent {
 
@@ -31,15 +26,5 @@ bool start_agent_thread(void* (*fn)(void*), void* arg, const char* name, int* er
   pthread_setname_np(thread, name);
   return true;
 }
-
-void futex_wait_shared(const void* word, uint32_t expected, uint64_t timeout_ns) {
-  constexpr uint64_t kNsPerSecond = 1'000'000'000ull;
-  timespec ts{};
-  ts.tv_sec = time_t(timeout_ns / kNsPerSecond);
-  ts.tv_nsec = long(timeout_ns % kNsPerSecond);
-  ::syscall(SYS_futex, word, FUTEX_WAIT, expected, timeout_ns ? &ts : nullptr, nullptr, 0);
-}
-
-void futex_wake_shared(void* word) { ::syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0); }
 
 }  // namespace ptprof::agent

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "ptprof/shm_abi.hpp"
+#include "ptprof/slot_window.hpp"
 
 namespace ptprof::agent {
 
@@ -16,10 +17,5 @@ namespace ptprof::agent {
 // parent's parent... up to the launcher) that registered in `session`,
 // other than `self`; null when none did (the target's first process).
 wire::ProcessSlot* find_ancestor_slot(wire::SessionHeader& session, const wire::ProcessSlot* self);
-
-// A slot's window word, read and written atomically (a shared futex).
-inline std::atomic_ref<uint32_t> slot_window_word(wire::ProcessSlot& slot) {
-  return std::atomic_ref<uint32_t>(slot.reserved);
-}
 
 }  // namespace ptprof::agent

@@ -3,15 +3,12 @@
 // started with `ptprof run --on-demand` to record the next N steps (or the
 // next 10 s) into a new window file, with those options for that window,
 // waits for the file and prints its path.
-#include <linux/futex.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
 #include <chrono>
-#include <climits>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -22,6 +19,7 @@
 
 #include "cli/commands.hpp"
 #include "collect/live_sessions.hpp"
+#include "ptprof/shared_futex.hpp"
 #include "ptprof/trigger_request.hpp"
 
 namespace ptprof::cli {
@@ -41,10 +39,6 @@ uint32_t window_options(const TriggerOptions& o) {
   return (o.record_shapes ? wire::kWindowShapes : 0) | (o.profile_memory ? wire::kWindowMemory : 0) |
          (o.with_stack ? wire::kWindowStack : 0);
 }
-
-// Wakes every agent's trigger watcher (agent/src/on_demand.cpp) sleeping on
-// the session's trigger_seq: a shared futex, as the session is shared memory.
-void wake_watchers(std::atomic<uint32_t>* seq) { ::syscall(SYS_futex, seq, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0); }
 
 // "10s", "500ms", "2m", "1h", or seconds without a unit.
 std::optional<uint64_t> parse_duration_ns(const std::string& s) {
@@ -149,7 +143,8 @@ int trigger(const TriggerOptions& o) {
   // writes its own.
   h.trigger_claimer.store(0, std::memory_order_release);
   h.trigger_seq.store(seq + 1, std::memory_order_release);
-  wake_watchers(&h.trigger_seq);
+  // Every agent's trigger watcher (agent/src/on_demand.cpp) sleeps on it.
+  futex_wake_shared(&h.trigger_seq);
   std::fprintf(stderr, "ptprof: trigger: window %u of session %s requested (%s); waiting for it\n", seq,
                s.name().c_str() + 1, o.pid ? ("process " + std::to_string(*o.pid)).c_str() : "every process");
   std::fflush(stderr);

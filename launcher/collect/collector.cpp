@@ -12,6 +12,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "ptprof/slot_window.hpp"
+
 namespace ptprof::launcher {
 namespace {
 
@@ -80,6 +82,7 @@ void Collector::attach(wire::ProcessSlot& slot) {
   int uses = pid_uses_[slot.pid]++;
   std::string stem = file_stem(opts_.host, *(*region)->header(), slot.pid, uses);
   processes_.push_back(std::make_unique<ProcessCollector>(std::move(*region), stem, opts_, conv_, sink_));
+  slots_.push_back(&slot);
 }
 
 // Slots still pending when the run ends belong to processes that died while
@@ -119,7 +122,15 @@ uint64_t Collector::poll() {
     if (p.finished()) continue;
     n += p.drain(horizon);
     p.finish_ready_windows();
-    if (check_liveness && process_gone(p, i)) p.finish();
+    if (check_liveness && process_gone(p, i)) {
+      // A process killed in a window (SIGKILL, a crash its agent did not
+      // see) never ended it: the children that follow its windows would
+      // record on until they exit. Ended on its behalf; a no-op for one that
+      // exited through its agent, which ended it itself.
+      if (wire::close_slot_window(*slots_[i]))
+        spdlog::debug("process {} ended without closing its window: closed for the processes that follow it", p.pid());
+      p.finish();
+    }
   }
   return n;
 }

@@ -155,6 +155,54 @@ subprocess.run([sys.executable, sys.argv[2], sys.argv[1]], env=env, check=True)
 """
 
 
+# The main process forks a child in step 3 (inside window 0) and, once the
+# child has run its 7 aten::flip, SIGKILLs itself: its agent never ends the
+# window. The child waits for its parent to be gone, then for its own
+# recording to stop (ptprof.recording()), and says which came first: the
+# window closed, or the deadline (only a failure ends there, never a pass).
+# What it runs after that, 3 aten::tril, must not be in the trace.
+KILLED_PARENT = """
+import os, signal, sys, time, torch, ptprof, torch.nn as nn
+
+def note(role, pid):
+    with open(sys.argv[1], "a") as f:
+        f.write("%s %d\\n" % (role, pid))
+
+def wait_for(cond, seconds):
+    deadline = time.monotonic() + seconds
+    while not cond():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+note("main", os.getpid())
+model = nn.Linear(4, 4)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(6):
+    if step == 3:
+        parent = os.getpid()
+        r, w = os.pipe()
+        if os.fork() == 0:
+            note("child", os.getpid())
+            x = torch.ones(4, 4)
+            for _ in range(7):
+                x = x.flip(0)
+            os.write(w, b"x")
+            gone = wait_for(lambda: os.getppid() != parent, 60)
+            closed = gone and wait_for(lambda: not ptprof.recording(), 60)
+            note("closed" if closed else ("recording" if gone else "parent_alive"), os.getpid())
+            for _ in range(3):
+                x = x.tril()
+            os._exit(0)
+        os.read(r, 1)
+        os.kill(os.getpid(), signal.SIGKILL)
+    opt.zero_grad()
+    model(torch.ones(2, 4)).sum().backward()
+    opt.step()
+"""
+
+
 def write(d, name, text):
     path = os.path.join(d, name)
     with open(path, "w") as f:
@@ -260,6 +308,25 @@ def test_spawned_child_follows_the_parents_window():
         outside = files.get(roles["outside"], {})
         T.check_eq(sum(calls(p, "aten::tril") for p in outside.values()), 0,
                    "nothing of the child joined in step 0, before any window")
+
+
+def test_a_killed_parent_ends_its_followers_window():
+    # The parent's agent never ends its window (SIGKILL): the launcher ends
+    # it on its behalf when it sees the process gone. Before, the child
+    # recorded on until it exited ("recording" after 60 s).
+    with T.tempdir() as d:
+        out = os.path.join(d, "out")
+        roles_file = os.path.join(d, "roles.txt")
+        proc = T.run_ptprof(["run", "-o", out, "--schedule", SCHEDULE, "--", T.PYTHON,
+                             write(d, "killed.py", KILLED_PARENT), roles_file])
+        T.check_eq(proc.returncode, 128 + 9, "ptprof run passes on the SIGKILL\n" + T.describe(proc))
+        roles = T.read_roles(roles_file)
+        T.check("closed" in roles, "the child's window ended after its parent was killed: %s\n%s"
+                % (sorted(roles), T.describe(proc)))
+        child = files_by_pid(out).get(roles.get("child"), {})
+        T.check_eq(sorted(child), [0], "the child's files: window 0's\n" + T.describe(proc))
+        T.check_eq(sum(calls(p, "aten::flip") for p in child.values()), 7, "the child's ops inside the window")
+        T.check_eq(sum(calls(p, "aten::tril") for p in child.values()), 0, "nothing after the window ended")
 
 
 def test_rank_with_steps_keeps_its_own_schedule():

@@ -17,12 +17,9 @@ namespace ptprof::report::detail {
 
 namespace {
 
-constexpr int kWidth = 860;
 constexpr double kLeft = 90, kRight = 20, kTop = 12, kPlotHeight = 180;
 constexpr int kColumns = 800;  // at most this many x positions per line: big runs stay small pages
 constexpr const char* kColors[] = {"#3b75af", "#c44e52", "#55a868", "#8172b2", "#f0a243", "#64b5cd"};
-
-std::string px(double v) { return fixed(v, 1); }
 
 struct Line {
   std::vector<std::pair<int64_t, int64_t>> points;  // (ns, bytes), by time
@@ -37,14 +34,14 @@ std::string polyline(const Line& l, int64_t t0, double x_scale, double y_scale, 
   int64_t column_max = 0, column_last = 0;
   auto flush = [&] {
     if (column < 0) return;
-    const double x = kLeft + double(column) * (double(kWidth - kLeft - kRight) / kColumns);
+    const double x = kLeft + double(column) * (double(kPlotWidth - kLeft - kRight) / kColumns);
     const double top = kTop + kPlotHeight - double(column_max) * y_scale;
     const double last = kTop + kPlotHeight - double(column_last) * y_scale;
-    pts += px(x) + "," + px(prev_y) + " " + px(x) + "," + px(top) + " " + px(x) + "," + px(last) + " ";
+    pts += svg_px(x) + "," + svg_px(prev_y) + " " + svg_px(x) + "," + svg_px(top) + " " + svg_px(x) + "," + svg_px(last) + " ";
     prev_y = last;
   };
   for (const auto& [ns, bytes] : l.points) {
-    const long c = long(double(ns - t0) * x_scale / (double(kWidth - kLeft - kRight) / kColumns));
+    const long c = long(double(ns - t0) * x_scale / (double(kPlotWidth - kLeft - kRight) / kColumns));
     if (c != column) {
       flush();
       column = c;
@@ -54,7 +51,7 @@ std::string polyline(const Line& l, int64_t t0, double x_scale, double y_scale, 
     column_last = bytes;
   }
   flush();
-  pts += px(kWidth - kRight) + "," + px(prev_y);
+  pts += svg_px(kPlotWidth - kRight) + "," + svg_px(prev_y);
   return "<polyline fill=\"none\" stroke=\"" + std::string(color) + "\" stroke-width=\"1.5\"" +
          (dashed ? " stroke-dasharray=\"5,3\"" : "") + " points=\"" + pts + "\"/>";
 }
@@ -65,7 +62,7 @@ void hover_series(std::string& out, const std::string& name, const Line& allocat
                   double x_scale, bool any_reserved) {
   std::string t, a, r;
   auto column = [&](size_t i) {
-    return long(double(allocated.points[i].first - t0) * x_scale / (double(kWidth - kLeft - kRight) / kColumns));
+    return long(double(allocated.points[i].first - t0) * x_scale / (double(kPlotWidth - kLeft - kRight) / kColumns));
   };
   for (size_t i = 0; i < allocated.points.size(); ++i) {
     if (i + 1 < allocated.points.size() && column(i + 1) == column(i)) continue;  // not the column's last
@@ -86,7 +83,7 @@ void hover_series(std::string& out, const std::string& name, const Line& allocat
 }
 
 std::string label(double x, double y, const std::string& s, const char* anchor) {
-  return "<text x=\"" + px(x) + "\" y=\"" + px(y) + "\" text-anchor=\"" + anchor + "\">" + html_escape(s) + "</text>";
+  return "<text x=\"" + svg_px(x) + "\" y=\"" + svg_px(y) + "\" text-anchor=\"" + anchor + "\">" + html_escape(s) + "</text>";
 }
 
 }  // namespace
@@ -105,21 +102,21 @@ std::string memory_timeline_svg(const std::vector<memory::TimelinePoint>& timeli
     t1 = std::max(t1, p.ns);
     top = std::max({top, p.allocated, p.reserved});
   }
-  const double x_scale = double(kWidth - kLeft - kRight) / double(std::max<int64_t>(1, t1 - t0));
+  const double x_scale = double(kPlotWidth - kLeft - kRight) / double(std::max<int64_t>(1, t1 - t0));
   const double y_scale = kPlotHeight / double(top);
   const int height = int(kTop + kPlotHeight + 24 + 20 * double(series.size() + 1));
   std::string out = "<svg class=\"plot\" id=\"memory-plot\" role=\"img\" aria-label=\"memory over time\" width=\"" +
-                    std::to_string(kWidth) + "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " +
-                    std::to_string(kWidth) + " " + std::to_string(height) + "\">";
+                    std::to_string(kPlotWidth) + "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " +
+                    std::to_string(kPlotWidth) + " " + std::to_string(height) + "\">";
   const double bottom = kTop + kPlotHeight;
-  out += "<line x1=\"" + px(kLeft) + "\" y1=\"" + px(bottom) + "\" x2=\"" + px(kWidth - kRight) + "\" y2=\"" +
-         px(bottom) + "\" stroke=\"#888\"/>";
-  out += "<line x1=\"" + px(kLeft) + "\" y1=\"" + px(kTop) + "\" x2=\"" + px(kLeft) + "\" y2=\"" + px(bottom) +
+  out += "<line x1=\"" + svg_px(kLeft) + "\" y1=\"" + svg_px(bottom) + "\" x2=\"" + svg_px(kPlotWidth - kRight) + "\" y2=\"" +
+         svg_px(bottom) + "\" stroke=\"#888\"/>";
+  out += "<line x1=\"" + svg_px(kLeft) + "\" y1=\"" + svg_px(kTop) + "\" x2=\"" + svg_px(kLeft) + "\" y2=\"" + svg_px(bottom) +
          "\" stroke=\"#888\"/>";
   out += label(kLeft - 6, kTop + 10, memory::format_bytes(top, false), "end");
   out += label(kLeft - 6, bottom, "0", "end");
   out += label(kLeft, bottom + 16, "0", "start");
-  out += label(kWidth - kRight, bottom + 16, format_time_us(double(t1 - t0) / 1000.0), "end");
+  out += label(kPlotWidth - kRight, bottom + 16, format_time_us(double(t1 - t0) / 1000.0), "end");
   const double bottom_y = bottom;
   auto x_of = [&](int64_t ns) { return kLeft + double(ns - t0) * x_scale; };
   // The steps' starts: a dashed line and the step's label where there is room.
@@ -127,11 +124,11 @@ std::string memory_timeline_svg(const std::vector<memory::TimelinePoint>& timeli
   for (const StepMarker& m : steps) {
     if (m.ns < t0 || m.ns > t1) continue;
     const double x = x_of(m.ns);
-    out += "<line class=\"step-marker\" x1=\"" + px(x) + "\" y1=\"" + px(kTop) + "\" x2=\"" + px(x) + "\" y2=\"" +
-           px(bottom_y) + "\" stroke=\"#9ab\" stroke-dasharray=\"2,3\"><title>" + html_escape(m.label) +
+    out += "<line class=\"step-marker\" x1=\"" + svg_px(x) + "\" y1=\"" + svg_px(kTop) + "\" x2=\"" + svg_px(x) + "\" y2=\"" +
+           svg_px(bottom_y) + "\" stroke=\"#9ab\" stroke-dasharray=\"2,3\"><title>" + html_escape(m.label) +
            "</title></line>";
     if (x - last_label_x > 60) {
-      out += "<text class=\"step-label\" x=\"" + px(x + 2) + "\" y=\"" + px(kTop + 8) +
+      out += "<text class=\"step-label\" x=\"" + svg_px(x + 2) + "\" y=\"" + svg_px(kTop + 8) +
              "\" font-size=\"10\" fill=\"#567\">" + html_escape(m.label) + "</text>";
       last_label_x = x;
     }
@@ -145,7 +142,7 @@ std::string memory_timeline_svg(const std::vector<memory::TimelinePoint>& timeli
                                           [](const auto& p) { return p.second != 0; });
     if (any_reserved) out += polyline(lines.second, t0, x_scale, y_scale, color, true);
     const double y = bottom + 36 + 20 * double(i);
-    out += "<rect x=\"" + px(kLeft) + "\" y=\"" + px(y - 10) + "\" width=\"12\" height=\"12\" fill=\"" + color + "\"/>";
+    out += "<rect x=\"" + svg_px(kLeft) + "\" y=\"" + svg_px(y - 10) + "\" width=\"12\" height=\"12\" fill=\"" + color + "\"/>";
     out += label(kLeft + 18, y,
                  "pid " + std::to_string(std::get<0>(key)) + " " +
                      memory::device_name(std::get<1>(key), std::get<2>(key)) +
@@ -160,18 +157,18 @@ std::string memory_timeline_svg(const std::vector<memory::TimelinePoint>& timeli
     const std::string text = "peak " + memory::format_bytes(p.allocated, false) +
                              (p.allocated_op.empty() ? std::string() : " in " + p.allocated_op) + " (pid " +
                              std::to_string(p.pid) + " " + memory::device_name(p.device_type, p.device_index) + ")";
-    out += "<circle class=\"memory-peak\" cx=\"" + px(x) + "\" cy=\"" + px(y) +
+    out += "<circle class=\"memory-peak\" cx=\"" + svg_px(x) + "\" cy=\"" + svg_px(y) +
            "\" r=\"4\" fill=\"none\" stroke=\"#d33\" stroke-width=\"2\"><title>" + html_escape(text) +
            "</title></circle>";
-    out += label(std::min(x + 6, double(kWidth - kRight)), std::max(y - 6, kTop + 20), text,
-                 x > kWidth / 2.0 ? "end" : "start");
+    out += label(std::min(x + 6, double(kPlotWidth - kRight)), std::max(y - 6, kTop + 20), text,
+                 x > kPlotWidth / 2.0 ? "end" : "start");
   }
-  out += "<line id=\"memory-cursor\" x1=\"0\" y1=\"" + px(kTop) + "\" x2=\"0\" y2=\"" + px(bottom_y) +
+  out += "<line id=\"memory-cursor\" x1=\"0\" y1=\"" + svg_px(kTop) + "\" x2=\"0\" y2=\"" + svg_px(bottom_y) +
          "\" stroke=\"#555\" visibility=\"hidden\"/>";
   out += "</svg><div id=\"memory-hover\">Hover over the plot for the values at a time.</div>";
   // The hover's data.
-  std::string data = "{\"width\":" + std::to_string(kWidth) + ",\"left\":" + px(kLeft) +
-                     ",\"right\":" + px(kWidth - kRight) +
+  std::string data = "{\"width\":" + std::to_string(kPlotWidth) + ",\"left\":" + svg_px(kLeft) +
+                     ",\"right\":" + svg_px(kPlotWidth - kRight) +
                      ",\"span\":" + std::to_string(std::max<int64_t>(1, t1 - t0)) + ",\"series\":[";
   for (const auto& [key, lines] : series) {
     const bool any_reserved = std::any_of(lines.second.points.begin(), lines.second.points.end(),

@@ -13,7 +13,6 @@ namespace ptprof::report::detail {
 
 namespace {
 
-constexpr int kWidth = 860;
 constexpr int kLabelWidth = 300;
 constexpr int kBarHeight = 18;
 constexpr int kGap = 6;
@@ -22,23 +21,21 @@ constexpr const char* kOtherColor = "#f0a243";
 // Forward, backward, optimizer, data loading, other (Phase order).
 constexpr const char* kPhaseColors[kPhaseCount] = {"#3b75af", "#c44e52", "#55a868", "#8172b2", "#b0b0b0"};
 
-std::string px(double v) { return fixed(v, 1); }
-
 std::string time_label(int64_t ns) { return format_time_us(double(ns) / 1000.0); }
 
 std::string rect(double x, double y, double w, double h, const char* color, const std::string& title) {
-  return "<rect x=\"" + px(x) + "\" y=\"" + px(y) + "\" width=\"" + px(std::max(w, 0.0)) + "\" height=\"" + px(h) +
+  return "<rect x=\"" + svg_px(x) + "\" y=\"" + svg_px(y) + "\" width=\"" + svg_px(std::max(w, 0.0)) + "\" height=\"" + svg_px(h) +
          "\" fill=\"" + color + "\"><title>" + html_escape(title) + "</title></rect>";
 }
 
 std::string text(double x, double y, const std::string& s, const char* anchor = "end") {
-  return "<text x=\"" + px(x) + "\" y=\"" + px(y) + "\" text-anchor=\"" + anchor + "\">" + html_escape(s) + "</text>";
+  return "<text x=\"" + svg_px(x) + "\" y=\"" + svg_px(y) + "\" text-anchor=\"" + anchor + "\">" + html_escape(s) + "</text>";
 }
 
 std::string svg_open(int height, const std::string& label) {
   return "<svg class=\"plot\" role=\"img\" aria-label=\"" + html_escape(label) + "\" width=\"" +
-         std::to_string(kWidth) + "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " +
-         std::to_string(kWidth) + " " + std::to_string(height) + "\">";
+         std::to_string(kPlotWidth) + "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " +
+         std::to_string(kPlotWidth) + " " + std::to_string(height) + "\">";
 }
 
 struct Segment {
@@ -93,7 +90,7 @@ std::string stacked_bars_svg(const std::string& title, const std::vector<Legend>
   if (bars.empty()) return {};
   int64_t longest = 1;
   for (const Bar& b : bars) longest = std::max(longest, b.wall_ns);
-  const double scale = double(kWidth - kLabelWidth - 90) / double(longest);
+  const double scale = double(kPlotWidth - kLabelWidth - 90) / double(longest);
   const int legend_height = 24;
   const int height = legend_height + int(bars.size()) * (kBarHeight + kGap) + kGap;
   std::string out = svg_open(height, title);
@@ -191,7 +188,7 @@ std::string top_operators_svg(const Report& r, size_t count) {
   rows.resize(std::min(rows.size(), count));
   if (rows.empty()) return {};
   int64_t top = std::max<int64_t>(rows[0]->stats.self_cpu_ns, 1);
-  const double scale = double(kWidth - kLabelWidth - 90) / double(top);
+  const double scale = double(kPlotWidth - kLabelWidth - 90) / double(top);
   int height = int(rows.size()) * (kBarHeight + kGap) + kGap;
   std::string out = svg_open(height, "Operators with the most self CPU time");
   double y = kGap;
@@ -207,5 +204,7 @@ std::string top_operators_svg(const Report& r, size_t count) {
   }
   return out + "</svg>";
 }
+
+std::string svg_px(double v) { return fixed(v, 1); }
 
 }  // namespace ptprof::report::detail

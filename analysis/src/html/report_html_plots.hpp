@@ -7,6 +7,11 @@
 
 namespace ptprof::report::detail {
 
+// The width of every plot on the page, in SVG user units (its CSS scales it).
+inline constexpr int kPlotWidth = 860;
+// An SVG coordinate or length: one decimal is finer than a pixel.
+std::string svg_px(double v);
+
 // One stacked bar per step (and thread): operator time and the rest of the
 // step's wall time. "" when there are no steps.
 std::string step_breakdown_svg(const Report& r);

@@ -2,6 +2,7 @@
 // (report_ranks.hpp), as sortable tables, each process with its role.
 #include <map>
 
+#include "html/report_html_cells.hpp"
 #include "html/report_html_plots.hpp"
 #include "html/report_html_tables.hpp"
 #include "ptprof/analysis/report_format.hpp"
@@ -10,12 +11,6 @@
 namespace ptprof::report::detail {
 
 namespace {
-
-std::string time_cell(int64_t ns) {
-  return "<td data-v=\"" + std::to_string(ns) + "\">" + html_escape(format_time_us(double(ns) / 1000.0)) + "</td>";
-}
-std::string int_cell(int64_t v) { return "<td data-v=\"" + std::to_string(v) + "\">" + std::to_string(v) + "</td>"; }
-std::string text_cell(const std::string& s) { return "<td>" + html_escape(s) + "</td>"; }
 
 std::string table_head(const std::string& id, std::initializer_list<const char*> titles) {
   std::string out = "<table class=\"ops\" id=\"" + id + "\"><thead><tr>";

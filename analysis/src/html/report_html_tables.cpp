@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "html/report_html_cells.hpp"
 #include "html/report_html_plots.hpp"
 #include "html/report_html_tables.hpp"
 #include "ptprof/analysis/report_format.hpp"
@@ -12,18 +13,10 @@ namespace ptprof::report::detail {
 
 namespace {
 
-std::string time_cell(int64_t ns, const std::string& suffix = "") {
-  return "<td data-v=\"" + std::to_string(ns) + "\">" + format_time_us(double(ns) / 1000.0) + suffix + "</td>";
-}
-
 std::string signed_time_cell(int64_t ns) {
   const char* sign = ns > 0 ? "+" : ns < 0 ? "-" : "";
   return "<td data-v=\"" + std::to_string(ns) + "\">" + sign + format_time_us(double(std::llabs(ns)) / 1000.0) +
          "</td>";
-}
-
-std::string int_cell(int64_t v, bool sign = false) {
-  return "<td data-v=\"" + std::to_string(v) + "\">" + (sign && v > 0 ? "+" : "") + std::to_string(v) + "</td>";
 }
 
 // Calls: whole numbers, or per-step averages with two decimals.
