@@ -169,8 +169,7 @@ int init(void (**set_recording_out)(int), char* why, uint32_t why_len) {
   // RecordFunction is on by default in every thread; a thread where it is off
   // was switched off on purpose (DisableRecordFunctionGuard), so we leave it.
   if (!at::isRecordFunctionEnabled())
-    ptprof_agent_warn(
-        "RecordFunction is disabled on the thread that loaded torch; its operators are not recorded");
+    ptprof_agent_warn("RecordFunction is disabled on the thread that loaded torch; its operators are not recorded");
 
   // Handles pair begins with ends in the agent; without needsIds torch leaves
   // them 0. needsInputs only in the shapes variants: boxing inputs is the

@@ -65,9 +65,9 @@ class Collector {
   WindowSink& sink_;
   std::vector<std::unique_ptr<ProcessCollector>> processes_;
   std::vector<wire::ProcessSlot*> slots_;  // each process's session slot, as processes_
-  uint32_t slots_claimed_ = 0;     // slots below this were claimed by some process
-  std::vector<uint32_t> pending_;  // claimed, neither attached nor given up yet
-  uint32_t unattached_ = 0;        // given up: region unreadable, or registration never finished
+  uint32_t slots_claimed_ = 0;             // slots below this were claimed by some process
+  std::vector<uint32_t> pending_;          // claimed, neither attached nor given up yet
+  uint32_t unattached_ = 0;                // given up: region unreadable, or registration never finished
   std::unordered_map<int32_t, int> pid_uses_;
   std::chrono::steady_clock::time_point last_resample_, last_liveness_;
 };

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ptprof/schedule.hpp"
+#include "ptprof/slot_window.hpp"
 
 using ptprof::capture_transition;
 using ptprof::CaptureState;
@@ -178,4 +179,26 @@ TEST_CASE("follow_transition: a child is in its ancestor's window, and only then
   CHECK(run(WindowState{0, false}, {{1, false}}) == "-.");
   CHECK(window_word(WindowState{5, true}) == 11u);
   CHECK(ptprof::window_of_word(10u).window == 5u);
+}
+
+// close_slot_window (slot_window.hpp): what the launcher does for a process
+// killed in a window, as its own exit would have (the window's end, the next
+// window's number), and nothing to one that was in no window.
+TEST_CASE("close_slot_window: a dead process's open window ends, as its exit would end it", "[schedule]") {
+  using ptprof::window_of_word;
+  using ptprof::window_word;
+  ptprof::wire::ProcessSlot slot;
+  auto word = ptprof::wire::slot_window_word(slot);
+  word.store(window_word(WindowState{3, true}));
+  CHECK(ptprof::wire::close_slot_window(slot));
+  CHECK(word.load() == window_word(WindowState{4, false}));
+  // A child that followed window 3 ends it, and begins nothing.
+  const StepTransition t = ptprof::follow_transition(WindowState{3, true}, word.load());
+  CHECK(t.end_window);
+  CHECK_FALSE(t.begin_window);
+  CHECK_FALSE(t.recording);
+  // Already out of any window (it exited through its agent): unchanged.
+  CHECK_FALSE(ptprof::wire::close_slot_window(slot));
+  CHECK(word.load() == window_word(WindowState{4, false}));
+  CHECK(window_of_word(word.load()).window == 4u);
 }

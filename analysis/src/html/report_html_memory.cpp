@@ -37,7 +37,8 @@ std::string polyline(const Line& l, int64_t t0, double x_scale, double y_scale, 
     const double x = kLeft + double(column) * (double(kPlotWidth - kLeft - kRight) / kColumns);
     const double top = kTop + kPlotHeight - double(column_max) * y_scale;
     const double last = kTop + kPlotHeight - double(column_last) * y_scale;
-    pts += svg_px(x) + "," + svg_px(prev_y) + " " + svg_px(x) + "," + svg_px(top) + " " + svg_px(x) + "," + svg_px(last) + " ";
+    pts += svg_px(x) + "," + svg_px(prev_y) + " " + svg_px(x) + "," + svg_px(top) + " " + svg_px(x) + "," +
+           svg_px(last) + " ";
     prev_y = last;
   };
   for (const auto& [ns, bytes] : l.points) {
@@ -83,7 +84,8 @@ void hover_series(std::string& out, const std::string& name, const Line& allocat
 }
 
 std::string label(double x, double y, const std::string& s, const char* anchor) {
-  return "<text x=\"" + svg_px(x) + "\" y=\"" + svg_px(y) + "\" text-anchor=\"" + anchor + "\">" + html_escape(s) + "</text>";
+  return "<text x=\"" + svg_px(x) + "\" y=\"" + svg_px(y) + "\" text-anchor=\"" + anchor + "\">" + html_escape(s) +
+         "</text>";
 }
 
 }  // namespace
@@ -109,10 +111,10 @@ std::string memory_timeline_svg(const std::vector<memory::TimelinePoint>& timeli
                     std::to_string(kPlotWidth) + "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " +
                     std::to_string(kPlotWidth) + " " + std::to_string(height) + "\">";
   const double bottom = kTop + kPlotHeight;
-  out += "<line x1=\"" + svg_px(kLeft) + "\" y1=\"" + svg_px(bottom) + "\" x2=\"" + svg_px(kPlotWidth - kRight) + "\" y2=\"" +
+  out += "<line x1=\"" + svg_px(kLeft) + "\" y1=\"" + svg_px(bottom) + "\" x2=\"" + svg_px(kPlotWidth - kRight) +
+         "\" y2=\"" + svg_px(bottom) + "\" stroke=\"#888\"/>";
+  out += "<line x1=\"" + svg_px(kLeft) + "\" y1=\"" + svg_px(kTop) + "\" x2=\"" + svg_px(kLeft) + "\" y2=\"" +
          svg_px(bottom) + "\" stroke=\"#888\"/>";
-  out += "<line x1=\"" + svg_px(kLeft) + "\" y1=\"" + svg_px(kTop) + "\" x2=\"" + svg_px(kLeft) + "\" y2=\"" + svg_px(bottom) +
-         "\" stroke=\"#888\"/>";
   out += label(kLeft - 6, kTop + 10, memory::format_bytes(top, false), "end");
   out += label(kLeft - 6, bottom, "0", "end");
   out += label(kLeft, bottom + 16, "0", "start");
@@ -124,9 +126,9 @@ std::string memory_timeline_svg(const std::vector<memory::TimelinePoint>& timeli
   for (const StepMarker& m : steps) {
     if (m.ns < t0 || m.ns > t1) continue;
     const double x = x_of(m.ns);
-    out += "<line class=\"step-marker\" x1=\"" + svg_px(x) + "\" y1=\"" + svg_px(kTop) + "\" x2=\"" + svg_px(x) + "\" y2=\"" +
-           svg_px(bottom_y) + "\" stroke=\"#9ab\" stroke-dasharray=\"2,3\"><title>" + html_escape(m.label) +
-           "</title></line>";
+    out += "<line class=\"step-marker\" x1=\"" + svg_px(x) + "\" y1=\"" + svg_px(kTop) + "\" x2=\"" + svg_px(x) +
+           "\" y2=\"" + svg_px(bottom_y) + "\" stroke=\"#9ab\" stroke-dasharray=\"2,3\"><title>" +
+           html_escape(m.label) + "</title></line>";
     if (x - last_label_x > 60) {
       out += "<text class=\"step-label\" x=\"" + svg_px(x + 2) + "\" y=\"" + svg_px(kTop + 8) +
              "\" font-size=\"10\" fill=\"#567\">" + html_escape(m.label) + "</text>";
@@ -142,7 +144,8 @@ std::string memory_timeline_svg(const std::vector<memory::TimelinePoint>& timeli
                                           [](const auto& p) { return p.second != 0; });
     if (any_reserved) out += polyline(lines.second, t0, x_scale, y_scale, color, true);
     const double y = bottom + 36 + 20 * double(i);
-    out += "<rect x=\"" + svg_px(kLeft) + "\" y=\"" + svg_px(y - 10) + "\" width=\"12\" height=\"12\" fill=\"" + color + "\"/>";
+    out += "<rect x=\"" + svg_px(kLeft) + "\" y=\"" + svg_px(y - 10) + "\" width=\"12\" height=\"12\" fill=\"" + color +
+           "\"/>";
     out += label(kLeft + 18, y,
                  "pid " + std::to_string(std::get<0>(key)) + " " +
                      memory::device_name(std::get<1>(key), std::get<2>(key)) +

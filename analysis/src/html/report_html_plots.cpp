@@ -24,12 +24,13 @@ constexpr const char* kPhaseColors[kPhaseCount] = {"#3b75af", "#c44e52", "#55a86
 std::string time_label(int64_t ns) { return format_time_us(double(ns) / 1000.0); }
 
 std::string rect(double x, double y, double w, double h, const char* color, const std::string& title) {
-  return "<rect x=\"" + svg_px(x) + "\" y=\"" + svg_px(y) + "\" width=\"" + svg_px(std::max(w, 0.0)) + "\" height=\"" + svg_px(h) +
-         "\" fill=\"" + color + "\"><title>" + html_escape(title) + "</title></rect>";
+  return "<rect x=\"" + svg_px(x) + "\" y=\"" + svg_px(y) + "\" width=\"" + svg_px(std::max(w, 0.0)) + "\" height=\"" +
+         svg_px(h) + "\" fill=\"" + color + "\"><title>" + html_escape(title) + "</title></rect>";
 }
 
 std::string text(double x, double y, const std::string& s, const char* anchor = "end") {
-  return "<text x=\"" + svg_px(x) + "\" y=\"" + svg_px(y) + "\" text-anchor=\"" + anchor + "\">" + html_escape(s) + "</text>";
+  return "<text x=\"" + svg_px(x) + "\" y=\"" + svg_px(y) + "\" text-anchor=\"" + anchor + "\">" + html_escape(s) +
+         "</text>";
 }
 
 std::string svg_open(int height, const std::string& label) {

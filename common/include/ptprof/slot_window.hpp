@@ -12,7 +12,9 @@
 
 namespace ptprof::wire {
 
-inline std::atomic_ref<uint32_t> slot_window_word(ProcessSlot& slot) { return std::atomic_ref<uint32_t>(slot.reserved); }
+inline std::atomic_ref<uint32_t> slot_window_word(ProcessSlot& slot) {
+  return std::atomic_ref<uint32_t>(slot.reserved);
+}
 
 // Ends the window the slot's word says is open, as the process's own exit
 // does (the agent's WindowController::stop), and wakes its followers. For a
