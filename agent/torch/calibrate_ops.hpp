@@ -135,36 +135,57 @@ inline int64_t thread_cpu_ns() {
   return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
+// Each side's fastest round, per recorded operator, over `rounds` rounds of
+// `timed` (the work, returning this thread's CPU time) with the callback on
+// and off, interleaved; kept across calls, so that more rounds only refine.
+// The fastest: a busy machine only ever adds time to a round (another
+// process's cache misses, a sibling hyperthread), so the fastest is the
+// nearest to the true time, while the median of differences of single
+// rounds went negative under load (no cost measured at all).
+class FastestRounds {
+ public:
+  explicit FastestRounds(at::CallbackHandle op_callback) : op_callback_(op_callback) {}
+
+  template <class Timed>
+  void run(int rounds, Timed timed) {
+    ptprof_agent_calibration_rewind();
+    for (int round = 0; round < rounds; ++round) {
+      const double on = timed();
+      const uint32_t ops = ptprof_agent_calibration_rewind();
+      at::disableCallback(op_callback_);
+      const double off = timed();
+      at::reenableCallback(op_callback_);
+      if (ops) {
+        best_on_ = std::min(best_on_, on / ops);
+        best_off_ = std::min(best_off_, off / ops);
+      }
+    }
+  }
+  // The difference in picoseconds; 0 while the rounds hide it.
+  uint32_t cost_ps() const {
+    const double ns = best_on_ - best_off_;
+    return std::isfinite(ns) && ns > 0 ? uint32_t(std::min(ns * 1000, 4e9)) : 0;
+  }
+
+ private:
+  at::CallbackHandle op_callback_;
+  double best_on_ = std::numeric_limits<double>::infinity();
+  double best_off_ = std::numeric_limits<double>::infinity();
+};
+
 inline uint32_t measure_op_cost_ps(at::CallbackHandle op_callback) {
   constexpr int kRounds = 21, kSteps = 2, kTries = 3;
   TinyTrainingStep step;
-  auto timed = [&] {
-    const int64_t start = thread_cpu_ns();
-    for (int i = 0; i < kSteps; ++i) step.run();
-    return double(thread_cpu_ns() - start);
-  };
   step.run();  // first call: dispatch caches, the names' interning
-  ptprof_agent_calibration_rewind();
-  // Each side's fastest round: a busy machine only ever adds time to a round
-  // (another process's cache misses, a sibling hyperthread), so the fastest
-  // is the nearest to the true time, while the median of differences of
-  // single rounds went negative under load (no cost measured at all). A
-  // shared machine that still hides the difference gets more rounds.
-  double best_on = std::numeric_limits<double>::infinity(), best_off = best_on;
+  FastestRounds fastest(op_callback);
+  // A shared machine that still hides the difference gets more rounds.
   for (int attempt = 0; attempt < kTries; ++attempt) {
-    for (int round = 0; round < kRounds; ++round) {
-      const double on = timed();
-      const uint32_t ops = ptprof_agent_calibration_rewind();
-      at::disableCallback(op_callback);
-      const double off = timed();
-      at::reenableCallback(op_callback);
-      if (ops) {
-        best_on = std::min(best_on, on / ops);
-        best_off = std::min(best_off, off / ops);
-      }
-    }
-    const double ns = best_on - best_off;
-    if (std::isfinite(ns) && ns > 0) return uint32_t(std::min(ns * 1000, 4e9));
+    fastest.run(kRounds, [&] {
+      const int64_t start = thread_cpu_ns();
+      for (int i = 0; i < kSteps; ++i) step.run();
+      return double(thread_cpu_ns() - start);
+    });
+    if (const uint32_t ps = fastest.cost_ps()) return ps;
   }
   return 0;
 }
@@ -179,7 +200,8 @@ inline uint32_t measure_op_cost_ps(at::CallbackHandle op_callback) {
 // a lower bound, and the agent says so.
 inline uint32_t measure_empty_op_cost_ps(at::CallbackHandle op_callback) {
   constexpr int kRounds = 15, kScopes = 256;
-  auto timed = [] {
+  FastestRounds fastest(op_callback);
+  fastest.run(kRounds, [] {
     const int64_t start = thread_cpu_ns();
     for (int i = 0; i < kScopes; ++i) {
       // A name the training step interned already: the program's string
@@ -187,22 +209,8 @@ inline uint32_t measure_empty_op_cost_ps(at::CallbackHandle op_callback) {
       RECORD_FUNCTION("aten::relu", c10::ArrayRef<const c10::IValue>());
     }
     return double(thread_cpu_ns() - start);
-  };
-  ptprof_agent_calibration_rewind();
-  double best_on = std::numeric_limits<double>::infinity(), best_off = best_on;
-  for (int round = 0; round < kRounds; ++round) {
-    const double on = timed();
-    const uint32_t ops = ptprof_agent_calibration_rewind();
-    at::disableCallback(op_callback);
-    const double off = timed();
-    at::reenableCallback(op_callback);
-    if (ops) {
-      best_on = std::min(best_on, on / ops);
-      best_off = std::min(best_off, off / ops);
-    }
-  }
-  const double ns = best_on - best_off;
-  return std::isfinite(ns) && ns > 0 ? uint32_t(std::min(ns * 1000, 4e9)) : 0;
+  });
+  return fastest.cost_ps();
 }
 
 // Measures and publishes the cost; the callback must be enabled.
