@@ -3,7 +3,8 @@
 #
 #   build-asan  AddressSanitizer + UndefinedBehaviorSanitizer: every unit test
 #               (the C test programs under the real `ptprof run`, agent
-#               preloaded), the fuzz corpus replays and the torch-free
+#               preloaded; in shards side by side), the fuzz corpus replays
+#               and the torch-free
 #               integration tests (fault injection, the Python module).
 #   build-tsan  ThreadSanitizer: the ring and collector tests, and the
 #               launcher tests that run the forking, multi-threaded C test
@@ -50,6 +51,34 @@ configure() {  # configure DIR SANITIZERS
     { cat "$1/configure.log"; return 1; }
 }
 
+# unit_tests_in_shards BINARY N: the Catch2 binary's cases in N processes side
+# by side, each the cases of every Nth test file (Catch2's file tags, -#), so
+# the instrumented run uses every core. Each shard's output is kept in
+# BINARY.shard<i>.log and printed; fails if any shard fails, or if the shards
+# do not hold every case exactly once.
+unit_tests_in_shards() {
+  local bin=$1 n=$2 i total listed=0 status=0
+  local -a tags specs pids
+  mapfile -t tags < <("$bin" -# --list-tags | grep -o '\[#[^]]*\]')
+  ((${#tags[@]})) || { echo "sanitize.sh: $bin lists no test files" >&2; return 1; }
+  for i in "${!tags[@]}"; do specs[i % n]+="${specs[i % n]:+,}${tags[i]}"; done
+  total=$("$bin" --list-test-names-only | grep -c .)
+  for i in "${!specs[@]}"; do
+    listed=$((listed + $("$bin" -# "${specs[i]}" --list-test-names-only | grep -c .)))
+  done
+  ((listed == total)) || { echo "sanitize.sh: the shards hold $listed cases, the binary $total" >&2; return 1; }
+  for i in "${!specs[@]}"; do
+    "$bin" -# "${specs[i]}" >"$bin.shard$i.log" 2>&1 </dev/null &
+    pids[i]=$!
+  done
+  for i in "${!specs[@]}"; do
+    wait "${pids[i]}" || status=1
+    echo "--- shard $i of ${#specs[@]}: ${specs[i]}"
+    cat "$bin.shard$i.log"
+  done
+  return $status
+}
+
 # halt_on_error: a finding ends the process with an error status, so the
 # test that caused it fails. Symbolized stacks need llvm-symbolizer or addr2line.
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
@@ -58,8 +87,10 @@ for w in "${which[@]}"; do
     asan)
       step "asan: configure" configure build-asan "address,undefined"
       step "asan: build" cmake --build build-asan -j"$JOBS" --target ptprof_unit_tests fuzz_trace_reader_replay fuzz_region_replay fuzz_bridge_info_replay fuzz_trigger_replay
-      step "asan: unit tests" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1 \
-        build-asan/bin/ptprof_unit_tests
+      # (A function, so the options go before the step: bash exports them
+      # for the call's duration.)
+      ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1 \
+        step "asan: unit tests" unit_tests_in_shards build-asan/bin/ptprof_unit_tests $((2 * JOBS))
       # The torch-free integration tests need no bridge: the bridge fixture is not set up.
       step "asan: fuzz corpus and integration tests" env ASAN_OPTIONS=detect_leaks=0 \
         ctest --test-dir build-asan --output-on-failure --no-tests=error -FS 'bridge_.*' \

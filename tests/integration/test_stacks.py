@@ -25,6 +25,7 @@ possible ones: equality when no op of that name is ambiguous.
 """
 
 import ast
+import functools
 import json
 import os
 
@@ -75,6 +76,9 @@ def ptprof_frames(flag, script):
     return frames
 
 
+# Once per script for the module: both flags compare against the same
+# torch.profiler(with_stack=True) run (its slowest part on torch 2.x).
+@functools.lru_cache(maxsize=None)
 def torch_reference(script):
     with pt.tempdir() as d:
         out = os.path.join(d, "ref.json")

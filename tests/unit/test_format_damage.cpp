@@ -2,7 +2,10 @@
 // of a small trace ends in an error or the valid part with a warning, never a
 // crash (run this binary under -fsanitize=address,undefined to be sure).
 #include <catch2/catch.hpp>
+#include <cstring>
+#include <vector>
 
+#include "format/format_layout.hpp"
 #include "test_format_fixtures.hpp"
 
 using namespace ptprof;
@@ -36,6 +39,36 @@ Outcome read_bytes(const TempDir& dir, const std::string& bytes, bool summary = 
   return o;
 }
 
+// The lengths at which to cut a whole trace: every length where the reader's
+// path can change (the preamble and first chunk headers, around every chunk's
+// start, the last chunk and the footer whole) and a stride elsewhere, where a
+// cut lands inside some chunk's compressed payload and every such cut is read
+// alike. (Every one of the ~200K prefixes, each decompressing up to ~1 MB,
+// took minutes under the sanitizers.)
+std::vector<size_t> cut_lengths(const std::string& full) {
+  using namespace format::detail;
+  std::vector<size_t> starts;
+  for (size_t at = kPreambleBytes; at + kChunkHeaderBytes <= full.size();) {
+    starts.push_back(at);
+    uint32_t stored = 0;
+    std::memcpy(&stored, full.data() + at + 8, 4);
+    at += kChunkHeaderBytes + stored;
+  }
+  REQUIRE(starts.size() >= 6);  // header, strings, processes, threads, events, footer
+  std::vector<bool> cut(full.size(), false);
+  auto dense = [&](size_t from, size_t to) {
+    for (size_t n = from; n < std::min(to, full.size()); ++n) cut[n] = true;
+  };
+  dense(0, 1024);
+  for (size_t start : starts) dense(start < 64 ? 0 : start - 64, start + kChunkHeaderBytes + 64);
+  dense(starts.back() - 64, full.size());  // the footer, every byte of it
+  for (size_t n = 0; n < full.size(); n += 389) cut[n] = true;
+  std::vector<size_t> lengths;
+  for (size_t n = 0; n < full.size(); ++n)
+    if (cut[n]) lengths.push_back(n);
+  return lengths;
+}
+
 }  // namespace
 
 TEST_CASE("every truncation point gives an error or the valid part with a warning", "[format][damage]") {
@@ -43,9 +76,9 @@ TEST_CASE("every truncation point gives an error or the valid part with a warnin
   const std::string full = small_trace(dir);
   REQUIRE(full.size() > 1000);
   size_t partial_reads = 0;
-  // Every length near the ends and the chunk boundaries, a stride in between
-  // (each read decompresses up to ~1 MB, so all 200K prefixes would be slow).
-  for (size_t len = 0; len < full.size(); len += (len < 4096 || full.size() - len < 4096) ? 1 : 97) {
+  const std::vector<size_t> lengths = cut_lengths(full);
+  INFO(lengths.size() << " of " << full.size() << " prefixes");
+  for (size_t len : lengths) {
     Outcome o = read_bytes(dir, full.substr(0, len));
     INFO("prefix length " << len << ": " << o.error);
     if (o.ok) {
