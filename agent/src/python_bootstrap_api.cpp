@@ -19,3 +19,10 @@ PTPROF_EXPORT void ptprof_boot_dataloader_worker(int index) { g_runtime.dataload
 PTPROF_EXPORT int ptprof_boot_window_flag(void (*callback)(int)) {
   return g_runtime.install_python_window_flag(callback);
 }
+
+// The process initialised torch.distributed's default process group as
+// `rank` of `world_size` (mp.spawn-style jobs pass them to
+// init_process_group instead of the environment that torchrun sets).
+PTPROF_EXPORT void ptprof_boot_distributed(int rank, int world_size) {
+  g_runtime.distributed_initialised(rank, world_size);
+}

@@ -274,6 +274,12 @@ void Runtime::dataloader_worker_started(int32_t index) {
   header_->role.store(uint32_t(role_.role), std::memory_order_release);
 }
 
+void Runtime::distributed_initialised(int32_t rank, int32_t world_size) {
+  if (!active() || rank < 0 || world_size <= 0 || rank >= world_size) return;
+  header_->world_size.store(world_size, std::memory_order_relaxed);
+  header_->rank.store(rank, std::memory_order_release);
+}
+
 int Runtime::install_python_window_flag(PythonWindowFlag::Callback fn) {
   if (!active() || !fn) return -1;
   PythonWindowFlag::AddPendingCall add_pending =

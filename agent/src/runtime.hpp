@@ -129,6 +129,11 @@ class Runtime {
   // loop as worker `index`: a 'spawn' worker, which the fork-time frames
   // could not tell (process_role.hpp). A role already known stays.
   void dataloader_worker_started(int32_t index);
+  // The Python bootstrap saw this process initialise its default process
+  // group as `rank` of `world_size` (what torch.distributed says after
+  // init_process_group): published for the launcher, which names the files
+  // and writes the process record with them. Out-of-range values are ignored.
+  void distributed_initialised(int32_t rank, int32_t world_size);
   // The interned id of PTPROF_STEP's scope name (Named rule), interned once
   // per process.
   uint32_t named_step_id();

@@ -50,9 +50,9 @@ int32_t env_rank(const char* name) {
 // Read at every registration, a fork child's included: a parent may set RANK
 // in its environment (os.environ) before it starts its ranks by fork.
 void read_distributed(wire::ProcessHeader& h) {
-  h.rank = env_rank("RANK");
-  h.local_rank = env_rank("LOCAL_RANK");
-  h.world_size = env_rank("WORLD_SIZE");
+  h.rank.store(env_rank("RANK"), std::memory_order_relaxed);
+  h.local_rank.store(env_rank("LOCAL_RANK"), std::memory_order_relaxed);
+  h.world_size.store(env_rank("WORLD_SIZE"), std::memory_order_relaxed);
   if (::gethostname(h.host, sizeof h.host - 1) != 0) h.host[0] = '\0';
   h.host[sizeof h.host - 1] = '\0';
   h.dist_known = 1;

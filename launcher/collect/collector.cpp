@@ -27,17 +27,6 @@ bool pid_running(int32_t pid) {
   return !(close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z');
 }
 
-// The stem of a process's trace files: <host>[.r<rank>].<pid>[-<exec>], the
-// rank when its environment had one (torchrun's RANK), so that `ls` groups a
-// rank's files and a shared directory tells the ranks of several nodes apart.
-std::string file_stem(const std::string& host, const wire::ProcessHeader& h, int32_t pid, int uses) {
-  std::string stem = host;
-  if (h.dist_known && h.rank >= 0) stem += ".r" + std::to_string(h.rank);
-  stem += "." + std::to_string(pid);
-  if (uses) stem += "-" + std::to_string(uses);
-  return stem;
-}
-
 }  // namespace
 
 Collector::Collector(Session& session, CollectorOptions opts, clock::Kind clock, WindowSink& sink)
@@ -79,9 +68,9 @@ void Collector::attach(wire::ProcessSlot& slot) {
     return;
   }
   // An exec keeps the pid: later images get a suffix so names stay unique.
-  int uses = pid_uses_[slot.pid]++;
-  std::string stem = file_stem(opts_.host, *(*region)->header(), slot.pid, uses);
-  processes_.push_back(std::make_unique<ProcessCollector>(std::move(*region), stem, opts_, conv_, sink_));
+  const int uses = pid_uses_[slot.pid]++;
+  processes_.push_back(std::make_unique<ProcessCollector>(std::move(*region), FileStem{opts_.host, slot.pid, uses},
+                                                          opts_, conv_, sink_));
   slots_.push_back(&slot);
 }
 

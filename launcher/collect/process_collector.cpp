@@ -10,10 +10,10 @@ namespace ptprof::launcher {
 std::string ProcessCollector::role(bool parent_profiled) const {
   const uint32_t r = known_process_role(header_.role.load(std::memory_order_acquire));
   return process_role_text(r, r != 0 ? header_.role_index.load(std::memory_order_relaxed) : -1,
-                           header_.dist_known ? header_.rank : -1, parent_profiled);
+                           header_.dist_known ? header_.rank.load(std::memory_order_acquire) : -1, parent_profiled);
 }
 
-ProcessCollector::ProcessCollector(std::unique_ptr<RegionMapping> region, std::string file_stem,
+ProcessCollector::ProcessCollector(std::unique_ptr<RegionMapping> region, FileStem file_stem,
                                    const CollectorOptions& opts, const clock::Converter& conv, WindowSink& sink)
     : region_(std::move(region)),
       header_(*region_->header()),

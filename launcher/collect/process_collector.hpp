@@ -52,7 +52,7 @@ struct OutOfMemoryNote {
 
 class ProcessCollector {
  public:
-  ProcessCollector(std::unique_ptr<RegionMapping> region, std::string file_stem, const CollectorOptions& opts,
+  ProcessCollector(std::unique_ptr<RegionMapping> region, FileStem file_stem, const CollectorOptions& opts,
                    const clock::Converter& conv, WindowSink& sink);
   ~ProcessCollector();
 

@@ -12,6 +12,8 @@ namespace {
 
 std::string bounded(const char* text, size_t capacity) { return std::string(text, strnlen(text, capacity)); }
 
+int32_t rank_of(const wire::ProcessHeader& h) { return h.dist_known ? h.rank.load(std::memory_order_acquire) : -1; }
+
 trace::Process process_record(const wire::ProcessHeader& h) {
   trace::Process p;
   p.pid = h.pid;
@@ -21,9 +23,9 @@ trace::Process process_record(const wire::ProcessHeader& h) {
   p.role = known_process_role(h.role.load(std::memory_order_acquire));
   p.role_index = p.role != 0 ? h.role_index.load(std::memory_order_relaxed) : -1;
   if (h.dist_known) {
-    p.rank = h.rank;
-    p.local_rank = h.local_rank;
-    p.world_size = h.world_size;
+    p.rank = rank_of(h);
+    p.local_rank = h.local_rank.load(std::memory_order_relaxed);
+    p.world_size = h.world_size.load(std::memory_order_relaxed);
     p.host = bounded(h.host, sizeof h.host);
   }
   return p;
@@ -44,10 +46,19 @@ int64_t steps_ns(const std::vector<StepLog::Step>& steps, const clock::Converter
 
 }  // namespace
 
+std::string FileStem::with_rank(int32_t rank) const {
+  std::string stem = host;
+  if (rank >= 0) stem += ".r" + std::to_string(rank);
+  stem += "." + std::to_string(pid);
+  if (uses) stem += "-" + std::to_string(uses);
+  return stem;
+}
+
 std::string WindowOutput::path(const Window& w) const {
   char suffix[32];
   std::snprintf(suffix, sizeof suffix, ".w%03u.bin", w.index);
-  return opts_.output_dir + "/" + file_stem_ + (opts_.run_id.empty() ? "" : "." + opts_.run_id) + suffix;
+  return opts_.output_dir + "/" + stem_.with_rank(rank_of(process_.header)) +
+         (opts_.run_id.empty() ? "" : "." + opts_.run_id) + suffix;
 }
 
 bool WindowOutput::open(Window& w) {
@@ -126,9 +137,13 @@ void WindowOutput::close(Window& w, uint64_t end, const std::vector<ThreadDrops>
   writer.set_losses(losses);
   writer.set_process_cost(0, ph.op_cost_ps.load(std::memory_order_relaxed),
                           ph.record_cost_ps.load(std::memory_order_relaxed));
-  // A 'spawn' DataLoader worker learns its role from Python, after its window opened.
+  // A 'spawn' DataLoader worker learns its role from Python, after its window
+  // opened; an mp.spawn rank its rank, when it initialises its process group:
+  // the record and the file's name follow.
   const trace::Process now = process_record(ph);
   writer.set_process_role(0, now.role, now.role_index);
+  writer.set_process_distributed(0, now.rank, now.local_rank, now.world_size);
+  writer.rename_to(path(w));
   f.cost = w.trace.cost();
   // The share is of the recorded steps' time, or of the span of the
   // operators and records when the window has no steps.

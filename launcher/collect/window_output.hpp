@@ -13,10 +13,23 @@
 
 namespace ptprof::launcher {
 
+// The stem of a process's trace files: <host>[.r<rank>].<pid>[-<exec>], so
+// that `ls` groups a rank's files and a shared directory tells the ranks of
+// several nodes apart. `uses`: the images before this one under the same pid
+// (an exec keeps the pid). The rank is the one the process has when a window
+// is written: torchrun's RANK from the start, mp.spawn's once the process
+// group is initialised.
+struct FileStem {
+  std::string host;
+  int32_t pid = 0;
+  int uses = 0;
+  std::string with_rank(int32_t rank) const;
+};
+
 class WindowOutput {
  public:
-  WindowOutput(const CollectorOptions& opts, const ProcessContext& process, std::string file_stem, WindowSink& sink)
-      : opts_(opts), process_(process), file_stem_(std::move(file_stem)), sink_(sink) {}
+  WindowOutput(const CollectorOptions& opts, const ProcessContext& process, FileStem stem, WindowSink& sink)
+      : opts_(opts), process_(process), stem_(std::move(stem)), sink_(sink) {}
 
   // Opens `w`'s trace unless it is open; false when it cannot be, and then
   // the window is lost (done: never opened again).
@@ -26,6 +39,7 @@ class WindowOutput {
   void close(Window& w, uint64_t end, const std::vector<ThreadDrops>& drops, const trace::Losses& losses);
 
  private:
+  // The file `w` goes to, named with the process's rank as it is now.
   std::string path(const Window& w) const;
   WindowFile describe(const Window& w, const trace::Losses& losses) const;
   void write_steps(Window& w);
@@ -33,7 +47,7 @@ class WindowOutput {
 
   const CollectorOptions& opts_;
   const ProcessContext& process_;
-  std::string file_stem_;
+  FileStem stem_;
   WindowSink& sink_;
 };
 

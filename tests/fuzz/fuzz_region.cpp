@@ -93,7 +93,7 @@ void through_process_collector(const std::string& session, const fuzz::RegionInp
   auto mapping = launcher::map_region(region.c_str(), session);
   ::shm_unlink(region.c_str());  // when map_region refused it before removing it
   if (!mapping) return;          // refused: the validation did its job
-  launcher::ProcessCollector pc(std::move(*mapping), "fuzz", opts, conv, sink);
+  launcher::ProcessCollector pc(std::move(*mapping), launcher::FileStem{"fuzz", 1, 0}, opts, conv, sink);
   if (in.flags & fuzz::kTwoRounds) {
     pc.drain(in.horizon);
     pc.finish_ready_windows();

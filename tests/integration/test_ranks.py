@@ -1,7 +1,8 @@
 """Ranks: a 2-rank DDP training on the CPU with gloo, under one `ptprof run`.
 With a torch whose torchrun runs (pip's torch 2.x) the real torchrun starts the
 ranks; otherwise (Debian's 1.13: its torchrun fails on Python 3.11)
-scripts/launch_ranks.py starts them with the variables torchrun sets. Each rank
+scripts/launch_ranks.py starts them with the variables torchrun sets. Then the
+same with torch.multiprocessing.spawn, the rank passed to init_process_group. Each rank
 gets its own file per window, named with its rank; the merged report lists
 both ranks with their step times, allreduce time and a straggler table; the
 exports label each process with its rank; a rank's Chrome export carries
@@ -43,8 +44,8 @@ def launch_command():
     return [T.PYTHON, LAUNCH, "2", TRAIN], "launch_ranks.py"
 
 
-def run_ranks(out):
-    cmd, how = launch_command()
+def run_ranks(out, spawn=False):
+    cmd, how = ([T.PYTHON, TRAIN, "spawn", "2"], "torch.multiprocessing.spawn") if spawn else launch_command()
     print("ranks started by " + how, flush=True)
     env = T.clean_env(STEPS=STEPS, OMP_NUM_THREADS=1)
     proc = T.run_ptprof(["run", "-o", out, "--schedule", SCHEDULE, "--"] + cmd, env=env, timeout=600)
@@ -53,9 +54,21 @@ def run_ranks(out):
 
 
 def test_two_ranks():
+    check_two_ranks(spawn=False)
+
+
+def test_two_ranks_started_by_mp_spawn():
+    """mp.spawn passes each rank to init_process_group; no RANK in any
+    environment. Before the bootstrap told the agent the rank torch has once
+    the group exists, nothing had a rank: no r<rank> files, no ranks or
+    stragglers tables, no distributedInfo."""
+    check_two_ranks(spawn=True)
+
+
+def check_two_ranks(spawn):
     with T.tempdir() as d:
         out = os.path.join(d, "out")
-        run_ranks(out)
+        run_ranks(out, spawn)
         files = sorted(f for f in os.listdir(out) if f.endswith(".bin"))
         rank_files = {}
         for f in files:

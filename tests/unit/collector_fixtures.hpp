@@ -33,7 +33,7 @@ namespace ptprof::testing {
 // A trace kept in memory, as TraceWriter would write it.
 class TraceWriterForTesting final : public format::TraceSink {
  public:
-  explicit TraceWriterForTesting(trace::Trace* out) : out_(out) {}
+  explicit TraceWriterForTesting(trace::Trace* out, std::string* renamed = nullptr) : out_(out), renamed_(renamed) {}
   uint32_t intern(std::string_view s) override {
     for (size_t i = 0; i < out_->strings.size(); ++i)
       if (out_->strings[i] == s) return uint32_t(i);
@@ -68,6 +68,11 @@ class TraceWriterForTesting final : public format::TraceSink {
     out_->processes.at(process).role = role;
     out_->processes.at(process).role_index = role_index;
   }
+  void set_process_distributed(uint32_t process, int32_t rank, int32_t local_rank, int32_t world_size) override {
+    out_->processes.at(process).rank = rank;
+    out_->processes.at(process).local_rank = local_rank;
+    out_->processes.at(process).world_size = world_size;
+  }
   uint32_t add_stack(const std::vector<trace::Frame>& frames) override {
     trace::Stack s;
     for (const trace::Frame& f : frames) {
@@ -79,11 +84,15 @@ class TraceWriterForTesting final : public format::TraceSink {
     if (it == out_->stacks.end()) it = out_->stacks.insert(out_->stacks.end(), s);
     return uint32_t(it - out_->stacks.begin()) + 1;
   }
+  void rename_to(const std::string& path) override {
+    if (renamed_) *renamed_ = path;
+  }
   Status finish() override { return {}; }
   uint64_t bytes_written() const override { return 0; }
 
  private:
   trace::Trace* out_;
+  std::string* renamed_;
 };
 
 class MemorySink final : public launcher::WindowSink {
@@ -91,11 +100,12 @@ class MemorySink final : public launcher::WindowSink {
   Result<std::unique_ptr<format::TraceSink>> open(const std::string& path, const trace::Header& header) override {
     trace::Trace& t = traces[path];
     t.header = header;
-    return std::unique_ptr<format::TraceSink>(std::make_unique<TraceWriterForTesting>(&t));
+    return std::unique_ptr<format::TraceSink>(std::make_unique<TraceWriterForTesting>(&t, &renamed[path]));
   }
   void window_written(const launcher::WindowFile& f) override { written.push_back(f); }
 
   std::map<std::string, trace::Trace> traces;  // by path
+  std::map<std::string, std::string> renamed;  // by path: the name finish() was told to give it
   std::vector<launcher::WindowFile> written;
 };
 

@@ -12,6 +12,7 @@
 #include "ptprof/clock.hpp"
 
 using ptprof::launcher::CollectorOptions;
+using ptprof::launcher::FileStem;
 using ptprof::launcher::ProcessCollector;
 using ptprof::testing::MemorySink;
 using ptprof::testing::SyntheticRegion;
@@ -36,7 +37,7 @@ struct Fixture {
     opts.grace = std::chrono::milliseconds(0);
   }
   ProcessCollector& start() {
-    collector = std::make_unique<ProcessCollector>(region.take(), "host.4242", opts, conv, sink);
+    collector = std::make_unique<ProcessCollector>(region.take(), FileStem{"host", 4242, 0}, opts, conv, sink);
     return *collector;
   }
   void mark(uint32_t thread, const char* name, uint64_t ts) {
@@ -263,6 +264,37 @@ TEST_CASE("collector: each window charges its events with the costs the agent me
   CHECK(w.processes[0].op_cost_ps == 250'000);
   CHECK(w.processes[0].record_cost_ps == 12'000);
   CHECK(ptprof::cost::tally(w).added_ns() == Approx(t.added_ns()));
+}
+
+TEST_CASE("collector: a rank told after a window opened names that window's file and record", "[collector][ranks]") {
+  // An mp.spawn rank: no RANK in its environment, its rank known once it
+  // initialises its process group, after its first window's file was opened.
+  Fixture f;
+  f.region.header().dist_known = 1;
+  f.region.boundary(BoundaryKind::WindowBegin, 0, 0);
+  f.region.boundary(BoundaryKind::WindowEnd, 1000, 0);
+  f.region.boundary(BoundaryKind::WindowBegin, 2000, 1);
+  f.region.boundary(BoundaryKind::WindowEnd, 3000, 1);
+  f.mark(0, "before the group", 100);
+  auto& c = f.start();
+  c.drain(500);
+  REQUIRE(f.sink.traces.count("out/host.4242.w000.bin") == 1);  // opened without a rank
+  f.region.header().world_size.store(2);
+  f.region.header().rank.store(1);
+  f.mark(0, "after", 600);
+  f.mark(0, "next window", 2500);
+  c.drain(4000);
+  c.finish();
+  REQUIRE(f.sink.written.size() == 2);
+  CHECK(f.sink.written[0].path == "out/host.r1.4242.w000.bin");
+  CHECK(f.sink.written[1].path == "out/host.r1.4242.w001.bin");
+  CHECK(f.sink.renamed.at("out/host.4242.w000.bin") == "out/host.r1.4242.w000.bin");
+  const trace::Trace& first = f.sink.traces.at("out/host.4242.w000.bin");
+  REQUIRE(first.processes.size() == 1);
+  CHECK(first.processes[0].rank == 1);
+  CHECK(first.processes[0].world_size == 2);
+  REQUIRE(f.sink.traces.count("out/host.r1.4242.w001.bin") == 1);
+  CHECK(f.sink.traces.at("out/host.r1.4242.w001.bin").processes.at(0).rank == 1);
 }
 
 // The converter's map is arithmetic on whatever ticks(Tsc) reads (the TSC on

@@ -32,7 +32,8 @@ struct Fixture {
     opts.grace = std::chrono::milliseconds(0);
   }
   ProcessCollector& start() {
-    collector = std::make_unique<ProcessCollector>(region.take(), "host.4242", opts, conv, sink);
+    collector = std::make_unique<ProcessCollector>(region.take(), ptprof::launcher::FileStem{"host", 4242, 0}, opts,
+                                                   conv, sink);
     return *collector;
   }
   const trace::Trace& window(uint32_t index) {

@@ -319,7 +319,7 @@ TEST_CASE("memory: the collector names the ops and matches frees across windows"
   begin("aten::add_", 4, 210);
   mem(0xa000, -4096, 211);  // allocated in window 0, freed in window 1
   end(4, 212);
-  launcher::ProcessCollector c(region.take(), "host.4242", opts, conv, sink);
+  launcher::ProcessCollector c(region.take(), launcher::FileStem{"host", 4242, 0}, opts, conv, sink);
   c.drain(1000);
   c.finish();
   const trace::Trace& w0 = sink.traces.at("out/host.4242.w000.bin");

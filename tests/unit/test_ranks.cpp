@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <filesystem>
 #include <regex>
 #include <sstream>
 
@@ -390,4 +391,31 @@ TEST_CASE("process roles round-trip and name the report's processes", "[format][
                                                 {15, "DataLoader worker 3"}});
   const std::string text = report::render_ranks_table(r.ranks);
   CHECK(text.find("DataLoader worker 1") != std::string::npos);
+}
+
+// An mp.spawn rank learns its rank after its window's file was opened: the
+// writer records it as another attributes record and finishes under the
+// name that has it.
+TEST_CASE("a rank told after the process was added round-trips, under the renamed file", "[format][ranks]") {
+  TempDir dir;
+  const std::string opened = dir.file("node.10.w000.bin"), renamed = dir.file("node.r1.10.w000.bin");
+  auto w = testing::open_writer(opened, testing::sample_header());
+  REQUIRE(w);
+  w->add_process(ranked(10, 1, -1, "node"));
+  w->add_thread({0, 10, "main", 0, 0});
+  w->set_process_distributed(0, 1, -1, 2);
+  w->rename_to(renamed);
+  REQUIRE(w->finish().ok());
+  CHECK(w->path() == renamed);
+  CHECK(!std::filesystem::exists(opened));
+  CHECK(!std::filesystem::exists(opened + ".tmp"));
+
+  auto t = format::read_trace(renamed, nullptr);
+  INFO(t.error());
+  REQUIRE(t);
+  REQUIRE(t->processes.size() == 1);
+  CHECK(t->processes[0].rank == 1);
+  CHECK(t->processes[0].local_rank == -1);
+  CHECK(t->processes[0].world_size == 2);
+  CHECK(t->processes[0].host == "node");
 }

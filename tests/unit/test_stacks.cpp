@@ -60,7 +60,7 @@ TEST_CASE("stacks: StackDef records give ops their Python stacks, per thread", "
   opts.grace = std::chrono::milliseconds(0);
   ptprof::clock::Converter conv{ptprof::clock::Kind::Monotonic};
   MemorySink sink;
-  ProcessCollector c(region.take(), "host.4242", opts, conv, sink);
+  ProcessCollector c(region.take(), ptprof::launcher::FileStem{"host", 4242, 0}, opts, conv, sink);
   c.drain(1000);
   c.finish();
   REQUIRE(sink.traces.size() == 1);

@@ -88,7 +88,7 @@ TEST_CASE("window output: a window's file has the process, its steps, drops, los
   opts.host = "host";
   opts.schedule = "wait=1";
   MemorySink sink;
-  WindowOutput output(opts, f.context, "host.4242", sink);
+  WindowOutput output(opts, f.context, ptprof::launcher::FileStem{"host", 4242, 0}, sink);
   Window w;
   w.index = 3;
   w.begin = 100;
@@ -130,7 +130,7 @@ TEST_CASE("window output: a window whose file cannot be opened is lost, and the 
   opts.output_dir = "out";
   opts.run_id = "run1";
   RefusingSink sink;
-  WindowOutput output(opts, f.context, "host.4242", sink);
+  WindowOutput output(opts, f.context, ptprof::launcher::FileStem{"host", 4242, 0}, sink);
   Window w;
   CHECK_FALSE(output.open(w));
   CHECK(w.done);

@@ -2,7 +2,7 @@
 (docs/bootstrap.md). Run by the bootstrap's entry, ``sitecustomize.py`` beside
 this package, only under ``ptprof run``; never imported by a program.
 
-Three things, the first two only when the run needs them:
+Four things, the first two only when the run needs them:
 
 - ``PTPROF_STEP=forward`` or ``auto``: a step ends where the model's forward
   returns. Eager ``nn.Module`` calls emit no RecordFunction, so the agent
@@ -26,6 +26,10 @@ Three things, the first two only when the run needs them:
   (``torch.utils.data._utils.worker._worker_loop``, the target the
   DataLoader's iterator pickles by name) is wrapped: it tells the agent
   (``ptprof_boot_dataloader_worker``) its worker id, then runs as before.
+- A rank whose rank is not in its environment (``mp.spawn`` passes it to
+  ``init_process_group``): ``init_process_group`` is wrapped, and once it
+  returns the agent is told the rank and world size torch has
+  (``ptprof_boot_distributed``); the launcher names the files with it.
 """
 
 import ctypes
@@ -47,6 +51,7 @@ def _agent():
         forward_ended = lib.ptprof_boot_forward_ended
         window_flag = lib.ptprof_boot_window_flag
         worker = lib.ptprof_boot_dataloader_worker
+        distributed = lib.ptprof_boot_distributed
     except (OSError, AttributeError):
         return None
     forward_ended.argtypes = []
@@ -55,7 +60,9 @@ def _agent():
     window_flag.restype = ctypes.c_int
     worker.argtypes = [ctypes.c_int]
     worker.restype = None
-    return forward_ended, window_flag, worker
+    distributed.argtypes = [ctypes.c_int, ctypes.c_int]
+    distributed.restype = None
+    return forward_ended, window_flag, worker, distributed
 
 
 def torch_imported(torch):
@@ -63,11 +70,39 @@ def torch_imported(torch):
     agent = _agent()
     if agent is None:
         return
-    forward_ended, window_flag, worker = agent
+    forward_ended, window_flag, worker, distributed = agent
     if os.environ.get("PTPROF_STEP", "").strip() in ("forward", "auto"):
         watch_model_forward(torch, forward_ended)
     follow_windows(torch, window_flag)
     label_dataloader_workers(torch, worker)
+    tell_rank_at_init(torch, distributed)
+
+
+def tell_rank_at_init(torch, distributed):
+    """Wraps ``torch.distributed.init_process_group`` so that the agent
+    learns the process's rank and world size from torch once the default
+    group exists: ``mp.spawn``-style jobs pass them as arguments (or through
+    an init_method), not through the RANK variables torchrun sets."""
+    dist = getattr(torch, "distributed", None)
+    c10d = getattr(dist, "distributed_c10d", None)
+    init = getattr(c10d, "init_process_group", None)
+    if init is None or getattr(init, "_ptprof_wrapped", False):
+        return
+    import functools
+
+    @functools.wraps(init)
+    def init_process_group(*args, **kwargs):
+        result = init(*args, **kwargs)
+        try:
+            distributed(int(c10d.get_rank()), int(c10d.get_world_size()))
+        except Exception:  # never the program's failure
+            pass
+        return result
+
+    init_process_group._ptprof_wrapped = True
+    c10d.init_process_group = init_process_group
+    if getattr(dist, "init_process_group", None) is init:
+        dist.init_process_group = init_process_group
 
 
 def label_dataloader_workers(torch, worker_started):

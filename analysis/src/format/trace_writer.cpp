@@ -438,6 +438,25 @@ void TraceWriter::set_process_role(uint32_t process, uint32_t role, int32_t role
   if (put_process_attributes(m.attributes, process, p)) ++m.attribute_count;
 }
 
+void TraceWriter::set_process_distributed(uint32_t process, int32_t rank, int32_t local_rank, int32_t world_size) {
+  Impl& m = *impl_;
+  auto it = m.added.find(process);
+  if (it == m.added.end()) return m.fail("set_process_distributed: no process " + std::to_string(process));
+  trace::Process& p = it->second;
+  if (p.rank == rank && p.local_rank == local_rank && p.world_size == world_size) return;
+  p.rank = rank;
+  p.local_rank = local_rank;
+  p.world_size = world_size;
+  if (put_process_attributes(m.attributes, process, p)) ++m.attribute_count;
+}
+
+void TraceWriter::rename_to(const std::string& path) {
+  Impl& m = *impl_;
+  if (m.finished || path == m.requested) return;
+  m.requested = path;
+  m.name_index = 0;
+}
+
 void TraceWriter::add_event(const trace::Event& e) { impl_->add_event(e); }
 
 uint32_t TraceWriter::add_memory(const trace::MemoryInfo& m) {

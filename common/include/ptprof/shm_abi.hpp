@@ -191,11 +191,15 @@ struct ProcessHeader {
   // The process's place in a distributed job, from its environment at
   // registration (RANK, LOCAL_RANK, WORLD_SIZE, as torchrun sets them; -1 =
   // unset or not a number), and its host name. `dist_known` is 0 in a
-  // region whose agent did not fill them.
+  // region whose agent did not fill them. rank and world_size change once
+  // more when the process initialises its default process group (the
+  // Python bootstrap tells the agent: mp.spawn passes the rank to
+  // init_process_group, not through the environment); the launcher reads
+  // them when it writes each window.
   uint32_t dist_known = 0;
-  int32_t rank = -1;
-  int32_t local_rank = -1;
-  int32_t world_size = -1;
+  std::atomic<int32_t> rank{-1};
+  std::atomic<int32_t> local_rank{-1};
+  std::atomic<int32_t> world_size{-1};
   char host[64] = {};
   // What recording costs this process, measured by the agent on this machine
   // at start-up (agent/src/cost_calibration.hpp), in picoseconds; 0 = not

@@ -61,6 +61,19 @@ class TraceSink {
     (void)role;
     (void)role_index;
   }
+  // Process `process`'s place in a distributed job (Process::rank,
+  // local_rank, world_size), when it changed after the process was added (an
+  // mp.spawn rank learns its rank when it initialises its process group):
+  // the last call wins.
+  virtual void set_process_distributed(uint32_t process, int32_t rank, int32_t local_rank, int32_t world_size) {
+    (void)process;
+    (void)rank;
+    (void)local_rank;
+    (void)world_size;
+  }
+  // The name the finished trace takes, when it changed since the sink was
+  // opened (the file's name has the process's rank); before finish().
+  virtual void rename_to(const std::string& path) { (void)path; }
 };
 
 // Writes a trace file incrementally. Events are encoded as they arrive and
@@ -105,6 +118,11 @@ class TraceWriter final : public TraceSink {
   // Writes another PROCESS_ATTRIBUTES record when the role changed (a reader
   // keeps a process's last record).
   void set_process_role(uint32_t process, uint32_t role, int32_t role_index) override;
+  // Likewise when the rank, local rank or world size changed.
+  void set_process_distributed(uint32_t process, int32_t rank, int32_t local_rank, int32_t world_size) override;
+  // finish() renames the .tmp to `path` (or an alternative name of it, as
+  // create() chose for the name it was given).
+  void rename_to(const std::string& path) override;
 
   uint64_t bytes_written() const override;
   uint64_t events_written() const;
