@@ -8,7 +8,8 @@ both ranks with their step times, allreduce time and a straggler table; the
 exports label each process with its rank; a rank's Chrome export carries
 Kineto's distributedInfo (rank, world size, backend), and Holistic Trace
 Analysis (from .venv) reads a directory of the two ranks' exports as ranks 0
-and 1; without HTA there the test is skipped, not passed."""
+and 1; without HTA there the test is skipped, not passed. Last, a rank made
+late to every all-reduce is named by the collective arrivals."""
 
 import gzip
 import json
@@ -44,10 +45,10 @@ def launch_command():
     return [T.PYTHON, LAUNCH, "2", TRAIN], "launch_ranks.py"
 
 
-def run_ranks(out, spawn=False):
+def run_ranks(out, spawn=False, **extra_env):
     cmd, how = ([T.PYTHON, TRAIN, "spawn", "2"], "torch.multiprocessing.spawn") if spawn else launch_command()
     print("ranks started by " + how, flush=True)
-    env = T.clean_env(STEPS=STEPS, OMP_NUM_THREADS=1)
+    env = T.clean_env(STEPS=STEPS, OMP_NUM_THREADS=1, **extra_env)
     proc = T.run_ptprof(["run", "-o", out, "--schedule", SCHEDULE, "--"] + cmd, env=env, timeout=600)
     T.check_eq(proc.returncode, 0, "ptprof run -- " + " ".join(cmd) + "\n" + T.describe(proc))
     return proc
@@ -63,6 +64,44 @@ def test_two_ranks_started_by_mp_spawn():
     the group exists, nothing had a rank: no r<rank> files, no ranks or
     stragglers tables, no distributedInfo."""
     check_two_ranks(spawn=True)
+
+
+def test_late_rank_named_by_its_collective_arrivals():
+    """Rank 1 sleeps before every backward, so it reaches each step's
+    all-reduce last and rank 0 waits for it inside the all-reduce: both
+    ranks' steps take as long, and only when each rank *started* the
+    collective names the late one. Every recorded step has one matched
+    all-reduce (DDP's one gradient bucket), rank 1 last, the spread within
+    20% of the sleep (the rest of a step is about a millisecond: 100 ms of
+    slack for a loaded machine)."""
+    sleep_s = 0.5
+    with T.tempdir() as d:
+        out = os.path.join(d, "out")
+        run_ranks(out, SLEEP_RANK=1, SLEEP_S=sleep_s)
+        rep = T.report_json(out)
+        print("stragglers by step time: %s" % [(s["step"], s["slowest_rank"], s["lag_us"]) for s in rep["stragglers"]])
+        rows = rep.get("collective_arrivals")
+        if not T.check(rows, "the report has collective arrivals: %r" % sorted(rep)):
+            return
+        for r in rows:
+            print("arrivals: %r" % r)
+        # Step 1 also holds DDP's first-forward broadcasts (ranks arrive
+        # within microseconds of each other there).
+        allreduces = [r for r in rows if r["name"] in ALLREDUCE]
+        T.check_eq([r["step"] for r in allreduces], RECORDED, "one matched all-reduce per recorded step")
+        for r in allreduces:
+            T.check_eq(r["ranks"], 2, "step %d: both ranks' all-reduce matched" % r["step"])
+            T.check_eq(r["last_rank"], 1, "step %d: the last to arrive" % r["step"])
+            T.check(abs(r["spread_us"] - sleep_s * 1e6) <= 0.2 * sleep_s * 1e6,
+                    "step %d: spread %.0f us, slept %.0f us" % (r["step"], r["spread_us"], sleep_s * 1e6))
+            T.check_eq([a["rank"] for a in r["arrivals"]], [0, 1], "step %d: arrivals by rank" % r["step"])
+            T.check_eq(r["arrivals"][0]["after_us"], 0.0, "step %d: rank 0 first" % r["step"])
+        table = T.run_ptprof(["report", out])
+        m = re.search(r"^Last to arrive, of (\d+) collectives: (.*)$", table.stdout, re.M)
+        last = dict(re.findall(r"rank (\d+): (\d+)", m.group(2))) if m else {}
+        T.check(m and int(m.group(1)) == len(rows) and int(last.get("1", 0)) >= len(RECORDED),
+                "the table's arrivals section counts rank 1 last at least %d times: %r\n%s" %
+                (len(RECORDED), m and m.group(0), T.describe(table)))
 
 
 def check_two_ranks(spawn):

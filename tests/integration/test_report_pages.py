@@ -3,7 +3,7 @@ headless Chromium opens the page of a run of every example, of a 2-rank DDP
 run and of a `--with-stack --profile-memory` run without script errors; the
 timeline draws (pixels on its canvas); a scripted click on an op, found where
 the page drew it, shows that op's details; the header says "1 window"; the
-ranks, their collectives and stragglers are on the page and steps are
+ranks, their collectives, stragglers and collective arrivals are on the page and steps are
 labelled by rank; the memory plot marks the steps and the peak with its op
 and answers a hover; the flame graph draws and zooms on a click. No check
 depends on timing: the browser runs with a virtual time budget and every
@@ -58,7 +58,7 @@ window.addEventListener('load', function () {
   out.meta = text('table.meta tr').join('\\n');
   out.step_labels = text('svg.plot text').filter(function (s) { return /step \\d/.test(s); });
   out.tables = {};
-  ['processes', 'ranks', 'collectives', 'stragglers'].forEach(function (id) {
+  ['processes', 'ranks', 'collectives', 'stragglers', 'arrivals'].forEach(function (id) {
     var t = document.getElementById(id);
     out.tables[id] = t ? Array.prototype.map.call(t.tBodies[0].rows, function (r) {
       return Array.prototype.map.call(r.cells, function (c) { return c.textContent; }); }) : null;
@@ -169,6 +169,12 @@ def test_two_rank_ddp():
         T.check(any(r[1] in test_ranks.ALLREDUCE for r in collectives), "the allreduce per rank: %r" % collectives)
         stragglers = probe["tables"]["stragglers"] or []
         T.check_eq(sorted(int(r[0]) for r in stragglers), [1, 2], "a straggler row per step of window 0")
+        arrivals = probe["tables"]["arrivals"] or []
+        # One all-reduce per step (step 1 also has DDP's first-forward broadcasts).
+        T.check_eq(sorted(int(r[0]) for r in arrivals if r[2] in test_ranks.ALLREDUCE), [1, 2],
+                   "a collective arrivals row for each step's all-reduce in window 0: %r" % arrivals)
+        T.check(all(r[3] == "2" and r[4] in ("0", "1") for r in arrivals),
+                "each arrivals row matches both ranks and names the last: %r" % arrivals)
         labels = probe["step_labels"]
         T.check(labels and all(re.match(r"^rank [01] step \d+", s) for s in labels),
                 "steps labelled by rank, not pid: %r" % labels)

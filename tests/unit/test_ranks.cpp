@@ -248,6 +248,60 @@ TEST_CASE("the report merges ranks: steps, collectives, stragglers", "[report][r
                        Catch::Contains("\"slowest_rank\": 1, \"slowest_us\": 1.600, \"median_us\": 1.300"));
 }
 
+TEST_CASE("collectives are matched across ranks by their order in the step, on the wall clock", "[report][ranks]") {
+  trace::Trace r0 = rank_trace(0, {{1, 1000}, {2, 1000}});
+  trace::Trace r1 = rank_trace(1, {{1, 1000}, {2, 1000}});
+  // Rank 1's monotonic clock reads 5000 behind rank 0's: the same wall
+  // times, told by its realtime offset.
+  r1.header.realtime_offset_ns = r0.header.realtime_offset_ns + 5000;
+  for (trace::Event& e : r1.events) {
+    e.start_ns -= 5000;
+    e.end_ns -= 5000;
+  }
+  // In step 2 rank 1 reaches its allreduce 300 ns after rank 0.
+  for (trace::Event& e : r1.events)
+    if (e.kind == trace::EventKind::Op && e.start_ns >= 1000 - 5000 && r1.strings[e.name] != "aten::mm") {
+      e.start_ns += 300;
+      e.end_ns += 300;
+    }
+  report::Report r = report::compute_report({{"r0.bin", &r0}, {"r1.bin", &r1}}, {});
+  const std::vector<report::ArrivalRow>& a = r.ranks.arrivals;
+  REQUIRE(a.size() == 2);  // one outermost collective per step: c10d's op, not gloo's work inside it
+  CHECK(a[0].step == 1);
+  CHECK(a[0].index == 0);
+  CHECK(a[0].name == "c10d::allreduce_");
+  CHECK(a[0].spread_ns == 0);
+  CHECK(a[0].last_rank == 0);  // a tie names the lowest rank
+  CHECK(a[1].step == 2);
+  CHECK(a[1].last_rank == 1);
+  CHECK(a[1].spread_ns == 300);
+  CHECK(a[1].arrivals == std::vector<std::pair<int32_t, int64_t>>{{0, 0}, {1, 300}});
+
+  const std::string table = report::render_table(r, 0);
+  CHECK_THAT(table, Catch::Contains("Collective arrivals (") &&
+                        Catch::Contains("Last to arrive, of 2 collectives: rank 0: 1, rank 1: 1"));
+  const std::string json = report::render_json(r, 0);
+  CHECK_THAT(json, Catch::Contains("{\"step\": 2, \"index\": 0, \"name\": \"c10d::allreduce_\", \"ranks\": 2, "
+                                   "\"last_rank\": 1, \"spread_us\": 0.300, \"arrivals\": [{\"rank\": 0, "
+                                   "\"after_us\": 0.000}, {\"rank\": 1, \"after_us\": 0.300}]}"));
+
+  SECTION("a torch without c10d's ops: the process groups' work is matched") {
+    for (trace::Trace* t : {&r0, &r1})
+      std::erase_if(t->events, [&](const trace::Event& e) { return t->strings[e.name] == "c10d::allreduce_"; });
+    report::Report w = report::compute_report({{"r0.bin", &r0}, {"r1.bin", &r1}}, {});
+    REQUIRE(w.ranks.arrivals.size() == 2);
+    CHECK(w.ranks.arrivals[1].name == "gloo:all_reduce");
+    CHECK(w.ranks.arrivals[1].last_rank == 1);
+    CHECK(w.ranks.arrivals[1].spread_ns == 300);
+  }
+  SECTION("a step only one rank recorded is not matched") {
+    std::erase_if(r1.events, [](const trace::Event& e) { return e.kind == trace::EventKind::Step && e.arg == 2; });
+    report::Report w = report::compute_report({{"r0.bin", &r0}, {"r1.bin", &r1}}, {});
+    REQUIRE(w.ranks.arrivals.size() == 1);
+    CHECK(w.ranks.arrivals[0].step == 1);
+  }
+}
+
 TEST_CASE("a single process has no ranks section and no processes table", "[report][ranks]") {
   trace::Trace t;
   t.processes.push_back(ranked(5, 1, -1, ""));

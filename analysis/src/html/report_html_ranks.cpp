@@ -73,6 +73,23 @@ std::string ranks_section(const RankSummary& s) {
              time_cell(r.slowest_ns) + time_cell(r.median_ns) + time_cell(r.lag_ns) + "</tr>";
     out += "</tbody></table>\n";
   }
+  if (!s.arrivals.empty()) {
+    // A page stays light on a long job with many ranks; the JSON has every row.
+    constexpr size_t kRowsShown = 2000;
+    out +=
+        "<h3>Collective arrivals</h3><p>Per step: the Nth collective call of each rank, matched by order; the last "
+        "rank to arrive is the one the others waited for.</p>\n" +
+        table_head("arrivals", {"Step", "#", "Collective", "Ranks", "Last to arrive", "Spread"});
+    for (size_t i = 0; i < s.arrivals.size() && i < kRowsShown; ++i) {
+      const ArrivalRow& r = s.arrivals[i];
+      out += "<tr>" + int_cell(int64_t(r.step)) + int_cell(int64_t(r.index) + 1) + text_cell(r.name) +
+             int_cell(int64_t(r.arrivals.size())) + int_cell(r.last_rank) + time_cell(r.spread_ns) + "</tr>";
+    }
+    out += "</tbody></table>\n";
+    if (s.arrivals.size() > kRowsShown)
+      out += "<p>" + std::to_string(s.arrivals.size() - kRowsShown) +
+             " more rows: ptprof report --json, collective_arrivals.</p>\n";
+  }
   return out;
 }
 

@@ -41,10 +41,31 @@ struct CollectiveTotals {
   int64_t ns = 0;
 };
 
+// A collective call's start, in the step that holds it.
+struct Arrival {
+  uint64_t step = 0;
+  int64_t wall_ns = 0;
+  std::string name;
+};
+
 struct ProcessState {
   ProcessRow row;
   std::unordered_map<std::string, CollectiveTotals> collectives;
+  // Outermost collective calls: c10d's ops, and the process groups' work.
+  std::vector<Arrival> c10d_calls, work_calls;
 };
+
+bool is_c10d_call(std::string_view n) { return n.substr(0, 6) == "c10d::"; }
+
+// The step (its number) whose span holds `ns` in a process's steps of one
+// trace, sorted by start; 0 when none does.
+uint64_t step_at(const std::vector<std::tuple<int64_t, int64_t, uint64_t>>& steps, int64_t ns) {
+  auto it =
+      std::upper_bound(steps.begin(), steps.end(), ns, [](int64_t v, const auto& s) { return v < std::get<0>(s); });
+  if (it == steps.begin()) return 0;
+  --it;
+  return ns < std::get<1>(*it) ? std::get<2>(*it) : 0;
+}
 
 int64_t duration(const trace::Event& e) { return std::max<int64_t>(0, e.end_ns - e.start_ns); }
 
@@ -119,6 +140,13 @@ struct RankSummaryBuilder::Impl {
     std::vector<std::vector<uint32_t>> by_thread(t.threads.size());
     for (uint32_t i = 0; i < t.events.size(); ++i)
       if (t.events[i].thread < t.threads.size()) by_thread[t.events[i].thread].push_back(i);
+    // Each process's steps (start, end, number), to place its collective calls.
+    std::vector<std::vector<std::tuple<int64_t, int64_t, uint64_t>>> steps(t.processes.size());
+    for (const trace::Event& e : t.events)
+      if (e.kind == trace::EventKind::Step && trace::is_step(e) && e.thread < t.threads.size() &&
+          t.threads[e.thread].process < steps.size())
+        steps[t.threads[e.thread].process].emplace_back(e.start_ns, e.end_ns, e.arg);
+    for (auto& s : steps) std::sort(s.begin(), s.end());
     for (size_t th = 0; th < t.threads.size(); ++th) {
       const uint32_t pi = t.threads[th].process;
       if (pi >= of_process.size()) continue;
@@ -146,7 +174,13 @@ struct RankSummaryBuilder::Impl {
         CollectiveTotals& c = s.collectives[std::string(name)];
         ++c.calls;
         c.ns = ptprof::detail::saturating_add(c.ns, duration(e));
-        if (async || collectives.take(e)) ++s.row.collective_calls;
+        if (async || collectives.take(e)) {
+          ++s.row.collective_calls;
+          if (const uint64_t step = step_at(steps[pi], e.start_ns); step != 0)
+            (is_c10d_call(name) ? s.c10d_calls : s.work_calls)
+                .push_back(
+                    {step, ptprof::detail::saturating_add(e.start_ns, t.header.realtime_offset_ns), std::string(name)});
+        }
         comm[pi].emplace_back(e.start_ns, e.start_ns + duration(e));
       }
     }
@@ -232,7 +266,51 @@ struct RankSummaryBuilder::Impl {
       row.lag_ns = row.slowest_ns - row.median_ns;
       out.stragglers.push_back(row);
     }
+    out.arrivals = match_arrivals(by_rank);
     return out;
+  }
+
+  // Per rank, per step, its collective calls in the order it made them;
+  // then the index-th of each step matched across the ranks that have it.
+  static std::vector<ArrivalRow> match_arrivals(const std::map<int32_t, std::vector<const ProcessState*>>& by_rank) {
+    std::map<uint64_t, std::map<int32_t, std::vector<const Arrival*>>> by_step;
+    for (const auto& [rank, members] : by_rank) {
+      const bool has_c10d =
+          std::any_of(members.begin(), members.end(), [](const ProcessState* s) { return !s->c10d_calls.empty(); });
+      for (const ProcessState* s : members)
+        for (const Arrival& a : has_c10d ? s->c10d_calls : s->work_calls) by_step[a.step][rank].push_back(&a);
+    }
+    std::vector<ArrivalRow> rows;
+    for (auto& [step, ranks] : by_step) {
+      if (ranks.size() < 2) continue;
+      size_t calls = 0;
+      for (auto& [rank, list] : ranks) {
+        std::sort(list.begin(), list.end(), [](const Arrival* a, const Arrival* b) { return a->wall_ns < b->wall_ns; });
+        calls = std::max(calls, list.size());
+      }
+      for (size_t i = 0; i < calls; ++i) {
+        ArrivalRow row;
+        row.step = step;
+        row.index = uint32_t(i);
+        int64_t first = INT64_MAX, last = INT64_MIN;
+        for (const auto& [rank, list] : ranks) {
+          if (i >= list.size()) continue;
+          const int64_t at = list[i]->wall_ns;
+          if (row.arrivals.empty()) row.name = list[i]->name;
+          row.arrivals.emplace_back(rank, at);
+          first = std::min(first, at);
+          if (at > last) {
+            last = at;
+            row.last_rank = rank;
+          }
+        }
+        if (row.arrivals.size() < 2) continue;
+        for (auto& [rank, at] : row.arrivals) at -= first;
+        row.spread_ns = last - first;
+        rows.push_back(std::move(row));
+      }
+    }
+    return rows;
   }
 };
 
@@ -298,6 +376,43 @@ std::string processes_table(const RankSummary& s) {
   return "\nProcesses (ops: every op event; op time: top-level ops)\n" + t.render();
 }
 
+// The rows a text report shows of the collective arrivals; --json has all.
+constexpr size_t kArrivalRowsShown = 40;
+
+std::string arrivals_table(const std::vector<ArrivalRow>& rows) {
+  if (rows.empty()) return {};
+  TextTable t(
+      {"Step", "#", "Collective", "Ranks", "Last to arrive", "Spread", "Arrivals after the first, latest first"});
+  std::map<int32_t, uint64_t> last_count;
+  for (const ArrivalRow& r : rows) ++last_count[r.last_rank];
+  for (size_t i = 0; i < rows.size() && i < kArrivalRowsShown; ++i) {
+    const ArrivalRow& r = rows[i];
+    // Latest first: with many ranks the late ones are what a reader looks for.
+    std::vector<std::pair<int32_t, int64_t>> latest = r.arrivals;
+    std::stable_sort(latest.begin(), latest.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::string when;
+    for (const auto& [rank, after] : latest) {
+      if (when.size() > 80) {
+        when += " ...";
+        break;
+      }
+      when += (when.empty() ? "r" : "  r") + std::to_string(rank) + " +" + time_text(after);
+    }
+    t.add({std::to_string(r.step), std::to_string(r.index + 1), one_line(r.name, 40), std::to_string(r.arrivals.size()),
+           std::to_string(r.last_rank), time_text(r.spread_ns), when});
+  }
+  std::string out =
+      "\nCollective arrivals (per step, the Nth collective call of each rank, matched by order; the last to arrive "
+      "is what the others wait for)\n" +
+      t.render();
+  if (rows.size() > kArrivalRowsShown)
+    out += std::to_string(rows.size() - kArrivalRowsShown) + " more rows (ptprof report --json: collective_arrivals)\n";
+  std::string most;
+  for (const auto& [rank, n] : last_count)
+    most += (most.empty() ? "" : ", ") + std::string("rank ") + std::to_string(rank) + ": " + std::to_string(n);
+  return out + "Last to arrive, of " + std::to_string(rows.size()) + " collectives: " + most + "\n";
+}
+
 std::string ranks_table(const RankSummary& s) {
   if (s.ranks.empty()) return {};
   TextTable t({"Rank", "Host", "PID", "Procs", "Steps", "Step avg", "Step max", "Ops", "Op time", "Collective time"});
@@ -326,7 +441,7 @@ std::string ranks_table(const RankSummary& s) {
               time_text(r.median_ns), time_text(r.lag_ns)});
     out += "\nStragglers (per step: the rank with the longest step, its lag behind the median)\n" + st.render();
   }
-  return out;
+  return out + arrivals_table(s.arrivals);
 }
 
 std::string us(int64_t ns) { return fixed(double(ns) / 1000.0, 3); }
@@ -390,6 +505,21 @@ std::string render_ranks_json(const RankSummary& s) {
                       ", \"slowest_rank\": " + std::to_string(r.slowest_rank) +
                       ", \"slowest_us\": " + us(r.slowest_ns) + ", \"median_us\": " + us(r.median_ns) +
                       ", \"lag_us\": " + us(r.lag_ns) + "}";
+             },
+             "    ", "  ") +
+         ",\n";
+  out += "  \"collective_arrivals\": " +
+         json_list(
+             s.arrivals,
+             [](const ArrivalRow& r) {
+               std::string when;
+               for (const auto& [rank, after] : r.arrivals)
+                 when += std::string(when.empty() ? "" : ", ") + "{\"rank\": " + std::to_string(rank) +
+                         ", \"after_us\": " + us(after) + "}";
+               return "{\"step\": " + std::to_string(r.step) + ", \"index\": " + std::to_string(r.index) +
+                      ", \"name\": " + json_string(r.name) + ", \"ranks\": " + std::to_string(r.arrivals.size()) +
+                      ", \"last_rank\": " + std::to_string(r.last_rank) + ", \"spread_us\": " + us(r.spread_ns) +
+                      ", \"arrivals\": [" + when + "]}";
              },
              "    ", "  ") +
          ",\n";

@@ -7,10 +7,15 @@ all-reduces the gradients.
                              MASTER_ADDR, MASTER_PORT)
     ddp_train.py spawn N     N ranks started by torch.multiprocessing.spawn,
                              each passing its rank to init_process_group (no
-                             RANK in any environment)"""
+                             RANK in any environment)
+
+SLEEP_RANK and SLEEP_S make that rank sleep SLEEP_S seconds before each
+backward: it reaches every step's all-reduce last, while the all-reduce
+evens out the ranks' step times."""
 import os
 import socket
 import sys
+import time
 
 import torch
 import torch.distributed as dist
@@ -23,9 +28,12 @@ def train(steps):
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     x = torch.randn(8, 16)
     y = torch.randn(8, 4)
+    late = str(dist.get_rank()) == os.environ.get("SLEEP_RANK")
     for _ in range(steps):
         optimizer.zero_grad()
         loss = nn.functional.mse_loss(model(x), y)
+        if late:
+            time.sleep(float(os.environ["SLEEP_S"]))
         loss.backward()
         optimizer.step()
     dist.barrier()

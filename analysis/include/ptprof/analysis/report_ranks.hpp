@@ -73,10 +73,29 @@ struct StragglerRow {
   int64_t lag_ns = 0;  // slowest - median
 };
 
+// One collective matched across ranks: the index-th collective call each
+// rank started in a step (torch records no sequence number without shapes,
+// so calls are matched by their order in the step), and when each rank
+// arrived: the others wait for the last one, which is that collective's
+// straggler. A rank's calls are its c10d ops (c10d::allreduce_, the call the
+// program makes) not nested in another collective on their thread; a rank
+// with none (a torch without them) counts its process groups' work
+// (gloo:all_reduce, nccl:...). Arrivals are on the wall clock (each file's
+// realtime offset), so ranks on several hosts compare as their clocks do.
+struct ArrivalRow {
+  uint64_t step = 0;
+  uint32_t index = 0;                                 // 0: the step's first collective
+  std::string name;                                   // as the lowest rank recorded it
+  std::vector<std::pair<int32_t, int64_t>> arrivals;  // (rank, ns after the first to arrive), by rank
+  int32_t last_rank = 0;                              // the last to arrive; ties: the lowest rank
+  int64_t spread_ns = 0;                              // the last arrival less the first
+};
+
 struct RankSummary {
   std::vector<ProcessRow> processes;     // by host, rank (none last), pid
   std::vector<RankRow> ranks;            // by rank; empty when no process had a rank
   std::vector<StragglerRow> stragglers;  // steps recorded by two ranks or more, by step
+  std::vector<ArrivalRow> arrivals;      // collectives of steps two ranks or more recorded, by step and index
 };
 
 // What add() takes from one process's events, counted by a caller that
