@@ -282,7 +282,8 @@ TEST_CASE("collectives are matched across ranks by their order in the step, on t
                         Catch::Contains("Last to arrive, of 2 collectives: rank 0: 1, rank 1: 1"));
   const std::string json = report::render_json(r, 0);
   CHECK_THAT(json, Catch::Contains("{\"step\": 2, \"index\": 0, \"name\": \"c10d::allreduce_\", \"ranks\": 2, "
-                                   "\"last_rank\": 1, \"spread_us\": 0.300, \"arrivals\": [{\"rank\": 0, "
+                                   "\"names_agree\": true, \"last_rank\": 1, \"spread_us\": 0.300, "
+                                   "\"arrivals\": [{\"rank\": 0, "
                                    "\"after_us\": 0.000}, {\"rank\": 1, \"after_us\": 0.300}]}"));
 
   SECTION("a torch without c10d's ops: the process groups' work is matched") {
@@ -293,6 +294,17 @@ TEST_CASE("collectives are matched across ranks by their order in the step, on t
     CHECK(w.ranks.arrivals[1].name == "gloo:all_reduce");
     CHECK(w.ranks.arrivals[1].last_rank == 1);
     CHECK(w.ranks.arrivals[1].spread_ns == 300);
+  }
+  SECTION("ranks whose Nth calls differ: the row says the names differ") {
+    for (trace::Event& e : r1.events)
+      if (r1.strings[e.name] == "c10d::allreduce_" && e.start_ns >= 1000 - 5000) e.name = uint32_t(r1.strings.size());
+    r1.strings.emplace_back("c10d::broadcast_");
+    report::Report w = report::compute_report({{"r0.bin", &r0}, {"r1.bin", &r1}}, {});
+    REQUIRE(w.ranks.arrivals.size() == 2);
+    CHECK(w.ranks.arrivals[0].names_agree);
+    CHECK_FALSE(w.ranks.arrivals[1].names_agree);
+    CHECK_THAT(report::render_table(w, 0), Catch::Contains("c10d::allreduce_ (names differ)"));
+    CHECK_THAT(report::render_json(w, 0), Catch::Contains("\"names_agree\": false"));
   }
   SECTION("a step only one rank recorded is not matched") {
     std::erase_if(r1.events, [](const trace::Event& e) { return e.kind == trace::EventKind::Step && e.arg == 2; });

@@ -82,8 +82,9 @@ std::string ranks_section(const RankSummary& s) {
         table_head("arrivals", {"Step", "#", "Collective", "Ranks", "Last to arrive", "Spread"});
     for (size_t i = 0; i < s.arrivals.size() && i < kRowsShown; ++i) {
       const ArrivalRow& r = s.arrivals[i];
-      out += "<tr>" + int_cell(int64_t(r.step)) + int_cell(int64_t(r.index) + 1) + text_cell(r.name) +
-             int_cell(int64_t(r.arrivals.size())) + int_cell(r.last_rank) + time_cell(r.spread_ns) + "</tr>";
+      out += "<tr>" + int_cell(int64_t(r.step)) + int_cell(int64_t(r.index) + 1) +
+             text_cell(r.names_agree ? r.name : r.name + " (names differ)") + int_cell(int64_t(r.arrivals.size())) +
+             int_cell(r.last_rank) + time_cell(r.spread_ns) + "</tr>";
     }
     out += "</tbody></table>\n";
     if (s.arrivals.size() > kRowsShown)

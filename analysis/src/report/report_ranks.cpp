@@ -296,7 +296,10 @@ struct RankSummaryBuilder::Impl {
         for (const auto& [rank, list] : ranks) {
           if (i >= list.size()) continue;
           const int64_t at = list[i]->wall_ns;
-          if (row.arrivals.empty()) row.name = list[i]->name;
+          if (row.arrivals.empty())
+            row.name = list[i]->name;
+          else if (list[i]->name != row.name)
+            row.names_agree = false;
           row.arrivals.emplace_back(rank, at);
           first = std::min(first, at);
           if (at > last) {
@@ -398,8 +401,9 @@ std::string arrivals_table(const std::vector<ArrivalRow>& rows) {
       }
       when += (when.empty() ? "r" : "  r") + std::to_string(rank) + " +" + time_text(after);
     }
-    t.add({std::to_string(r.step), std::to_string(r.index + 1), one_line(r.name, 40), std::to_string(r.arrivals.size()),
-           std::to_string(r.last_rank), time_text(r.spread_ns), when});
+    t.add({std::to_string(r.step), std::to_string(r.index + 1),
+           r.names_agree ? one_line(r.name, 40) : one_line(r.name, 24) + " (names differ)",
+           std::to_string(r.arrivals.size()), std::to_string(r.last_rank), time_text(r.spread_ns), when});
   }
   std::string out =
       "\nCollective arrivals (per step, the Nth collective call of each rank, matched by order; the last to arrive "
@@ -518,6 +522,7 @@ std::string render_ranks_json(const RankSummary& s) {
                          ", \"after_us\": " + us(after) + "}";
                return "{\"step\": " + std::to_string(r.step) + ", \"index\": " + std::to_string(r.index) +
                       ", \"name\": " + json_string(r.name) + ", \"ranks\": " + std::to_string(r.arrivals.size()) +
+                      ", \"names_agree\": " + (r.names_agree ? "true" : "false") +
                       ", \"last_rank\": " + std::to_string(r.last_rank) + ", \"spread_us\": " + us(r.spread_ns) +
                       ", \"arrivals\": [" + when + "]}";
              },

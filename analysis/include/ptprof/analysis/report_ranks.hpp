@@ -74,10 +74,10 @@ struct StragglerRow {
 };
 
 // One collective matched across ranks: the index-th collective call each
-// rank started in a step (torch records no sequence number without shapes,
-// so calls are matched by their order in the step), and when each rank
-// arrived: the others wait for the last one, which is that collective's
-// straggler. A rank's calls are its c10d ops (c10d::allreduce_, the call the
+// rank started in a step (torch gives a gloo collective no sequence number
+// or process group to join on, so calls are matched by their order in the
+// step), and when each rank arrived: the others wait for the last one,
+// which is that collective's straggler. A rank's calls are its c10d ops (c10d::allreduce_, the call the
 // program makes) not nested in another collective on their thread; a rank
 // with none (a torch without them) counts its process groups' work
 // (gloo:all_reduce, nccl:...). Arrivals are on the wall clock (each file's
@@ -89,6 +89,10 @@ struct ArrivalRow {
   std::vector<std::pair<int32_t, int64_t>> arrivals;  // (rank, ns after the first to arrive), by rank
   int32_t last_rank = 0;                              // the last to arrive; ties: the lowest rank
   int64_t spread_ns = 0;                              // the last arrival less the first
+  // False when the ranks' Nth calls have different names: matching by order
+  // went wrong there (ranks in different process groups, or a rank that
+  // skipped a call), and the row says so.
+  bool names_agree = true;
 };
 
 struct RankSummary {
