@@ -201,7 +201,6 @@ def worker(args):
 
 
 # "ptprof: cost: ... op pairs x N ns ..." from the run summary (launcher/cli/cmd_run.cpp).
-COST_LINE = re.compile(r"ptprof: this run's cost: about ([0-9.]+) ms")
 OP_COST = re.compile(r"([0-9]+) ops? x ([0-9.]+) ns")
 
 

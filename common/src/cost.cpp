@@ -1,6 +1,7 @@
 #include "ptprof/cost.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "ptprof/cuda_status.hpp"
@@ -48,9 +49,17 @@ std::string describe(const Tally& t) {
   if (t.ops == 0 && t.records == 0)
     return t.uncalibrated ? "not measured (the process measured no cost per event)" : "nothing recorded";
   char buf[320];
-  int n = std::snprintf(buf, sizeof buf, "about %.1f ms", t.added_ns() / 1e6);
-  if (t.recorded_ns > 0)
-    n += std::snprintf(buf + n, sizeof buf - size_t(n), ", %.1f%% of the recorded time", 100 * t.share());
+  // Under 0.1 ms in microseconds: a short run's cost is not "0.0 ms".
+  const double added_ns = t.added_ns();
+  int n = added_ns < 100'000 ? std::snprintf(buf, sizeof buf, "about %.1f us", added_ns / 1e3)
+                             : std::snprintf(buf, sizeof buf, "about %.1f ms", added_ns / 1e6);
+  if (t.recorded_ns > 0) {
+    // Two significant digits under 0.1%: a whole run whose import takes
+    // seconds makes ptprof's share tiny, and "0.0%" would read as nothing.
+    const double pct = 100 * t.share();
+    const int decimals = pct > 0 && pct < 0.1 ? std::clamp(1 - int(std::floor(std::log10(pct))), 2, 6) : 1;
+    n += std::snprintf(buf + n, sizeof buf - size_t(n), ", %.*f%% of the recorded time", decimals, pct);
+  }
   n += std::snprintf(buf + n, sizeof buf - size_t(n), " (");
   if (t.ops)
     n += std::snprintf(buf + n, sizeof buf - size_t(n), "%llu ops x %.1f ns%s", (unsigned long long)t.ops,

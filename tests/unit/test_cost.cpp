@@ -106,6 +106,17 @@ TEST_CASE("the cost line says ms, share and per-event costs", "[cost]") {
   REQUIRE(line.find("30000 ops x 310.0 ns") != std::string::npos);
   REQUIRE(line.find("1200 records x 9.5 ns") != std::string::npos);
 
+  // A share under 0.1% keeps two significant digits (a run whose import
+  // took seconds), never "0.0%".
+  t.recorded_ns = 1'000'000'000'000;
+  REQUIRE(cost::describe(t).find(", 0.00093% of the recorded time") != std::string::npos);
+  t.recorded_ns = 20'000'000'000;
+  REQUIRE(cost::describe(t).find(", 0.047% of the recorded time") != std::string::npos);
+
+  cost::Tally small;
+  for (int i = 0; i < 100; ++i) small.charge(trace::EventKind::Op, 345'000, 0);
+  REQUIRE(cost::describe(small).find("about 34.5 us (100 ops x 345.0 ns") != std::string::npos);
+
   cost::Tally none;
   none.charge(trace::EventKind::Op, 0, 0);
   REQUIRE(cost::describe(none).find("not measured") != std::string::npos);
@@ -156,7 +167,7 @@ TEST_CASE("the report sums the cost over its inputs", "[cost][report]") {
   REQUIRE(r.cost.recorded_ns == 100'000 + 1000);
   const std::string table = report::render_table(r, 10);
   INFO(table);
-  REQUIRE(table.find("ptprof's own cost: about 0.0 ms") != std::string::npos);
+  REQUIRE(table.find("ptprof's own cost: about 2.5 us, 2.5% of the recorded time") != std::string::npos);
   REQUIRE(table.find("8 ops x 300.0 ns, 8 records x 10.0 ns") != std::string::npos);
   const std::string json = report::render_json(r, 10);
   INFO(json);
