@@ -6,7 +6,8 @@ apart fails with the op named, no CUDA memory on torch's side fails;
 unreadable input is an error; CUPTI's overhead and the step time each
 profiler adds are shown (against the run without one), not judged; and the
 script itself, on a machine without a GPU, stops at once and says why
-(--dry-run is what runs there: scripts/test.sh)."""
+(--dry-run is what runs there: scripts/test.sh); and the canned GPU report
+(tests/data/gpu_check) has the keys a report written now has."""
 
 import json
 import os
@@ -20,6 +21,10 @@ from ptproftest import check, check_eq  # noqa: E402
 
 SCRIPTS = os.path.join(pt.SOURCE_DIR, "scripts")
 COMPARE = os.path.join(SCRIPTS, "gpu_check", "compare.py")
+CUDA_OPS = os.path.join(pt.BUILD_DIR, "bin", "cuda_ops")
+FAKE_CUPTI = os.path.join(pt.BUILD_DIR, "fake-cupti", "libcupti.so")
+STUB_DRIVER_DIR = os.path.join(pt.BUILD_DIR, "stub-driver")
+TOOLKIT_CUDART = "/usr/local/cuda/lib64/libcudart.so"
 
 TORCH = {
     "kernels": {"gemm": {"count": 10, "total_us": 100.0}, "relu": {"count": 5, "total_us": 20.0}},
@@ -189,6 +194,34 @@ def test_unreadable_input_is_an_error():
                            text=True, timeout=60)
         check_eq(r.returncode, 2, r.stderr)
         check("cannot read the inputs" in r.stderr, r.stderr)
+
+
+def test_canned_report_has_the_format_ptprof_writes():
+    """The dry run (scripts/test.sh, after the wheel) fails when the canned
+    GPU report's keys drift from what `ptprof report --format json` writes;
+    this finds it in the suite: a report of a real run through the agent,
+    launcher and stand-in CUPTI (no torch) must have the canned report's
+    top-level keys, and its rows only columns the canned report has."""
+    if not os.path.exists(TOOLKIT_CUDART) or not os.path.exists(FAKE_CUPTI):
+        pt.skip("no CUDA toolkit at /usr/local/cuda, or no CUPTI headers at build time")
+    with open(os.path.join(pt.SOURCE_DIR, "tests", "data", "gpu_check", "mlp.ptprof.json")) as f:
+        canned = json.load(f)
+    with pt.tempdir() as out:
+        traces = os.path.join(out, "traces")
+        run = pt.run_ptprof(["run", "-o", traces, "--", CUDA_OPS, TOOLKIT_CUDART, "2"],
+                            env=pt.clean_env(LD_LIBRARY_PATH=STUB_DRIVER_DIR, PTPROF_CUPTI_PATH=FAKE_CUPTI,
+                                             PTPROF_STEP="manual", FAKE_CUPTI_OPS="1"))
+        check_eq(run.returncode, 0, pt.describe(run))
+        real = pt.report_json(traces)
+    check("gpu" in real, "the stand-in CUPTI's kernels are in the report: %r" % sorted(real))
+    # A report without CUDA activity lacks only dry_run.CUDA_ONLY_KEYS; this one has them.
+    check_eq(sorted(set(real) ^ set(canned)), [],
+             "top-level keys only one of the real and the canned report has (if the change is meant: "
+             "python3 tests/data/gpu_check/make_canned.py build-gpu-check/out/mlp.ptprof.json)")
+    canned_cols = {c["key"] for c in canned["columns"]}
+    real_cols = {c["key"] for c in real["columns"]}
+    check_eq(sorted(real_cols - canned_cols), [], "columns the canned report lacks")
+    check_eq(sorted(set(real["gpu"]) ^ set(canned["gpu"])), [], "gpu keys only one of the two has")
 
 
 def test_script_stops_early_without_gpu():
