@@ -78,12 +78,13 @@ VENV_PY=.venv/bin/python
 PIP_PID=""
 PIP_LOG=.venv/setup-pip.log
 if [[ "${PTPROF_NO_VENV:-0}" != 1 ]]; then
-  # Holistic Trace Analysis reads the Chrome export in the tests.
+  # Holistic Trace Analysis reads the Chrome export in the tests; pyarrow
+  # writes and reads the Parquet dataset (ptprof export --parquet).
   VENV_PACKAGES=('torch>=2,<3' numpy)
   VENV_IMPORTS='import torch, numpy'
   if [[ "${PTPROF_SETUP_TESTS:-0}" == 1 ]]; then
-    VENV_PACKAGES+=(HolisticTraceAnalysis)
-    VENV_IMPORTS+=', hta'
+    VENV_PACKAGES+=(HolisticTraceAnalysis pyarrow)
+    VENV_IMPORTS+=', hta, pyarrow'
   fi
   if ! "$VENV_PY" -c "$VENV_IMPORTS" >/dev/null 2>&1; then
     if [[ ! -x "$VENV_PY" ]]; then

@@ -16,6 +16,7 @@ import json
 import os
 import re
 
+import dataset_check as D
 import export_check as X
 import ptproftest as T
 
@@ -96,12 +97,36 @@ def test_late_rank_named_by_its_collective_arrivals():
                     "step %d: spread %.0f us, slept %.0f us" % (r["step"], r["spread_us"], sleep_s * 1e6))
             T.check_eq([a["rank"] for a in r["arrivals"]], [0, 1], "step %d: arrivals by rank" % r["step"])
             T.check_eq(r["arrivals"][0]["after_us"], 0.0, "step %d: rank 0 first" % r["step"])
+        check_dataset_arrivals(d, out, rows)
         table = T.run_ptprof(["report", out])
         m = re.search(r"^Last to arrive, of (\d+) collectives: (.*)$", table.stdout, re.M)
         last = dict(re.findall(r"rank (\d+): (\d+)", m.group(2))) if m else {}
         T.check(m and int(m.group(1)) == len(rows) and int(last.get("1", 0)) >= len(RECORDED),
                 "the table's arrivals section counts rank 1 last at least %d times: %r\n%s" %
                 (len(RECORDED), m and m.group(0), T.describe(table)))
+
+
+def check_dataset_arrivals(d, out, report_rows):
+    """The dataset's collectives table (ptprof export --parquet) gives the
+    report's arrivals: per step and index, c10d's calls of both ranks, the
+    last to arrive and the spread, equal to the report's rows."""
+    if D.analysis_python() is None:
+        print("no Python with pyarrow: the dataset is not checked here (test_dataset.py skips)")
+        return
+    data = D.export_and_read(out, os.path.join(d, "ds"), "collectives")
+    groups = {}
+    for c in data.get("collectives", {}).get("rows", []):
+        if c["call"] == "c10d" and c["index_in_step"] is not None:
+            groups.setdefault((c["step"], c["index_in_step"]), []).append((c["start_ns"], c["rank"]))
+    got = {}
+    for key, calls in groups.items():
+        if len({rank for _, rank in calls}) < 2:
+            continue
+        last = max(start for start, _ in calls)
+        got[key] = (min(rank for start, rank in calls if start == last),
+                    round((last - min(start for start, _ in calls)) / 1000.0, 3))
+    want = {(r["step"], r["index"]): (r["last_rank"], r["spread_us"]) for r in report_rows}
+    T.check_eq(got, want, "(step, index) -> (last rank, spread us): the dataset's collectives against the report")
 
 
 def check_two_ranks(spawn):
@@ -142,6 +167,12 @@ def check_two_ranks(spawn):
             T.check(s["lag_us"] >= 0 and s["slowest_us"] >= s["median_us"], "straggler lag %r" % s)
         procs = [p for p in rep["processes"] if p["rank"] >= 0]
         T.check_eq(sorted(p["rank"] for p in procs), [0, 1], "processes with a rank")
+        if D.analysis_python():
+            data = D.export_and_read(out, os.path.join(d, "ds"), "processes", "windows")
+            T.check_eq(sorted((p["rank"], p["world_size"], p["rank_bucket"]) for p in data["processes"]["rows"]),
+                       [(0, 2, 0), (1, 2, 0)], "the dataset's processes: rank, world size, rank bucket")
+            T.check_eq(sorted(w["rank"] for w in data["windows"]["rows"]), [0, 0, 1, 1],
+                       "the dataset's windows: two per rank")
         T.check(all(p["host"] for p in procs), "every rank's host is recorded")
 
         table = T.run_ptprof(["report", out])

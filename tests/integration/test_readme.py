@@ -40,7 +40,9 @@ def readme_text():
 
 
 def env():
-    return t.clean_env(LC_ALL="C")
+    # `export --parquet` writes with the venv's pyarrow, as a user's
+    # `pip install 'ptprof[analysis]'` would have it (tests/CMakeLists.txt).
+    return t.clean_env(LC_ALL="C", PTPROF_ANALYSIS_PYTHON=os.environ.get("PTPROF_ANALYSIS_PYTHON") or None)
 
 
 def is_table_report(argv):
@@ -129,7 +131,7 @@ def test_readme_commands_run():
             check_kind(where, argv, lines)
             if "--format" in argv and argv[argv.index("--format") + 1] == "json":
                 t.check(json.loads(proc.stdout).get("rows"), where + ": no rows in its JSON")
-            for flag in ("--chrome", "--perfetto", "--timeline"):
+            for flag in ("--chrome", "--perfetto", "--timeline", "--parquet"):
                 if flag in argv:
                     out = argv[argv.index(flag) + 1]
                     t.check(os.path.exists(os.path.join(d, out)), "%s: wrote no %s" % (where, out))

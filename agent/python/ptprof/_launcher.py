@@ -30,6 +30,9 @@ def main():
         sys.stderr.write("ptprof: error: the ptprof launcher is not installed beside %s "
                          "(reinstall the ptprof wheel)\n" % os.path.dirname(os.path.abspath(__file__)))
         return 2
+    # `ptprof export --parquet` writes with pyarrow from this Python, where
+    # `pip install 'ptprof[analysis]'` put it.
+    os.environ.setdefault("PTPROF_ANALYSIS_PYTHON", sys.executable)
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(path, ["ptprof"] + sys.argv[1:])

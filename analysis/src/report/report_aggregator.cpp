@@ -20,11 +20,6 @@ bool is_device_work(trace::EventKind k) {
   return k == trace::EventKind::Kernel || k == trace::EventKind::Memcpy || k == trace::EventKind::Memset;
 }
 
-struct CudaTimes {
-  int64_t total_ns = 0;
-  int64_t self_ns = 0;
-};
-
 // torch's device_time_total and self_device_time_total of each node: its
 // own GPU work (`own(n)`) plus that of its children after folding. A folded
 // node's GPU work replaces its parent's (_remove_dup_nodes lifts the child's
@@ -234,8 +229,12 @@ void Aggregator::add_thread(uint32_t input, const trace::Thread& thread, const s
     auto it = local.device_ns_by_op.find(e.arg);
     return it == local.device_ns_by_op.end() ? 0 : it->second;
   });
-  if (!te.memory.empty()) add_thread_memory(input, te, tree, local);
+  std::vector<MemorySum> memory_total, memory_self;
+  if (!te.memory.empty())
+    add_thread_memory(input, te, tree, local, node_sink_ ? &memory_total : nullptr,
+                      node_sink_ ? &memory_self : nullptr);
   add_thread_steps(thread, te, tree, local);
+  if (node_sink_) tell_nodes(te, tree, cuda, memory_total, memory_self);
   for (size_t n = 0; n < te.nodes.size(); ++n) {
     if (tree.folded[n]) continue;
     const TreeNode& node = te.nodes[n];
@@ -308,7 +307,8 @@ Aggregator::ThreadEvents Aggregator::sort_out(uint32_t input, const std::vector<
 
 // The memory columns, as torch's MemRecordsAcc gives them: what was
 // allocated while each event ran, less its children's for the self columns.
-void Aggregator::add_thread_memory(uint32_t input, ThreadEvents& te, const Tree& tree, Local& local) {
+void Aggregator::add_thread_memory(uint32_t input, ThreadEvents& te, const Tree& tree, Local& local,
+                                   std::vector<MemorySum>* total_out, std::vector<MemorySum>* self_out) {
   const trace::Trace& t = local.t;
   const std::vector<TreeNode>& nodes = te.nodes;
   te.memory.seal();
@@ -322,6 +322,8 @@ void Aggregator::add_thread_memory(uint32_t input, ThreadEvents& te, const Tree&
     if (!tree.folded[n]) add_memory(row_of(t.events[te.node_event[n]], local), total[n], self[n]);
   for (uint32_t i : te.async_events)
     add_memory(row_of(t.events[i], local), te.memory.in(t.events[i].start_ns, t.events[i].end_ns), {});
+  if (total_out) *total_out = total;
+  if (self_out) *self_out = std::move(self);
   // Inside no event: torch's top-level "[memory]" events, one call each.
   uint64_t count = 0;
   int64_t first_ts = 0;
@@ -330,6 +332,34 @@ void Aggregator::add_thread_memory(uint32_t input, ThreadEvents& te, const Tree&
     const uint32_t r = row_for(kMemoryEventName, kNoShapes);
     for (uint64_t k = 0; k < count; ++k) add(r, FirstSeen{first_ts, -first_ts, input, UINT32_MAX}, false, 0, 0);
     add_memory(r, top, top);
+  }
+}
+
+void Aggregator::tell_nodes(const ThreadEvents& te, const Tree& tree, const std::vector<CudaTimes>& cuda,
+                            const std::vector<MemorySum>& total, const std::vector<MemorySum>& self) {
+  std::vector<uint32_t> depth(te.nodes.size(), 0);
+  for (uint32_t n : tree.order)  // parents first
+    if (tree.live_parent[n] >= 0) depth[n] = depth[size_t(tree.live_parent[n])] + (tree.folded[n] ? 0 : 1);
+  for (size_t n = 0; n < te.nodes.size(); ++n) {
+    NodeValues v;
+    v.event = te.node_event[n];
+    v.parent_event = tree.live_parent[n] >= 0 ? int64_t(te.node_event[size_t(tree.live_parent[n])]) : -1;
+    v.depth = depth[n];
+    v.folded = tree.folded[n] != 0;
+    v.self_ns = tree.self_ns[n];
+    v.cuda_total_ns = cuda[n].total_ns;
+    v.self_cuda_ns = cuda[n].self_ns;
+    if (!total.empty()) {
+      v.memory = total[n];
+      v.self_memory = self[n];
+    }
+    node_sink_(v);
+  }
+  for (uint32_t i : te.async_events) {
+    NodeValues v;
+    v.event = i;
+    v.async = true;
+    node_sink_(v);
   }
 }
 

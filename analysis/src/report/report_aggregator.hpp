@@ -4,6 +4,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,11 +18,36 @@
 
 namespace ptprof::report::detail {
 
+// What the report computed for one event it put in its call tree (ops,
+// ranges, steps, CUDA API calls) or counted as async: the values behind the
+// rows, per event, for the dataset export (dataset_tables.cpp), so that its
+// ops table sums to the report's rows by construction.
+struct NodeValues {
+  uint32_t event = 0;         // index into the trace's events
+  int64_t parent_event = -1;  // the innermost enclosing node after folding; -1 for a root
+  uint32_t depth = 0;         // 0 for a root
+  bool folded = false;        // merged into its same-named parent: no call of a row of its own
+  bool async = false;         // spans threads: no parent, no children, no self time
+  int64_t self_ns = 0;
+  int64_t cuda_total_ns = 0;
+  int64_t self_cuda_ns = 0;
+  MemorySum memory, self_memory;  // memory columns (0 without memory records)
+};
+using NodeSink = std::function<void(const NodeValues&)>;
+
+// torch's device_time_total and self_device_time_total of a node.
+struct CudaTimes {
+  int64_t total_ns = 0;
+  int64_t self_ns = 0;
+};
+
 class Aggregator {
  public:
   explicit Aggregator(const Options& o) : opts_(o) {}
 
   void add_trace(uint32_t input, const trace::Trace& t);
+  // Every node of every thread add_trace() builds, after its values are known.
+  void set_node_sink(NodeSink sink) { node_sink_ = std::move(sink); }
   void add_streamed(const StreamedTrace& s);
   // Rows in torch's insertion order: that of each key's first event, which is
   // what the stable sort by the sort key leaves ties in.
@@ -52,7 +78,10 @@ class Aggregator {
   uint32_t row_of(const trace::Event& e, Local& local);
   void add_thread(uint32_t input, const trace::Thread& thread, const std::vector<uint32_t>& events, Local& local);
   ThreadEvents sort_out(uint32_t input, const std::vector<uint32_t>& events, Local& local);
-  void add_thread_memory(uint32_t input, ThreadEvents& te, const Tree& tree, Local& local);
+  void add_thread_memory(uint32_t input, ThreadEvents& te, const Tree& tree, Local& local,
+                         std::vector<MemorySum>* total_out, std::vector<MemorySum>* self_out);
+  void tell_nodes(const ThreadEvents& te, const Tree& tree, const std::vector<CudaTimes>& cuda,
+                  const std::vector<MemorySum>& total, const std::vector<MemorySum>& self);
   void add_thread_steps(const trace::Thread& thread, const ThreadEvents& te, const Tree& tree, const Local& local);
 
   Options opts_;
@@ -64,6 +93,7 @@ class Aggregator {
   int64_t device_self_ns_ = 0;
   bool saw_memory_ = false;
   bool saw_device_memory_ = false;
+  NodeSink node_sink_;
 };
 
 }  // namespace ptprof::report::detail

@@ -1,0 +1,541 @@
+// One trace file's dataset tables (docs/dataset.md, one line per column).
+// The ops table's values are the report's own (report_aggregator.hpp's
+// NodeValues): what `ptprof report` sums into its rows, per call.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+#include "dataset/column_handoff.hpp"
+#include "ptprof/analysis/dataset.hpp"
+#include "ptprof/analysis/report.hpp"
+#include "ptprof/analysis/report_phases.hpp"
+#include "ptprof/analysis/report_ranks.hpp"
+#include "ptprof/cuda_status.hpp"
+#include "ptprof/process_role.hpp"
+#include "ptprof/record.hpp"
+#include "report/report_aggregator.hpp"
+#include "report/report_keys.hpp"
+
+namespace ptprof::dataset {
+
+using detail::ColumnType;
+using detail::kNull;
+using detail::Table;
+using trace::EventKind;
+
+namespace {
+
+using enum detail::ColumnType;  // the tables below read as their schema
+
+int64_t dur(const trace::Event& e) { return std::max<int64_t>(0, e.end_ns - e.start_ns); }
+
+const char* kind_name(EventKind k) {
+  switch (k) {
+    case EventKind::Op:
+      return "op";
+    case EventKind::Range:
+      return "range";
+    case EventKind::Mark:
+      return "mark";
+    case EventKind::Step:
+      return "step";
+    case EventKind::CudaApi:
+      return "cuda_api";
+    case EventKind::Kernel:
+      return "kernel";
+    case EventKind::Memcpy:
+      return "memcpy";
+    case EventKind::Memset:
+      return "memset";
+    case EventKind::GpuSync:
+      return "sync";
+    case EventKind::GpuOverhead:
+      return "overhead";
+    case EventKind::CuptiApi:
+      return "cupti_api";
+    case EventKind::Memory:
+      return "memory";
+  }
+  return "other";
+}
+
+const char* role_name(const trace::Process& p) {
+  if (p.role == uint32_t(wire::ProcessRole::DataLoaderWorker)) return "dataloader_worker";
+  if (p.role == uint32_t(wire::ProcessRole::CompileWorker)) return "compile_worker";
+  return "trainer";
+}
+
+// What every table needs of a trace: ids unique across the export, wall
+// clock times, each thread's process, and each process's steps.
+class Context {
+ public:
+  Context(uint32_t ordinal, const trace::Trace& t) : t_(t), ordinal_(ordinal), strings(t.strings) {
+    for (uint32_t i = 0; i < t.events.size(); ++i) {
+      const trace::Event& e = t.events[i];
+      if (trace::is_step(e) && e.thread < t.threads.size())
+        steps_[t.threads[e.thread].process].emplace_back(e.start_ns, e.end_ns, int64_t(e.arg));
+      if (e.kind == EventKind::Op && e.arg != 0) op_by_correlation_.emplace(e.arg, i);
+    }
+    for (auto& [process, spans] : steps_) std::sort(spans.begin(), spans.end());
+  }
+
+  int64_t id(uint32_t index) const { return int64_t(uint64_t(ordinal_) << 32 | index); }
+  int64_t wall(int64_t monotonic_ns) const { return monotonic_ns + t_.header.realtime_offset_ns; }
+  const trace::Process* process_of(uint32_t thread) const {
+    if (thread >= t_.threads.size() || t_.threads[thread].process >= t_.processes.size()) return nullptr;
+    return &t_.processes[t_.threads[thread].process];
+  }
+  int64_t pid(uint32_t thread) const {
+    const trace::Process* p = process_of(thread);
+    return p ? p->pid : kNull;
+  }
+  int64_t rank(uint32_t thread) const {
+    const trace::Process* p = process_of(thread);
+    return p && p->rank >= 0 ? p->rank : kNull;
+  }
+  int64_t tid(uint32_t thread) const { return thread < t_.threads.size() ? t_.threads[thread].tid : kNull; }
+  // The step of the thread's process whose span holds `ns`; null when none does.
+  int64_t step_at(uint32_t thread, int64_t ns) const {
+    if (thread >= t_.threads.size()) return kNull;
+    auto it = steps_.find(t_.threads[thread].process);
+    if (it == steps_.end()) return kNull;
+    const auto& spans = it->second;
+    auto s = std::upper_bound(spans.begin(), spans.end(), ns,
+                              [](int64_t v, const auto& span) { return v < std::get<0>(span); });
+    if (s == spans.begin()) return kNull;
+    --s;
+    return ns < std::get<1>(*s) ? std::get<2>(*s) : kNull;
+  }
+  // The event of the op that launched GPU work with this correlation to it.
+  int64_t launching_op(uint64_t external_id) const {
+    auto it = op_by_correlation_.find(external_id);
+    return it == op_by_correlation_.end() ? -1 : int64_t(it->second);
+  }
+  const trace::Trace& trace() const { return t_; }
+
+ private:
+  const trace::Trace& t_;
+  uint32_t ordinal_;
+  std::map<uint32_t, std::vector<std::tuple<int64_t, int64_t, int64_t>>> steps_;
+  std::unordered_map<uint64_t, uint32_t> op_by_correlation_;
+
+ public:
+  detail::Strings strings;
+};
+
+Table processes_table(Context& c) {
+  const trace::Trace& t = c.trace();
+  Table table("processes", {{"rank", I32, true},
+                            {"pid", I32},
+                            {"ppid", I32},
+                            {"host", Str},
+                            {"role", Str},
+                            {"role_index", I32, true},
+                            {"local_rank", I32, true},
+                            {"world_size", I32, true},
+                            {"cmdline", Str},
+                            {"start_ns", I64},
+                            {"op_cost_ps", I64},
+                            {"record_cost_ps", I64}});
+  for (const trace::Process& p : t.processes)
+    table.row({p.rank >= 0 ? p.rank : kNull, p.pid, p.ppid, c.strings.add(p.host.empty() ? t.header.host : p.host),
+               c.strings.add(role_name(p)), p.role_index >= 0 ? p.role_index : kNull,
+               p.local_rank >= 0 ? p.local_rank : kNull, p.world_size >= 0 ? p.world_size : kNull,
+               c.strings.add(p.cmdline), c.wall(p.start_ns), p.op_cost_ps, p.record_cost_ps});
+  return table;
+}
+
+Table threads_table(Context& c) {
+  const trace::Trace& t = c.trace();
+  Table table("threads", {{"rank", I32, true},
+                          {"pid", I32, true},
+                          {"tid", I64},
+                          {"name", Str},
+                          {"device", I32, true},
+                          {"events", I64},
+                          {"dropped", I64}});
+  for (uint32_t i = 0; i < t.threads.size(); ++i) {
+    const trace::Thread& th = t.threads[i];
+    table.row({c.rank(i), c.pid(i), th.tid, c.strings.add(th.name), th.device >= 0 ? th.device : kNull,
+               int64_t(th.events), int64_t(th.dropped)});
+  }
+  return table;
+}
+
+Table steps_table(Context& c) {
+  const trace::Trace& t = c.trace();
+  std::map<std::tuple<int32_t, int32_t, uint64_t>, report::PhaseTimes> phases;
+  for (const report::StepPhases& p : report::step_phases(t)) phases[{p.pid, p.tid, p.step}] = p.ns;
+  Table table("steps", {{"rank", I32, true},
+                        {"pid", I32, true},
+                        {"tid", I64},
+                        {"step", I64, true},
+                        {"role", Str},
+                        {"start_ns", I64},
+                        {"dur_ns", I64},
+                        {"truncated", Bool},
+                        {"forward_ns", I64, true},
+                        {"backward_ns", I64, true},
+                        {"optimizer_ns", I64, true},
+                        {"data_loading_ns", I64, true},
+                        {"other_ns", I64, true}});
+  for (const trace::Event& e : t.events) {
+    if (e.kind != EventKind::Step) continue;
+    const bool step = trace::is_step(e);
+    const char* role = step ? "step" : (e.flags & trace::kBeforeSteps) ? "before_steps" : "after_steps";
+    const int64_t pid = c.pid(e.thread), tid = c.tid(e.thread);
+    const report::PhaseTimes* ph = nullptr;
+    if (step) {
+      auto it = phases.find({int32_t(pid), int32_t(tid), e.arg});
+      if (it != phases.end()) ph = &it->second;
+    }
+    auto phase = [&](report::Phase p) { return ph ? (*ph)[size_t(p)] : kNull; };
+    table.row({c.rank(e.thread), pid, tid, step ? int64_t(e.arg) : kNull, c.strings.add(role), c.wall(e.start_ns),
+               dur(e), (e.flags & trace::kTruncated) != 0, phase(report::Phase::Forward),
+               phase(report::Phase::Backward), phase(report::Phase::Optimizer), phase(report::Phase::DataLoading),
+               phase(report::Phase::Other)});
+  }
+  return table;
+}
+
+// The report's call tree, one row per event it counts (ops, ranges, steps,
+// CUDA API calls, async events), and the marks it counts without time.
+Table ops_table(Context& c) {
+  const trace::Trace& t = c.trace();
+  Table table("ops", {{"rank", I32, true},
+                      {"pid", I32, true},
+                      {"tid", I64},
+                      {"step", I64, true},
+                      {"id", I64},
+                      {"parent_id", I64, true},
+                      {"depth", I32},
+                      {"kind", Str},
+                      {"name", Str},
+                      {"key", Str},
+                      {"scope", I8},
+                      {"shapes", Str, true},
+                      {"start_ns", I64},
+                      {"dur_ns", I64},
+                      {"self_ns", I64},
+                      {"cuda_total_ns", I64},
+                      {"self_cuda_ns", I64},
+                      {"cpu_memory_bytes", I64},
+                      {"self_cpu_memory_bytes", I64},
+                      {"cuda_memory_bytes", I64},
+                      {"self_cuda_memory_bytes", I64},
+                      {"seq_nr", I64, true},
+                      {"fwd_thread_id", I64},
+                      {"correlation", I64, true},
+                      {"stack_id", I64, true},
+                      {"folded", Bool},
+                      {"async", Bool},
+                      {"truncated", Bool}});
+  std::unordered_map<uint32_t, int64_t> keys;  // name id -> key string id
+  auto key_of = [&](const trace::Event& e) {
+    if (e.kind == EventKind::Step && e.name == 0) return c.strings.add(report::detail::kStepKey);
+    auto [it, added] = keys.try_emplace(e.name, 0);
+    if (added) {
+      const std::string_view key = report::detail::key_name(t.strings[e.name]);
+      it->second = key == t.strings[e.name] ? int64_t(e.name) : c.strings.add(key);
+    }
+    return it->second;
+  };
+  auto add = [&](const trace::Event& e, uint32_t index, const report::detail::NodeValues* v) {
+    const int64_t step =
+        e.kind == EventKind::Step ? (trace::is_step(e) ? int64_t(e.arg) : kNull) : c.step_at(e.thread, e.start_ns);
+    table.row({c.rank(e.thread),
+               c.pid(e.thread),
+               c.tid(e.thread),
+               step,
+               c.id(index),
+               v && v->parent_event >= 0 ? c.id(uint32_t(v->parent_event)) : kNull,
+               v ? v->depth : 0,
+               c.strings.add(kind_name(e.kind)),
+               e.name,
+               key_of(e),
+               e.scope,
+               e.shapes ? int64_t(e.shapes) : kNull,
+               c.wall(e.start_ns),
+               dur(e),
+               v ? v->self_ns : 0,
+               v ? v->cuda_total_ns : 0,
+               v ? v->self_cuda_ns : 0,
+               v ? v->memory.cpu : 0,
+               v ? v->self_memory.cpu : 0,
+               v ? v->memory.device : 0,
+               v ? v->self_memory.device : 0,
+               e.seq_nr >= 0 ? e.seq_nr : kNull,
+               int64_t(e.fwd_thread_id),
+               e.kind == EventKind::Op && e.arg ? int64_t(e.arg) : kNull,
+               e.stack ? c.id(e.stack) : kNull,
+               v && v->folded,
+               v && v->async,
+               (e.flags & trace::kTruncated) != 0});
+  };
+  report::Options options;
+  report::detail::Aggregator agg(options);
+  agg.set_node_sink([&](const report::detail::NodeValues& v) { add(t.events[v.event], v.event, &v); });
+  agg.add_trace(0, t);
+  const std::vector<uint8_t> filtered = [&] {
+    std::vector<uint8_t> f(t.strings.size());
+    for (size_t i = 0; i < t.strings.size(); ++i) f[i] = report::detail::filter_bits(t.strings[i]);
+    return f;
+  }();
+  for (uint32_t i = 0; i < t.events.size(); ++i) {
+    const trace::Event& e = t.events[i];
+    if (e.kind != EventKind::Mark || e.name >= t.strings.size() || wire::is_cuda_note(t, e)) continue;
+    if (report::detail::filtered_out(filtered[e.name], e.kind)) continue;
+    add(e, i, nullptr);
+  }
+  return table;
+}
+
+bool is_gpu_activity(EventKind k) {
+  return k == EventKind::Kernel || k == EventKind::Memcpy || k == EventKind::Memset || k == EventKind::GpuSync ||
+         k == EventKind::GpuOverhead;
+}
+
+Table gpu_table(Context& c) {
+  const trace::Trace& t = c.trace();
+  Table table("gpu", {{"rank", I32, true},
+                      {"pid", I32, true},
+                      {"step", I64, true},
+                      {"kind", Str},
+                      {"name", Str},
+                      {"device", I32, true},
+                      {"stream", I64},
+                      {"start_ns", I64},
+                      {"dur_ns", I64},
+                      {"correlation", I64},
+                      {"op_id", I64, true},
+                      {"graph_id", I64, true},
+                      {"graph_node_id", I64, true},
+                      {"grid_x", I32},
+                      {"grid_y", I32},
+                      {"grid_z", I32},
+                      {"block_x", I32},
+                      {"block_y", I32},
+                      {"block_z", I32},
+                      {"bytes", I64},
+                      {"copy_kind", I8}});
+  for (const trace::Event& e : t.events) {
+    if (!is_gpu_activity(e.kind) || e.arg == 0 || e.arg > t.cuda.size()) continue;
+    const trace::CudaInfo& ci = t.cuda[e.arg - 1];
+    const int64_t op = ci.external_id ? c.launching_op(ci.external_id) : -1;
+    // GPU lanes are the process's threads too: rank and pid from the lane.
+    const int64_t step = op >= 0 ? c.step_at(t.events[size_t(op)].thread, t.events[size_t(op)].start_ns) : kNull;
+    table.row({c.rank(e.thread),
+               c.pid(e.thread),
+               step,
+               c.strings.add(kind_name(e.kind)),
+               e.name,
+               ci.device >= 0 ? ci.device : kNull,
+               int64_t(ci.stream),
+               c.wall(e.start_ns),
+               dur(e),
+               int64_t(ci.correlation_id),
+               op >= 0 ? c.id(uint32_t(op)) : kNull,
+               ci.graph_id ? ci.graph_id : kNull,
+               ci.graph_node_id ? int64_t(ci.graph_node_id) : kNull,
+               ci.grid[0],
+               ci.grid[1],
+               ci.grid[2],
+               ci.block[0],
+               ci.block[1],
+               ci.block[2],
+               int64_t(ci.bytes),
+               ci.copy_kind});
+  }
+  return table;
+}
+
+Table cuda_api_table(Context& c) {
+  const trace::Trace& t = c.trace();
+  Table table("cuda_api", {{"rank", I32, true},
+                           {"pid", I32, true},
+                           {"tid", I64},
+                           {"step", I64, true},
+                           {"id", I64},
+                           {"name", Str},
+                           {"family", Str},
+                           {"start_ns", I64},
+                           {"dur_ns", I64},
+                           {"correlation", I64},
+                           {"result", I32},
+                           {"kernel", Str, true}});
+  for (uint32_t i = 0; i < t.events.size(); ++i) {
+    const trace::Event& e = t.events[i];
+    if (e.kind != EventKind::CudaApi || e.arg == 0 || e.arg > t.cuda.size()) continue;
+    const trace::CudaInfo& ci = t.cuda[e.arg - 1];
+    table.row({c.rank(e.thread), c.pid(e.thread), c.tid(e.thread), c.step_at(e.thread, e.start_ns), c.id(i), e.name,
+               c.strings.add(ci.family == uint8_t(wire::CudaApiFamily::Driver) ? "driver" : "runtime"),
+               c.wall(e.start_ns), dur(e), int64_t(ci.correlation_id), ci.result,
+               ci.kernel_name ? int64_t(ci.kernel_name) : kNull});
+  }
+  return table;
+}
+
+Table memory_table(Context& c) {
+  const trace::Trace& t = c.trace();
+  Table table("memory", {{"rank", I32, true},
+                         {"pid", I32, true},
+                         {"tid", I64},
+                         {"step", I64, true},
+                         {"ts_ns", I64},
+                         {"ptr", I64},
+                         {"bytes", I64},
+                         {"total_allocated", I64},
+                         {"total_reserved", I64},
+                         {"device_type", I8},
+                         {"device_index", I8},
+                         {"segment", Bool},
+                         {"op", Str, true},
+                         {"op_shapes", Str, true},
+                         {"top_op", Str, true},
+                         {"top_shapes", Str, true},
+                         {"alloc_ns", I64, true},
+                         {"alloc_op", Str, true}});
+  auto str = [](uint32_t id) { return id ? int64_t(id) : kNull; };
+  for (const trace::Event& e : t.events) {
+    if (e.kind != EventKind::Memory || e.arg == 0 || e.arg > t.memory.size()) continue;
+    const trace::MemoryInfo& m = t.memory[e.arg - 1];
+    table.row({c.rank(e.thread), c.pid(e.thread), c.tid(e.thread), c.step_at(e.thread, e.start_ns), c.wall(e.start_ns),
+               int64_t(m.ptr), m.bytes, m.total_allocated, m.total_reserved, m.device_type, m.device_index, m.segment,
+               str(m.op), str(m.op_shapes), str(m.top_op), str(m.top_shapes), m.alloc_ns ? c.wall(m.alloc_ns) : kNull,
+               str(m.alloc_op)});
+  }
+  return table;
+}
+
+// Collective calls not nested in another collective on their thread, each
+// numbered in its process's step by kind (c10d's call, or the process
+// group's work): what ranks are matched by (report_ranks.hpp's arrivals).
+Table collectives_table(Context& c) {
+  const trace::Trace& t = c.trace();
+  std::vector<uint32_t> calls;
+  for (uint32_t i = 0; i < t.events.size(); ++i) {
+    const trace::Event& e = t.events[i];
+    if (e.kind == EventKind::Op && e.name < t.strings.size() && report::is_collective(t.strings[e.name]))
+      calls.push_back(i);
+  }
+  std::sort(calls.begin(), calls.end(), [&](uint32_t a, uint32_t b) {
+    const trace::Event &x = t.events[a], &y = t.events[b];
+    return std::make_tuple(x.thread, x.start_ns, -x.end_ns) < std::make_tuple(y.thread, y.start_ns, -y.end_ns);
+  });
+  Table table("collectives", {{"rank", I32, true},
+                              {"pid", I32, true},
+                              {"tid", I64},
+                              {"step", I64, true},
+                              {"call", Str},
+                              {"index_in_step", I32, true},
+                              {"id", I64},
+                              {"name", Str},
+                              {"start_ns", I64},
+                              {"dur_ns", I64}});
+  std::map<std::tuple<uint32_t, int64_t, bool>, int32_t> next_index;  // (process, step, c10d) -> count
+  uint32_t thread = UINT32_MAX;
+  int64_t open_end = INT64_MIN;
+  for (uint32_t i : calls) {
+    const trace::Event& e = t.events[i];
+    if (e.thread != thread) {
+      thread = e.thread;
+      open_end = INT64_MIN;
+    }
+    if (e.start_ns < open_end) continue;  // nested in the open call
+    open_end = e.end_ns;
+    const std::string_view name = t.strings[e.name];
+    const bool c10d = name.substr(0, 6) == "c10d::";
+    const int64_t step = c.step_at(e.thread, e.start_ns);
+    const uint32_t process = e.thread < t.threads.size() ? t.threads[e.thread].process : UINT32_MAX;
+    int64_t index = kNull;
+    if (step != kNull) index = next_index[{process, step, c10d}]++;
+    table.row({c.rank(e.thread), c.pid(e.thread), c.tid(e.thread), step, c.strings.add(c10d ? "c10d" : "work"), index,
+               c.id(i), e.name, c.wall(e.start_ns), dur(e)});
+  }
+  return table;
+}
+
+Table stacks_table(Context& c) {
+  const trace::Trace& t = c.trace();
+  const int64_t pid = t.processes.empty() ? kNull : t.processes[0].pid;
+  const int64_t rank = t.processes.empty() || t.processes[0].rank < 0 ? kNull : t.processes[0].rank;
+  Table table("stacks", {{"rank", I32, true},
+                         {"pid", I32, true},
+                         {"stack_id", I64},
+                         {"position", I32},
+                         {"kind", Str},
+                         {"file", Str},
+                         {"function", Str, true},
+                         {"line", I32, true},
+                         {"offset", I64, true}});
+  for (uint32_t s = 0; s < t.stacks.size(); ++s) {
+    const auto& frames = t.stacks[s].frames;
+    for (uint32_t k = 0; k < frames.size(); ++k) {
+      if (frames[k] >= t.frames.size()) continue;
+      const trace::Frame& f = t.frames[frames[k]];
+      const bool py = f.kind == trace::FrameKind::Python;
+      table.row({rank, pid, c.id(s + 1), int32_t(k), c.strings.add(py ? "python" : "native"), f.file,
+                 f.function ? int64_t(f.function) : kNull, py ? int64_t(f.line) : kNull,
+                 py ? kNull : int64_t(f.offset)});
+    }
+  }
+  return table;
+}
+
+}  // namespace
+
+Status write_columns(const std::string& path, uint32_t ordinal, const trace::Trace& t, const std::string& dir) {
+  if (::mkdir(dir.c_str(), 0700) != 0) return Status::error(dir + ": " + std::strerror(errno));
+  Context c(ordinal, t);
+  std::vector<Table> tables;
+  tables.push_back(processes_table(c));
+  tables.push_back(threads_table(c));
+  tables.push_back(steps_table(c));
+  tables.push_back(ops_table(c));
+  tables.push_back(gpu_table(c));
+  tables.push_back(cuda_api_table(c));
+  tables.push_back(memory_table(c));
+  tables.push_back(collectives_table(c));
+  tables.push_back(stacks_table(c));
+  const trace::Header& h = t.header;
+  uint64_t events = 0, dropped = 0;
+  for (const trace::Thread& th : t.threads) {
+    events += th.events;
+    dropped += th.dropped;
+  }
+  // Strings go in by id: the manifest holds numbers and names only, nothing to escape.
+  std::string m =
+      "{\"schema\": " + std::to_string(kSchemaVersion) + ", \"ordinal\": " + std::to_string(ordinal) +
+      ", \"source\": " + std::to_string(c.strings.add(path)) + ", \"host\": " + std::to_string(c.strings.add(h.host)) +
+      ", \"ptprof_version\": " + std::to_string(c.strings.add(h.ptprof_version)) +
+      ", \"schedule\": " + std::to_string(c.strings.add(h.schedule)) + ", \"window\": " + std::to_string(h.window) +
+      ", \"window_start_ns\": " + std::to_string(c.wall(h.window_start_ns)) +
+      ", \"window_end_ns\": " + std::to_string(c.wall(h.window_end_ns)) +
+      ", \"realtime_offset_ns\": " + std::to_string(h.realtime_offset_ns) + ", \"events\": " + std::to_string(events) +
+      ", \"dropped\": " + std::to_string(dropped) + ", \"losses\": {";
+  bool first = true;
+  for (const trace::LossField& f : trace::kLossFields) {
+    m += std::string(first ? "" : ", ") + "\"" + std::string(f.name) + "\": " + std::to_string(t.losses.*f.member);
+    first = false;
+  }
+  m += "}, \"rank\": ";
+  m += t.processes.empty() || t.processes[0].rank < 0 ? "null" : std::to_string(t.processes[0].rank);
+  m += ", \"pid\": ";
+  m += t.processes.empty() ? "null" : std::to_string(t.processes[0].pid);
+  m += ", \"tables\": [";
+  for (size_t i = 0; i < tables.size(); ++i) {
+    std::string entry;
+    if (Status st = tables[i].write(dir, &entry); !st) return st;
+    m += (i ? ", " : "") + entry;
+  }
+  if (Status st = c.strings.write(dir); !st) return st;
+  m += "], \"strings\": " + std::to_string(c.strings.size()) + "}\n";
+  return detail::write_file(dir + "/manifest.json", m.data(), m.size());
+}
+
+}  // namespace ptprof::dataset

@@ -1,0 +1,52 @@
+"""`ptprof export --parquet` for the integration tests: the export, and the
+dataset read back as JSON by the Python that has pyarrow (the venv's,
+PTPROF_ANALYSIS_PYTHON as CMake sets it), whichever torch's Python the test
+runs under."""
+
+import functools
+import json
+import os
+import subprocess
+
+import ptproftest as T
+
+DUMP = os.path.join(T.HERE, "dataset_dump.py")
+HIVE = ("run", "rank_bucket")
+
+
+@functools.lru_cache(maxsize=None)
+def analysis_python():
+    """The interpreter that writes datasets, or None without one that imports pyarrow."""
+    py = os.environ.get("PTPROF_ANALYSIS_PYTHON", "")
+    if not py or not os.access(py, os.X_OK):
+        return None
+    probe = subprocess.run([py, "-c", "import pyarrow.parquet"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return py if probe.returncode == 0 else None
+
+
+def need_pyarrow():
+    if analysis_python() is None:
+        T.skip("no Python with pyarrow (PTPROF_ANALYSIS_PYTHON=%r; scripts/setup.sh puts it in .venv)" %
+               os.environ.get("PTPROF_ANALYSIS_PYTHON", ""))
+
+
+def export(paths, out):
+    """`ptprof export PATHS --parquet OUT`: the finished process."""
+    if isinstance(paths, str):
+        paths = [paths]
+    return T.run_ptprof(["export"] + list(paths) + ["--parquet", out, "--python", analysis_python()])
+
+
+def read(out, *tables):
+    """{table: {"schema": [[column, type]], "rows": [{...}], "files": [...]}}."""
+    proc = subprocess.run([analysis_python(), DUMP, out] + list(tables), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise AssertionError("reading the dataset failed: " + proc.stderr)
+    return json.loads(proc.stdout)
+
+
+def export_and_read(paths, out, *tables):
+    proc = export(paths, out)
+    T.check_eq(proc.returncode, 0, "ptprof export --parquet\n" + T.describe(proc))
+    return read(out, *tables) if proc.returncode == 0 else {}
