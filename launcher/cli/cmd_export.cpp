@@ -1,9 +1,6 @@
 // `ptprof export`: trace files to Chrome trace JSON (Kineto's schema) and/or
 // Perfetto protobuf. A thin front end over the analysis library's exports.
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -15,13 +12,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include "cli/analysis_python.hpp"
 #include "cli/commands.hpp"
-#include "process/install_paths.hpp"
 #include "ptprof/analysis/dataset.hpp"
 #include "ptprof/analysis/export.hpp"
 #include "ptprof/analysis/trace_file.hpp"
-
-extern char** environ;
 
 namespace ptprof::cli {
 namespace {
@@ -80,38 +75,9 @@ int write_parquet(const ExportArgs& a, const std::vector<std::string>& files) {
     return usage_error("export", "--parquet " + a.parquet +
                                      " exists and is not an empty directory: give a new directory (a dataset is "
                                      "written whole, never merged into another)");
-  auto paths = launcher::find_install_paths();
-  if (!paths) return usage_error("export", paths.error());
-  if (paths->python_dir.empty())
-    return usage_error("export", "cannot find ptprof's Python package (ptprof/dataset.py) next to this ptprof");
-  std::string python = a.python;
-  if (python.empty()) {
-    const char* env = std::getenv("PTPROF_ANALYSIS_PYTHON");
-    python = env && *env ? env : "python3";
-  }
-  std::vector<std::string> argv = {python,          "-m",    "ptprof.dataset", "--ptprof",
-                                   paths->launcher, "--out", a.parquet,        "--"};
-  argv.insert(argv.end(), files.begin(), files.end());
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, "PYTHONPATH=", 11) != 0) env.emplace_back(*e);
-  const char* old = std::getenv("PYTHONPATH");
-  env.push_back("PYTHONPATH=" + paths->python_dir + (old && *old ? ":" + std::string(old) : ""));
-  std::vector<char*> cargv, cenv;
-  for (auto& s : argv) cargv.push_back(s.data());
-  cargv.push_back(nullptr);
-  for (auto& s : env) cenv.push_back(s.data());
-  cenv.push_back(nullptr);
-  pid_t pid = 0;
-  if (int err = ::posix_spawnp(&pid, cargv[0], nullptr, nullptr, cargv.data(), cenv.data()); err != 0)
-    return usage_error("export", "--python " + python + ": cannot run it (" + std::strerror(err) +
-                                     "): give an interpreter that has pyarrow, e.g. --python .venv/bin/python, "
-                                     "or set PTPROF_ANALYSIS_PYTHON");
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  std::vector<std::string> args = {"--out", a.parquet, "--"};
+  args.insert(args.end(), files.begin(), files.end());
+  return run_analysis_module("export", a.python, "ptprof.dataset", args);
 }
 
 void report(const exporting::ExportResult& r, const char* what) {

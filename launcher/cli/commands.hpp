@@ -15,6 +15,7 @@ void add_report(CLI::App& app, int& exit_code);
 void add_info(CLI::App& app, int& exit_code);
 void add_bridge(CLI::App& app, int& exit_code);
 void add_export(CLI::App& app, int& exit_code);
+void add_query(CLI::App& app, int& exit_code);
 void add_diff(CLI::App& app, int& exit_code);
 void add_trigger(CLI::App& app, int& exit_code);
 void add_sessions(CLI::App& app, int& exit_code);

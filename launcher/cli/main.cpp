@@ -31,6 +31,7 @@ int run_cli(int argc, char** argv) {
   ptprof::cli::add_info(app, exit_code);
   ptprof::cli::add_bridge(app, exit_code);
   ptprof::cli::add_export(app, exit_code);
+  ptprof::cli::add_query(app, exit_code);
   ptprof::cli::add_diff(app, exit_code);
   ptprof::cli::add_trigger(app, exit_code);
   ptprof::cli::add_sessions(app, exit_code);

@@ -164,6 +164,51 @@ def test_bad_input_exits_2_and_says_why():
           "ptprof[analysis]" in proc.stderr, proc.stderr)
 
 
+def test_query_report_equals_the_report():
+    """`ptprof query --report`: the operator table and the steps computed by
+    DuckDB from ptprof/sql/*.sql equal `ptprof report`'s, value for value."""
+    D.need_pyarrow()
+    d, _, report, _ = recorded()
+    got = D.query_report(os.path.join(d, "ds"))
+    if not got:
+        return
+    mine = {r["name"]: r for r in got["rows"]}
+    rows = [r for r in report["rows"] if r["name"] != "[memory]"]  # not in operators.sql: see its header
+    for r in rows:
+        m = mine.pop(r["name"], None)
+        keys = [k for k in ("calls", "self_cpu_us", "cpu_total_us", "self_cuda_us", "cuda_total_us",
+                            "cpu_memory_bytes", "self_cpu_memory_bytes", "cuda_memory_bytes",
+                            "self_cuda_memory_bytes") if k in r]
+        check_eq(m and [m[k] for k in keys], [r[k] for k in keys], "row %s: %s" % (r["name"], keys))
+    check_eq(sorted(mine), [], "rows only the query has")
+    keys = ("step", "pid", "tid", "wall_us", "operators_us")
+    check_eq([[s[k] for k in keys] for s in got["steps"]], [[s[k] for k in keys] for s in report["steps"]],
+             "the steps: %s" % (keys,))
+    check_eq((got["stragglers"], got["collective_arrivals"]), ([], []), "one process: no stragglers or arrivals")
+
+
+def test_query_sql_and_its_errors():
+    D.need_pyarrow()
+    d, _, _, data = recorded()
+    ds = os.path.join(d, "ds")
+    proc = D.query(ds, "--sql", "SELECT count(*) AS n, count(DISTINCT run) AS runs FROM ops", "--format", "json")
+    check_eq(proc.returncode, 0, T.describe(proc))
+    if proc.returncode == 0:
+        import json
+        check_eq(json.loads(proc.stdout), [{"n": len(data["ops"]["rows"]), "runs": 1}], "a query on the ops view")
+    proc = D.query(ds, "--sql", "SELECT name, count(*) AS calls FROM ops GROUP BY name ORDER BY calls DESC LIMIT 3")
+    check(proc.returncode == 0 and "(3 rows)" in proc.stdout and "calls" in proc.stdout, T.describe(proc))
+    proc = D.query(ds, "--sql", "SELECT nope FROM ops")
+    check_eq(proc.returncode, 1, T.describe(proc))
+    check("the query failed" in proc.stderr and "nope" in proc.stderr, proc.stderr)
+    proc = D.query(d, "--report")
+    check_eq(proc.returncode, 2, T.describe(proc))
+    check("is not a dataset (no runs/runs.parquet in it)" in proc.stderr, proc.stderr)
+    proc = D.query(ds)
+    check_eq(proc.returncode, 2, T.describe(proc))
+    check("give --report" in proc.stderr, proc.stderr)
+
+
 if __name__ == "__main__":
     try:
         T.main()

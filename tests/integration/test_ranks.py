@@ -127,6 +127,15 @@ def check_dataset_arrivals(d, out, report_rows):
                     round((last - min(start for start, _ in calls)) / 1000.0, 3))
     want = {(r["step"], r["index"]): (r["last_rank"], r["spread_us"]) for r in report_rows}
     T.check_eq(got, want, "(step, index) -> (last rank, spread us): the dataset's collectives against the report")
+    # ptprof query --report: DuckDB over the dataset, ptprof/sql/*.sql.
+    q = D.query_report(os.path.join(d, "ds"))
+    rep = T.report_json(out)
+    keys = ("step", "index", "ranks", "last_rank", "spread_us")
+    T.check_eq([[r[k] for k in keys] for r in q.get("collective_arrivals", [])],
+               [[r[k] for k in keys] for r in rep["collective_arrivals"]], "query --report's arrivals: %s" % (keys,))
+    keys = ("step", "ranks", "slowest_rank", "slowest_us", "median_us", "lag_us")
+    T.check_eq([[r[k] for k in keys] for r in q.get("stragglers", [])],
+               [[r[k] for k in keys] for r in rep["stragglers"]], "query --report's stragglers: %s" % (keys,))
 
 
 def check_two_ranks(spawn):

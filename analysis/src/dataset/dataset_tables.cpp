@@ -175,6 +175,7 @@ Table steps_table(Context& c) {
                         {"pid", I32, true},
                         {"tid", I64},
                         {"step", I64, true},
+                        {"id", I64},
                         {"role", Str},
                         {"start_ns", I64},
                         {"dur_ns", I64},
@@ -184,7 +185,8 @@ Table steps_table(Context& c) {
                         {"optimizer_ns", I64, true},
                         {"data_loading_ns", I64, true},
                         {"other_ns", I64, true}});
-  for (const trace::Event& e : t.events) {
+  for (uint32_t i = 0; i < t.events.size(); ++i) {
+    const trace::Event& e = t.events[i];
     if (e.kind != EventKind::Step) continue;
     const bool step = trace::is_step(e);
     const char* role = step ? "step" : (e.flags & trace::kBeforeSteps) ? "before_steps" : "after_steps";
@@ -195,8 +197,8 @@ Table steps_table(Context& c) {
       if (it != phases.end()) ph = &it->second;
     }
     auto phase = [&](report::Phase p) { return ph ? (*ph)[size_t(p)] : kNull; };
-    table.row({c.rank(e.thread), pid, tid, step ? int64_t(e.arg) : kNull, c.strings.add(role), c.wall(e.start_ns),
-               dur(e), (e.flags & trace::kTruncated) != 0, phase(report::Phase::Forward),
+    table.row({c.rank(e.thread), pid, tid, step ? int64_t(e.arg) : kNull, c.id(i), c.strings.add(role),
+               c.wall(e.start_ns), dur(e), (e.flags & trace::kTruncated) != 0, phase(report::Phase::Forward),
                phase(report::Phase::Backward), phase(report::Phase::Optimizer), phase(report::Phase::DataLoading),
                phase(report::Phase::Other)});
   }

@@ -1,0 +1,27 @@
+-- The report's operator table (`ptprof report`, torch's key_averages()):
+-- a row per name, over the calls the report counts: ops, ranges, steps
+-- (as ProfilerStep*), CUDA API calls and marks from ops (a folded call is
+-- part of its same-named parent's), and the GPU's kernels, copies and sets,
+-- which have CUDA time and no CPU time. Times in ns, memory in bytes.
+-- Not here: `[memory]`, the memory records outside every op.
+WITH calls AS (
+  SELECT key AS name, self_ns, dur_ns, self_cuda_ns, cuda_total_ns, cpu_memory_bytes, self_cpu_memory_bytes,
+         cuda_memory_bytes, self_cuda_memory_bytes
+  FROM ops WHERE NOT folded
+  UNION ALL
+  SELECT name, 0, 0, dur_ns, dur_ns, 0, 0, 0, 0
+  FROM gpu WHERE kind IN ('kernel', 'memcpy', 'memset')
+)
+SELECT name,
+       count(*) AS calls,
+       sum(self_ns)::BIGINT AS self_cpu_ns,
+       sum(dur_ns)::BIGINT AS cpu_total_ns,
+       sum(self_cuda_ns)::BIGINT AS self_cuda_ns,
+       sum(cuda_total_ns)::BIGINT AS cuda_total_ns,
+       sum(cpu_memory_bytes)::BIGINT AS cpu_memory_bytes,
+       sum(self_cpu_memory_bytes)::BIGINT AS self_cpu_memory_bytes,
+       sum(cuda_memory_bytes)::BIGINT AS cuda_memory_bytes,
+       sum(self_cuda_memory_bytes)::BIGINT AS self_cuda_memory_bytes
+FROM calls
+GROUP BY name
+ORDER BY self_cpu_ns DESC, name

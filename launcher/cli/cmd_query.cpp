@@ -1,0 +1,58 @@
+// `ptprof query DATASET`: SQL over a dataset of `ptprof export --parquet`,
+// run by DuckDB in ptprof/query.py; the report's sections are SQL files
+// (agent/python/ptprof/sql/*.sql) a user can read and adapt.
+#include <filesystem>
+#include <memory>
+
+#include "cli/analysis_python.hpp"
+#include "cli/commands.hpp"
+
+namespace ptprof::cli {
+namespace {
+
+struct QueryArgs {
+  std::string dataset;
+  std::vector<std::string> sql;
+  bool report = false;
+  std::string format = "table";
+  std::string python;
+};
+
+int run_query(const QueryArgs& a) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::path(a.dataset) / "runs" / "runs.parquet", ec))
+    return usage_error("query", a.dataset +
+                                    " is not a dataset (no runs/runs.parquet in it): write one with "
+                                    "`ptprof export TRACES --parquet DIR`");
+  if (a.sql.empty() == !a.report)
+    return usage_error("query", "give --report (the report's sections) or --sql \"SELECT ...\", one of the two");
+  std::vector<std::string> args = {"--dataset", a.dataset, "--format", a.format};
+  if (a.report) args.push_back("--report");
+  for (const std::string& q : a.sql) {
+    args.push_back("--sql");
+    args.push_back(q);
+  }
+  return run_analysis_module("query", a.python, "ptprof.query", args);
+}
+
+}  // namespace
+
+void add_query(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<QueryArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "query",
+      "SQL over a dataset that `ptprof export --parquet` wrote, with DuckDB: views named as its tables\n"
+      "(ops, steps, gpu, cuda_api, memory, collectives, stacks, processes, threads, windows, runs;\n"
+      "docs/dataset.md). --report computes the report's operator table, steps, step-time stragglers\n"
+      "and collective arrivals by SQL, from the files in ptprof/sql/ (printed with --format json as\n"
+      "`ptprof report --format json` names them).");
+  cmd->add_option("dataset", args->dataset, "The dataset's directory")->required();
+  cmd->add_option("--sql", args->sql, "A query to run (repeat for several), e.g. \"SELECT count(*) FROM ops\"");
+  cmd->add_flag("--report", args->report, "The report's sections, computed by SQL");
+  cmd->add_option("--format", args->format, "table (default) or json")->check(CLI::IsMember({"table", "json"}));
+  cmd->add_option("--python", args->python, kAnalysisPythonHelp);
+  cmd->callback([args, &exit_code] { exit_code = run_query(*args); });
+}
+
+}  // namespace ptprof::cli
