@@ -207,7 +207,10 @@ Table steps_table(Context& c) {
 
 // The report's call tree, one row per event it counts (ops, ranges, steps,
 // CUDA API calls, async events), and the marks it counts without time.
-Table ops_table(Context& c) {
+// Per memory record, what the report made of it (ops_table tells).
+enum MemoryState : uint8_t { kNotCounted = 0, kOutsideOps = 1, kInsideOp = 2 };
+
+Table ops_table(Context& c, std::vector<uint8_t>* memory_state) {
   const trace::Trace& t = c.trace();
   Table table("ops", {{"rank", I32, true},
                       {"pid", I32, true},
@@ -282,6 +285,10 @@ Table ops_table(Context& c) {
   report::Options options;
   report::detail::Aggregator agg(options);
   agg.set_node_sink([&](const report::detail::NodeValues& v) { add(t.events[v.event], v.event, &v); });
+  memory_state->assign(t.memory.size(), kNotCounted);
+  agg.set_memory_sink([&](uint32_t record, bool inside) {
+    if (record < memory_state->size()) (*memory_state)[record] = inside ? kInsideOp : kOutsideOps;
+  });
   agg.add_trace(0, t);
   const std::vector<uint8_t> filtered = [&] {
     std::vector<uint8_t> f(t.strings.size());
@@ -382,7 +389,7 @@ Table cuda_api_table(Context& c) {
   return table;
 }
 
-Table memory_table(Context& c) {
+Table memory_table(Context& c, const std::vector<uint8_t>& state) {
   const trace::Trace& t = c.trace();
   Table table("memory", {{"rank", I32, true},
                          {"pid", I32, true},
@@ -401,15 +408,33 @@ Table memory_table(Context& c) {
                          {"top_op", Str, true},
                          {"top_shapes", Str, true},
                          {"alloc_ns", I64, true},
-                         {"alloc_op", Str, true}});
+                         {"alloc_op", Str, true},
+                         {"in_report", Bool},
+                         {"in_op", Bool}});
   auto str = [](uint32_t id) { return id ? int64_t(id) : kNull; };
   for (const trace::Event& e : t.events) {
     if (e.kind != EventKind::Memory || e.arg == 0 || e.arg > t.memory.size()) continue;
     const trace::MemoryInfo& m = t.memory[e.arg - 1];
-    table.row({c.rank(e.thread), c.pid(e.thread), c.tid(e.thread), c.step_at(e.thread, e.start_ns), c.wall(e.start_ns),
-               int64_t(m.ptr), m.bytes, m.total_allocated, m.total_reserved, m.device_type, m.device_index, m.segment,
-               str(m.op), str(m.op_shapes), str(m.top_op), str(m.top_shapes), m.alloc_ns ? c.wall(m.alloc_ns) : kNull,
-               str(m.alloc_op)});
+    table.row({c.rank(e.thread),
+               c.pid(e.thread),
+               c.tid(e.thread),
+               c.step_at(e.thread, e.start_ns),
+               c.wall(e.start_ns),
+               int64_t(m.ptr),
+               m.bytes,
+               m.total_allocated,
+               m.total_reserved,
+               m.device_type,
+               m.device_index,
+               m.segment,
+               str(m.op),
+               str(m.op_shapes),
+               str(m.top_op),
+               str(m.top_shapes),
+               m.alloc_ns ? c.wall(m.alloc_ns) : kNull,
+               str(m.alloc_op),
+               state[e.arg - 1] != kNotCounted,
+               state[e.arg - 1] == kInsideOp});
   }
   return table;
 }
@@ -498,10 +523,11 @@ Status write_columns(const std::string& path, uint32_t ordinal, const trace::Tra
   tables.push_back(processes_table(c));
   tables.push_back(threads_table(c));
   tables.push_back(steps_table(c));
-  tables.push_back(ops_table(c));
+  std::vector<uint8_t> memory_state;
+  tables.push_back(ops_table(c, &memory_state));
   tables.push_back(gpu_table(c));
   tables.push_back(cuda_api_table(c));
-  tables.push_back(memory_table(c));
+  tables.push_back(memory_table(c, memory_state));
   tables.push_back(collectives_table(c));
   tables.push_back(stacks_table(c));
   const trace::Header& h = t.header;

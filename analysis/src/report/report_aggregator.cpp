@@ -259,7 +259,7 @@ Aggregator::ThreadEvents Aggregator::sort_out(uint32_t input, const std::vector<
         saw_memory_ = true;
         saw_device_memory_ |= is_device_memory(m.device_type);
         if (local.from_before[e.arg - 1]) continue;  // unseen by torch.profiler in this window
-        te.memory.add(e.start_ns, m);
+        te.memory.add(e.start_ns, m, uint32_t(e.arg - 1));
       }
       continue;
     }
@@ -322,6 +322,7 @@ void Aggregator::add_thread_memory(uint32_t input, ThreadEvents& te, const Tree&
     if (!tree.folded[n]) add_memory(row_of(t.events[te.node_event[n]], local), total[n], self[n]);
   for (uint32_t i : te.async_events)
     add_memory(row_of(t.events[i], local), te.memory.in(t.events[i].start_ns, t.events[i].end_ns), {});
+  if (memory_sink_) te.memory.each_point(memory_sink_);
   if (total_out) *total_out = total;
   if (self_out) *self_out = std::move(self);
   // Inside no event: torch's top-level "[memory]" events, one call each.

@@ -48,6 +48,10 @@ class Aggregator {
   void add_trace(uint32_t input, const trace::Trace& t);
   // Every node of every thread add_trace() builds, after its values are known.
   void set_node_sink(NodeSink sink) { node_sink_ = std::move(sink); }
+  // Every memory record the report counts (its index in Trace::memory), and
+  // whether an event on its thread holds it: one that none holds is a call
+  // of the `[memory]` row.
+  void set_memory_sink(std::function<void(uint32_t record, bool inside)> sink) { memory_sink_ = std::move(sink); }
   void add_streamed(const StreamedTrace& s);
   // Rows in torch's insertion order: that of each key's first event, which is
   // what the stable sort by the sort key leaves ties in.
@@ -94,6 +98,7 @@ class Aggregator {
   bool saw_memory_ = false;
   bool saw_device_memory_ = false;
   NodeSink node_sink_;
+  std::function<void(uint32_t, bool)> memory_sink_;
 };
 
 }  // namespace ptprof::report::detail

@@ -36,11 +36,11 @@ std::vector<uint8_t> frees_from_before(const trace::Trace& t) {
   return out;
 }
 
-void ThreadMemory::add(int64_t ts, const trace::MemoryInfo& m) {
+void ThreadMemory::add(int64_t ts, const trace::MemoryInfo& m, uint32_t record) {
   MemorySum b;
   if (is_cpu_memory(m.device_type)) b.cpu = m.bytes;
   if (is_device_memory(m.device_type)) b.device = m.bytes;
-  points_.push_back(Point{ts, b});
+  points_.push_back(Point{ts, b, record});
 }
 
 void ThreadMemory::seal() {

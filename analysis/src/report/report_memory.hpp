@@ -47,7 +47,8 @@ std::vector<uint8_t> frees_from_before(const trace::Trace& t);
 // One thread's memory events, for interval sums.
 class ThreadMemory {
  public:
-  void add(int64_t ts, const trace::MemoryInfo& m);
+  // `record`: its index in Trace::memory, for each_point().
+  void add(int64_t ts, const trace::MemoryInfo& m, uint32_t record = 0);
   // Call once after the last add().
   void seal();
   bool empty() const { return points_.empty(); }
@@ -55,11 +56,22 @@ class ThreadMemory {
   MemorySum in(int64_t start, int64_t end);
   // The events inside no event, how many, and the time of the first.
   MemorySum outside(uint64_t* count, int64_t* first_ts) const;
+  // Each event's record (as given to add()) and whether an event holds it,
+  // after the in() calls.
+  template <class F>
+  void each_point(F&& f) const {
+    int32_t depth = 0;
+    for (size_t i = 0; i < points_.size(); ++i) {
+      depth += cover_[i];
+      f(points_[i].record, depth > 0);
+    }
+  }
 
  private:
   struct Point {
     int64_t ts;
     MemorySum bytes;
+    uint32_t record;
   };
   std::vector<Point> points_;
   std::vector<int64_t> ts_;

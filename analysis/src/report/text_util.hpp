@@ -1,6 +1,7 @@
 // Text helpers for the renderers: widths in code points, as Python's len()
 // counts them, and escaping for CSV; JSON strings are text/json_string.hpp's.
 #pragma once
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -37,5 +38,8 @@ inline std::string fixed(double v, int decimals) {
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   return buf;
 }
+
+// Nanoseconds as the JSON outputs' microseconds, 3 decimals.
+inline std::string us(int64_t ns) { return fixed(double(ns) / 1000.0, 3); }
 
 }  // namespace ptprof::report::detail

@@ -2,8 +2,8 @@
 -- a row per name, over the calls the report counts: ops, ranges, steps
 -- (as ProfilerStep*), CUDA API calls and marks from ops (a folded call is
 -- part of its same-named parent's), and the GPU's kernels, copies and sets,
--- which have CUDA time and no CPU time. Times in ns, memory in bytes.
--- Not here: `[memory]`, the memory records outside every op.
+-- which have CUDA time and no CPU time, and `[memory]`: a call per memory
+-- record the report counts that no op holds. Times in ns, memory in bytes.
 WITH calls AS (
   SELECT key AS name, self_ns, dur_ns, self_cuda_ns, cuda_total_ns, cpu_memory_bytes, self_cpu_memory_bytes,
          cuda_memory_bytes, self_cuda_memory_bytes
@@ -11,6 +11,12 @@ WITH calls AS (
   UNION ALL
   SELECT name, 0, 0, dur_ns, dur_ns, 0, 0, 0, 0
   FROM gpu WHERE kind IN ('kernel', 'memcpy', 'memset')
+  UNION ALL
+  -- c10::DeviceType: CPU 0, MKLDNN 2, IDEEP 5; CUDA 1, HIP 6, XPU 12, PrivateUse1 20
+  SELECT '[memory]', 0, 0, 0, 0, cpu, cpu, device, device
+  FROM (SELECT CASE WHEN device_type IN (0, 2, 5) THEN bytes ELSE 0 END AS cpu,
+               CASE WHEN device_type IN (1, 6, 12, 20) THEN bytes ELSE 0 END AS device
+        FROM memory WHERE in_report AND NOT in_op)
 )
 SELECT name,
        count(*) AS calls,
