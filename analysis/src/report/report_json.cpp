@@ -35,7 +35,6 @@ std::string json_array(std::span<const T> items, F&& item, const char* indent) {
   return out + "  ]";
 }
 
-
 // {"forward_us": ..., ..., "other_us": ...}
 std::string phase_times_json(const PhaseTimes& t) {
   std::string out = "{";

@@ -448,7 +448,6 @@ std::string ranks_table(const RankSummary& s) {
   return out + arrivals_table(s.arrivals);
 }
 
-
 template <typename T, typename F>
 std::string json_list(const std::vector<T>& items, F&& item, const char* indent, const char* close_indent) {
   if (items.empty()) return "[]";
