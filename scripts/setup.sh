@@ -80,12 +80,13 @@ PIP_LOG=.venv/setup-pip.log
 if [[ "${PTPROF_NO_VENV:-0}" != 1 ]]; then
   # Holistic Trace Analysis reads the Chrome export in the tests; pyarrow
   # writes and reads the Parquet dataset (ptprof export --parquet), DuckDB
-  # queries it (ptprof query).
+  # queries it (ptprof query), Dask's distributed scheduler runs the same
+  # queries on a local cluster (ptprof query --dask).
   VENV_PACKAGES=('torch>=2,<3' numpy)
   VENV_IMPORTS='import torch, numpy'
   if [[ "${PTPROF_SETUP_TESTS:-0}" == 1 ]]; then
-    VENV_PACKAGES+=(HolisticTraceAnalysis pyarrow duckdb)
-    VENV_IMPORTS+=', hta, pyarrow, duckdb'
+    VENV_PACKAGES+=(HolisticTraceAnalysis pyarrow duckdb 'dask[distributed]')
+    VENV_IMPORTS+=', hta, pyarrow, duckdb, distributed'
   fi
   if ! "$VENV_PY" -c "$VENV_IMPORTS" >/dev/null 2>&1; then
     if [[ ! -x "$VENV_PY" ]]; then

@@ -18,6 +18,7 @@ bool NativeStacks::load() {
   s = state_.load(std::memory_order_relaxed);
   if (s == 0) {
     void* lib = ::dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+    unwinder_.gate = &gate_;
     if (lib) {
       const auto sym = [lib]<typename F>(F& f, const char* name) { f = reinterpret_cast<F>(::dlsym(lib, name)); };
       sym(unwinder_.backtrace, "unw_backtrace");

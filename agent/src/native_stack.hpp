@@ -29,13 +29,21 @@ class NativeStacks {
   // The executable segments [begin, end) of the module holding `addr`;
   // false when in none.
   bool segments(uintptr_t addr, uintptr_t* begin, uintptr_t* end);
-  // Fork: held across it (Runtime::before_fork, before the intern mutex,
-  // which locate() takes inside it); the child forgets the modules, whose
-  // names were interned in the parent's arena.
-  void lock_for_fork() { mu_.lock(); }
+  // Fork: no thread inside libunwind across it (fork_gate.hpp), and mu_
+  // held (Runtime::before_fork, before the intern mutex, which locate()
+  // takes inside it); the child forgets the modules, whose names were
+  // interned in the parent's arena.
+  void lock_for_fork() {
+    gate_.close();
+    mu_.lock();
+  }
   void unlock_after_fork(bool child) {
     if (child) modules_.clear();
     mu_.unlock();
+    if (child)
+      gate_.open_in_child();
+    else
+      gate_.open_in_parent();
   }
 
  private:
@@ -51,6 +59,7 @@ class NativeStacks {
 
   std::atomic<int> state_{0};  // 0 unknown, 1 ready, 2 unavailable
   Unwinder unwinder_;
+  ForkGate gate_;
   std::mutex mu_;
   std::vector<Module> modules_;  // guarded by mu_
 };

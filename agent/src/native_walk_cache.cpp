@@ -101,6 +101,8 @@ bool NativeWalkCache::stack_bounds_hold(uintptr_t frame, uint32_t max_offset) {
       return hit->n;
     }
   }
+  // From here on libunwind may be called: not while the process forks.
+  const ForkGate::Pass pass(u.gate);
   ++stats_.walks;
   // The walk starts in this function, whose calls to unw_backtrace the
   // compiler may place apart: its frames are dropped, so that a stack reads

@@ -26,6 +26,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "fork_gate.hpp"
+
 namespace ptprof::agent {
 
 // libunwind's entry points the cache needs (dlsym'd by NativeStacks).
@@ -35,6 +37,7 @@ struct Unwinder {
   int (*init_local)(void*, void*) = nullptr;        // _ULx86_64_init_local
   int (*step)(void*) = nullptr;                     // _ULx86_64_step
   int (*get_reg)(void*, int, uint64_t*) = nullptr;  // _ULx86_64_get_reg
+  ForkGate* gate = nullptr;                         // passed through around every call above (fork_gate.hpp)
   bool can_locate_slots() const { return getcontext && init_local && step && get_reg; }
 };
 

@@ -1,6 +1,7 @@
 // `ptprof query DATASET`: SQL over a dataset of `ptprof export --parquet`,
-// run by DuckDB in ptprof/query.py; the report's sections are SQL files
-// (agent/python/ptprof/sql/*.sql) a user can read and adapt.
+// run by DuckDB in ptprof/query.py, or as a Dask job (ptprof/query_dask.py);
+// the report's sections are SQL files (agent/python/ptprof/sql/*.sql) a user
+// can read and adapt.
 #include <filesystem>
 #include <memory>
 
@@ -15,6 +16,7 @@ struct QueryArgs {
   std::vector<std::string> sql;
   bool report = false;
   std::string format = "table";
+  std::string dask;
   std::string python;
 };
 
@@ -27,8 +29,14 @@ int run_query(const QueryArgs& a) {
                                     "`ptprof export TRACES --parquet DIR`");
   if (a.sql.empty() == !a.report)
     return usage_error("query", "give --report (the report's sections) or --sql \"SELECT ...\", one of the two");
+  if (!a.dask.empty() && !a.report)
+    return usage_error("query", "--dask computes the report's sections: give --report with it (--sql runs here)");
   std::vector<std::string> args = {"--dataset", a.dataset, "--format", a.format};
   if (a.report) args.push_back("--report");
+  if (!a.dask.empty()) {
+    args.push_back("--dask");
+    args.push_back(a.dask);
+  }
   for (const std::string& q : a.sql) {
     args.push_back("--sql");
     args.push_back(q);
@@ -44,12 +52,17 @@ void add_query(CLI::App& app, int& exit_code) {
       "query",
       "SQL over a dataset that `ptprof export --parquet` wrote, with DuckDB: views named as its tables\n"
       "(ops, steps, gpu, cuda_api, memory, collectives, stacks, processes, threads, windows, runs;\n"
-      "docs/dataset.md). --report computes the report's operator table, steps, step-time stragglers\n"
-      "and collective arrivals by SQL, from the files in ptprof/sql/ (printed with --format json as\n"
-      "`ptprof report --format json` names them).");
+      "docs/dataset.md). --report computes the report's operator table, steps, ranks, step-time\n"
+      "stragglers and collective arrivals by SQL, from the files in ptprof/sql/ (printed with --format json as\n"
+      "`ptprof report --format json` names them). With --dask SCHEDULER_ADDRESS the sections are a Dask\n"
+      "job: a task per partition (a run's 64-rank bucket) and one reduction per section, on the cluster\n"
+      "whose workers see the dataset at the same path (docs/scale.md).");
   cmd->add_option("dataset", args->dataset, "The dataset's directory")->required();
   cmd->add_option("--sql", args->sql, "A query to run (repeat for several), e.g. \"SELECT count(*) FROM ops\"");
   cmd->add_flag("--report", args->report, "The report's sections, computed by SQL");
+  cmd->add_option("--dask", args->dask,
+                  "A Dask scheduler's address (tcp://HOST:PORT): --report computed on its workers, which need\n"
+                  "duckdb and pyarrow, and this Python dask[distributed]");
   cmd->add_option("--format", args->format, "table (default) or json")->check(CLI::IsMember({"table", "json"}));
   cmd->add_option("--python", args->python, kAnalysisPythonHelp);
   cmd->callback([args, &exit_code] { exit_code = run_query(*args); });

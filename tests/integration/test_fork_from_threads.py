@@ -10,7 +10,8 @@ hung too. Without ptprof the script never hangs (torch's generator lock,
 which is not fork-safe, is kept out of it).
 
 The full stress (200 forks under each option) is this module with
-PTPROF_FORK_STRESS=200.
+PTPROF_FORK_STRESS=200. With PTPROF_FORK_GDB=FILE a hung child's threads
+(gdb's backtraces) are appended to FILE before it is killed.
 """
 
 import os
@@ -28,6 +29,7 @@ def forks_without_hangs(options):
     with T.tempdir() as d:
         try:
             proc = T.run_ptprof(["run"] + options + ["-o", os.path.join(d, "out"), "--", T.PYTHON, SCRIPT, FORKS, 3],
+                                env=T.clean_env(PTPROF_FORK_GDB=os.environ.get("PTPROF_FORK_GDB")),
                                 timeout=RUN_TIMEOUT)
         except subprocess.TimeoutExpired:
             T.check(False, "%s: the run did not finish in %d s (a hang)" % (" ".join(options), RUN_TIMEOUT))

@@ -136,6 +136,8 @@ def check_dataset_arrivals(d, out, report_rows):
     keys = ("step", "ranks", "slowest_rank", "slowest_us", "median_us", "lag_us")
     T.check_eq([[r[k] for k in keys] for r in q.get("stragglers", [])],
                [[r[k] for k in keys] for r in rep["stragglers"]], "query --report's stragglers: %s" % (keys,))
+    T.check(len(rep["ranks"]) == 2, "the report's ranks: %r" % rep["ranks"])
+    T.check_eq(q.get("ranks"), rep["ranks"], "query --report's ranks: every field, the collectives and steps too")
 
 
 def check_two_ranks(spawn):

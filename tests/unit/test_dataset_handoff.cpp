@@ -83,7 +83,7 @@ TEST_CASE("a trace's tables go over as raw columns with the report's tree and nu
   const auto dir = tmp.path() / "h";
   REQUIRE(dataset::write_columns("x.r3.42.0a1b2c3d.w000.bin", 2, t, dir.string()).ok());
   const std::string manifest = slurp(dir / "manifest.json");
-  CHECK(manifest.find("\"schema\": 1") != std::string::npos);
+  CHECK(manifest.find("\"schema\": 2") != std::string::npos);
   CHECK(manifest.find("{\"name\": \"ops\", \"rows\": 5,") != std::string::npos);  // step, 3 ops, the mark
   CHECK(manifest.find("[\"parent_id\", \"int64\", true]") != std::string::npos);
 
@@ -119,6 +119,13 @@ TEST_CASE("a trace's tables go over as raw columns with the report's tree and nu
   CHECK(step[z] == INT64_MIN);     // outside every step
   CHECK(start[lin] == 1'000'010);  // the wall clock
   CHECK(rank[lin] == 3);
+  // The ranks' op time: aten::linear and, after the step, aten::zero_; not
+  // aten::addmm inside linear, nor the step or the mark (not ops).
+  const auto outermost = column<int8_t>(dir, "ops.outermost_op");
+  CHECK(outermost[lin] == 1);
+  CHECK(outermost[z] == 1);
+  CHECK(outermost[mm] == 0);
+  CHECK(outermost[s] == 0);
 
   const auto op_id = column<int64_t>(dir, "gpu.op_id");
   const auto gpu_step = column<int64_t>(dir, "gpu.step");

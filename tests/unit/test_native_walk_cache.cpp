@@ -3,10 +3,15 @@
 // remembered stack the stack check cannot tell from the real one is caught
 // by the periodic walk. Uses the system's libunwind; skipped without it.
 #include <dlfcn.h>
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <thread>
 #include <vector>
 
 #include "../../agent/src/native_walk_cache.hpp"
@@ -177,4 +182,88 @@ TEST_CASE("native walk cache: a remembered stack the check cannot tell apart is 
   CHECK(cache.stats().mismatches == 1);
   root(path_b, p);
   CHECK(to_stop(p) == e.b);
+}
+
+// #28 defect 5: a fork while another thread is inside libunwind (its locks,
+// glibc's loader lock) left the child waiting forever on its first walk. The
+// unwinder here is a stand-in that stays "inside" until told to leave.
+namespace {
+
+std::atomic<bool> g_walker_inside{false};
+std::atomic<bool> g_walker_may_leave{false};
+int blocking_backtrace(void**, int) {
+  g_walker_inside = true;
+  while (!g_walker_may_leave) sched_yield();
+  return 0;
+}
+
+// The stand-in unwinder, passing through `gate`; walks leave at once unless
+// `hold` (then they wait for g_walker_may_leave).
+Unwinder gated_unwinder(ptprof::agent::ForkGate& gate, bool hold) {
+  Unwinder u;
+  u.backtrace = blocking_backtrace;
+  u.gate = &gate;
+  g_walker_inside = false;
+  g_walker_may_leave = !hold;
+  return u;
+}
+
+}  // namespace
+
+TEST_CASE("native walk cache: fork waits for a walk in progress, and walks wait for the fork", "[stacks][native]") {
+  ptprof::agent::ForkGate gate;
+  const Unwinder u = gated_unwinder(gate, /*hold=*/true);
+  uintptr_t out[NativeWalkCache::kMaxFrames];
+
+  NativeWalkCache first;
+  std::thread walker([&] { first.capture(u, out, NativeWalkCache::kMaxFrames, 0, 0); });
+  while (!g_walker_inside) sched_yield();
+  REQUIRE(gate.inside() == 1);
+  std::atomic<bool> closed{false};
+  std::thread forker([&] {
+    gate.close();
+    closed = true;
+  });
+  while (!gate.closing()) sched_yield();
+  CHECK_FALSE(closed);  // the walk is still in libunwind
+  g_walker_may_leave = true;
+  walker.join();
+  forker.join();
+  CHECK(closed);
+  CHECK(gate.inside() == 0);
+
+  // Closed: a new walk waits outside until the fork is over.
+  std::atomic<bool> walked{false};
+  NativeWalkCache second;
+  std::thread late([&] {
+    second.capture(u, out, NativeWalkCache::kMaxFrames, 0, 0);
+    walked = true;
+  });
+  while (!gate.waiting()) sched_yield();
+  CHECK_FALSE(walked);
+  CHECK(gate.inside() == 0);
+  gate.open_in_parent();
+  late.join();
+  CHECK(walked);
+  CHECK(second.stats().walks == 1);
+}
+
+TEST_CASE("native walk cache: a fork child walks although its parent's gate was closed", "[stacks][native]") {
+  ptprof::agent::ForkGate gate;
+  const Unwinder u = gated_unwinder(gate, /*hold=*/false);
+  gate.close();
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    gate.open_in_child();
+    NativeWalkCache walks;
+    uintptr_t out[NativeWalkCache::kMaxFrames];
+    walks.capture(u, out, NativeWalkCache::kMaxFrames, 0, 0);
+    ::_exit(walks.stats().walks == 1 && gate.inside() == 0 ? 0 : 1);
+  }
+  gate.open_in_parent();
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
 }

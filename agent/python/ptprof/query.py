@@ -1,13 +1,20 @@
 """`ptprof query DATASET`: SQL over a dataset of `ptprof export --parquet`.
 
     python -m ptprof.query --dataset DIR (--report | --sql QUERY...) [--format table|json]
+                           [--dask SCHEDULER_ADDRESS]
 
 (`ptprof query` runs this.) DuckDB reads the dataset in place: a view per
 table folder, named as the folder (docs/dataset.md), with the Hive partition
 columns `run` and `rank_bucket`. --report runs the SQL files beside this
-module (ptprof/sql/*.sql: the operator table, steps, step-time stragglers
+module (ptprof/sql/: the operator table, steps, ranks, step-time stragglers
 and collective arrivals) and prints them; with --format json under the names
 and units of `ptprof report --format json` (microseconds, 3 decimals).
+
+Each section is two queries: NAME.map.sql over the tables of some part of
+the dataset, and NAME.reduce.sql over the union of the map's results (the
+view `partial`). Here the map's part is the whole dataset; with --dask
+(ptprof/query_dask.py) each Dask task maps one partition (a run's rank
+bucket) and one task reduces, so both give the same tables.
 """
 
 import argparse
@@ -15,15 +22,19 @@ import json
 import os
 import sys
 
+from ptprof import dataset_tasks
+
 SQL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sql")
-# (section, SQL file, the report's JSON key)
-SECTIONS = (("Operators", "operators.sql", "rows"), ("Steps", "steps.sql", "steps"),
-            ("Stragglers (step time)", "stragglers.sql", "stragglers"),
-            ("Collective arrivals", "arrivals.sql", "collective_arrivals"))
+# (section, SQL files' name, the report's JSON key)
+SECTIONS = (("Operators", "operators", "rows"), ("Steps", "steps", "steps"), ("Ranks", "ranks", "ranks"),
+            ("Stragglers (step time)", "stragglers", "stragglers"),
+            ("Collective arrivals", "arrivals", "collective_arrivals"))
 # Columns in ns become the report's *_us; other columns keep their names.
 RENAMED = {"self_cpu_ns": "self_cpu_us", "cpu_total_ns": "cpu_total_us", "self_cuda_ns": "self_cuda_us",
            "cuda_total_ns": "cuda_total_us", "wall_ns": "wall_us", "operators_ns": "operators_us",
-           "slowest_ns": "slowest_us", "median_ns": "median_us", "lag_ns": "lag_us", "spread_ns": "spread_us"}
+           "slowest_ns": "slowest_us", "median_ns": "median_us", "lag_ns": "lag_us", "spread_ns": "spread_us",
+           "op_time_ns": "op_time_us", "collective_time_ns": "collective_time_us", "time_ns": "time_us",
+           "after_ns": "after_us"}
 
 
 def fail(message, status=2):
@@ -31,32 +42,27 @@ def fail(message, status=2):
     sys.exit(status)
 
 
-def connect(dataset):
+def import_duckdb():
     try:
         import duckdb
     except ImportError as e:
         fail("needs DuckDB in the Python that runs it (%s: %s): pip install 'ptprof[analysis]' (or duckdb) "
              "there, or name another interpreter with --python or PTPROF_ANALYSIS_PYTHON" % (sys.executable, e))
-    con = duckdb.connect()
-    for table in sorted(os.listdir(dataset)):
-        folder = os.path.join(dataset, table)
-        if not os.path.isdir(folder) or table.startswith("."):
-            continue
-        files = [os.path.join(d, f) for d, _, fs in os.walk(folder) for f in fs if f.endswith(".parquet")]
-        if not files:
-            continue
-        if table == "runs":
-            source = "read_parquet(%s)" % quote(os.path.join(folder, "*.parquet"))
-        else:
-            # Typed partitions: a run id of digits only stays a string.
-            source = ("read_parquet(%s, hive_partitioning = true, hive_types = {'run': VARCHAR, "
-                      "'rank_bucket': INTEGER})" % quote(os.path.join(folder, "**", "*.parquet")))
-        con.execute("CREATE VIEW %s AS SELECT * FROM %s" % (table, source))
-    return con
+    return duckdb
 
 
-def quote(text):
-    return "'" + text.replace("'", "''") + "'"
+def connect(dataset, part=None):
+    """DuckDB with a view per table of the dataset (dataset_tasks.connect)."""
+    return dataset_tasks.connect(import_duckdb(), dataset, part)
+
+
+def section_sql(name):
+    """(map, reduce) SQL of a report section."""
+    texts = []
+    for half in ("map", "reduce"):
+        with open(os.path.join(SQL_DIR, "%s.%s.sql" % (name, half))) as f:
+            texts.append(f.read())
+    return tuple(texts)
 
 
 def run(con, sql):
@@ -68,24 +74,48 @@ def run(con, sql):
     return columns, cursor.fetchall()
 
 
-def as_report(columns, rows):
-    """Rows as dicts under the report's JSON names, ns as us."""
-    out = []
-    for row in rows:
-        d = {}
-        for c, v in zip(columns, row):
-            if c in RENAMED:
-                d[RENAMED[c]] = None if v is None else int(v) / 1000.0
-            else:
-                d[c] = v
-        out.append(d)
+def report_sections(con):
+    """{section name: (columns, rows)}, each map then reduce on one connection."""
+    out = {}
+    for _, name, _ in SECTIONS:
+        map_sql, reduce_sql = section_sql(name)
+        run(con, "CREATE OR REPLACE TEMP TABLE partial AS " + map_sql)
+        out[name] = run(con, reduce_sql)
     return out
+
+
+def as_report(columns, rows):
+    """Rows as dicts under the report's JSON names, ns as us (in nested lists too)."""
+    return [report_value(dict(zip(columns, row))) for row in rows]
+
+
+def report_value(v):
+    if isinstance(v, dict):
+        out = {}
+        for c, x in v.items():
+            if c in RENAMED:
+                out[RENAMED[c]] = None if x is None else int(x) / 1000.0
+            else:
+                out[c] = report_value(x)
+        return out
+    if isinstance(v, list):
+        return [report_value(x) for x in v]
+    return v
+
+
+def cell(v):
+    """A table cell: a list (a rank's steps, its collectives) as its length."""
+    if v is None:
+        return ""
+    if isinstance(v, list):
+        return "[%d]" % len(v)
+    return str(v)
 
 
 def print_table(title, columns, rows):
     if title:
         print(title)
-    text = [[("" if v is None else str(v)) for v in row] for row in rows]
+    text = [[cell(v) for v in row] for row in rows]
     widths = [max([len(c)] + [len(r[i]) for r in text]) for i, c in enumerate(columns)]
     # Numbers to the right, text to the left, as the report's tables.
     numeric = [all(isinstance(row[i], (int, float)) or row[i] is None for row in rows) for i in range(len(columns))]
@@ -94,7 +124,8 @@ def print_table(title, columns, rows):
     print(line(columns))
     for r in text:
         print(line(r))
-    print("(%d rows)" % len(rows))
+    lists = any(isinstance(v, list) for row in rows for v in row)
+    print("(%d rows%s)" % (len(rows), "; [N]: a list of N entries, which --format json gives" if lists else ""))
 
 
 def main(argv=None):
@@ -104,22 +135,29 @@ def main(argv=None):
     parser.add_argument("--report", action="store_true")
     parser.add_argument("--sql", action="append", default=[])
     parser.add_argument("--format", choices=("table", "json"), default="table")
+    parser.add_argument("--dask", metavar="SCHEDULER_ADDRESS")
     a = parser.parse_args(argv)
-    con = connect(a.dataset)
+    if a.dask:
+        if not a.report:
+            fail("--dask computes the report's sections (--report); --sql runs on this machine")
+        from ptprof import query_dask
+        sections = query_dask.report_sections(a.dataset, a.dask)
+    elif a.report:
+        sections = report_sections(connect(a.dataset))
     if a.report:
         result = {}
         for title, name, key in SECTIONS:
-            with open(os.path.join(SQL_DIR, name)) as f:
-                columns, rows = run(con, f.read())
+            columns, rows = sections[name]
             if a.format == "json":
                 result[key] = as_report(columns, rows)
             else:
-                print_table("%s (ptprof/sql/%s)" % (title, name), columns, rows)
+                print_table("%s (ptprof/sql/%s.{map,reduce}.sql)" % (title, name), columns, rows)
                 print()
         if a.format == "json":
             json.dump(result, sys.stdout, indent=1)
             print()
         return 0
+    con = connect(a.dataset)
     results = []
     for sql in a.sql:
         columns, rows = run(con, sql)

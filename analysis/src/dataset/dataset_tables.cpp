@@ -1,6 +1,6 @@
-// One trace file's dataset tables (docs/dataset.md, one line per column).
-// The ops table's values are the report's own (report_aggregator.hpp's
-// NodeValues): what `ptprof report` sums into its rows, per call.
+// One trace file's dataset tables (docs/dataset.md, one line per column),
+// handed over as columns (column_handoff.hpp); the ops and memory tables are
+// op_tables.cpp's.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -10,7 +10,7 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "dataset/column_handoff.hpp"
+#include "dataset/table_context.hpp"
 #include "ptprof/analysis/dataset.hpp"
 #include "ptprof/analysis/report.hpp"
 #include "ptprof/analysis/report_phases.hpp"
@@ -18,12 +18,13 @@
 #include "ptprof/cuda_status.hpp"
 #include "ptprof/process_role.hpp"
 #include "ptprof/record.hpp"
-#include "report/report_aggregator.hpp"
-#include "report/report_keys.hpp"
 
 namespace ptprof::dataset {
 
 using detail::ColumnType;
+using detail::Context;
+using detail::dur;
+using detail::kind_name;
 using detail::kNull;
 using detail::Table;
 using trace::EventKind;
@@ -32,101 +33,11 @@ namespace {
 
 using enum detail::ColumnType;  // the tables below read as their schema
 
-int64_t dur(const trace::Event& e) { return std::max<int64_t>(0, e.end_ns - e.start_ns); }
-
-const char* kind_name(EventKind k) {
-  switch (k) {
-    case EventKind::Op:
-      return "op";
-    case EventKind::Range:
-      return "range";
-    case EventKind::Mark:
-      return "mark";
-    case EventKind::Step:
-      return "step";
-    case EventKind::CudaApi:
-      return "cuda_api";
-    case EventKind::Kernel:
-      return "kernel";
-    case EventKind::Memcpy:
-      return "memcpy";
-    case EventKind::Memset:
-      return "memset";
-    case EventKind::GpuSync:
-      return "sync";
-    case EventKind::GpuOverhead:
-      return "overhead";
-    case EventKind::CuptiApi:
-      return "cupti_api";
-    case EventKind::Memory:
-      return "memory";
-  }
-  return "other";
-}
-
 const char* role_name(const trace::Process& p) {
   if (p.role == uint32_t(wire::ProcessRole::DataLoaderWorker)) return "dataloader_worker";
   if (p.role == uint32_t(wire::ProcessRole::CompileWorker)) return "compile_worker";
   return "trainer";
 }
-
-// What every table needs of a trace: ids unique across the export, wall
-// clock times, each thread's process, and each process's steps.
-class Context {
- public:
-  Context(uint32_t ordinal, const trace::Trace& t) : t_(t), ordinal_(ordinal), strings(t.strings) {
-    for (uint32_t i = 0; i < t.events.size(); ++i) {
-      const trace::Event& e = t.events[i];
-      if (trace::is_step(e) && e.thread < t.threads.size())
-        steps_[t.threads[e.thread].process].emplace_back(e.start_ns, e.end_ns, int64_t(e.arg));
-      if (e.kind == EventKind::Op && e.arg != 0) op_by_correlation_.emplace(e.arg, i);
-    }
-    for (auto& [process, spans] : steps_) std::sort(spans.begin(), spans.end());
-  }
-
-  int64_t id(uint32_t index) const { return int64_t(uint64_t(ordinal_) << 32 | index); }
-  int64_t wall(int64_t monotonic_ns) const { return monotonic_ns + t_.header.realtime_offset_ns; }
-  const trace::Process* process_of(uint32_t thread) const {
-    if (thread >= t_.threads.size() || t_.threads[thread].process >= t_.processes.size()) return nullptr;
-    return &t_.processes[t_.threads[thread].process];
-  }
-  int64_t pid(uint32_t thread) const {
-    const trace::Process* p = process_of(thread);
-    return p ? p->pid : kNull;
-  }
-  int64_t rank(uint32_t thread) const {
-    const trace::Process* p = process_of(thread);
-    return p && p->rank >= 0 ? p->rank : kNull;
-  }
-  int64_t tid(uint32_t thread) const { return thread < t_.threads.size() ? t_.threads[thread].tid : kNull; }
-  // The step of the thread's process whose span holds `ns`; null when none does.
-  int64_t step_at(uint32_t thread, int64_t ns) const {
-    if (thread >= t_.threads.size()) return kNull;
-    auto it = steps_.find(t_.threads[thread].process);
-    if (it == steps_.end()) return kNull;
-    const auto& spans = it->second;
-    auto s = std::upper_bound(spans.begin(), spans.end(), ns,
-                              [](int64_t v, const auto& span) { return v < std::get<0>(span); });
-    if (s == spans.begin()) return kNull;
-    --s;
-    return ns < std::get<1>(*s) ? std::get<2>(*s) : kNull;
-  }
-  // The event of the op that launched GPU work with this correlation to it.
-  int64_t launching_op(uint64_t external_id) const {
-    auto it = op_by_correlation_.find(external_id);
-    return it == op_by_correlation_.end() ? -1 : int64_t(it->second);
-  }
-  const trace::Trace& trace() const { return t_; }
-
- private:
-  const trace::Trace& t_;
-  uint32_t ordinal_;
-  std::map<uint32_t, std::vector<std::tuple<int64_t, int64_t, int64_t>>> steps_;
-  std::unordered_map<uint64_t, uint32_t> op_by_correlation_;
-
- public:
-  detail::Strings strings;
-};
 
 Table processes_table(Context& c) {
   const trace::Trace& t = c.trace();
@@ -201,105 +112,6 @@ Table steps_table(Context& c) {
                c.wall(e.start_ns), dur(e), (e.flags & trace::kTruncated) != 0, phase(report::Phase::Forward),
                phase(report::Phase::Backward), phase(report::Phase::Optimizer), phase(report::Phase::DataLoading),
                phase(report::Phase::Other)});
-  }
-  return table;
-}
-
-// The report's call tree, one row per event it counts (ops, ranges, steps,
-// CUDA API calls, async events), and the marks it counts without time.
-// Per memory record, what the report made of it (ops_table tells).
-enum MemoryState : uint8_t { kNotCounted = 0, kOutsideOps = 1, kInsideOp = 2 };
-
-Table ops_table(Context& c, std::vector<uint8_t>* memory_state) {
-  const trace::Trace& t = c.trace();
-  Table table("ops", {{"rank", I32, true},
-                      {"pid", I32, true},
-                      {"tid", I64},
-                      {"step", I64, true},
-                      {"id", I64},
-                      {"parent_id", I64, true},
-                      {"depth", I32},
-                      {"kind", Str},
-                      {"name", Str},
-                      {"key", Str},
-                      {"scope", I8},
-                      {"shapes", Str, true},
-                      {"start_ns", I64},
-                      {"dur_ns", I64},
-                      {"self_ns", I64},
-                      {"cuda_total_ns", I64},
-                      {"self_cuda_ns", I64},
-                      {"cpu_memory_bytes", I64},
-                      {"self_cpu_memory_bytes", I64},
-                      {"cuda_memory_bytes", I64},
-                      {"self_cuda_memory_bytes", I64},
-                      {"seq_nr", I64, true},
-                      {"fwd_thread_id", I64},
-                      {"correlation", I64, true},
-                      {"stack_id", I64, true},
-                      {"folded", Bool},
-                      {"async", Bool},
-                      {"truncated", Bool}});
-  std::unordered_map<uint32_t, int64_t> keys;  // name id -> key string id
-  auto key_of = [&](const trace::Event& e) {
-    if (e.kind == EventKind::Step && e.name == 0) return c.strings.add(report::detail::kStepKey);
-    auto [it, added] = keys.try_emplace(e.name, 0);
-    if (added) {
-      const std::string_view key = report::detail::key_name(t.strings[e.name]);
-      it->second = key == t.strings[e.name] ? int64_t(e.name) : c.strings.add(key);
-    }
-    return it->second;
-  };
-  auto add = [&](const trace::Event& e, uint32_t index, const report::detail::NodeValues* v) {
-    const int64_t step =
-        e.kind == EventKind::Step ? (trace::is_step(e) ? int64_t(e.arg) : kNull) : c.step_at(e.thread, e.start_ns);
-    table.row({c.rank(e.thread),
-               c.pid(e.thread),
-               c.tid(e.thread),
-               step,
-               c.id(index),
-               v && v->parent_event >= 0 ? c.id(uint32_t(v->parent_event)) : kNull,
-               v ? v->depth : 0,
-               c.strings.add(kind_name(e.kind)),
-               e.name,
-               key_of(e),
-               e.scope,
-               e.shapes ? int64_t(e.shapes) : kNull,
-               c.wall(e.start_ns),
-               dur(e),
-               v ? v->self_ns : 0,
-               v ? v->cuda_total_ns : 0,
-               v ? v->self_cuda_ns : 0,
-               v ? v->memory.cpu : 0,
-               v ? v->self_memory.cpu : 0,
-               v ? v->memory.device : 0,
-               v ? v->self_memory.device : 0,
-               e.seq_nr >= 0 ? e.seq_nr : kNull,
-               int64_t(e.fwd_thread_id),
-               e.kind == EventKind::Op && e.arg ? int64_t(e.arg) : kNull,
-               e.stack ? c.id(e.stack) : kNull,
-               v && v->folded,
-               v && v->async,
-               (e.flags & trace::kTruncated) != 0});
-  };
-  report::Options options;
-  report::detail::Aggregator agg(options);
-  agg.set_node_sink([&](const report::detail::NodeValues& v) { add(t.events[v.event], v.event, &v); });
-  memory_state->assign(t.memory.size(), kNotCounted);
-  agg.set_memory_sink([&](uint32_t record, bool inside) {
-    if (record < memory_state->size()) (*memory_state)[record] = inside ? kInsideOp : kOutsideOps;
-  });
-  agg.add_trace(0, t);
-  const std::vector<uint8_t> filtered = [&] {
-    std::vector<uint8_t> f(t.strings.size());
-    for (size_t i = 0; i < t.strings.size(); ++i) f[i] = report::detail::filter_bits(t.strings[i]);
-    return f;
-  }();
-  for (uint32_t i = 0; i < t.events.size(); ++i) {
-    const trace::Event& e = t.events[i];
-    if (e.kind != EventKind::Mark || e.name >= t.strings.size() || wire::is_cuda_note(t, e)) continue;
-    if (report::detail::filtered_out(filtered[e.name], e.kind)) continue;
-    add(e, i, nullptr);
   }
   return table;
 }
@@ -385,56 +197,6 @@ Table cuda_api_table(Context& c) {
                c.strings.add(ci.family == uint8_t(wire::CudaApiFamily::Driver) ? "driver" : "runtime"),
                c.wall(e.start_ns), dur(e), int64_t(ci.correlation_id), ci.result,
                ci.kernel_name ? int64_t(ci.kernel_name) : kNull});
-  }
-  return table;
-}
-
-Table memory_table(Context& c, const std::vector<uint8_t>& state) {
-  const trace::Trace& t = c.trace();
-  Table table("memory", {{"rank", I32, true},
-                         {"pid", I32, true},
-                         {"tid", I64},
-                         {"step", I64, true},
-                         {"ts_ns", I64},
-                         {"ptr", I64},
-                         {"bytes", I64},
-                         {"total_allocated", I64},
-                         {"total_reserved", I64},
-                         {"device_type", I8},
-                         {"device_index", I8},
-                         {"segment", Bool},
-                         {"op", Str, true},
-                         {"op_shapes", Str, true},
-                         {"top_op", Str, true},
-                         {"top_shapes", Str, true},
-                         {"alloc_ns", I64, true},
-                         {"alloc_op", Str, true},
-                         {"in_report", Bool},
-                         {"in_op", Bool}});
-  auto str = [](uint32_t id) { return id ? int64_t(id) : kNull; };
-  for (const trace::Event& e : t.events) {
-    if (e.kind != EventKind::Memory || e.arg == 0 || e.arg > t.memory.size()) continue;
-    const trace::MemoryInfo& m = t.memory[e.arg - 1];
-    table.row({c.rank(e.thread),
-               c.pid(e.thread),
-               c.tid(e.thread),
-               c.step_at(e.thread, e.start_ns),
-               c.wall(e.start_ns),
-               int64_t(m.ptr),
-               m.bytes,
-               m.total_allocated,
-               m.total_reserved,
-               m.device_type,
-               m.device_index,
-               m.segment,
-               str(m.op),
-               str(m.op_shapes),
-               str(m.top_op),
-               str(m.top_shapes),
-               m.alloc_ns ? c.wall(m.alloc_ns) : kNull,
-               str(m.alloc_op),
-               state[e.arg - 1] != kNotCounted,
-               state[e.arg - 1] == kInsideOp});
   }
   return table;
 }

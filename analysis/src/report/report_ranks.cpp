@@ -7,6 +7,7 @@
 #include "ptprof/analysis/report_format.hpp"
 #include "ptprof/process_role.hpp"
 #include "ptprof/saturating.hpp"
+#include "report/outermost.hpp"
 #include "report/text_util.hpp"
 
 namespace ptprof::report {
@@ -68,21 +69,6 @@ uint64_t step_at(const std::vector<std::tuple<int64_t, int64_t, uint64_t>>& step
 }
 
 int64_t duration(const trace::Event& e) { return std::max<int64_t>(0, e.end_ns - e.start_ns); }
-
-// Outermost spans of one thread's events (sorted by start, longest first):
-// the time they cover without counting a nested one twice.
-class Outermost {
- public:
-  bool take(const trace::Event& e) {
-    while (!ends_.empty() && ends_.back() <= e.start_ns) ends_.pop_back();
-    const bool outer = ends_.empty();
-    ends_.push_back(e.end_ns);
-    return outer;
-  }
-
- private:
-  std::vector<int64_t> ends_;
-};
 
 int64_t median(std::vector<int64_t> v) {
   std::sort(v.begin(), v.end());
@@ -168,13 +154,14 @@ struct RankSummaryBuilder::Impl {
         if (e.kind != trace::EventKind::Op) continue;
         ++s.row.ops;
         const bool async = e.flags & trace::kAsync;  // spans threads: no place in a thread's nesting
-        if (!async && ops.take(e)) s.row.op_ns = ptprof::detail::saturating_add(s.row.op_ns, duration(e));
+        if (!async && ops.take(e.start_ns, e.end_ns))
+          s.row.op_ns = ptprof::detail::saturating_add(s.row.op_ns, duration(e));
         const std::string_view name = e.name < t.strings.size() ? std::string_view(t.strings[e.name]) : "";
         if (!is_collective(name)) continue;
         CollectiveTotals& c = s.collectives[std::string(name)];
         ++c.calls;
         c.ns = ptprof::detail::saturating_add(c.ns, duration(e));
-        if (async || collectives.take(e)) {
+        if (async || collectives.take(e.start_ns, e.end_ns)) {
           ++s.row.collective_calls;
           if (const uint64_t step = step_at(steps[pi], e.start_ns); step != 0)
             (is_c10d_call(name) ? s.c10d_calls : s.work_calls)

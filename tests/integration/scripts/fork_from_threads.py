@@ -30,6 +30,11 @@ def wait_child(pid):
         if done:
             return True
         time.sleep(0.005)
+    if os.environ.get("PTPROF_FORK_GDB"):  # a file: the stuck child's threads, for whoever debugs a hang
+        import subprocess
+        with open(os.environ["PTPROF_FORK_GDB"], "a") as out:
+            subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt"],
+                           stdout=out, stderr=subprocess.STDOUT, timeout=120)
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
     return False

@@ -4,6 +4,10 @@
 -- part of its same-named parent's), and the GPU's kernels, copies and sets,
 -- which have CUDA time and no CPU time, and `[memory]`: a call per memory
 -- record the report counts that no op holds. Times in ns, memory in bytes.
+--
+-- The map half: sums per name over the part of the dataset it is given (all
+-- of it under DuckDB, a partition per task under Dask); operators.reduce.sql
+-- adds up the parts (the view `partial`).
 WITH calls AS (
   SELECT key AS name, self_ns, dur_ns, self_cuda_ns, cuda_total_ns, cpu_memory_bytes, self_cpu_memory_bytes,
          cuda_memory_bytes, self_cuda_memory_bytes
@@ -30,4 +34,3 @@ SELECT name,
        sum(self_cuda_memory_bytes)::BIGINT AS self_cuda_memory_bytes
 FROM calls
 GROUP BY name
-ORDER BY self_cpu_ns DESC, name

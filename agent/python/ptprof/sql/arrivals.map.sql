@@ -1,0 +1,13 @@
+-- The report's collective arrivals: per step, each rank's Nth collective
+-- call (c10d's, or the process group's work where a rank has no c10d call)
+-- is the same collective; the last rank to start it (ties: the lowest) is
+-- its straggler, the spread is the last start less the first.
+--
+-- The map half: the calls that count, from the part it is given (a rank's
+-- calls are in one part); arrivals.reduce.sql matches them across ranks.
+WITH kinds AS (
+  SELECT run, rank, bool_or(call = 'c10d') AS has_c10d FROM collectives WHERE rank IS NOT NULL GROUP BY run, rank
+)
+SELECT c.step, c.index_in_step, c.rank, c.name, c.start_ns
+FROM collectives c JOIN kinds k USING (run, rank)
+WHERE c.index_in_step IS NOT NULL AND c.call = CASE WHEN k.has_c10d THEN 'c10d' ELSE 'work' END
