@@ -23,8 +23,8 @@ import dataset_check as D  # noqa: E402
 import ptproftest as T  # noqa: E402
 from ptproftest import check, check_eq  # noqa: E402
 
-TABLES = ["runs", "windows", "processes", "threads", "steps", "ops", "gpu", "cuda_api", "memory", "collectives",
-          "stacks"]
+TABLES = ["runs", "windows", "processes", "threads", "steps", "ops", "op_totals", "gpu", "cuda_api", "memory",
+          "collectives", "stacks"]
 DOC = os.path.join(T.SOURCE_DIR, "docs", "dataset.md")
 
 
@@ -101,7 +101,7 @@ def test_steps_and_tree_and_stacks_are_whole():
     check_eq([(p["role"], p["rank"]) for p in procs], [("trainer", None)], "one process, no rank")
     check_eq(len(data["runs"]["rows"]), 1, "one run")
     run = data["runs"]["rows"][0]
-    check_eq((run["files"], run["processes"], run["schema_version"]), (1, 1, 2), "the run's counts")
+    check_eq((run["files"], run["processes"], run["schema_version"]), (1, 1, 3), "the run's counts")
 
 
 def test_layout_is_one_file_per_table_run_and_rank_bucket():
@@ -192,6 +192,7 @@ def test_query_report_equals_the_report():
     check_eq([[s[k] for k in keys] for s in got["steps"]], [[s[k] for k in keys] for s in report["steps"]],
              "the steps: %s" % (keys,))
     check_eq((got["stragglers"], got["collective_arrivals"]), ([], []), "one process: no stragglers or arrivals")
+    D.check_rollups(os.path.join(d, "ds"))
 
 
 def test_query_sql_and_its_errors():

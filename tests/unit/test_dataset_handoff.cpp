@@ -83,7 +83,7 @@ TEST_CASE("a trace's tables go over as raw columns with the report's tree and nu
   const auto dir = tmp.path() / "h";
   REQUIRE(dataset::write_columns("x.r3.42.0a1b2c3d.w000.bin", 2, t, dir.string()).ok());
   const std::string manifest = slurp(dir / "manifest.json");
-  CHECK(manifest.find("\"schema\": 2") != std::string::npos);
+  CHECK(manifest.find("\"schema\": 3") != std::string::npos);
   CHECK(manifest.find("{\"name\": \"ops\", \"rows\": 5,") != std::string::npos);  // step, 3 ops, the mark
   CHECK(manifest.find("[\"parent_id\", \"int64\", true]") != std::string::npos);
 
@@ -126,6 +126,27 @@ TEST_CASE("a trace's tables go over as raw columns with the report's tree and nu
   CHECK(outermost[z] == 1);
   CHECK(outermost[mm] == 0);
   CHECK(outermost[s] == 0);
+
+  // What the report's SQL sums: the step's direct ops (linear, 40 ns; not the
+  // mark), and per process, kind and key, the ops rows summed.
+  const auto step_ops = column<int64_t>(dir, "steps.operators_ns");
+  REQUIRE(step_ops.size() == 1);
+  CHECK(step_ops[0] == 40);
+  const auto total_key = column<int32_t>(dir, "op_totals.key");
+  const auto total_calls = column<int64_t>(dir, "op_totals.calls");
+  const auto total_self = column<int64_t>(dir, "op_totals.self_ns");
+  const auto total_outer = column<int64_t>(dir, "op_totals.outermost_ns");
+  const auto total_pid = column<int32_t>(dir, "op_totals.pid");
+  REQUIRE(total_key.size() == 5);  // ProfilerStep*, linear, addmm, the mark, zero_
+  for (size_t i = 0; i < total_key.size(); ++i) {
+    const std::string& k = names[size_t(total_key[i])];
+    CAPTURE(k);
+    CHECK(total_calls[i] == 1);
+    CHECK(total_pid[i] == 42);
+    if (k == "aten::linear") CHECK((total_self[i] == 30 && total_outer[i] == 40));
+    if (k == "aten::zero_") CHECK(total_outer[i] == 10);
+    if (k == "aten::addmm" || k == "ProfilerStep*") CHECK(total_outer[i] == 0);
+  }
 
   const auto op_id = column<int64_t>(dir, "gpu.op_id");
   const auto gpu_step = column<int64_t>(dir, "gpu.step");

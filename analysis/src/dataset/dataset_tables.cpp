@@ -26,6 +26,7 @@ using detail::Context;
 using detail::dur;
 using detail::kind_name;
 using detail::kNull;
+using detail::OpRollup;
 using detail::Table;
 using trace::EventKind;
 
@@ -78,7 +79,7 @@ Table threads_table(Context& c) {
   return table;
 }
 
-Table steps_table(Context& c) {
+Table steps_table(Context& c, const OpRollup& rollup) {
   const trace::Trace& t = c.trace();
   std::map<std::tuple<int32_t, int32_t, uint64_t>, report::PhaseTimes> phases;
   for (const report::StepPhases& p : report::step_phases(t)) phases[{p.pid, p.tid, p.step}] = p.ns;
@@ -90,6 +91,7 @@ Table steps_table(Context& c) {
                         {"role", Str},
                         {"start_ns", I64},
                         {"dur_ns", I64},
+                        {"operators_ns", I64},
                         {"truncated", Bool},
                         {"forward_ns", I64, true},
                         {"backward_ns", I64, true},
@@ -108,10 +110,11 @@ Table steps_table(Context& c) {
       if (it != phases.end()) ph = &it->second;
     }
     auto phase = [&](report::Phase p) { return ph ? (*ph)[size_t(p)] : kNull; };
+    auto children = rollup.step_children_ns.find(i);
     table.row({c.rank(e.thread), pid, tid, step ? int64_t(e.arg) : kNull, c.id(i), c.strings.add(role),
-               c.wall(e.start_ns), dur(e), (e.flags & trace::kTruncated) != 0, phase(report::Phase::Forward),
-               phase(report::Phase::Backward), phase(report::Phase::Optimizer), phase(report::Phase::DataLoading),
-               phase(report::Phase::Other)});
+               c.wall(e.start_ns), dur(e), children == rollup.step_children_ns.end() ? 0 : children->second,
+               (e.flags & trace::kTruncated) != 0, phase(report::Phase::Forward), phase(report::Phase::Backward),
+               phase(report::Phase::Optimizer), phase(report::Phase::DataLoading), phase(report::Phase::Other)});
   }
   return table;
 }
@@ -225,7 +228,8 @@ Table collectives_table(Context& c) {
                               {"id", I64},
                               {"name", Str},
                               {"start_ns", I64},
-                              {"dur_ns", I64}});
+                              {"dur_ns", I64},
+                              {"nested", Bool}});
   std::map<std::tuple<uint32_t, int64_t, bool>, int32_t> next_index;  // (process, step, c10d) -> count
   uint32_t thread = UINT32_MAX;
   int64_t open_end = INT64_MIN;
@@ -235,16 +239,16 @@ Table collectives_table(Context& c) {
       thread = e.thread;
       open_end = INT64_MIN;
     }
-    if (e.start_ns < open_end) continue;  // nested in the open call
-    open_end = e.end_ns;
+    const bool nested = e.start_ns < open_end;  // in the thread's open call
+    if (!nested) open_end = e.end_ns;
     const std::string_view name = t.strings[e.name];
     const bool c10d = name.substr(0, 6) == "c10d::";
     const int64_t step = c.step_at(e.thread, e.start_ns);
     const uint32_t process = e.thread < t.threads.size() ? t.threads[e.thread].process : UINT32_MAX;
     int64_t index = kNull;
-    if (step != kNull) index = next_index[{process, step, c10d}]++;
+    if (step != kNull && !nested) index = next_index[{process, step, c10d}]++;
     table.row({c.rank(e.thread), c.pid(e.thread), c.tid(e.thread), step, c.strings.add(c10d ? "c10d" : "work"), index,
-               c.id(i), e.name, c.wall(e.start_ns), dur(e)});
+               c.id(i), e.name, c.wall(e.start_ns), dur(e), nested});
   }
   return table;
 }
@@ -284,9 +288,12 @@ Status write_columns(const std::string& path, uint32_t ordinal, const trace::Tra
   std::vector<Table> tables;
   tables.push_back(processes_table(c));
   tables.push_back(threads_table(c));
-  tables.push_back(steps_table(c));
   std::vector<uint8_t> memory_state;
-  tables.push_back(ops_table(c, &memory_state));
+  OpRollup rollup;
+  Table ops = ops_table(c, &memory_state, &rollup);
+  tables.push_back(steps_table(c, rollup));
+  tables.push_back(std::move(ops));
+  tables.push_back(op_totals_table(c, rollup));
   tables.push_back(gpu_table(c));
   tables.push_back(cuda_api_table(c));
   tables.push_back(memory_table(c, memory_state));

@@ -80,7 +80,7 @@ std::vector<bool> outermost_ops(const trace::Trace& t) {
 
 // The report's call tree, one row per event it counts (ops, ranges, steps,
 // CUDA API calls, async events), and the marks it counts without time.
-Table ops_table(Context& c, std::vector<uint8_t>* memory_state) {
+Table ops_table(Context& c, std::vector<uint8_t>* memory_state, OpRollup* rollup) {
   const trace::Trace& t = c.trace();
   Table table("ops", {{"rank", I32, true},
                       {"pid", I32, true},
@@ -122,7 +122,31 @@ Table ops_table(Context& c, std::vector<uint8_t>* memory_state) {
     }
     return it->second;
   };
+  auto add_to_rollup = [&](const trace::Event& e, int64_t kind, int64_t key, const report::detail::NodeValues* v,
+                           bool outermost_op) {
+    const uint32_t process = e.thread < t.threads.size() ? t.threads[e.thread].process : UINT32_MAX;
+    OpRollup::Sums& s = rollup->totals[{process, kind, key, v && v->folded}];
+    ++s.calls;
+    s.dur_ns += dur(e);
+    if (outermost_op) {
+      ++s.outermost_calls;
+      s.outermost_ns += dur(e);
+    }
+    if (!v) return;
+    s.self_ns += v->self_ns;
+    s.cuda_total_ns += v->cuda_total_ns;
+    s.self_cuda_ns += v->self_cuda_ns;
+    s.cpu_memory_bytes += v->memory.cpu;
+    s.self_cpu_memory_bytes += v->self_memory.cpu;
+    s.cuda_memory_bytes += v->memory.device;
+    s.self_cuda_memory_bytes += v->self_memory.device;
+    if ((e.kind == EventKind::Op || e.kind == EventKind::Range) && v->parent_event >= 0 &&
+        size_t(v->parent_event) < t.events.size() && t.events[size_t(v->parent_event)].kind == EventKind::Step)
+      rollup->step_children_ns[uint32_t(v->parent_event)] += dur(e);
+  };
   auto add = [&](const trace::Event& e, uint32_t index, const report::detail::NodeValues* v) {
+    const int64_t kind = c.strings.add(kind_name(e.kind)), key = key_of(e);
+    add_to_rollup(e, kind, key, v, outermost[index]);
     const int64_t step =
         e.kind == EventKind::Step ? (trace::is_step(e) ? int64_t(e.arg) : kNull) : c.step_at(e.thread, e.start_ns);
     table.row({c.rank(e.thread),
@@ -132,9 +156,9 @@ Table ops_table(Context& c, std::vector<uint8_t>* memory_state) {
                c.id(index),
                v && v->parent_event >= 0 ? c.id(uint32_t(v->parent_event)) : kNull,
                v ? v->depth : 0,
-               c.strings.add(kind_name(e.kind)),
+               kind,
                e.name,
-               key_of(e),
+               key,
                e.scope,
                e.shapes ? int64_t(e.shapes) : kNull,
                c.wall(e.start_ns),
@@ -173,6 +197,35 @@ Table ops_table(Context& c, std::vector<uint8_t>* memory_state) {
     if (e.kind != EventKind::Mark || e.name >= t.strings.size() || wire::is_cuda_note(t, e)) continue;
     if (report::detail::filtered_out(filtered[e.name], e.kind)) continue;
     add(e, i, nullptr);
+  }
+  return table;
+}
+
+// One row per process, kind, report key and folded: the ops table summed.
+Table op_totals_table(Context& c, const OpRollup& rollup) {
+  const trace::Trace& t = c.trace();
+  Table table("op_totals", {{"rank", I32, true},
+                            {"pid", I32, true},
+                            {"kind", Str},
+                            {"key", Str},
+                            {"folded", Bool},
+                            {"calls", I64},
+                            {"dur_ns", I64},
+                            {"self_ns", I64},
+                            {"cuda_total_ns", I64},
+                            {"self_cuda_ns", I64},
+                            {"cpu_memory_bytes", I64},
+                            {"self_cpu_memory_bytes", I64},
+                            {"cuda_memory_bytes", I64},
+                            {"self_cuda_memory_bytes", I64},
+                            {"outermost_calls", I64},
+                            {"outermost_ns", I64}});
+  for (const auto& [k, s] : rollup.totals) {
+    const auto& [process, kind, key, folded] = k;
+    const trace::Process* p = process < t.processes.size() ? &t.processes[process] : nullptr;
+    table.row({p && p->rank >= 0 ? p->rank : kNull, p ? p->pid : kNull, kind, key, folded, s.calls, s.dur_ns, s.self_ns,
+               s.cuda_total_ns, s.self_cuda_ns, s.cpu_memory_bytes, s.self_cpu_memory_bytes, s.cuda_memory_bytes,
+               s.self_cuda_memory_bytes, s.outermost_calls, s.outermost_ns});
   }
   return table;
 }

@@ -76,7 +76,25 @@ class Context {
 // op_tables.cpp. Per memory record, what the report made of it (ops_table
 // fills it, memory_table writes it).
 enum MemoryState : uint8_t { kNotCounted = 0, kOutsideOps = 1, kInsideOp = 2 };
-Table ops_table(Context& c, std::vector<uint8_t>* memory_state);
+
+// What the ops table's rows add up to, per process: the sums the report's
+// sections start from (docs/dataset.md, op_totals and steps.operators_ns),
+// so that a query of them reads thousands of rows, not the ops' millions.
+struct OpRollup {
+  // (process, kind string id, key string id, folded)
+  using Key = std::tuple<uint32_t, int64_t, int64_t, bool>;
+  struct Sums {
+    int64_t calls = 0, dur_ns = 0, self_ns = 0, cuda_total_ns = 0, self_cuda_ns = 0;
+    int64_t cpu_memory_bytes = 0, self_cpu_memory_bytes = 0, cuda_memory_bytes = 0, self_cuda_memory_bytes = 0;
+    int64_t outermost_calls = 0, outermost_ns = 0;
+  };
+  std::map<Key, Sums> totals;
+  // Step event -> the time of the ops and ranges directly in it.
+  std::unordered_map<uint32_t, int64_t> step_children_ns;
+};
+
+Table ops_table(Context& c, std::vector<uint8_t>* memory_state, OpRollup* rollup);
+Table op_totals_table(Context& c, const OpRollup& rollup);
 const char* kind_name(trace::EventKind k);  // the ops and gpu tables' kind
 Table memory_table(Context& c, const std::vector<uint8_t>& state);
 

@@ -6,7 +6,7 @@
 -- The map half: the calls that count, from the part it is given (a rank's
 -- calls are in one part); arrivals.reduce.sql matches them across ranks.
 WITH kinds AS (
-  SELECT run, rank, bool_or(call = 'c10d') AS has_c10d FROM collectives WHERE rank IS NOT NULL GROUP BY run, rank
+  SELECT run, rank, bool_or(call = 'c10d') AS has_c10d FROM collectives WHERE rank IS NOT NULL AND NOT nested GROUP BY run, rank
 )
 SELECT c.step, c.index_in_step, c.rank, c.name, c.start_ns
 FROM collectives c JOIN kinds k USING (run, rank)

@@ -4,18 +4,17 @@
 -- map half gives a row per process of a rank (its totals, its collectives
 -- by name and its step times as lists), ranks.reduce.sql makes the ranks.
 WITH collective_ops AS (
-  -- report_ranks.cpp's is_collective
-  SELECT run, pid, start_ns, dur_ns, name
-  FROM ops
-  WHERE kind = 'op' AND rank IS NOT NULL
-    AND (starts_with(name, 'c10d::') OR starts_with(name, 'gloo:') OR starts_with(name, 'nccl:')
-         OR starts_with(name, 'mpi:') OR starts_with(name, 'ucc:') OR starts_with(name, 'record_param_comms'))
+  -- every collective op (report_ranks.cpp's is_collective), nested or not
+  SELECT run, pid, start_ns, dur_ns, name, nested
+  FROM collectives
+  WHERE rank IS NOT NULL
 ),
-op_totals AS (
-  -- op time: the outermost ops of each thread (export marks them), so that
-  -- no time is counted twice; an async op spans threads: counted, not timed
-  SELECT run, pid, count(*) AS ops, sum(CASE WHEN outermost_op THEN dur_ns ELSE 0 END) AS op_ns
-  FROM ops WHERE kind = 'op' AND rank IS NOT NULL
+process_ops AS (
+  -- op time: the outermost ops of each thread (export marks them, and
+  -- op_totals sums them), so that no time is counted twice; an async op
+  -- spans threads: counted, not timed
+  SELECT run, pid, sum(calls) AS ops, sum(outermost_ns) AS op_ns
+  FROM op_totals WHERE kind = 'op' AND rank IS NOT NULL
   GROUP BY run, pid
 ),
 collective_time AS (
@@ -37,7 +36,7 @@ collective_names AS (
 ),
 collective_calls AS (
   -- the calls not nested in another collective of their thread
-  SELECT run, pid, count(*) AS collective_calls FROM collectives GROUP BY run, pid
+  SELECT run, pid, count(*) AS collective_calls FROM collective_ops WHERE NOT nested GROUP BY run, pid
 ),
 step_times AS (
   SELECT run, pid, list({'step': step, 'wall_ns': ns} ORDER BY step) AS steps
@@ -49,7 +48,7 @@ SELECT p.run, p.rank, p.host, p.pid, p.ppid, p.start_ns, coalesce(p.world_size, 
        coalesce(cc.collective_calls, 0) AS collective_calls, coalesce(ct.collective_ns, 0) AS collective_ns,
        coalesce(cn.collectives, []) AS collectives, coalesce(s.steps, []) AS steps
 FROM processes p
-LEFT JOIN op_totals o USING (run, pid)
+LEFT JOIN process_ops o USING (run, pid)
 LEFT JOIN collective_time ct USING (run, pid)
 LEFT JOIN collective_names cn USING (run, pid)
 LEFT JOIN collective_calls cc USING (run, pid)
