@@ -9,6 +9,7 @@
 set(PTPROF_BRIDGE_KIT_FILES
   agent/torch/bridge.cpp
   agent/torch/calibrate_ops.hpp
+  agent/torch/collective_facts.hpp
   agent/torch/encode_inputs.hpp
   agent/torch/fork_guard.hpp
   agent/torch/memory_reporter.hpp

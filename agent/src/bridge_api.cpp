@@ -74,6 +74,40 @@ PTPROF_EXPORT void ptprof_agent_op_end(uint64_t handle) {
   t->emit_end(wire::RecordType::OpEnd, t->now(), wire::OpEndPayload{handle});
 }
 
+PTPROF_EXPORT void ptprof_agent_op_collective(const ptprof_collective* c) {
+  ThreadState* t = detail::tls_thread;
+  if (!t || !g_runtime.recording()) return;
+  // Only for the op this thread just began: a begin the ring dropped (or an
+  // op past the levels kept) leaves nothing to describe.
+  const OpLevel* op = t->innermost_op();
+  if (!op || op->handle != c->handle || c->handle == 0) return;
+  wire::CollectivePayload p{};
+  p.handle = c->handle;
+  uint8_t fields = 0;
+  if (c->seq >= 0) {
+    p.seq = c->seq;
+    fields |= wire::kCollectiveSeq;
+  }
+  if (c->group_size > 0) {
+    p.group_size = c->group_size;
+    fields |= wire::kCollectiveGroupSize;
+  }
+  if (c->process_group) {
+    p.process_group = t->intern(c->process_group);
+    p.process_group_desc = c->process_group_desc ? t->intern(c->process_group_desc) : 0;
+    fields |= wire::kCollectiveProcessGroup;
+  }
+  if (c->in_elements >= 0 && c->out_elements >= 0) {
+    p.in_elements = c->in_elements;
+    p.out_elements = c->out_elements;
+    fields |= wire::kCollectiveElementCounts;
+  }
+  p.rank = c->rank;
+  p.dtype = c->dtype ? t->intern(c->dtype) : 0;
+  p.fields = fields;
+  (void)t->emit(wire::RecordType::Collective, c->name ? t->intern(c->name) : 0, t->now(), p);
+}
+
 PTPROF_EXPORT void ptprof_agent_scope_begin(void) {
   if (ThreadState* t = thread_state()) t->push_scope(g_runtime.current_step());
 }

@@ -22,6 +22,7 @@
 #include <type_traits>
 
 #include "calibrate_ops.hpp"
+#include "collective_facts.hpp"
 #include "encode_inputs.hpp"
 #include "fork_guard.hpp"
 #include "memory_reporter.hpp"
@@ -87,6 +88,10 @@ std::unique_ptr<at::ObserverContext> op_start(const at::RecordFunction& fn) {
     begin_with_shapes(op, fn);
   else
     ptprof_agent_op_begin(&op);
+  // A collective's facts follow its op (collective_facts.hpp): one byte
+  // compared on every other op.
+  if (is_param_comms(op.name)) [[unlikely]]
+    report_collective(op.handle);
   return nullptr;
 }
 

@@ -103,7 +103,11 @@ inline void ProcessCollector::open_span(ThreadDecode& t, const OpenSpan& s) {
 
 auto ProcessCollector::span_closer(ThreadDecode& t) {
   return [this, &t](const OpenSpan& s, uint64_t end, uint16_t flags) {
-    if (s.window < 0) return;
+    if (s.window < 0) {
+      if (!collectives_.empty() && s.kind == trace::EventKind::Op) [[unlikely]]
+        collectives_.erase(s.handle);
+      return;
+    }
     Window& w = book_.span_closed(s.window);
     if (!w.done) write_event(w, t.instance, s, end, flags);
   };
@@ -114,6 +118,12 @@ inline void ProcessCollector::write_event(Window& w, uint32_t instance, const Op
   if (!w.trace.is_open() && !output_.open(w)) return;
   w.trace.add_span(s, instance, end, flags, s.kind == trace::EventKind::Op ? cuda_.op_join_key(s.handle) : 0);
   if (s.name == 0) ++seen_.unnamed_events;  // every named record type: its name was lost
+  if (!collectives_.empty() && s.kind == trace::EventKind::Op) [[unlikely]] {
+    if (auto it = collectives_.find(s.handle); it != collectives_.end()) {
+      w.trace.add_collective(it->second, instance, s.start);
+      collectives_.erase(it);
+    }
+  }
 }
 
 void ProcessCollector::route(ThreadDecode&, const decoded::Record&, const decoded::Malformed& m) {
@@ -190,6 +200,15 @@ void ProcessCollector::route(ThreadDecode& t, const decoded::Record& r, const de
 
 void ProcessCollector::route(ThreadDecode& t, const decoded::Record&, decoded::StackDef& s) {
   threads_.define_stack(t.instance, s.id, std::move(s.frames));
+}
+
+// Kept only for the op it describes, open on the thread (the agent writes it
+// right after that op's begin).
+void ProcessCollector::route(ThreadDecode& t, const decoded::Record&, const decoded::Collective& c) {
+  const OpenSpan* op = t.spans.innermost();
+  if (!op || op->kind != trace::EventKind::Op || op->handle != c.handle) return;
+  for (uint32_t id : {c.info.name, c.info.process_group, c.info.process_group_desc, c.info.dtype}) names_.learn(id);
+  collectives_[c.handle] = c.info;
 }
 
 // The thread in `t` exited and its ring is drained: close what it left open.

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "collect/collector_options.hpp"
@@ -105,6 +106,7 @@ class ProcessCollector {
   void route(ThreadDecode& t, const decoded::Record& r, const decoded::Correlation& c);
   void route(ThreadDecode& t, const decoded::Record& r, const decoded::Memory& m);
   void route(ThreadDecode& t, const decoded::Record& r, decoded::StackDef& s);
+  void route(ThreadDecode& t, const decoded::Record& r, const decoded::Collective& c);
 
   // The slot of the window that holds an event at `ticks`, its trace open;
   // -1 when none does or its file cannot be opened.
@@ -132,6 +134,9 @@ class ProcessCollector {
   CudaJoin cuda_;
   MemoryLedger memory_;
   WindowOutput output_;
+  // Collective facts (names: arena ids) of ops still open, by the op's
+  // handle: written with the op when it closes.
+  std::unordered_map<uint64_t, trace::CollectiveInfo> collectives_;
   trace::Losses seen_;     // counted here (unnamed events, malformed records); losses() adds the rest
   trace::Losses charged_;  // already written into window files
   uint64_t drained_horizon_ = 0;

@@ -71,6 +71,13 @@ struct StackDef {
   std::vector<trace::Frame> frames;
 };
 
+// A collective call's facts, for the op `handle` (names still arena ids:
+// the record's own name is the collective's).
+struct Collective {
+  uint64_t handle = 0;
+  trace::CollectiveInfo info;
+};
+
 // What every record has.
 struct Record {
   uint64_t ts = 0;    // raw ticks
@@ -119,6 +126,26 @@ inline OpBegin op_begin(const wire::RecordHeader& h) {
   return op;
 }
 
+inline Collective collective(const wire::RecordHeader& h) {
+  const auto p = read_payload<wire::CollectivePayload>(h);
+  Collective c;
+  c.handle = p.handle;
+  c.info.name = h.arg;
+  if (p.fields & wire::kCollectiveSeq) c.info.seq = p.seq;
+  if (p.fields & wire::kCollectiveGroupSize) c.info.group_size = p.group_size;
+  if (p.fields & wire::kCollectiveProcessGroup) {
+    c.info.process_group = p.process_group;
+    c.info.process_group_desc = p.process_group_desc;
+  }
+  if (p.fields & wire::kCollectiveElementCounts) {
+    c.info.in_elements = p.in_elements;
+    c.info.out_elements = p.out_elements;
+  }
+  c.info.dtype = p.dtype;
+  c.info.rank = p.rank;
+  return c;
+}
+
 }  // namespace decoded
 
 // Decodes `h` (in a ring, followed by its payload) and calls
@@ -161,6 +188,8 @@ void decode_record(const wire::RecordHeader& h, On&& on) {
       if (auto s = decode_stack_def(h)) return on(r, *s);
       return on(r, decoded::Malformed{h.size});
     }
+    case RecordType::Collective:
+      return on(r, decoded::collective(h));
     default:
       return on(r, decoded::Skipped{});  // Pad, ThreadName
   }

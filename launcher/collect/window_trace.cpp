@@ -79,6 +79,18 @@ void WindowTrace::add_span(const OpenSpan& s, uint32_t instance, uint64_t end, u
   add(e, !(s.kind == trace::EventKind::Mark && process_->names.is_cuda_note(s.name)));
 }
 
+void WindowTrace::add_collective(const trace::CollectiveInfo& arena_facts, uint32_t instance, uint64_t start) {
+  trace::CollectiveInfo c = arena_facts;
+  auto file_name = [&](uint32_t id) { return id ? name(id) : 0; };
+  c.name = file_name(c.name);
+  c.process_group = file_name(c.process_group);
+  c.process_group_desc = file_name(c.process_group_desc);
+  c.dtype = file_name(c.dtype);
+  c.thread = thread(instance);
+  c.start_ns = process_->conv.to_ns(start);
+  writer_->add_collective(c);
+}
+
 int64_t WindowTrace::events_span_ns() const {
   if (last_ns_ <= first_ns_) return 0;
   int64_t span = 0;

@@ -76,6 +76,9 @@ class WindowTrace {
   // start) with `flags` added, and `join_key` as its Event::arg (CudaJoin: an
   // op's, else 0).
   void add_span(const OpenSpan& s, uint32_t instance, uint64_t end, uint16_t flags, uint64_t join_key);
+  // The facts of the op of thread `instance` that began at `start` (ticks),
+  // their names arena ids; after that op's add_span.
+  void add_collective(const trace::CollectiveInfo& arena_facts, uint32_t instance, uint64_t start);
   uint64_t events() const { return events_; }
   const cost::Tally& cost() const { return cost_; }
   // The span of the window's operators and records: the recorded time of a

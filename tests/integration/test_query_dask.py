@@ -53,7 +53,7 @@ def synthetic_dataset(d):
     traces = os.path.join(d, "traces")
     os.makedirs(traces)
     gen = os.path.join(os.environ["PTPROF_BUILD_DIR"], "bin", "rank_trace_gen")
-    T.check_eq(T.run([gen, traces, str(RANKS), str(EVENTS_PER_RANK)]).returncode, 0, "rank_trace_gen")
+    T.check_eq(T.run([gen, traces, str(RANKS), str(EVENTS_PER_RANK), "--numbered"]).returncode, 0, "rank_trace_gen")
     ds = os.path.join(d, "ds")
     proc = D.export(traces, ds)
     T.check_eq(proc.returncode, 0, "ptprof export --parquet\n" + T.describe(proc))

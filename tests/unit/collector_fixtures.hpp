@@ -60,6 +60,7 @@ class TraceWriterForTesting final : public format::TraceSink {
     out_->memory.push_back(m);
     return uint32_t(out_->memory.size() - 1);
   }
+  void add_collective(const trace::CollectiveInfo& c) override { out_->collectives.push_back(c); }
   void set_process_cost(uint32_t process, uint32_t op_cost_ps, uint32_t record_cost_ps) override {
     out_->processes.at(process).op_cost_ps = op_cost_ps;
     out_->processes.at(process).record_cost_ps = record_cost_ps;
@@ -181,7 +182,7 @@ class SyntheticRing {
                              launcher::decoded::RangePop, launcher::decoded::Mark, launcher::decoded::Step,
                              launcher::decoded::OpBegin, launcher::decoded::OpEnd, launcher::decoded::CudaApiCall,
                              launcher::decoded::GpuActivity, launcher::decoded::Correlation, launcher::decoded::Memory,
-                             launcher::decoded::StackDef>;
+                             launcher::decoded::StackDef, launcher::decoded::Collective>;
   struct Decoded {
     launcher::decoded::Record record;
     Event event;

@@ -130,6 +130,48 @@ TEST_CASE("collector: an end closes its span and cuts the spans left open above 
   CHECK((add.flags & trace::kTruncated) != 0);
 }
 
+TEST_CASE("collector: a collective's facts go with the op they follow, names as the file's", "[collector]") {
+  Fixture f;
+  f.region.boundary(BoundaryKind::WindowBegin, 0, 0);
+  auto& ring = f.region.ring(0);
+  wire::OpBeginPayload op{};
+  op.handle = 9;
+  op.seq_nr = -1;
+  REQUIRE(wire::emit(ring, RecordType::OpBegin, f.region.name("record_param_comms"), 20, op));
+  wire::CollectivePayload c{};
+  c.handle = 9;
+  c.seq = 12;
+  c.in_elements = c.out_elements = 1024;
+  c.group_size = 4;
+  c.rank = 2;
+  c.process_group = f.region.name("0");
+  c.dtype = f.region.name("Float");
+  c.fields = wire::kCollectiveSeq | wire::kCollectiveGroupSize | wire::kCollectiveProcessGroup |
+             wire::kCollectiveElementCounts;
+  REQUIRE(wire::emit(ring, RecordType::Collective, f.region.name("allreduce"), 21, c));
+  wire::CollectivePayload stray = c;  // for an op not open: dropped
+  stray.handle = 77;
+  REQUIRE(wire::emit(ring, RecordType::Collective, f.region.name("allreduce"), 22, stray));
+  REQUIRE(wire::emit(ring, RecordType::OpEnd, 0, 40, wire::OpEndPayload{9}));
+  auto& col = f.start();
+  col.drain(1000);
+  col.finish();
+  const trace::Trace& t = f.window(0);
+  const trace::Event& e = only(t, EventKind::Op);
+  REQUIRE(t.collectives.size() == 1);
+  const trace::CollectiveInfo& got = t.collectives[0];
+  CHECK(got.thread == e.thread);
+  CHECK(got.start_ns == e.start_ns);
+  CHECK(t.strings.at(got.name) == "allreduce");
+  CHECK(t.strings.at(got.process_group) == "0");
+  CHECK(got.process_group_desc == 0);
+  CHECK(t.strings.at(got.dtype) == "Float");
+  CHECK(got.seq == 12);
+  CHECK(got.in_elements == 1024);
+  CHECK(got.group_size == 4);
+  CHECK(got.rank == 2);
+}
+
 TEST_CASE("collector: step records become ProfilerStep spans, cut at the window's end", "[collector]") {
   Fixture f;
   f.region.boundary(BoundaryKind::WindowBegin, 100, 0);

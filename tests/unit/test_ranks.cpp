@@ -96,6 +96,96 @@ trace::Trace rank_trace(int32_t rank, const std::vector<std::pair<uint64_t, int6
 
 }  // namespace
 
+TEST_CASE("collectives torch numbered are matched by process group and sequence number, not order", "[report][ranks]") {
+  // One step; two allreduces each, rank 1 making them in the other order.
+  // The first call's number is on the gloo op inside it, the second's on a
+  // record_param_comms inside it.
+  auto numbered = [](int32_t rank, int64_t first_seq, int64_t second_seq) {
+    trace::Trace t = rank_trace(rank, {{1, 1000}});
+    const uint32_t c10d = 2, comms = uint32_t(t.strings.size()), group = comms + 1;
+    t.strings.emplace_back("record_param_comms");
+    t.strings.emplace_back("0");
+    t.events.push_back(event(trace::EventKind::Op, 0, c10d, 70, 90));
+    t.events.push_back(event(trace::EventKind::Op, 0, comms, 72, 88));
+    for (auto [start, seq] : {std::pair<int64_t, int64_t>{45, first_seq}, {72, second_seq}}) {
+      trace::CollectiveInfo c;
+      c.thread = 0;
+      c.start_ns = start;
+      c.process_group = group;
+      c.seq = seq;
+      t.collectives.push_back(c);
+    }
+    return t;
+  };
+  trace::Trace r0 = numbered(0, 7, 8), r1 = numbered(1, 8, 7);
+  report::Report r = report::compute_report({{"r0.bin", &r0}, {"r1.bin", &r1}}, {});
+  const std::vector<report::ArrivalRow>& a = r.ranks.arrivals;
+  REQUIRE(a.size() == 2);
+  CHECK(a[0].seq == 7);
+  CHECK(a[0].process_group == "0");
+  CHECK(a[0].arrivals == std::vector<std::pair<int32_t, int64_t>>{{0, 0}, {1, 30}});  // rank 1's second call
+  CHECK(a[0].last_rank == 1);
+  CHECK(a[1].seq == 8);
+  CHECK(a[1].arrivals == std::vector<std::pair<int32_t, int64_t>>{{0, 30}, {1, 0}});
+  CHECK(a[1].last_rank == 0);
+  CHECK(a[1].index == 1);
+  CHECK_THAT(report::render_json(r, 0), Catch::Contains("\"process_group\": \"0\", \"seq\": 7"));
+  CHECK_THAT(report::render_table(r, 0), Catch::Contains("0:8"));
+
+  SECTION("a step with a call torch did not number is matched by order") {
+    r1.collectives.pop_back();
+    report::Report w = report::compute_report({{"r0.bin", &r0}, {"r1.bin", &r1}}, {});
+    REQUIRE(w.ranks.arrivals.size() == 2);
+    CHECK(w.ranks.arrivals[0].seq == -1);
+    CHECK(w.ranks.arrivals[0].spread_ns == 0);  // each rank's first call
+  }
+}
+
+TEST_CASE("collectives round-trip in a chunk ahead of the events of their ops", "[format][ranks]") {
+  TempDir dir;
+  const std::string path = dir.file("c.bin");
+  auto w = testing::open_writer(path, testing::sample_header());
+  REQUIRE(w);
+  w->add_process(ranked(10, 1, 3, "node-3"));
+  const uint32_t th = w->add_thread({0, 10, "main", 0, 0});
+  const uint32_t op = w->intern("record_param_comms");
+  w->add_event(event(trace::EventKind::Op, th, op, 100, 200));
+  trace::CollectiveInfo c;
+  c.thread = th;
+  c.start_ns = 100;
+  c.name = w->intern("allreduce");
+  c.process_group = w->intern("0");
+  c.process_group_desc = w->intern("default_pg");
+  c.dtype = w->intern("Float");
+  c.seq = 41;
+  c.in_elements = int64_t(1) << 40;
+  c.out_elements = 3;
+  c.group_size = 8;
+  c.rank = 3;
+  w->add_collective(c);
+  REQUIRE(w->finish().ok());
+  auto t = format::read_trace(path, nullptr);
+  INFO(t.error());
+  REQUIRE(t);
+  REQUIRE(t->collectives.size() == 1);
+  CHECK(t->collectives[0] == c);
+  CHECK(t->strings[t->collectives[0].process_group_desc] == "default_pg");
+  const std::vector<uint32_t> types = chunk_types(testing::slurp(path));
+  const auto collectives = std::find(types.begin(), types.end(), 14u),
+             events = std::find(types.begin(), types.end(), 5u);
+  REQUIRE(collectives != types.end());
+  CHECK(collectives < events);  // a reader that streams events has them first
+
+  SECTION("a record naming a thread the file lacks is refused by the writer") {
+    auto bad = testing::open_writer(dir.file("d.bin"), testing::sample_header());
+    REQUIRE(bad);
+    trace::CollectiveInfo x;
+    x.thread = 5;
+    bad->add_collective(x);
+    CHECK_FALSE(bad->finish().ok());
+  }
+}
+
 TEST_CASE("process attributes round-trip in a chunk of their own", "[format][ranks]") {
   TempDir dir;
   const std::string path = dir.file("t.bin");
@@ -283,7 +373,7 @@ TEST_CASE("collectives are matched across ranks by their order in the step, on t
   const std::string json = report::render_json(r, 0);
   CHECK_THAT(json, Catch::Contains("{\"step\": 2, \"index\": 0, \"name\": \"c10d::allreduce_\", \"ranks\": 2, "
                                    "\"names_agree\": true, \"last_rank\": 1, \"spread_us\": 0.300, "
-                                   "\"arrivals\": [{\"rank\": 0, "
+                                   "\"process_group\": null, \"seq\": null, \"arrivals\": [{\"rank\": 0, "
                                    "\"after_us\": 0.000}, {\"rank\": 1, \"after_us\": 0.300}]}"));
 
   SECTION("a torch without c10d's ops: the process groups' work is matched") {
@@ -305,6 +395,12 @@ TEST_CASE("collectives are matched across ranks by their order in the step, on t
     CHECK_FALSE(w.ranks.arrivals[1].names_agree);
     CHECK_THAT(report::render_table(w, 0), Catch::Contains("c10d::allreduce_ (names differ)"));
     CHECK_THAT(report::render_json(w, 0), Catch::Contains("\"names_agree\": false"));
+  }
+  SECTION("step 0 is a step (--step NAME numbers from 0)") {
+    trace::Trace z0 = rank_trace(0, {{0, 1000}, {1, 1000}}), z1 = rank_trace(1, {{0, 1000}, {1, 1000}});
+    report::Report w = report::compute_report({{"r0.bin", &z0}, {"r1.bin", &z1}}, {});
+    REQUIRE(w.ranks.arrivals.size() == 2);
+    CHECK(w.ranks.arrivals[0].step == 0);
   }
   SECTION("a step only one rank recorded is not matched") {
     std::erase_if(r1.events, [](const trace::Event& e) { return e.kind == trace::EventKind::Step && e.arg == 2; });

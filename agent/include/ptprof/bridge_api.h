@@ -31,6 +31,24 @@ int ptprof_agent_record_shapes(void);
 void ptprof_agent_op_begin(const struct ptprof_op_begin* op);
 // Writes the end only if this thread recorded the matching begin.
 void ptprof_agent_op_end(uint64_t handle);
+
+// What torch knows of a collective call: its `record_param_comms` scope's
+// debug info (c10::DebugInfoKind::PARAM_COMMS_INFO) and inputs. Passed right
+// after that scope's op_begin, for the op `handle`; written only if this
+// thread recorded that begin. Names are NUL-terminated; null when torch has none.
+struct ptprof_collective {         // NOLINT(readability-identifier-naming): a C API
+  uint64_t handle;                 // the op's RecordFunction handle
+  const char* name;                // "allreduce", "broadcast", ...
+  const char* process_group;       // the group's name ("0"); null when torch gives none
+  const char* process_group_desc;  // its description ("default_pg"); null when none
+  const char* dtype;               // the element type ("Float"); null when none
+  int64_t seq;                     // the group's sequence number of this call; -1 when none
+  int64_t in_elements;             // -1 when none
+  int64_t out_elements;            // -1 when none
+  int32_t group_size;              // -1 when none
+  int32_t rank;                    // this process's rank in the group; -1 when none
+};
+void ptprof_agent_op_collective(const struct ptprof_collective* c);
 // A user scope (RecordScope::USER_SCOPE) began / ended on this thread. The
 // agent tracks them so that a step ending inside a scope that began in the
 // same step (the Optimizer.step inside a `record_function("train_step")`)

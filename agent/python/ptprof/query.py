@@ -20,6 +20,7 @@ bucket) and one task reduces, so both give the same tables.
 import argparse
 import json
 import os
+import signal
 import sys
 
 from ptprof import dataset_tasks
@@ -142,6 +143,8 @@ def print_table(title, columns, rows):
 
 
 def main(argv=None):
+    # Piped into head: end quietly, as a shell tool does.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     parser = argparse.ArgumentParser(prog="python -m ptprof.query", description=__doc__.split("\n\n")[0])
     parser.add_argument("--ptprof", help="the launcher that started this (unused)")
     parser.add_argument("--dataset", required=True)

@@ -229,7 +229,41 @@ Table collectives_table(Context& c) {
                               {"name", Str},
                               {"start_ns", I64},
                               {"dur_ns", I64},
-                              {"nested", Bool}});
+                              {"nested", Bool},
+                              {"process_group", Str, true},
+                              {"process_group_desc", Str, true},
+                              {"seq", I64, true},
+                              {"collective", Str, true},
+                              {"in_elements", I64, true},
+                              {"out_elements", I64, true},
+                              {"dtype", Str, true},
+                              {"group_size", I32, true}});
+  // torch's facts of each op (record_param_comms), and for a call the facts
+  // of the first op inside it that has them.
+  std::map<std::pair<uint32_t, int64_t>, const trace::CollectiveInfo*> facts_at;
+  for (const trace::CollectiveInfo& f : t.collectives) facts_at.emplace(std::make_pair(f.thread, f.start_ns), &f);
+  std::unordered_map<uint32_t, const trace::CollectiveInfo*> facts;  // event -> facts
+  {
+    uint32_t thread = UINT32_MAX, call = UINT32_MAX;
+    int64_t open_end = INT64_MIN;
+    for (uint32_t i : calls) {
+      const trace::Event& e = t.events[i];
+      if (e.thread != thread) {
+        thread = e.thread;
+        open_end = INT64_MIN;
+      }
+      if (e.start_ns >= open_end) {
+        call = i;
+        open_end = e.end_ns;
+      }
+      auto it = facts_at.find({e.thread, e.start_ns});
+      if (it == facts_at.end()) continue;
+      facts.emplace(i, it->second);
+      facts.emplace(call, it->second);  // kept if the call has its own or an earlier one's
+    }
+  }
+  auto str = [](uint32_t id) { return id ? int64_t(id) : kNull; };
+  auto num = [](int64_t v) { return v >= 0 ? v : kNull; };
   std::map<std::tuple<uint32_t, int64_t, bool>, int32_t> next_index;  // (process, step, c10d) -> count
   uint32_t thread = UINT32_MAX;
   int64_t open_end = INT64_MIN;
@@ -247,8 +281,12 @@ Table collectives_table(Context& c) {
     const uint32_t process = e.thread < t.threads.size() ? t.threads[e.thread].process : UINT32_MAX;
     int64_t index = kNull;
     if (step != kNull && !nested) index = next_index[{process, step, c10d}]++;
+    auto f = facts.find(i);
+    const trace::CollectiveInfo none;
+    const trace::CollectiveInfo& x = f == facts.end() ? none : *f->second;
     table.row({c.rank(e.thread), c.pid(e.thread), c.tid(e.thread), step, c.strings.add(c10d ? "c10d" : "work"), index,
-               c.id(i), e.name, c.wall(e.start_ns), dur(e), nested});
+               c.id(i), e.name, c.wall(e.start_ns), dur(e), nested, str(x.process_group), str(x.process_group_desc),
+               num(x.seq), str(x.name), num(x.in_elements), num(x.out_elements), str(x.dtype), num(x.group_size)});
   }
   return table;
 }

@@ -92,6 +92,40 @@ void ChromeEventFormatter::begin_file(int64_t realtime_offset_ns) {
   dims_truncated_.clear();
   pid_tids_.clear();
   stacks_.clear();
+  collectives_.clear();
+  collectives_seen_ = 0;
+}
+
+// Kineto's names (torch/csrc/profiler/util.h, kCommsName ...), which HTA's
+// communication analysis reads.
+void ChromeEventFormatter::append_collective(std::string& out, const trace::Trace& t, const trace::Event& e) {
+  if (collectives_seen_ != t.collectives.size()) {
+    collectives_.clear();
+    for (const trace::CollectiveInfo& c : t.collectives) collectives_.emplace(std::make_pair(c.thread, c.start_ns), &c);
+    collectives_seen_ = t.collectives.size();
+  }
+  auto it = collectives_.find({e.thread, e.start_ns});
+  if (it == collectives_.end()) return;
+  const trace::CollectiveInfo& c = *it->second;
+  auto text = [&](const char* key, uint32_t id) {
+    if (id == 0 || id >= t.strings.size()) return;
+    out += key;
+    text::append_json_string(out, t.strings[id]);
+  };
+  auto number = [&](const char* key, int64_t v) {
+    if (v < 0) return;
+    out += key;
+    append_int(out, v);
+  };
+  text(",\"Collective name\":", c.name);
+  text(",\"dtype\":", c.dtype);
+  number(",\"In msg nelems\":", c.in_elements);
+  number(",\"Out msg nelems\":", c.out_elements);
+  number(",\"Group size\":", c.group_size);
+  text(",\"Process Group Name\":", c.process_group);
+  text(",\"Process Group Description\":", c.process_group_desc);
+  number(",\"Rank\":", c.rank);
+  number(",\"Seq\":", c.seq);
 }
 
 const std::string& ChromeEventFormatter::stack_json(const trace::Trace& t, uint32_t stack) {
@@ -173,6 +207,8 @@ void ChromeEventFormatter::append(std::string& out, const trace::Trace& t, const
   // rf_id), 0 when none is recorded, as here: torch writes it on every
   // operator and user scope.
   if (e.kind == trace::EventKind::Op) out += ",\"Record function id\":0";
+  if (e.kind == trace::EventKind::Op && !t.collectives.empty()) [[unlikely]]
+    append_collective(out, t, e);
   if (e.shapes != 0 && e.shapes < t.strings.size()) {
     const std::string& dims = dims_json(t, e.shapes);
     if (!dims.empty()) {

@@ -4,6 +4,7 @@
 // treat both alike.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +52,8 @@ class ChromeEventFormatter {
   const std::string& stack_json(const trace::Trace& t, uint32_t stack);
   // A Memory event as Kineto writes it (chrome_memory_event.cpp).
   void append_memory(std::string& out, const trace::Trace& t, const trace::Event& e, uint64_t id);
+  // A collective op's facts (Trace::collectives) under Kineto's arg names.
+  void append_collective(std::string& out, const trace::Trace& t, const trace::Event& e);
 
   int64_t base_wall_ns_;
   int64_t realtime_offset_ns_ = 0;
@@ -58,6 +61,10 @@ class ChromeEventFormatter {
   // per file instead of once per event is most of the export's speed.
   std::vector<std::string> names_, dims_, pid_tids_, stacks_;
   std::vector<uint8_t> dims_truncated_;
+  // The file's collective facts by (thread, start), for the count of
+  // Trace::collectives they were built from (a streamed file's grow).
+  std::map<std::pair<uint32_t, int64_t>, const trace::CollectiveInfo*> collectives_;
+  size_t collectives_seen_ = 0;
 };
 
 }  // namespace ptprof::exporting::detail

@@ -27,6 +27,7 @@ enum class ChunkType : uint32_t {
   Frames = 11,             // continues Trace::frames (stack_chunk.hpp)
   Stacks = 12,             // continues Trace::stacks
   MemoryAttributes = 13,   // memory records' segment flag and concrete inputs (memory_chunk.hpp)
+  Collectives = 14,        // continues Trace::collectives (collective_chunk.hpp)
   Costs = 15,              // per-event costs the processes measured (Process::op_cost_ps, record_cost_ps)
 };
 

@@ -5,6 +5,7 @@
 
 #include "format/byte_io.hpp"
 #include "format/chunk_decode.hpp"
+#include "format/collective_chunk.hpp"
 #include "format/crc32c.hpp"
 #include "format/footer_chunk.hpp"
 #include "format/format_layout.hpp"
@@ -141,8 +142,8 @@ bool Reader::process(const ChunkHead& h) {
   if (!have_header_ && type != ChunkType::Header) return fail(h.offset, "the first chunk is not a header chunk");
   if (have_header_ && type == ChunkType::Header) return fail(h.offset, "a second header chunk");
   // Unknown chunk types come from later writers and are skipped unread.
-  const bool known = (h.type >= uint32_t(ChunkType::Header) && h.type <= uint32_t(ChunkType::MemoryAttributes)) ||
-                     type == ChunkType::Costs;
+  const bool known =
+      (h.type >= uint32_t(ChunkType::Header) && h.type <= uint32_t(ChunkType::Collectives)) || type == ChunkType::Costs;
   if (!known) return true;
   if ((type == ChunkType::Events || type == ChunkType::Memory || type == ChunkType::MemoryAttributes) &&
       mode_ == Mode::Summary)
@@ -192,6 +193,9 @@ bool Reader::process(const ChunkHead& h) {
       break;
     case ChunkType::MemoryAttributes:
       e = decode_memory_attributes(c, trace_);
+      break;
+    case ChunkType::Collectives:
+      e = decode_collectives(c, trace_);
       break;
     case ChunkType::Frames:
       e = decode_frames(c, trace_);

@@ -9,6 +9,7 @@
 
 #include "format/byte_io.hpp"
 #include "format/chunk_writer.hpp"
+#include "format/collective_chunk.hpp"
 #include "format/column_buffer.hpp"
 #include "format/exclusive_file.hpp"
 #include "format/footer_chunk.hpp"
@@ -89,6 +90,8 @@ struct TraceWriter::Impl {
   Pending memory;                 // Trace::memory records not yet written
   std::string memory_attributes;  // MEMORY_ATTRIBUTES records of those
   uint32_t memory_attribute_count = 0;
+  std::string collectives;  // COLLECTIVES records not yet written
+  uint32_t collective_count = 0;
   // Call stacks, deduplicated by content: frames, then the stacks naming them.
   struct FrameHash {
     size_t operator()(const trace::Frame& f) const {
@@ -152,6 +155,11 @@ struct TraceWriter::Impl {
     }
     flush_memory();
     flush_stacks();
+    if (collective_count) {
+      write_chunk(ChunkType::Collectives, collectives_payload(collective_count, collectives));
+      collectives.clear();
+      collective_count = 0;
+    }
   }
 
   // After the strings their frames name.
@@ -469,6 +477,17 @@ uint32_t TraceWriter::add_memory(const trace::MemoryInfo& m) {
   put_memory_attributes(w.memory_attributes, &w.memory_attribute_count, index, m);
   if (w.memory.records.size() >= kMetadataChunkBytes) w.flush_memory();
   return index;
+}
+
+void TraceWriter::add_collective(const trace::CollectiveInfo& c) {
+  Impl& w = *impl_;
+  if (std::max({c.name, c.process_group, c.process_group_desc, c.dtype}) >= w.string_count)
+    return w.fail("collective record names a string not interned");
+  if (c.thread >= w.thread_counts.size())
+    return w.fail("collective record for thread " + std::to_string(c.thread) + " of " +
+                  std::to_string(w.thread_counts.size()));
+  put_collective_record(w.collectives, c);
+  ++w.collective_count;
 }
 
 uint32_t TraceWriter::add_stack(const std::vector<trace::Frame>& frames) { return impl_->add_stack(frames); }

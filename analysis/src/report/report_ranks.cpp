@@ -1,6 +1,7 @@
 #include "ptprof/analysis/report_ranks.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 
@@ -42,11 +43,14 @@ struct CollectiveTotals {
   int64_t ns = 0;
 };
 
-// A collective call's start, in the step that holds it.
+// A collective call's start, in the step that holds it, and what torch
+// numbered it (its own record_param_comms facts or those of one inside it).
 struct Arrival {
   uint64_t step = 0;
   int64_t wall_ns = 0;
   std::string name;
+  std::string process_group;
+  int64_t seq = -1;  // -1: torch gave no number
 };
 
 struct ProcessState {
@@ -59,13 +63,15 @@ struct ProcessState {
 bool is_c10d_call(std::string_view n) { return n.substr(0, 6) == "c10d::"; }
 
 // The step (its number) whose span holds `ns` in a process's steps of one
-// trace, sorted by start; 0 when none does.
-uint64_t step_at(const std::vector<std::tuple<int64_t, int64_t, uint64_t>>& steps, int64_t ns) {
+// trace, sorted by start; none when none does (0 is a step: --step NAME
+// numbers from 0).
+std::optional<uint64_t> step_at(const std::vector<std::tuple<int64_t, int64_t, uint64_t>>& steps, int64_t ns) {
   auto it =
       std::upper_bound(steps.begin(), steps.end(), ns, [](int64_t v, const auto& s) { return v < std::get<0>(s); });
-  if (it == steps.begin()) return 0;
+  if (it == steps.begin()) return std::nullopt;
   --it;
-  return ns < std::get<1>(*it) ? std::get<2>(*it) : 0;
+  if (ns < std::get<1>(*it)) return std::get<2>(*it);
+  return std::nullopt;
 }
 
 int64_t duration(const trace::Event& e) { return std::max<int64_t>(0, e.end_ns - e.start_ns); }
@@ -133,6 +139,10 @@ struct RankSummaryBuilder::Impl {
           t.threads[e.thread].process < steps.size())
         steps[t.threads[e.thread].process].emplace_back(e.start_ns, e.end_ns, e.arg);
     for (auto& s : steps) std::sort(s.begin(), s.end());
+    // Sequence-numbered collective ops, by thread and start.
+    std::map<std::pair<uint32_t, int64_t>, const trace::CollectiveInfo*> numbered;
+    for (const trace::CollectiveInfo& c : t.collectives)
+      if (c.seq >= 0) numbered[{c.thread, c.start_ns}] = &c;
     for (size_t th = 0; th < t.threads.size(); ++th) {
       const uint32_t pi = t.threads[th].process;
       if (pi >= of_process.size()) continue;
@@ -143,6 +153,11 @@ struct RankSummaryBuilder::Impl {
         return x.start_ns != y.start_ns ? x.start_ns < y.start_ns : x.end_ns > y.end_ns;
       });
       Outermost ops, collectives;
+      // The last call taken on this thread, while it is open: its numbered
+      // facts may come from an op inside it.
+      std::vector<Arrival>* open_list = nullptr;
+      size_t open_index = 0;
+      int64_t open_end = INT64_MIN;
       for (uint32_t i : ev) {
         const trace::Event& e = t.events[i];
         ++s.row.events;
@@ -163,10 +178,23 @@ struct RankSummaryBuilder::Impl {
         c.ns = ptprof::detail::saturating_add(c.ns, duration(e));
         if (async || collectives.take(e.start_ns, e.end_ns)) {
           ++s.row.collective_calls;
-          if (const uint64_t step = step_at(steps[pi], e.start_ns); step != 0)
-            (is_c10d_call(name) ? s.c10d_calls : s.work_calls)
-                .push_back(
-                    {step, ptprof::detail::saturating_add(e.start_ns, t.header.realtime_offset_ns), std::string(name)});
+          open_list = nullptr;
+          if (const std::optional<uint64_t> step = step_at(steps[pi], e.start_ns)) {
+            open_list = is_c10d_call(name) ? &s.c10d_calls : &s.work_calls;
+            open_list->push_back(
+                {*step, ptprof::detail::saturating_add(e.start_ns, t.header.realtime_offset_ns), std::string(name)});
+            open_index = open_list->size() - 1;
+            open_end = e.end_ns;
+          }
+        }
+        if (!numbered.empty() && open_list && e.start_ns < open_end) {
+          auto it = numbered.find({uint32_t(th), e.start_ns});
+          Arrival& call = (*open_list)[open_index];
+          if (it != numbered.end() && call.seq < 0) {
+            const trace::CollectiveInfo& c = *it->second;
+            call.seq = c.seq;
+            call.process_group = c.process_group < t.strings.size() ? t.strings[c.process_group] : "";
+          }
         }
         comm[pi].emplace_back(e.start_ns, e.start_ns + duration(e));
       }
@@ -270,6 +298,10 @@ struct RankSummaryBuilder::Impl {
     std::vector<ArrivalRow> rows;
     for (auto& [step, ranks] : by_step) {
       if (ranks.size() < 2) continue;
+      if (all_numbered(ranks)) {
+        match_numbered(step, ranks, rows);
+        continue;
+      }
       size_t calls = 0;
       for (auto& [rank, list] : ranks) {
         std::sort(list.begin(), list.end(), [](const Arrival* a, const Arrival* b) { return a->wall_ns < b->wall_ns; });
@@ -294,13 +326,59 @@ struct RankSummaryBuilder::Impl {
             row.last_rank = rank;
           }
         }
-        if (row.arrivals.size() < 2) continue;
-        for (auto& [rank, at] : row.arrivals) at -= first;
-        row.spread_ns = last - first;
-        rows.push_back(std::move(row));
+        finish_row(row, first, last, rows);
       }
     }
     return rows;
+  }
+
+  static bool all_numbered(const std::map<int32_t, std::vector<const Arrival*>>& ranks) {
+    for (const auto& [rank, list] : ranks)
+      for (const Arrival* a : list)
+        if (a->seq < 0) return false;
+    return true;
+  }
+
+  // A step whose every call torch numbered: one row per (process group,
+  // sequence number), in that order, whatever order each rank made them in.
+  static void match_numbered(uint64_t step, const std::map<int32_t, std::vector<const Arrival*>>& ranks,
+                             std::vector<ArrivalRow>& rows) {
+    std::map<std::pair<std::string, int64_t>, std::vector<std::pair<int32_t, const Arrival*>>> calls;
+    for (const auto& [rank, list] : ranks)
+      for (const Arrival* a : list) calls[{a->process_group, a->seq}].emplace_back(rank, a);
+    uint32_t index = 0;
+    for (auto& [key, of_ranks] : calls) {
+      std::sort(of_ranks.begin(), of_ranks.end(), [](const auto& x, const auto& y) {
+        return std::tie(x.first, x.second->wall_ns) < std::tie(y.first, y.second->wall_ns);
+      });
+      ArrivalRow row;
+      row.step = step;
+      row.index = index++;
+      row.process_group = key.first;
+      row.seq = key.second;
+      int64_t first = INT64_MAX, last = INT64_MIN;
+      for (const auto& [rank, a] : of_ranks) {  // by rank; a rank's first call of the key
+        if (!row.arrivals.empty() && row.arrivals.back().first == rank) continue;
+        if (row.arrivals.empty())
+          row.name = a->name;
+        else if (a->name != row.name)
+          row.names_agree = false;
+        row.arrivals.emplace_back(rank, a->wall_ns);
+        first = std::min(first, a->wall_ns);
+        if (a->wall_ns > last) {
+          last = a->wall_ns;
+          row.last_rank = rank;
+        }
+      }
+      finish_row(row, first, last, rows);
+    }
+  }
+
+  static void finish_row(ArrivalRow& row, int64_t first, int64_t last, std::vector<ArrivalRow>& rows) {
+    if (row.arrivals.size() < 2) return;
+    for (auto& [rank, at] : row.arrivals) at -= first;
+    row.spread_ns = last - first;
+    rows.push_back(std::move(row));
   }
 };
 
@@ -314,206 +392,5 @@ void RankSummaryBuilder::add_counted(const trace::Trace& t, const std::vector<Pr
   impl_->add_counted(t, counts);
 }
 RankSummary RankSummaryBuilder::finish() && { return impl_->finish(); }
-
-namespace {
-
-std::string time_text(int64_t ns) { return format_time_us(double(ns) / 1000.0); }
-std::string rank_text(int32_t rank) { return rank >= 0 ? std::to_string(rank) : "-"; }
-
-// A command line as one table cell: control characters (a `python -c`
-// script's newlines) become spaces.
-std::string one_line(std::string_view s, size_t max_code_points) {
-  std::string out(utf8_prefix(s, max_code_points));
-  for (char& c : out)
-    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-  return out;
-}
-
-// Columns right-aligned under their titles, as the operator table's.
-class TextTable {
- public:
-  explicit TextTable(std::vector<std::string> titles) : rows_{std::move(titles)} {}
-  void add(std::vector<std::string> cells) { rows_.push_back(std::move(cells)); }
-  std::string render() const {
-    std::vector<size_t> widths(rows_[0].size(), 0);
-    for (const auto& r : rows_)
-      for (size_t c = 0; c < r.size() && c < widths.size(); ++c) widths[c] = std::max(widths[c], utf8_length(r[c]));
-    std::string sep;
-    for (size_t w : widths) sep.append(w, '-').append(2, ' ');
-    sep += "\n";
-    std::string out = sep;
-    for (size_t i = 0; i < rows_.size(); ++i) {
-      for (size_t c = 0; c < widths.size(); ++c) {
-        append_right(out, c < rows_[i].size() ? rows_[i][c] : std::string(), widths[c]);
-        out.append(2, ' ');
-      }
-      out += "\n";
-      if (i == 0) out += sep;
-    }
-    return out + sep;
-  }
-
- private:
-  std::vector<std::vector<std::string>> rows_;
-};
-
-std::string processes_table(const RankSummary& s) {
-  if (s.processes.size() < 2) return {};
-  TextTable t({"Host", "PID", "PPID", "Role", "Rank", "Events", "Ops", "Op time", "Command"});
-  for (const ProcessRow& p : s.processes)
-    t.add({p.host, std::to_string(p.pid), std::to_string(p.ppid), p.role, rank_text(p.rank), std::to_string(p.events),
-           std::to_string(p.ops), time_text(p.op_ns), one_line(p.cmdline, 60)});
-  return "\nProcesses (ops: every op event; op time: top-level ops)\n" + t.render();
-}
-
-// The rows a text report shows of the collective arrivals; --json has all.
-constexpr size_t kArrivalRowsShown = 40;
-
-std::string arrivals_table(const std::vector<ArrivalRow>& rows) {
-  if (rows.empty()) return {};
-  TextTable t(
-      {"Step", "#", "Collective", "Ranks", "Last to arrive", "Spread", "Arrivals after the first, latest first"});
-  std::map<int32_t, uint64_t> last_count;
-  for (const ArrivalRow& r : rows) ++last_count[r.last_rank];
-  for (size_t i = 0; i < rows.size() && i < kArrivalRowsShown; ++i) {
-    const ArrivalRow& r = rows[i];
-    // Latest first: with many ranks the late ones are what a reader looks for.
-    std::vector<std::pair<int32_t, int64_t>> latest = r.arrivals;
-    std::stable_sort(latest.begin(), latest.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-    std::string when;
-    for (const auto& [rank, after] : latest) {
-      if (when.size() > 80) {
-        when += " ...";
-        break;
-      }
-      when += (when.empty() ? "r" : "  r") + std::to_string(rank) + " +" + time_text(after);
-    }
-    t.add({std::to_string(r.step), std::to_string(r.index + 1),
-           r.names_agree ? one_line(r.name, 40) : one_line(r.name, 24) + " (names differ)",
-           std::to_string(r.arrivals.size()), std::to_string(r.last_rank), time_text(r.spread_ns), when});
-  }
-  std::string out =
-      "\nCollective arrivals (per step, the Nth collective call of each rank, matched by order; the last to arrive "
-      "is what the others wait for)\n" +
-      t.render();
-  if (rows.size() > kArrivalRowsShown)
-    out += std::to_string(rows.size() - kArrivalRowsShown) + " more rows (ptprof report --json: collective_arrivals)\n";
-  std::string most;
-  for (const auto& [rank, n] : last_count)
-    most += (most.empty() ? "" : ", ") + std::string("rank ") + std::to_string(rank) + ": " + std::to_string(n);
-  return out + "Last to arrive, of " + std::to_string(rows.size()) + " collectives: " + most + "\n";
-}
-
-std::string ranks_table(const RankSummary& s) {
-  if (s.ranks.empty()) return {};
-  TextTable t({"Rank", "Host", "PID", "Procs", "Steps", "Step avg", "Step max", "Ops", "Op time", "Collective time"});
-  for (const RankRow& r : s.ranks) {
-    const size_t n = r.step_ns.size();
-    t.add({std::to_string(r.rank), r.host, std::to_string(r.pid), std::to_string(r.processes), std::to_string(n),
-           n ? time_text(r.step_total_ns() / int64_t(n)) : "-", n ? time_text(r.step_max_ns()) : "-",
-           std::to_string(r.ops), time_text(r.op_ns), time_text(r.collective_ns)});
-  }
-  std::string out =
-      "\nRanks (steps of each rank's main process; ops and collectives of all its processes; collective time: while "
-      "any collective op was in flight)\n" +
-      t.render();
-  TextTable c({"Rank", "Collective", "Calls", "Total time"});
-  bool any = false;
-  for (const RankRow& r : s.ranks)
-    for (const CollectiveRow& row : r.collectives) {
-      c.add({std::to_string(r.rank), row.name, std::to_string(row.calls), time_text(row.total_ns)});
-      any = true;
-    }
-  if (any) out += "\nCollective ops per rank (nested calls counted in each)\n" + c.render();
-  if (!s.stragglers.empty()) {
-    TextTable st({"Step", "Ranks", "Slowest rank", "Its time", "Median", "Lag"});
-    for (const StragglerRow& r : s.stragglers)
-      st.add({std::to_string(r.step), std::to_string(r.ranks), std::to_string(r.slowest_rank), time_text(r.slowest_ns),
-              time_text(r.median_ns), time_text(r.lag_ns)});
-    out += "\nStragglers (per step: the rank with the longest step, its lag behind the median)\n" + st.render();
-  }
-  return out + arrivals_table(s.arrivals);
-}
-
-template <typename T, typename F>
-std::string json_list(const std::vector<T>& items, F&& item, const char* indent, const char* close_indent) {
-  if (items.empty()) return "[]";
-  std::string out = "[\n";
-  for (size_t i = 0; i < items.size(); ++i) out += indent + item(items[i]) + (i + 1 < items.size() ? ",\n" : "\n");
-  return out + close_indent + "]";
-}
-
-}  // namespace
-
-std::string render_ranks_table(const RankSummary& s) { return processes_table(s) + ranks_table(s); }
-
-std::string render_ranks_json(const RankSummary& s) {
-  std::string out =
-      "  \"processes\": " +
-      json_list(
-          s.processes,
-          [](const ProcessRow& p) {
-            return "{\"host\": " + json_string(p.host) + ", \"pid\": " + std::to_string(p.pid) +
-                   ", \"ppid\": " + std::to_string(p.ppid) + ", \"role\": " + json_string(p.role) +
-                   ", \"rank\": " + std::to_string(p.rank) + ", \"local_rank\": " + std::to_string(p.local_rank) +
-                   ", \"world_size\": " + std::to_string(p.world_size) + ", \"events\": " + std::to_string(p.events) +
-                   ", \"ops\": " + std::to_string(p.ops) + ", \"op_time_us\": " + us(p.op_ns) +
-                   ", \"collective_calls\": " + std::to_string(p.collective_calls) +
-                   ", \"collective_time_us\": " + us(p.collective_ns) + ", \"cmdline\": " + json_string(p.cmdline) +
-                   "}";
-          },
-          "    ", "  ") +
-      ",\n";
-  out += "  \"ranks\": " +
-         json_list(
-             s.ranks,
-             [](const RankRow& r) {
-               std::string steps;
-               for (const auto& [step, ns] : r.step_ns)
-                 steps += std::string(steps.empty() ? "" : ", ") + "{\"step\": " + std::to_string(step) +
-                          ", \"wall_us\": " + us(ns) + "}";
-               std::string coll;
-               for (const CollectiveRow& c : r.collectives)
-                 coll += std::string(coll.empty() ? "" : ", ") + "{\"name\": " + json_string(c.name) +
-                         ", \"calls\": " + std::to_string(c.calls) + ", \"time_us\": " + us(c.total_ns) + "}";
-               return "{\"rank\": " + std::to_string(r.rank) + ", \"world_size\": " + std::to_string(r.world_size) +
-                      ", \"host\": " + json_string(r.host) + ", \"pid\": " + std::to_string(r.pid) +
-                      ", \"processes\": " + std::to_string(r.processes) + ", \"ops\": " + std::to_string(r.ops) +
-                      ", \"op_time_us\": " + us(r.op_ns) +
-                      ", \"collective_calls\": " + std::to_string(r.collective_calls) +
-                      ", \"collective_time_us\": " + us(r.collective_ns) + ", \"collectives\": [" + coll +
-                      "], \"steps\": [" + steps + "]}";
-             },
-             "    ", "  ") +
-         ",\n";
-  out += "  \"stragglers\": " +
-         json_list(
-             s.stragglers,
-             [](const StragglerRow& r) {
-               return "{\"step\": " + std::to_string(r.step) + ", \"ranks\": " + std::to_string(r.ranks) +
-                      ", \"slowest_rank\": " + std::to_string(r.slowest_rank) +
-                      ", \"slowest_us\": " + us(r.slowest_ns) + ", \"median_us\": " + us(r.median_ns) +
-                      ", \"lag_us\": " + us(r.lag_ns) + "}";
-             },
-             "    ", "  ") +
-         ",\n";
-  out += "  \"collective_arrivals\": " +
-         json_list(
-             s.arrivals,
-             [](const ArrivalRow& r) {
-               std::string when;
-               for (const auto& [rank, after] : r.arrivals)
-                 when += std::string(when.empty() ? "" : ", ") + "{\"rank\": " + std::to_string(rank) +
-                         ", \"after_us\": " + us(after) + "}";
-               return "{\"step\": " + std::to_string(r.step) + ", \"index\": " + std::to_string(r.index) +
-                      ", \"name\": " + json_string(r.name) + ", \"ranks\": " + std::to_string(r.arrivals.size()) +
-                      ", \"names_agree\": " + (r.names_agree ? "true" : "false") +
-                      ", \"last_rank\": " + std::to_string(r.last_rank) + ", \"spread_us\": " + us(r.spread_ns) +
-                      ", \"arrivals\": [" + when + "]}";
-             },
-             "    ", "  ") +
-         ",\n";
-  return out;
-}
 
 }  // namespace ptprof::report

@@ -26,9 +26,10 @@ enum class RecordType : uint16_t {
   ExternalCorrelation = 10,  // payload ExternalCorrelationPayload; ts = when CUPTI reported it
   MemoryEvent = 11,          // payload MemoryEventPayload; an allocation or free, on the thread that made it
   StackDef = 12,             // arg = stack id (per thread, 1-based); payload StackDefPayload + frames
+  Collective = 13,           // arg = name id of the collective ("allreduce"); payload CollectivePayload
 };
 // Types this version knows; a reader skips records of any other type.
-constexpr uint16_t kRecordTypeCount = 13;
+constexpr uint16_t kRecordTypeCount = 14;
 
 struct RecordHeader {
   uint16_t type;  // RecordType
@@ -164,6 +165,30 @@ struct MemoryEventPayload {
 };
 static_assert(sizeof(MemoryEventPayload) == 40);
 
+// What torch knows of one collective call (its ParamCommsDebugInfo and the
+// inputs of its `record_param_comms` scope), written right after that
+// scope's OpBegin on the same thread: it describes the op `handle` names.
+enum CollectiveFields : uint8_t {
+  kCollectiveSeq = 1u << 0,            // seq holds the process group's sequence number
+  kCollectiveGroupSize = 1u << 1,      // group_size holds the group's size
+  kCollectiveProcessGroup = 1u << 2,   // process_group (and process_group_desc, 0 = none) hold names
+  kCollectiveElementCounts = 1u << 3,  // in_elements and out_elements hold counts
+};
+struct CollectivePayload {
+  uint64_t handle;              // OpBeginPayload::handle of the op it describes
+  int64_t seq;                  // the process group's sequence number of this call
+  int64_t in_elements;          // elements of the input message
+  int64_t out_elements;         // of the output message
+  int32_t group_size;           // ranks in the process group
+  int32_t rank;                 // this process's rank in it; -1 = not given
+  uint32_t process_group;       // name id of the process group's name ("0", "1", ...)
+  uint32_t process_group_desc;  // name id of its description ("default_pg"); 0 = none
+  uint32_t dtype;               // name id of the element type ("Float"); 0 = none
+  uint8_t fields;               // CollectiveFields: which of the above hold values
+  uint8_t reserved0[3];
+};
+static_assert(sizeof(CollectivePayload) == 56);
+
 // A call stack, defined once per thread before the first record that refers
 // to it by id: `python_frames` PythonFrameRecord then `native_frames`
 // NativeFrameRecord follow, innermost first.
@@ -222,6 +247,7 @@ inline constexpr std::array<RecordTypeInfo, kRecordTypeCount> kRecordTypes = {{
     {RecordType::ExternalCorrelation, sizeof(RecordHeader) + sizeof(ExternalCorrelationPayload), false},
     {RecordType::MemoryEvent, sizeof(RecordHeader) + sizeof(MemoryEventPayload), false},
     {RecordType::StackDef, sizeof(RecordHeader) + sizeof(StackDefPayload), false},
+    {RecordType::Collective, sizeof(RecordHeader) + sizeof(CollectivePayload), true},
 }};
 
 constexpr bool record_table_is_complete() {

@@ -141,6 +141,27 @@ struct MemoryInfo {
 inline constexpr int8_t kDeviceCpu = 0;
 inline constexpr int8_t kDeviceCuda = 1;
 
+// What torch knew of one collective call (its record_param_comms scope's
+// facts: collective_facts.hpp), for the op event of thread `thread` that
+// starts at `start_ns` (a record_param_comms op): the COLLECTIVES chunk,
+// written before the events chunk that holds the op, so a reader that
+// streams events has it first. Names are indices into Trace::strings (0: not
+// given); -1: a number not given.
+struct CollectiveInfo {
+  uint32_t thread = 0;
+  int64_t start_ns = 0;
+  uint32_t name = 0;  // torch's collective name: "allreduce", "broadcast", ...
+  uint32_t process_group = 0;
+  uint32_t process_group_desc = 0;
+  uint32_t dtype = 0;
+  int64_t seq = -1;  // the process group's sequence number of this call
+  int64_t in_elements = -1;
+  int64_t out_elements = -1;
+  int32_t group_size = -1;
+  int32_t rank = -1;  // the process's rank in the group
+  bool operator==(const CollectiveInfo&) const = default;
+};
+
 struct Process {
   int32_t pid = 0;
   int32_t ppid = 0;
@@ -251,11 +272,12 @@ struct Trace {
   std::vector<std::string> strings{std::string()};  // strings[0] is ""
   std::vector<Process> processes;
   std::vector<Thread> threads;
-  std::vector<Event> events;       // any order; readers sort as they need
-  std::vector<CudaInfo> cuda;      // referenced by CUDA events' arg
-  std::vector<MemoryInfo> memory;  // referenced by Memory events' arg
-  std::vector<Frame> frames;       // referenced by stacks
-  std::vector<Stack> stacks;       // referenced by events' stack
+  std::vector<Event> events;                // any order; readers sort as they need
+  std::vector<CudaInfo> cuda;               // referenced by CUDA events' arg
+  std::vector<MemoryInfo> memory;           // referenced by Memory events' arg
+  std::vector<Frame> frames;                // referenced by stacks
+  std::vector<Stack> stacks;                // referenced by events' stack
+  std::vector<CollectiveInfo> collectives;  // each names its op by thread and start
 };
 
 }  // namespace ptprof::trace

@@ -93,6 +93,10 @@ struct ArrivalRow {
   // went wrong there (ranks in different process groups, or a rank that
   // skipped a call), and the row says so.
   bool names_agree = true;
+  // Matched by torch's numbers (record_param_comms on NCCL): the process
+  // group and its sequence number of the call; seq -1: matched by order.
+  std::string process_group;
+  int64_t seq = -1;
 };
 
 struct RankSummary {

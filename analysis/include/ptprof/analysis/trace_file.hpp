@@ -40,6 +40,9 @@ class TraceSink {
   // intern()); returns 1 + its index in Trace::stacks, the value of
   // Event::stack. Equal stacks get the same index.
   virtual uint32_t add_stack(const std::vector<trace::Frame>& frames) = 0;
+  // Appends to Trace::collectives: the facts of an op event added earlier
+  // (c.thread, c.start_ns), their string ids from intern().
+  virtual void add_collective(const trace::CollectiveInfo& c) { (void)c; }
   virtual Status finish() = 0;  // complete the trace
   virtual uint64_t bytes_written() const = 0;
   // Puts what was added so far where a reader finds it if the writer dies.
@@ -110,6 +113,7 @@ class TraceWriter final : public TraceSink {
   void set_window_end(int64_t end_ns) override;
   void add_event(const trace::Event& e) override;  // e.name/e.shapes: ids from intern()
   uint32_t add_memory(const trace::MemoryInfo& m) override;
+  void add_collective(const trace::CollectiveInfo& c) override;
   uint32_t add_stack(const std::vector<trace::Frame>& frames) override;
   Status finish() override;  // flush, footer, close, rename
   void flush() override;     // a partial event chunk and the stdio buffer to the file
