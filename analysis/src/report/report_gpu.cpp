@@ -41,8 +41,6 @@ const trace::CudaInfo* info_of(const trace::Trace& t, const trace::Event& e) {
   return e.arg >= 1 && e.arg <= t.cuda.size() ? &t.cuda[e.arg - 1] : nullptr;
 }
 
-int64_t duration(const trace::Event& e) { return std::max<int64_t>(0, e.end_ns - e.start_ns); }
-
 // Total length of the union of intervals, clipped to [lo, hi).
 int64_t union_ns(std::vector<std::pair<int64_t, int64_t>>& iv, int64_t lo, int64_t hi) {
   std::sort(iv.begin(), iv.end());
@@ -148,12 +146,12 @@ void GpuReportBuilder::add(const trace::Trace& t) {
   for (const auto& e : t.events) {
     const trace::CudaInfo* ci = info_of(t, e);
     if (e.kind == EventKind::GpuOverhead) {
-      m.overheads[name_of(e)].push_back(duration(e));
+      m.overheads[name_of(e)].push_back(trace::duration_ns(e));
       continue;
     }
     if (!is_gpu_work(e.kind)) continue;
     const int32_t pid = pid_of(e);
-    const int64_t dur = duration(e);
+    const int64_t dur = trace::duration_ns(e);
     busy[{pid, device_of(e, ci)}].emplace_back(e.start_ns, e.end_ns);
     const bool matched = ci && ci->external_id && op_ids.count(key(pid, ci->external_id));
     if (matched) ++m.r.matched;

@@ -74,8 +74,6 @@ std::optional<uint64_t> step_at(const std::vector<std::tuple<int64_t, int64_t, u
   return std::nullopt;
 }
 
-int64_t duration(const trace::Event& e) { return std::max<int64_t>(0, e.end_ns - e.start_ns); }
-
 int64_t median(std::vector<int64_t> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
@@ -163,19 +161,19 @@ struct RankSummaryBuilder::Impl {
         ++s.row.events;
         if (e.kind == trace::EventKind::Step) {
           if (!trace::is_step(e)) continue;  // before the first step, after the last
-          s.row.step_ns[e.arg] = std::max(s.row.step_ns[e.arg], duration(e));
+          s.row.step_ns[e.arg] = std::max(s.row.step_ns[e.arg], trace::duration_ns(e));
           continue;
         }
         if (e.kind != trace::EventKind::Op) continue;
         ++s.row.ops;
         const bool async = e.flags & trace::kAsync;  // spans threads: no place in a thread's nesting
         if (!async && ops.take(e.start_ns, e.end_ns))
-          s.row.op_ns = ptprof::detail::saturating_add(s.row.op_ns, duration(e));
+          s.row.op_ns = ptprof::detail::saturating_add(s.row.op_ns, trace::duration_ns(e));
         const std::string_view name = e.name < t.strings.size() ? std::string_view(t.strings[e.name]) : "";
         if (!is_collective(name)) continue;
         CollectiveTotals& c = s.collectives[std::string(name)];
         ++c.calls;
-        c.ns = ptprof::detail::saturating_add(c.ns, duration(e));
+        c.ns = ptprof::detail::saturating_add(c.ns, trace::duration_ns(e));
         if (async || collectives.take(e.start_ns, e.end_ns)) {
           ++s.row.collective_calls;
           open_list = nullptr;
@@ -196,7 +194,7 @@ struct RankSummaryBuilder::Impl {
             call.process_group = c.process_group < t.strings.size() ? t.strings[c.process_group] : "";
           }
         }
-        comm[pi].emplace_back(e.start_ns, e.start_ns + duration(e));
+        comm[pi].emplace_back(e.start_ns, e.start_ns + trace::duration_ns(e));
       }
     }
     for (size_t pi = 0; pi < comm.size(); ++pi) {

@@ -58,6 +58,9 @@ struct Event {
   uint32_t stack = 0;  // Op: 1 + index into Trace::stacks, its call stack; 0 = none recorded
 };
 
+// An event's duration, never negative (an end before the start is damage).
+inline int64_t duration_ns(const Event& e) { return e.end_ns > e.start_ns ? e.end_ns - e.start_ns : 0; }
+
 // A Step event that is a step (not the time before or after the steps).
 inline bool is_step(const Event& e) {
   return e.kind == EventKind::Step && (e.flags & (kBeforeSteps | kAfterSteps)) == 0;
