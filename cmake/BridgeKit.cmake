@@ -13,6 +13,7 @@ set(PTPROF_BRIDGE_KIT_FILES
   agent/torch/encode_inputs.hpp
   agent/torch/fork_guard.hpp
   agent/torch/memory_reporter.hpp
+  agent/torch/tensor_refs.hpp
   agent/torch/torch_compat.hpp
   agent/include/ptprof/bridge_api.h
   common/include/ptprof/record.hpp

@@ -7,6 +7,7 @@
 
 #include "export.hpp"
 #include "log.hpp"
+#include "tensor_group.hpp"
 #include "thread_state.hpp"
 
 using namespace ptprof;
@@ -106,6 +107,19 @@ PTPROF_EXPORT void ptprof_agent_op_collective(const ptprof_collective* c) {
   p.dtype = c->dtype ? t->intern(c->dtype) : 0;
   p.fields = fields;
   (void)t->emit(wire::RecordType::Collective, c->name ? t->intern(c->name) : 0, t->now(), p);
+}
+
+PTPROF_EXPORT int ptprof_agent_tensor_identity(void) {
+  return g_runtime.memory_recording() && g_runtime.record_shapes() ? 1 : 0;
+}
+
+PTPROF_EXPORT void ptprof_agent_op_tensors(uint64_t handle, uint8_t group_flags, const ptprof_tensor_ref* refs,
+                                           uint32_t count) {
+  ThreadState* t = detail::tls_thread;
+  if (!t || !g_runtime.memory_recording()) return;
+  const OpLevel* op = t->innermost_op();
+  if (!op || op->handle != handle || handle == 0) return;
+  emit_tensor_group(*t, wire::TensorGroupKind::OpInputs, handle, 0, group_flags, refs, count);
 }
 
 PTPROF_EXPORT void ptprof_agent_scope_begin(void) {

@@ -2,7 +2,9 @@
 // through ctypes. Not in ptprof.h: these are ptprof's own plumbing between its
 // agent and its Python side, not an API for programs (docs/bootstrap.md).
 #include "export.hpp"
+#include "ptprof/bridge_api.h"
 #include "runtime.hpp"
+#include "tensor_group.hpp"
 
 using namespace ptprof::agent;
 
@@ -25,4 +27,19 @@ PTPROF_EXPORT int ptprof_boot_window_flag(void (*callback)(int)) {
 // init_process_group instead of the environment that torchrun sets).
 PTPROF_EXPORT void ptprof_boot_distributed(int rank, int world_size) {
   g_runtime.distributed_initialised(rank, world_size);
+}
+
+// Nonzero while a window wants tensor identity (memory and shapes recorded):
+// the bootstrap then reports modules' and optimizers' tensors.
+PTPROF_EXPORT int ptprof_boot_tensor_identity(void) { return ptprof_agent_tensor_identity(); }
+
+// What an nn.Module (kind 1) or an optimizer (kind 2) at address `owner`
+// holds, at its first call in a window: `count` entries of
+// ptprof_tensor_ref (bridge_api.h), as torch's Python tracer takes them.
+PTPROF_EXPORT void ptprof_boot_tensors(int kind, uint64_t owner, const ptprof_tensor_ref* refs, uint32_t count) {
+  if (kind != int(ptprof::wire::TensorGroupKind::Module) && kind != int(ptprof::wire::TensorGroupKind::Optimizer))
+    return;
+  ThreadState* t = thread_state();
+  if (!t || !g_runtime.memory_recording() || !refs) return;
+  emit_tensor_group(*t, ptprof::wire::TensorGroupKind(kind), 0, owner, 0, refs, count);
 }

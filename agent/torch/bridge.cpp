@@ -29,6 +29,7 @@
 #include "ptprof/bridge_api.h"
 #include "ptprof/record.hpp"
 #include "ptprof/torch_version.hpp"
+#include "tensor_refs.hpp"
 #include "torch_compat.hpp"
 
 namespace ptprof::torch_bridge {
@@ -84,10 +85,14 @@ std::unique_ptr<at::ObserverContext> op_start(const at::RecordFunction& fn) {
   op.shapes = nullptr;
   // needsInputs() is per RecordFunction: torch boxes inputs if any callback
   // asked, so check our own variant too.
-  if (kShapes && fn.needsInputs())
+  if (kShapes && fn.needsInputs()) {
     begin_with_shapes(op, fn);
-  else
+    // Windows that record memory and shapes: the inputs' identity, for the
+    // memory categories.
+    if (kMemory && ptprof_agent_tensor_identity() != 0) report_tensors(fn);
+  } else {
     ptprof_agent_op_begin(&op);
+  }
   // A collective's facts follow its op (collective_facts.hpp): one byte
   // compared on every other op.
   if (is_param_comms(op.name)) [[unlikely]]
@@ -124,6 +129,9 @@ void set_recording(int mode) {
                        ? variant((mode & PTPROF_BRIDGE_SHAPES) != 0, (mode & PTPROF_BRIDGE_MEMORY) != 0)
                        : -1;
   if (want == g_enabled) return;
+  // Tensor identity is wanted only in the memory and shapes variant: the
+  // TensorImpls it pinned are let go when that variant stops.
+  if (g_enabled == variant(true, true)) impl_pins().clear();
   if (g_enabled >= 0) at::disableCallback(g_op_callbacks[g_enabled]);
   if (want >= 0) at::reenableCallback(g_op_callbacks[want]);
   g_enabled = want;

@@ -18,6 +18,7 @@ struct MemoryArgs {
   std::vector<std::string> inputs;
   std::string timeline;
   std::string snapshot;
+  std::string categories;
   bool bytes = false;
   long long row_limit = 20;
 };
@@ -50,6 +51,14 @@ int run_memory(const MemoryArgs& args) {
     const Status written = exporting::write_file(args.timeline, memory::render_timeline_csv(s));
     if (!written) return usage_error("memory", "cannot write --timeline " + written.message());
   }
+  if (!args.categories.empty()) {
+    if (s.category_timelines.empty())
+      return usage_error("memory",
+                         "--categories: " + (s.categories_unavailable.empty() ? std::string("no memory events")
+                                                                              : s.categories_unavailable));
+    const Status written = exporting::write_file(args.categories, memory::render_categories_json(s));
+    if (!written) return usage_error("memory", "cannot write --categories " + written.message());
+  }
   const std::string out = memory::render_text(s, memory::RenderOptions{args.bytes, size_t(args.row_limit)});
   std::fwrite(out.data(), 1, out.size(), stdout);
   return std::fflush(stdout) == 0 ? 0 : 1;
@@ -67,7 +76,8 @@ void add_memory(CLI::App& app, int& exit_code) {
       "(blocks of two or more steps still live at the last step's end: leaks) and the memory live\n"
       "at the end of each step; the allocations still live at the end of their window (allocated in\n"
       "it, not freed in it), grouped by the op that made them and its input shapes, largest first;\n"
-      "allocations and frees per op.\n"
+      "memory by category (parameters, gradients, activations...: torch's memory timeline rules,\n"
+      "with --record-shapes) at each step's end and at its peak; allocations and frees per op.\n"
       "An allocation belongs to the outermost op open on its thread (aten::ones, not the aten::empty\n"
       "inside it). Sizes in KiB/MiB/GiB (1024-based); --bytes prints exact byte counts.");
   cmd->add_option("inputs", args->inputs, "Trace files or directories (their *.bin files)")->required();
@@ -79,6 +89,11 @@ void add_memory(CLI::App& app, int& exit_code) {
                   "torch.cuda.memory._dump_snapshot writes) for pytorch.org/memory_viz: CUDA allocations,\n"
                   "frees, segments and failed allocations with their Python stacks, and the segments live at\n"
                   "the end; of one process (the one with the most CUDA memory events)");
+  cmd->add_option("--categories", args->categories,
+                  "Also write memory by category (parameter, optimizer state, input, temporary, activation,\n"
+                  "gradient, autograd detail, unknown: torch's rules) over time as JSON: per process and\n"
+                  "device, torch.profiler's export_memory_timeline [times, sizes]. Needs traces recorded with\n"
+                  "`ptprof run --profile-memory --record-shapes`");
   cmd->add_flag("--bytes", args->bytes, "Print sizes as exact byte counts");
   cmd->add_option("--row-limit", args->row_limit, "Rows per table, 0 = all")->capture_default_str();
   cmd->callback([args, &exit_code] { exit_code = run_memory(*args); });

@@ -103,27 +103,30 @@ inline void ProcessCollector::open_span(ThreadDecode& t, const OpenSpan& s) {
 
 auto ProcessCollector::span_closer(ThreadDecode& t) {
   return [this, &t](const OpenSpan& s, uint64_t end, uint16_t flags) {
-    if (s.window < 0) {
-      if (!collectives_.empty() && s.kind == trace::EventKind::Op) [[unlikely]]
-        collectives_.erase(s.handle);
-      return;
-    }
+    // An op's facts leave the map when it closes, written or not.
+    const OpFacts facts = take_facts(s);
+    if (s.window < 0) return;
     Window& w = book_.span_closed(s.window);
-    if (!w.done) write_event(w, t.instance, s, end, flags);
+    if (!w.done) write_event(w, t.instance, s, end, flags, facts);
   };
 }
 
-inline void ProcessCollector::write_event(Window& w, uint32_t instance, const OpenSpan& s, uint64_t end,
-                                          uint16_t flags) {
+ProcessCollector::OpFacts ProcessCollector::take_facts(const OpenSpan& s) {
+  if (op_facts_.empty() || s.kind != trace::EventKind::Op) [[likely]]
+    return {};
+  auto node = op_facts_.extract(s.handle);
+  return node ? std::move(node.mapped()) : OpFacts{};
+}
+
+inline void ProcessCollector::write_event(Window& w, uint32_t instance, const OpenSpan& s, uint64_t end, uint16_t flags,
+                                          const OpFacts& facts) {
   if (!w.trace.is_open() && !output_.open(w)) return;
   w.trace.add_span(s, instance, end, flags, s.kind == trace::EventKind::Op ? cuda_.op_join_key(s.handle) : 0);
   if (s.name == 0) ++seen_.unnamed_events;  // every named record type: its name was lost
-  if (!collectives_.empty() && s.kind == trace::EventKind::Op) [[unlikely]] {
-    if (auto it = collectives_.find(s.handle); it != collectives_.end()) {
-      w.trace.add_collective(it->second, instance, s.start);
-      collectives_.erase(it);
-    }
-  }
+  if (facts.collective) [[unlikely]]
+    w.trace.add_collective(*facts.collective, instance, s.start);
+  if (facts.tensors) [[unlikely]]
+    w.trace.add_tensor_group(*facts.tensors, instance, s.start);
 }
 
 void ProcessCollector::route(ThreadDecode&, const decoded::Record&, const decoded::Malformed& m) {
@@ -140,7 +143,7 @@ inline void ProcessCollector::route(ThreadDecode& t, const decoded::Record& r, c
 
 inline void ProcessCollector::route(ThreadDecode& t, const decoded::Record& r, const decoded::Mark& mark) {
   const int32_t slot = book_.window_for(r.ts);
-  if (slot >= 0) write_event(book_.at(slot), t.instance, span_of(r, mark), r.ts, 0);
+  if (slot >= 0) write_event(book_.at(slot), t.instance, span_of(r, mark), r.ts, 0, {});
 }
 
 void ProcessCollector::route(ThreadDecode& t, const decoded::Record& r, const decoded::Step& s) {
@@ -208,7 +211,20 @@ void ProcessCollector::route(ThreadDecode& t, const decoded::Record&, const deco
   const OpenSpan* op = t.spans.innermost();
   if (!op || op->kind != trace::EventKind::Op || op->handle != c.handle) return;
   for (uint32_t id : {c.info.name, c.info.process_group, c.info.process_group_desc, c.info.dtype}) names_.learn(id);
-  collectives_[c.handle] = c.info;
+  op_facts_[c.handle].collective = c.info;
+}
+
+// An op's inputs: kept for the op open on the thread, like a collective's
+// facts. A module's or optimizer's: written at once into the window of its time.
+void ProcessCollector::route(ThreadDecode& t, const decoded::Record& r, decoded::TensorGroup& g) {
+  if (g.group.kind == uint8_t(wire::TensorGroupKind::OpInputs)) {
+    const OpenSpan* op = t.spans.innermost();
+    if (!op || op->kind != trace::EventKind::Op || op->handle != g.handle) return;
+    op_facts_[g.handle].tensors = std::move(g.group);
+    return;
+  }
+  const int32_t slot = writable_window(r.ts);
+  if (slot >= 0) book_.at(slot).trace.add_tensor_group(g.group, t.instance, r.ts);
 }
 
 // The thread in `t` exited and its ring is drained: close what it left open.
@@ -224,7 +240,7 @@ void ProcessCollector::write_window(int32_t slot) {
   // Spans of this window still open: cut at the window's end.
   for (auto& t : threads_.slots()) {
     t.spans.leave_window(slot, [&](const OpenSpan& s) {
-      write_event(w, t.instance, s, std::max(end, s.start), trace::kTruncated);
+      write_event(w, t.instance, s, std::max(end, s.start), trace::kTruncated, take_facts(s));
       book_.span_closed(slot);
     });
   }

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -107,6 +108,7 @@ class ProcessCollector {
   void route(ThreadDecode& t, const decoded::Record& r, const decoded::Memory& m);
   void route(ThreadDecode& t, const decoded::Record& r, decoded::StackDef& s);
   void route(ThreadDecode& t, const decoded::Record& r, const decoded::Collective& c);
+  void route(ThreadDecode& t, const decoded::Record& r, decoded::TensorGroup& g);
 
   // The slot of the window that holds an event at `ticks`, its trace open;
   // -1 when none does or its file cannot be opened.
@@ -117,7 +119,9 @@ class ProcessCollector {
   // What closing a span of thread `t` does: the window it began in gets it.
   auto span_closer(ThreadDecode& t);
   // Writes a span (or a mark: end == start) into `w`'s trace.
-  void write_event(Window& w, uint32_t instance, const OpenSpan& s, uint64_t end, uint16_t flags);
+  struct OpFacts;
+  void write_event(Window& w, uint32_t instance, const OpenSpan& s, uint64_t end, uint16_t flags, const OpFacts& facts);
+  OpFacts take_facts(const OpenSpan& s);
   void retire_thread(ThreadDecode& t);
   void note_out_of_memory(ThreadDecode& t, const decoded::Record& r, const decoded::CudaApiCall& call);
   void write_window(int32_t slot);
@@ -134,9 +138,14 @@ class ProcessCollector {
   CudaJoin cuda_;
   MemoryLedger memory_;
   WindowOutput output_;
-  // Collective facts (names: arena ids) of ops still open, by the op's
-  // handle: written with the op when it closes.
-  std::unordered_map<uint64_t, trace::CollectiveInfo> collectives_;
+  // What the agent wrote of ops still open beside their begin (a collective's
+  // facts, names arena ids; the inputs' tensor identity), by the op's handle:
+  // written with the op when it closes, dropped then if it is not written.
+  struct OpFacts {
+    std::optional<trace::CollectiveInfo> collective;
+    std::optional<trace::TensorGroup> tensors;
+  };
+  std::unordered_map<uint64_t, OpFacts> op_facts_;
   trace::Losses seen_;     // counted here (unnamed events, malformed records); losses() adds the rest
   trace::Losses charged_;  // already written into window files
   uint64_t drained_horizon_ = 0;

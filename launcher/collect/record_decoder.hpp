@@ -78,6 +78,12 @@ struct Collective {
   trace::CollectiveInfo info;
 };
 
+// Tensor identity (record.hpp's TensorGroup); thread and time come later.
+struct TensorGroup {
+  uint64_t handle = 0;  // OpInputs: the op's handle
+  trace::TensorGroup group;
+};
+
 // What every record has.
 struct Record {
   uint64_t ts = 0;    // raw ticks
@@ -146,6 +152,27 @@ inline Collective collective(const wire::RecordHeader& h) {
   return c;
 }
 
+// nullopt when the record is shorter than the tensors it counts.
+inline std::optional<TensorGroup> tensor_group(const wire::RecordHeader& h) {
+  const auto p = read_payload<wire::TensorGroupPayload>(h);
+  const size_t fixed = sizeof h + sizeof p;
+  if (p.count > wire::kMaxTensorRefs || fixed + size_t(p.count) * sizeof(wire::TensorRefRecord) > h.size)
+    return std::nullopt;
+  TensorGroup g;
+  g.handle = p.handle;
+  g.group.owner = p.owner;
+  g.group.kind = p.kind;
+  g.group.flags = p.flags;
+  g.group.tensors.reserve(p.count);
+  const auto* at = reinterpret_cast<const uint8_t*>(&h) + fixed;
+  for (uint32_t i = 0; i < p.count; ++i) {
+    wire::TensorRefRecord r;
+    std::memcpy(&r, at + i * sizeof r, sizeof r);
+    g.group.tensors.push_back({r.impl, r.storage, r.nbytes, r.index, r.device_type, r.device_index, r.flags, r.role});
+  }
+  return g;
+}
+
 }  // namespace decoded
 
 // Decodes `h` (in a ring, followed by its payload) and calls
@@ -190,6 +217,10 @@ void decode_record(const wire::RecordHeader& h, On&& on) {
     }
     case RecordType::Collective:
       return on(r, decoded::collective(h));
+    case RecordType::TensorGroup: {
+      if (auto g = decoded::tensor_group(h)) return on(r, *g);
+      return on(r, decoded::Malformed{h.size});
+    }
     default:
       return on(r, decoded::Skipped{});  // Pad, ThreadName
   }

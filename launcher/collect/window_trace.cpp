@@ -91,6 +91,13 @@ void WindowTrace::add_collective(const trace::CollectiveInfo& arena_facts, uint3
   writer_->add_collective(c);
 }
 
+void WindowTrace::add_tensor_group(const trace::TensorGroup& g, uint32_t instance, uint64_t ticks) {
+  trace::TensorGroup out = g;
+  out.thread = thread(instance);
+  out.ts_ns = process_->conv.to_ns(ticks);
+  writer_->add_tensor_group(out);
+}
+
 int64_t WindowTrace::events_span_ns() const {
   if (last_ns_ <= first_ns_) return 0;
   int64_t span = 0;

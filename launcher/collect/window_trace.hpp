@@ -79,6 +79,9 @@ class WindowTrace {
   // The facts of the op of thread `instance` that began at `start` (ticks),
   // their names arena ids; after that op's add_span.
   void add_collective(const trace::CollectiveInfo& arena_facts, uint32_t instance, uint64_t start);
+  // Tensor identity of thread `instance` at `ticks` (an op's start, or when a
+  // module's or optimizer's tensors were taken).
+  void add_tensor_group(const trace::TensorGroup& g, uint32_t instance, uint64_t ticks);
   uint64_t events() const { return events_; }
   const cost::Tally& cost() const { return cost_; }
   // The span of the window's operators and records: the recorded time of a

@@ -61,6 +61,7 @@ class TraceWriterForTesting final : public format::TraceSink {
     return uint32_t(out_->memory.size() - 1);
   }
   void add_collective(const trace::CollectiveInfo& c) override { out_->collectives.push_back(c); }
+  void add_tensor_group(const trace::TensorGroup& g) override { out_->tensor_groups.push_back(g); }
   void set_process_cost(uint32_t process, uint32_t op_cost_ps, uint32_t record_cost_ps) override {
     out_->processes.at(process).op_cost_ps = op_cost_ps;
     out_->processes.at(process).record_cost_ps = record_cost_ps;
@@ -178,11 +179,12 @@ class SyntheticRing {
   }
   // Every record decoded since the last call: what decode_record handed
   // over, its typed event as one of the decoded:: types.
-  using Event = std::variant<launcher::decoded::Skipped, launcher::decoded::Malformed, launcher::decoded::RangePush,
-                             launcher::decoded::RangePop, launcher::decoded::Mark, launcher::decoded::Step,
-                             launcher::decoded::OpBegin, launcher::decoded::OpEnd, launcher::decoded::CudaApiCall,
-                             launcher::decoded::GpuActivity, launcher::decoded::Correlation, launcher::decoded::Memory,
-                             launcher::decoded::StackDef, launcher::decoded::Collective>;
+  using Event =
+      std::variant<launcher::decoded::Skipped, launcher::decoded::Malformed, launcher::decoded::RangePush,
+                   launcher::decoded::RangePop, launcher::decoded::Mark, launcher::decoded::Step,
+                   launcher::decoded::OpBegin, launcher::decoded::OpEnd, launcher::decoded::CudaApiCall,
+                   launcher::decoded::GpuActivity, launcher::decoded::Correlation, launcher::decoded::Memory,
+                   launcher::decoded::StackDef, launcher::decoded::Collective, launcher::decoded::TensorGroup>;
   struct Decoded {
     launcher::decoded::Record record;
     Event event;

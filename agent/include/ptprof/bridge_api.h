@@ -49,6 +49,25 @@ struct ptprof_collective {         // NOLINT(readability-identifier-naming): a C
   int32_t rank;                    // this process's rank in the group; -1 when none
 };
 void ptprof_agent_op_collective(const struct ptprof_collective* c);
+// The identity of an op's tensor inputs (wire::TensorGroupPayload,
+// TensorRefRecord), for the memory categories. Passed right after the op's
+// op_begin, only while ptprof_agent_tensor_identity() says so; written only if
+// this thread recorded that begin.
+struct ptprof_tensor_ref {  // NOLINT(readability-identifier-naming): a C API
+  uint64_t impl;            // TensorImpl address
+  uint64_t storage;         // storage data pointer; 0 = none
+  uint64_t nbytes;          // max(size[i] * stride[i]) * element size
+  uint16_t index;           // input position
+  int8_t device_type;
+  int8_t device_index;
+  uint8_t flags;  // wire::TensorRefFlags
+  uint8_t role;   // wire::TensorRole
+};
+void ptprof_agent_op_tensors(uint64_t handle, uint8_t group_flags, const struct ptprof_tensor_ref* refs,
+                             uint32_t count);
+// Nonzero while a window records memory and shapes on this process: the
+// tensor identity the memory categories need is wanted.
+int ptprof_agent_tensor_identity(void);
 // A user scope (RecordScope::USER_SCOPE) began / ended on this thread. The
 // agent tracks them so that a step ending inside a scope that began in the
 // same step (the Optimizer.step inside a `record_function("train_step")`)

@@ -73,7 +73,7 @@ def torch_imported(torch):
     forward_ended, window_flag, worker, distributed = agent
     if os.environ.get("PTPROF_STEP", "").strip() in ("forward", "auto"):
         watch_model_forward(torch, forward_ended)
-    follow_windows(torch, window_flag)
+    follow_windows(torch, window_flag, tensor_owners(torch))
     label_dataloader_workers(torch, worker)
     tell_rank_at_init(torch, distributed)
 
@@ -134,24 +134,40 @@ def label_dataloader_workers(torch, worker_started):
     module._worker_loop = _worker_loop
 
 
-def follow_windows(torch, window_flag):
-    """torch's profiler flag on while a ptprof window records."""
+def tensor_owners(torch):
+    """Modules' and optimizers' tensors for the memory categories, or None."""
+    try:
+        from ptprof._tensor_owners import Owners
+
+        return Owners(torch, ctypes.CDLL(None))
+    except (ImportError, OSError, AttributeError):
+        return None
+
+
+def follow_windows(torch, window_flag, owners):
+    """torch's profiler flag on while a ptprof window records (torch 2.x), and
+    the tensor owners' hooks while a window wants tensor identity."""
     profiler = getattr(torch.autograd, "profiler", None)
-    if profiler is None or not hasattr(profiler, "_is_profiler_enabled"):
-        return  # torch 1.13: nothing gates on it
+    has_flag = profiler is not None and hasattr(profiler, "_is_profiler_enabled")  # torch 1.13: nothing gates on it
+    if not has_flag and owners is None:
+        return
     set_by_ptprof = [False]
 
     def on_window(recording):
         # Never touches a flag that torch's own profiler set: a script that
         # runs torch.profiler keeps its state when a ptprof window closes.
         try:
-            if recording:
+            if not has_flag:
+                pass
+            elif recording:
                 if not profiler._is_profiler_enabled:
                     profiler._is_profiler_enabled = True
                     set_by_ptprof[0] = True
             elif set_by_ptprof[0]:
                 set_by_ptprof[0] = False
                 profiler._is_profiler_enabled = False
+            if owners is not None:
+                owners.on_window(recording)
         except Exception:  # the callback runs between two of the program's bytecodes
             pass
 

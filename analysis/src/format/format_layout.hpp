@@ -29,6 +29,7 @@ enum class ChunkType : uint32_t {
   MemoryAttributes = 13,   // memory records' segment flag and concrete inputs (memory_chunk.hpp)
   Collectives = 14,        // continues Trace::collectives (collective_chunk.hpp)
   Costs = 15,              // per-event costs the processes measured (Process::op_cost_ps, record_cost_ps)
+  Tensors = 16,            // continues Trace::tensor_groups (tensor_chunk.hpp)
 };
 
 enum ChunkFlags : uint32_t {

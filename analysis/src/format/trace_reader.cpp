@@ -13,6 +13,7 @@
 #include "format/memory_chunk.hpp"
 #include "format/process_chunks.hpp"
 #include "format/stack_chunk.hpp"
+#include "format/tensor_chunk.hpp"
 #include "format/zstd_codec.hpp"
 #include "ptprof/analysis/trace_file.hpp"
 
@@ -142,8 +143,7 @@ bool Reader::process(const ChunkHead& h) {
   if (!have_header_ && type != ChunkType::Header) return fail(h.offset, "the first chunk is not a header chunk");
   if (have_header_ && type == ChunkType::Header) return fail(h.offset, "a second header chunk");
   // Unknown chunk types come from later writers and are skipped unread.
-  const bool known =
-      (h.type >= uint32_t(ChunkType::Header) && h.type <= uint32_t(ChunkType::Collectives)) || type == ChunkType::Costs;
+  const bool known = (h.type >= uint32_t(ChunkType::Header) && h.type <= uint32_t(ChunkType::Tensors));
   if (!known) return true;
   if ((type == ChunkType::Events || type == ChunkType::Memory || type == ChunkType::MemoryAttributes) &&
       mode_ == Mode::Summary)
@@ -196,6 +196,9 @@ bool Reader::process(const ChunkHead& h) {
       break;
     case ChunkType::Collectives:
       e = decode_collectives(c, trace_);
+      break;
+    case ChunkType::Tensors:
+      e = decode_tensor_groups(c, trace_);
       break;
     case ChunkType::Frames:
       e = decode_frames(c, trace_);

@@ -17,6 +17,7 @@
 #include "format/memory_chunk.hpp"
 #include "format/process_chunks.hpp"
 #include "format/stack_chunk.hpp"
+#include "format/tensor_chunk.hpp"
 #include "ptprof/analysis/trace_file.hpp"
 #include "ptprof/string_hash.hpp"
 
@@ -92,6 +93,8 @@ struct TraceWriter::Impl {
   uint32_t memory_attribute_count = 0;
   std::string collectives;  // COLLECTIVES records not yet written
   uint32_t collective_count = 0;
+  std::string tensor_groups;  // TENSORS records not yet written
+  uint32_t tensor_group_count = 0;
   // Call stacks, deduplicated by content: frames, then the stacks naming them.
   struct FrameHash {
     size_t operator()(const trace::Frame& f) const {
@@ -159,6 +162,11 @@ struct TraceWriter::Impl {
       write_chunk(ChunkType::Collectives, collectives_payload(collective_count, collectives));
       collectives.clear();
       collective_count = 0;
+    }
+    if (tensor_group_count) {
+      write_chunk(ChunkType::Tensors, tensor_groups_payload(tensor_group_count, tensor_groups));
+      tensor_groups.clear();
+      tensor_group_count = 0;
     }
   }
 
@@ -488,6 +496,15 @@ void TraceWriter::add_collective(const trace::CollectiveInfo& c) {
                   std::to_string(w.thread_counts.size()));
   put_collective_record(w.collectives, c);
   ++w.collective_count;
+}
+
+void TraceWriter::add_tensor_group(const trace::TensorGroup& g) {
+  Impl& w = *impl_;
+  if (g.thread >= w.thread_counts.size())
+    return w.fail("tensor group for thread " + std::to_string(g.thread) + " of " +
+                  std::to_string(w.thread_counts.size()));
+  put_tensor_group(w.tensor_groups, g);
+  ++w.tensor_group_count;
 }
 
 uint32_t TraceWriter::add_stack(const std::vector<trace::Frame>& frames) { return impl_->add_stack(frames); }

@@ -46,6 +46,42 @@ struct SummaryBuilder::Impl {
   void add(const std::string& path, const trace::Trace& t);
 };
 
+namespace {
+
+// Memory by category at each step's end and at the categories' peak.
+void add_categories(Summary& s, const trace::Trace& t) {
+  CategoryResult r = memory_categories(t);
+  if (!r.unavailable.empty()) {
+    if (s.category_timelines.empty()) s.categories_unavailable = r.unavailable;
+    return;
+  }
+  s.categories_unavailable.clear();
+  std::map<int32_t, std::vector<const trace::Event*>> steps;
+  for (const trace::Event& e : t.events)
+    if (trace::is_step(e)) steps[detail::pid_of(t, e.thread)].push_back(&e);
+  for (CategoryTimeline& tl : r.timelines) {
+    auto& pid_steps = steps[tl.pid];
+    std::sort(pid_steps.begin(), pid_steps.end(),
+              [](const trace::Event* a, const trace::Event* b) { return a->end_ns < b->end_ns; });
+    for (const trace::Event* e : pid_steps)
+      s.categories.push_back(
+          {tl.pid, tl.device_type, tl.device_index, false, e->arg, e->end_ns, tl.at(e->end_ns / 1000)});
+    size_t peak = 0;
+    int64_t best = INT64_MIN;
+    for (size_t i = 0; i < tl.bytes.size(); ++i) {
+      int64_t total = 0;
+      for (int64_t v : tl.bytes[i]) total += v;
+      if (total > best) best = total, peak = i;
+    }
+    if (!tl.bytes.empty())
+      s.categories.push_back(
+          {tl.pid, tl.device_type, tl.device_index, true, 0, tl.times_us[peak] * 1000, tl.bytes[peak]});
+    s.category_timelines.push_back(std::move(tl));
+  }
+}
+
+}  // namespace
+
 SummaryBuilder::SummaryBuilder() : impl_(std::make_unique<Impl>()) {}
 SummaryBuilder::~SummaryBuilder() = default;
 
@@ -53,6 +89,7 @@ void SummaryBuilder::add(const std::string& path, const trace::Trace& t) { impl_
 
 void SummaryBuilder::Impl::add(const std::string& path, const trace::Trace& t) {
   s.files.push_back(path);
+  add_categories(s, t);
   auto text = [&](uint32_t id) -> std::string { return id < t.strings.size() ? t.strings[id] : std::string(); };
   // The op an event is charged to: the outermost op, else the innermost span.
   auto op_of = [&](const trace::MemoryInfo& m) -> std::pair<std::string, std::string> {

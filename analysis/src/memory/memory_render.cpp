@@ -108,6 +108,38 @@ void growth_lines(std::string& out, const Summary& s, const auto& b, size_t limi
   }
 }
 
+// Memory by category: one row per step end (the last `limit`) and the peak.
+template <class Bytes>
+void category_lines(std::string& out, const Summary& s, Bytes&& b, size_t limit) {
+  out += "\nMemory by category (torch's memory timeline rules), per process and device\n";
+  if (s.categories.empty()) {
+    line(out, "  %s\n", s.categories_unavailable.empty() ? "none" : s.categories_unavailable.c_str());
+    return;
+  }
+  line(out, "  %8s %-8s %-10s", "pid", "device", "at");
+  for (size_t c = 0; c < kCategories; ++c) line(out, " %15s", std::string(category_name(Category(c))).c_str());
+  line(out, " %15s\n", "total");
+  size_t steps = 0;
+  for (const CategoryRow& r : s.categories) steps += r.peak ? 0 : 1;
+  size_t skip = steps > limit ? steps - limit : 0;
+  if (skip) line(out, "  ... %zu earlier step ends\n", skip);
+  for (const CategoryRow& r : s.categories) {
+    if (!r.peak && skip) {
+      --skip;
+      continue;
+    }
+    std::string at = "peak";
+    if (!r.peak) at = "step " + std::to_string(r.step);
+    line(out, "  %8d %-8s %-10s", r.pid, device_name(r.device_type, r.device_index).c_str(), at.c_str());
+    int64_t total = 0;
+    for (int64_t v : r.bytes) {
+      line(out, " %15s", b(v).c_str());
+      total += v;
+    }
+    line(out, " %15s\n", b(total).c_str());
+  }
+}
+
 }  // namespace
 
 std::string render_text(const Summary& s, const RenderOptions& o) {
@@ -139,6 +171,7 @@ std::string render_text(const Summary& s, const RenderOptions& o) {
   }
 
   growth_lines(out, s, b, limit);
+  category_lines(out, s, b, limit);
 
   out += "\nLive at the end of the window (leak candidates: allocated in the window, not freed in it), largest first\n";
   size_t n = 0;
@@ -201,6 +234,47 @@ std::string render_timeline_csv(const Summary& s) {
            csv_field(device_name(p.device_type, p.device_index)) + "," + std::to_string(p.allocated) + "," +
            std::to_string(p.reserved) + "\n";
   }
+  return out;
+}
+
+std::string render_categories_json(const Summary& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.category_timelines.size(); ++i) {
+    const CategoryTimeline& tl = s.category_timelines[i];
+    out += i ? ",\n" : "\n";
+    out += "{\"pid\": ";
+    out += std::to_string(tl.pid);
+    out += ", \"device\": \"";
+    out += device_name(tl.device_type, tl.device_index);
+    out += "\", \"timeline\": [[";
+    for (size_t k = 0; k < tl.times_us.size(); ++k) {
+      if (k) out += ", ";
+      out += std::to_string(tl.times_us[k]);
+    }
+    out += "], [";
+    for (size_t k = 0; k < tl.bytes.size(); ++k) {
+      out += k ? ", [0" : "[0";  // torch's first column is always 0
+      for (int64_t v : tl.bytes[k]) {
+        out += ", ";
+        out += std::to_string(v);
+      }
+      out += "]";
+    }
+    out += "]], \"step_ends_us\": [";
+    bool first = true;
+    for (const CategoryRow& r : s.categories) {
+      if (r.peak || r.pid != tl.pid || r.device_type != tl.device_type || r.device_index != tl.device_index) continue;
+      if (!first) out += ", ";
+      first = false;
+      out += "[";
+      out += std::to_string(r.step);
+      out += ", ";
+      out += std::to_string(r.ns / 1000);
+      out += "]";
+    }
+    out += "]}";
+  }
+  out += s.category_timelines.empty() ? "]\n" : "\n]\n";
   return out;
 }
 

@@ -27,9 +27,10 @@ enum class RecordType : uint16_t {
   MemoryEvent = 11,          // payload MemoryEventPayload; an allocation or free, on the thread that made it
   StackDef = 12,             // arg = stack id (per thread, 1-based); payload StackDefPayload + frames
   Collective = 13,           // arg = name id of the collective ("allreduce"); payload CollectivePayload
+  TensorGroup = 14,          // payload TensorGroupPayload + `count` TensorRefRecord
 };
 // Types this version knows; a reader skips records of any other type.
-constexpr uint16_t kRecordTypeCount = 14;
+constexpr uint16_t kRecordTypeCount = 15;
 
 struct RecordHeader {
   uint16_t type;  // RecordType
@@ -189,6 +190,52 @@ struct CollectivePayload {
 };
 static_assert(sizeof(CollectivePayload) == 56);
 
+// The identity of tensors, for the memory categories (parameters, gradients,
+// activations...: torch's memory profiler's rules), recorded only in windows
+// that profile memory and record shapes. Either an op's tensor inputs,
+// written right after its OpBegin on the same thread (`handle` names it), or
+// what a module or an optimizer holds, written by the Python bootstrap at its
+// first call in a window (as torch's Python tracer takes them).
+enum class TensorGroupKind : uint8_t {
+  OpInputs = 0,   // an op's inputs: TensorRefRecord::index is the input's position
+  Module = 1,     // an nn.Module's own parameters: index = parameter, role Parameter or Gradient
+  Optimizer = 2,  // an optimizer's parameters: role Parameter, Gradient or State
+};
+enum TensorGroupFlags : uint8_t {
+  kTensorGroupSchema = 1u << 0,  // OpInputs: the op has an operator schema (an aten op, not a scope)
+};
+struct TensorGroupPayload {
+  uint64_t handle;  // OpInputs: OpBeginPayload::handle of the op; 0 otherwise
+  uint64_t owner;   // Module/Optimizer: the object's address (its Python id); 0 otherwise
+  uint32_t count;   // TensorRefRecord entries that follow
+  uint8_t kind;     // TensorGroupKind
+  uint8_t flags;    // TensorGroupFlags
+  uint8_t reserved0[2];
+};
+static_assert(sizeof(TensorGroupPayload) == 24);
+
+enum TensorRefFlags : uint8_t {
+  kTensorMutable = 1u << 0,       // OpInputs: the schema writes this argument (alias_info is_write)
+  kTensorInList = 1u << 1,        // OpInputs: an element of a Tensor[] argument
+  kTensorStrided = 1u << 2,       // the tensor's layout is strided (nbytes is meaningful)
+  kTensorNoMutability = 1u << 3,  // OpInputs: the schema has no argument at this position
+};
+enum class TensorRole : uint8_t { Input = 0, Parameter = 1, Gradient = 2, State = 3 };
+struct TensorRefRecord {
+  uint64_t impl;     // the TensorImpl's address
+  uint64_t storage;  // the storage's data pointer; 0 = none
+  uint64_t nbytes;   // max(size[i] * stride[i]) * element size, as torch's memory profiler sizes it
+  uint16_t index;    // the input's position (OpInputs) or the parameter's (Module/Optimizer)
+  int8_t device_type;
+  int8_t device_index;
+  uint8_t flags;  // TensorRefFlags
+  uint8_t role;   // TensorRole
+  uint8_t reserved0[2];
+};
+static_assert(sizeof(TensorRefRecord) == 32);
+// The most tensors one TensorGroup record carries; more are left out.
+constexpr uint32_t kMaxTensorRefs = 120;
+
 // A call stack, defined once per thread before the first record that refers
 // to it by id: `python_frames` PythonFrameRecord then `native_frames`
 // NativeFrameRecord follow, innermost first.
@@ -248,6 +295,7 @@ inline constexpr std::array<RecordTypeInfo, kRecordTypeCount> kRecordTypes = {{
     {RecordType::MemoryEvent, sizeof(RecordHeader) + sizeof(MemoryEventPayload), false},
     {RecordType::StackDef, sizeof(RecordHeader) + sizeof(StackDefPayload), false},
     {RecordType::Collective, sizeof(RecordHeader) + sizeof(CollectivePayload), true},
+    {RecordType::TensorGroup, sizeof(RecordHeader) + sizeof(TensorGroupPayload), false},
 }};
 
 constexpr bool record_table_is_complete() {

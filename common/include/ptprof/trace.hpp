@@ -165,6 +165,31 @@ struct CollectiveInfo {
   bool operator==(const CollectiveInfo&) const = default;
 };
 
+// The identity of tensors, for the memory categories (record.hpp's
+// TensorGroup, the TENSORS chunk): an op's tensor inputs (kind OpInputs,
+// naming its op by thread and start like CollectiveInfo) or what a module or
+// optimizer held at its first call in the window (at ts_ns on `thread`).
+struct TensorRef {
+  uint64_t impl = 0;     // TensorImpl address
+  uint64_t storage = 0;  // storage data pointer; 0 = none
+  uint64_t nbytes = 0;   // max(size[i] * stride[i]) * element size
+  uint16_t index = 0;    // input position, or parameter number
+  int8_t device_type = 0;
+  int8_t device_index = -1;
+  uint8_t flags = 0;  // wire::TensorRefFlags
+  uint8_t role = 0;   // wire::TensorRole
+  bool operator==(const TensorRef&) const = default;
+};
+struct TensorGroup {
+  uint32_t thread = 0;
+  int64_t ts_ns = 0;   // OpInputs: the op's start; else when it was taken
+  uint64_t owner = 0;  // the module's or optimizer's address; 0 for ops
+  uint8_t kind = 0;    // wire::TensorGroupKind
+  uint8_t flags = 0;   // wire::TensorGroupFlags
+  std::vector<TensorRef> tensors;
+  bool operator==(const TensorGroup&) const = default;
+};
+
 struct Process {
   int32_t pid = 0;
   int32_t ppid = 0;
@@ -281,6 +306,7 @@ struct Trace {
   std::vector<Frame> frames;                // referenced by stacks
   std::vector<Stack> stacks;                // referenced by events' stack
   std::vector<CollectiveInfo> collectives;  // each names its op by thread and start
+  std::vector<TensorGroup> tensor_groups;   // memory categories' tensor identity (TENSORS chunk)
 };
 
 }  // namespace ptprof::trace

@@ -4,11 +4,13 @@
 // allocations per op, and the allocated/reserved timeline. Pure functions of
 // decoded traces; docs/memory.md describes the output.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "ptprof/analysis/memory_categories.hpp"
 #include "ptprof/trace.hpp"
 
 namespace ptprof::memory {
@@ -119,6 +121,18 @@ struct OutOfMemory {
   std::vector<TimelinePoint> state;  // per device of the process: torch's totals and reserved at that moment
 };
 
+// Memory by category (memory_categories.hpp) of one process and device at
+// one moment: the end of a step, or the moment the categories' total peaked.
+struct CategoryRow {
+  int32_t pid = 0;
+  int8_t device_type = 0;
+  int8_t device_index = -1;
+  bool peak = false;
+  uint64_t step = 0;  // not peak: the step whose end this is
+  int64_t ns = 0;
+  std::array<int64_t, kCategories> bytes{};
+};
+
 struct Summary {
   std::vector<std::string> files;
   uint64_t events = 0;  // Memory events read
@@ -139,6 +153,12 @@ struct Summary {
   std::vector<StepLive> step_live;         // by pid, device, then time
   std::vector<Growth> growth;              // largest bytes first
   std::vector<OutOfMemory> out_of_memory;  // by time
+  // Memory by category, where tensor identity was recorded (--profile-memory
+  // with --record-shapes): rows by file, pid, device, then time; the
+  // timelines torch's export_memory_timeline would write.
+  std::vector<CategoryRow> categories;
+  std::vector<CategoryTimeline> category_timelines;
+  std::string categories_unavailable;  // why none, when no file had tensor identity
 };
 
 class SummaryBuilder {
@@ -166,5 +186,11 @@ struct RenderOptions {
 std::string render_text(const Summary& s, const RenderOptions& o);
 // time_ns,pid,device,allocated_bytes,reserved_bytes — one line per event.
 std::string render_timeline_csv(const Summary& s);
+// The category timelines as JSON: a list of {"pid", "device", "timeline"},
+// timeline being torch's export_memory_timeline [times, sizes] (times in
+// microseconds; sizes [0, parameter, optimizer state, input, temporary,
+// activation, gradient, autograd detail, unknown]), and "step_ends_us":
+// [[step, end], ...] of its process.
+std::string render_categories_json(const Summary& s);
 
 }  // namespace ptprof::memory

@@ -43,6 +43,8 @@ class TraceSink {
   // Appends to Trace::collectives: the facts of an op event added earlier
   // (c.thread, c.start_ns), their string ids from intern().
   virtual void add_collective(const trace::CollectiveInfo& c) { (void)c; }
+  // Appends to Trace::tensor_groups (g.thread added earlier).
+  virtual void add_tensor_group(const trace::TensorGroup& g) { (void)g; }
   virtual Status finish() = 0;  // complete the trace
   virtual uint64_t bytes_written() const = 0;
   // Puts what was added so far where a reader finds it if the writer dies.
@@ -114,6 +116,7 @@ class TraceWriter final : public TraceSink {
   void add_event(const trace::Event& e) override;  // e.name/e.shapes: ids from intern()
   uint32_t add_memory(const trace::MemoryInfo& m) override;
   void add_collective(const trace::CollectiveInfo& c) override;
+  void add_tensor_group(const trace::TensorGroup& g) override;
   uint32_t add_stack(const std::vector<trace::Frame>& frames) override;
   Status finish() override;  // flush, footer, close, rename
   void flush() override;     // a partial event chunk and the stdio buffer to the file
