@@ -211,6 +211,15 @@ void ProcessCollector::route(ThreadDecode& t, const decoded::Record&, const deco
   collectives_[c.handle] = c.info;
 }
 
+// Kept whether or not a window records: a graph captured in one window is
+// replayed in the later ones. The op is found by its handle among those open
+// on the capturing thread (the agent writes the record inside it).
+void ProcessCollector::route(ThreadDecode& t, const decoded::Record&, const decoded::GraphNode& g) {
+  const OpenSpan* op = g.op ? t.spans.find_op(g.op) : nullptr;
+  cuda_.graph_node(g, op ? op->name : 0);
+  cuda_.saw_cuda();
+}
+
 // The thread in `t` exited and its ring is drained: close what it left open.
 void ProcessCollector::retire_thread(ThreadDecode& t) {
   t.spans.close_all(t.last_ticks, span_closer(t));

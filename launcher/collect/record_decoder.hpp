@@ -78,6 +78,15 @@ struct Collective {
   trace::CollectiveInfo info;
 };
 
+// A CUDA graph node created (original_id 0) or cloned, on the thread that
+// made it; op is the handle of the op open there (0 = none).
+struct GraphNode {
+  uint64_t node_id = 0;
+  uint64_t original_id = 0;
+  uint64_t op = 0;
+  uint32_t graph_id = 0;
+};
+
 // What every record has.
 struct Record {
   uint64_t ts = 0;    // raw ticks
@@ -190,6 +199,10 @@ void decode_record(const wire::RecordHeader& h, On&& on) {
     }
     case RecordType::Collective:
       return on(r, decoded::collective(h));
+    case RecordType::GraphNode: {
+      const auto p = decoded::read_payload<wire::GraphNodePayload>(h);
+      return on(r, decoded::GraphNode{p.node_id, p.original_id, p.op, p.graph_id});
+    }
     default:
       return on(r, decoded::Skipped{});  // Pad, ThreadName
   }

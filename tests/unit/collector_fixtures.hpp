@@ -182,7 +182,7 @@ class SyntheticRing {
                              launcher::decoded::RangePop, launcher::decoded::Mark, launcher::decoded::Step,
                              launcher::decoded::OpBegin, launcher::decoded::OpEnd, launcher::decoded::CudaApiCall,
                              launcher::decoded::GpuActivity, launcher::decoded::Correlation, launcher::decoded::Memory,
-                             launcher::decoded::StackDef, launcher::decoded::Collective>;
+                             launcher::decoded::StackDef, launcher::decoded::Collective, launcher::decoded::GraphNode>;
   struct Decoded {
     launcher::decoded::Record record;
     Event event;
