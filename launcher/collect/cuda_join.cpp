@@ -62,17 +62,27 @@ bool CudaJoin::attribute(trace::CudaInfo& info) const {
 }
 
 void CudaJoin::join(int32_t slot, WindowTrace& trace, const trace::Event& e, trace::CudaInfo info) {
-  // The capture of a graph node is written on the capturing thread's ring,
-  // which may be drained after the ring holding the replay's kernels: held
-  // like a late correlation, until the window is written.
   if (!attribute(info) && flushes_gpu()) {
-    held_[slot].push_back({e, info});
+    // The capture of a graph node is written on the capturing thread's
+    // ring, which may be drained after the ring of the replay's kernels in
+    // the same pass: settled at the pass's end. A correlation may come
+    // later still (CUPTI's buffers): held until the window is written.
+    if (info.graph_node_id)
+      unsettled_.push_back({slot, {e, info}});
+    else
+      held_[slot].push_back({e, info});
     return;
   }
   write(trace, e, info);
 }
 
 void CudaJoin::release(int32_t slot, WindowTrace& trace) {
+  std::erase_if(unsettled_, [&](std::pair<int32_t, Held>& u) {
+    if (u.first != slot) return false;
+    (void)attribute(u.second.info);
+    write(trace, u.second.event, u.second.info);
+    return true;
+  });
   auto held = held_.find(slot);
   if (held == held_.end()) return;
   for (Held& h : held->second) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "collect/graph_captures.hpp"
@@ -40,6 +41,20 @@ class CudaJoin {
                     WindowTrace& trace);
   // Window `slot` is being written: its held events go in now.
   void release(int32_t slot, WindowTrace& trace);
+  // The end of a drain pass: graph work whose capture had not been read
+  // when it was is attributed now. Every ring has then been drained up to
+  // the same time, and a capture precedes its replays: one not read by now
+  // was never recorded ("captured outside the window"). Waiting for the
+  // window's end instead would hold every replay of such a graph in memory.
+  // `trace_of(slot)`: the window's trace, null when it is no longer open.
+  template <class TraceOf>
+  void settle(TraceOf&& trace_of) {
+    for (auto& [slot, h] : unsettled_) {
+      (void)attribute(h.info);
+      if (WindowTrace* t = trace_of(slot)) write(*t, h.event, h.info);
+    }
+    unsettled_.clear();
+  }
 
  private:
   struct Held {
@@ -57,6 +72,7 @@ class CudaJoin {
   const ProcessContext& process_;
   std::unordered_map<uint64_t, uint64_t> external_;      // correlation id -> the launching op's handle
   std::unordered_map<int32_t, std::vector<Held>> held_;  // by window slot
+  std::vector<std::pair<int32_t, Held>> unsettled_;      // graph work of this drain pass, by window slot
   GraphCaptures graphs_;
   bool seen_ = false;
 };

@@ -73,6 +73,10 @@ uint64_t ProcessCollector::drain(uint64_t horizon) {
     n += t.reader.drain([&](const wire::RecordHeader& h) { return visit(t, h, horizon); });
     if (exited && t.reader.empty()) retire_thread(t);
   }
+  cuda_.settle([this](int32_t slot) -> WindowTrace* {
+    Window& w = book_.at(slot);
+    return w.done || !w.trace.is_open() ? nullptr : &w.trace;
+  });
   drained_horizon_ = std::max(drained_horizon_, horizon);
   return n;
 }
