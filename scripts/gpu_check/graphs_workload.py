@@ -12,6 +12,8 @@ k / n is what ptprof's "kernels per replay" must be.
 """
 import argparse
 import json
+import os
+import tempfile
 
 import torch
 import torch.nn as nn
@@ -63,9 +65,12 @@ def main():
     torch.cuda.synchronize()
     if prof is not None:
         prof.__exit__(None, None, None)
-        kernels = sum(e.count for e in prof.key_averages()
-                      if e.device_type == torch.autograd.DeviceType.CUDA and not e.key.startswith("Memcpy")
-                      and not e.key.startswith("Memset"))
+        # Kernels as workload.py counts them: the Chrome trace's "kernel" events.
+        with tempfile.TemporaryDirectory() as tmp:
+            trace = os.path.join(tmp, "trace.json")
+            prof.export_chrome_trace(trace)
+            with open(trace) as f:
+                kernels = sum(1 for e in json.load(f)["traceEvents"] if e.get("cat") == "kernel")
         with open(args.torch_profiler, "w") as f:
             json.dump({"replays": replays, "kernels": kernels}, f)
     print("graph replays: %d" % replays)
