@@ -15,6 +15,7 @@
 
 #include "../../agent/src/cupti_activity.hpp"
 #include "../../agent/src/cupti_graphs.hpp"
+#include "collect/graph_captures.hpp"
 #include "collector_fixtures.hpp"
 #include "cupti_buffers.hpp"
 #include "ptprof/analysis/report.hpp"
@@ -398,4 +399,26 @@ TEST_CASE("cuda graphs: a replay of a graph captured outside any window is said 
   REQUIRE(rep.gpu.graphs[0].ops.size() == 1);
   CHECK(rep.gpu.graphs[0].ops[0].op == "captured outside the window");
   CHECK(rep.gpu.graphs[0].ops[0].kernels == 4);
+}
+
+TEST_CASE("cuda graphs: a copy keeps its original's capture whichever CUPTI reports first", "[cuda][graphs]") {
+  launcher::GraphCaptures g;
+  g.created(101, {9, 3});
+  // Instantiation: the copy reported as cloned, then as created on the
+  // instantiating thread under another op; or created first, then cloned.
+  g.cloned(201, 101);
+  g.created(201, {77, 4});
+  g.created(202, {77, 4});
+  g.cloned(202, 101);
+  g.cloned(203, 999);  // a copy of a node made before ptprof held CUPTI
+  for (uint64_t node : {101u, 201u, 202u}) {
+    INFO("node " << node);
+    const launcher::GraphCaptures::Capture* c = g.find(node);
+    REQUIRE(c != nullptr);
+    CHECK(c->op == 9);
+    CHECK(c->op_name == 3);
+  }
+  CHECK(g.find(203) == nullptr);
+  CHECK(g.find(0) == nullptr);
+  CHECK(g.size() == 3);
 }
