@@ -22,6 +22,13 @@
 #    instance counts, total CUDA time, the top ops' CUDA time, memcpy
 #    traffic, CUDA memory per op, CUPTI's overhead and the step time each
 #    profiler adds. Exits 1 on a mismatch (compare.py says what must agree).
+# 4. CUDA graphs (scripts/gpu_check/graphs_workload.py): an MLP's forward
+#    captured with torch.cuda.graph and replayed once a step, under `ptprof
+#    run` with the capture inside the window and, separately, before it
+#    (--wait), and under torch.profiler; scripts/gpu_check/graphs_check.py
+#    requires ptprof to attribute every replayed kernel to the aten op that
+#    captured it (or "captured outside the window"), with torch.profiler's
+#    kernels per replay. GPU only: the dry run only compiles the scripts.
 #
 # Everything to bring back is in OUT (default build-gpu-check/out, a few
 # hundred KB): table.txt (the header names the machine, torch, bridge and
@@ -226,6 +233,32 @@ for model in mlp conv; do
   say "$model: $step_ms ms a step (none/torch.profiler/ptprof; table.txt compares) ($((SECONDS - t)) s)"
 done
 
+# --- CUDA graphs: replays attributed to their capturing ops ------------------
+GRAPHS=$ROOT/scripts/gpu_check/graphs_workload.py
+if ((DRY)); then
+  run_logged graphs-compile 60 "$VPY" -m py_compile "$GRAPHS" scripts/gpu_check/graphs_check.py
+  say "== gpu-check: CUDA graphs: needs a GPU (dry run: scripts compiled only)"
+else
+  say "== gpu-check: CUDA graphs: capture in the window, capture before it, torch.profiler"
+  t=$SECONDS
+  rm -rf "$WORK/graphs.in" "$WORK/graphs.out"
+  # 8 steps, captured at step 1: one window of all; then steps 4-5 only.
+  run_logged graphs.in 300 "$PTPROF" run -o "$WORK/graphs.in" -- "$VPY" "$GRAPHS" --steps 8 --capture-step 1
+  run_logged graphs.out 300 "$PTPROF" run --wait 4 --active 2 --repeat 1 -o "$WORK/graphs.out" -- \
+    "$VPY" "$GRAPHS" --steps 8 --capture-step 1
+  run_logged graphs.torch 300 "$VPY" "$GRAPHS" --steps 8 --torch-profiler "$OUT/graphs.torch.json"
+  for run in in out; do
+    timeout 120 "$PTPROF" report --format json --window all "$WORK/graphs.$run" >"$OUT/graphs.$run.ptprof.json" \
+      2>"$OUT/logs/graphs.$run.report.log" </dev/null || fail "ptprof report on $WORK/graphs.$run failed"
+  done
+  cp scripts/gpu_check/graphs_check.py "$OUT/"
+  "$VPY" scripts/gpu_check/graphs_check.py "$OUT/graphs.torch.json" "$OUT/graphs.in.ptprof.json" \
+    "$OUT/graphs.out.ptprof.json" >"$OUT/graphs.txt"
+  case $? in 0) GRAPHS_STATUS=0 ;; 1) GRAPHS_STATUS=1 ;; *) fail "graphs_check.py could not read the CUDA graph outputs" ;; esac
+  sed 's/^/    /' "$OUT/graphs.txt"
+  say "CUDA graphs: $( ((GRAPHS_STATUS == 0)) && echo OK || echo MISMATCH) ($((SECONDS - t)) s)"
+fi
+
 # --- The table ---------------------------------------------------------------
 {
   say "gpu-check $(date -u +%Y-%m-%dT%H:%M:%SZ)$( ((DRY)) && echo ' DRY RUN on the CPU: the comparison below is of the canned GPU outputs in tests/data/gpu_check, not of this machine')"
@@ -264,6 +297,12 @@ else
     "$VPY" scripts/gpu_check/compare.py "$model" "$OUT/$model".{torch,ptprof,timing}.json >>"$OUT/table.txt"
     case $? in 0) ;; 1) status=1 ;; *) fail "compare.py could not read $model's outputs" ;; esac
   done
+  {
+    say ""
+    say "CUDA graphs (re-check: python3 graphs_check.py graphs.torch.json graphs.in.ptprof.json graphs.out.ptprof.json)"
+    cat "$OUT/graphs.txt"
+  } >>"$OUT/table.txt"
+  ((GRAPHS_STATUS == 0)) || status=1
   cat "$OUT/table.txt"
 fi
 say "== gpu-check: $( ((status == 0)) && echo OK || echo MISMATCH)$( ((DRY)) && echo ' (dry run)') in $((SECONDS - T0)) s; table: $OUT/table.txt ($(du -sh "$OUT" | cut -f1) in $OUT)"

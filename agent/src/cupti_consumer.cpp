@@ -13,6 +13,7 @@
 
 #if PTPROF_HAVE_CUPTI
 #include "cupti_activity.hpp"
+#include "cupti_graphs.hpp"
 #include "cupti_library.hpp"
 #endif
 
@@ -33,7 +34,9 @@ constexpr CUpti_ActivityKind kKinds[] = {
     CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_OVERHEAD,
 };
 
-void CUPTIAPI ignore_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+// Only the resource domain's graph node callbacks are enabled (and only
+// while ptprof holds CUPTI): nothing here runs per op or per launch.
+void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
 
 // CUPTI's C callbacks own the buffers between request and completion; the
 // C allocator is the one both sides can hand back and forth.
@@ -147,7 +150,23 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
 
 void on_window_end(uint32_t window) { g_runtime.cupti().window_ended(window); }
 
+void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE && data) g_runtime.cupti().resource_callback(cbid, data);
+}
+
 }  // namespace
+
+void CuptiConsumer::resource_callback(uint32_t cbid, const void* data) {
+  Impl* m = impl_.get();
+  // Inside a CUDA call the agent hooks (the thread is busy, between its
+  // records): the ring is free, as for a buffer handed over there.
+  ThreadState* t = detail::tls_thread ? detail::tls_thread : thread_state();
+  if (!m || !t) return;
+  const OpLevel* op = t->innermost_op();
+  const cupti::GraphIdFns ids{m->lib.api.graph_node_id, m->lib.api.graph_id};
+  (void)cupti::graph_node_record(CUpti_CallbackId(cbid), *static_cast<const CUpti_ResourceData*>(data), ids,
+                                 op ? op->handle : 0, t->now(), t->ring);
+}
 
 void CuptiConsumer::convert(uint8_t* buffer, size_t valid) {
   Impl* m = impl_.get();
@@ -209,7 +228,7 @@ void CuptiConsumer::enable_locked() {
   if (!usable_) return;
   Impl& m = *impl_;
   const cupti::Api& api = m.lib.api;
-  CUptiResult r = api.subscribe(&m.subscriber, ignore_callback, nullptr);
+  CUptiResult r = api.subscribe(&m.subscriber, on_callback, nullptr);
   if (r != CUPTI_SUCCESS) {
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
       set_status(CudaStatus::CuptiTaken,
@@ -242,6 +261,7 @@ void CuptiConsumer::enable_locked() {
     if (no_gpu) usable_ = false;  // no device now, none later
     return;
   }
+  enable_graph_callbacks();
   m.calibrate();
   enabled_ = true;
   correlating_.store(true, std::memory_order_release);
@@ -257,6 +277,20 @@ void CuptiConsumer::enable_locked() {
   }
   if (status_ != CudaStatus::Recording)
     set_status(CudaStatus::Recording, ("ptprof: CUDA recorded with CUPTI from " + m.lib.path).c_str());
+}
+
+void CuptiConsumer::enable_graph_callbacks() {
+  Impl& m = *impl_;
+  const cupti::Api& api = m.lib.api;
+  if (!api.enable_callback || !api.graph_node_id) {
+    log(Level::Debug, "CUPTI lacks the graph node callbacks: graph replays show as captured outside the window");
+    return;
+  }
+  // Unsubscribing turns them off with the rest.
+  for (CUpti_CallbackId cbid : cupti::kGraphCallbacks) {
+    const CUptiResult r = api.enable_callback(1, m.subscriber, CUPTI_CB_DOMAIN_RESOURCE, cbid);
+    if (r != CUPTI_SUCCESS) log(Level::Debug, "cuptiEnableCallback(resource, %u): %d", unsigned(cbid), int(r));
+  }
 }
 
 void CuptiConsumer::disable_locked(bool flushed) {
@@ -315,6 +349,8 @@ void CuptiConsumer::pop() {
 struct CuptiConsumer::Impl {};
 
 void CuptiConsumer::convert(uint8_t*, size_t) {}
+void CuptiConsumer::resource_callback(uint32_t, const void*) {}
+void CuptiConsumer::enable_graph_callbacks() {}
 void CuptiConsumer::decide(bool recording) {
   std::lock_guard lock(mu_);
   recording_ = recording;

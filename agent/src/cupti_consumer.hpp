@@ -25,6 +25,11 @@
 //   the OpBeginPayload::handle of the innermost op on the launching thread
 //   (pushed at op begin, popped at op end, only for ops whose begin was
 //   recorded). Its ts is the time it was converted (inside the window).
+// - GraphNode (cupti_graphs.hpp): while CUPTI is held, each CUDA graph node
+//   made or copied, on the thread that made it, with the handle of the op
+//   open there (the innermost op this thread recorded; 0 = none). Nodes made
+//   while CUPTI is not held are never reported: their replays are "captured
+//   outside the window".
 // - ProcessHeader::cuda_status (cuda_status.hpp) says whether CUDA is
 //   recorded and why not; each recording window where it is not gets a Mark
 //   named "ptprof: CUDA ..." with the reason.
@@ -70,6 +75,9 @@ class CuptiConsumer {
 
   // A completed CUPTI buffer: converted into the calling thread's ring.
   void convert(uint8_t* buffer, size_t valid_bytes);
+  // CUPTI's callback (a CUDA graph node made or copied), on the thread
+  // that made it; `data` is the callback's CUpti_ResourceData.
+  void resource_callback(uint32_t cbid, const void* data);
 
   // The CUPTI library, the clock mapping, kernel names (empty without
   // CUPTI's headers).
@@ -78,6 +86,7 @@ class CuptiConsumer {
  private:
   void decide(bool recording);
   void enable_locked();
+  void enable_graph_callbacks();              // under mu_, CUPTI just subscribed
   void disable_locked(bool flushed = false);  // flushed: CUPTI was just force-flushed
   void set_status(wire::CudaStatus s, const char* message);
   void note_in_window();

@@ -102,6 +102,10 @@ Result<Library> open_cupti(const std::vector<std::string>& candidates) {
       why += (why.empty() ? "" : "; ") + path + " lacks a CUPTI entry point";
       continue;  // left loaded: unloading a library the process may share is not ours to do
     }
+    // Graph attribution is an extra: a CUPTI without these records the rest.
+    (void)resolve(h, "cuptiEnableCallback", a.enable_callback);
+    (void)resolve(h, "cuptiGetGraphNodeId", a.graph_node_id);
+    (void)resolve(h, "cuptiGetGraphId", a.graph_id);
     return Library{h, path, a};
   }
   return Status::error(why);

@@ -32,6 +32,11 @@ struct Api {
   CUptiResult (*pop_external)(CUpti_ExternalCorrelationKind, uint64_t*) = nullptr;
   CUptiResult (*callback_name)(CUpti_CallbackDomain, uint32_t, const char**) = nullptr;
   CUptiResult (*result_string)(CUptiResult, const char**) = nullptr;
+  // Optional (null when this CUPTI lacks them): the CUDA graph node
+  // callbacks that attribute a graph's kernels to their capturing op.
+  CUptiResult (*enable_callback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain, CUpti_CallbackId) = nullptr;
+  CUptiResult (*graph_node_id)(CUgraphNode, uint64_t*) = nullptr;
+  CUptiResult (*graph_id)(CUgraph, uint32_t*) = nullptr;
 };
 
 struct Library {

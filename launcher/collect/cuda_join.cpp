@@ -33,23 +33,60 @@ void CudaJoin::gpu_activity(const decoded::Record& r, const decoded::GpuActivity
   join(slot, trace, e, a.info);
 }
 
-void CudaJoin::join(int32_t slot, WindowTrace& trace, const trace::Event& e, trace::CudaInfo info) {
-  if (info.correlation_id != 0) {
-    if (auto it = external_.find(info.correlation_id); it != external_.end()) {
-      info.external_id = it->second;
-    } else if (flushes_gpu()) {
-      held_[slot].push_back({e, info});
-      return;
+void CudaJoin::graph_node(const decoded::GraphNode& g, uint32_t op_name) {
+  if (g.original_id)
+    graphs_.cloned(g.node_id, g.original_id);
+  else
+    graphs_.created(g.node_id, {g.op, op_name});
+}
+
+bool CudaJoin::attribute(trace::CudaInfo& info) const {
+  if (info.graph_node_id != 0) {
+    // A replay: the cudaGraphLaunch's correlation names the op that
+    // replayed the graph; the work belongs to the op that captured it.
+    if (const GraphCaptures::Capture* c = graphs_.find(info.graph_node_id)) {
+      info.external_id = c->op;
+      info.graph_capture = trace::GraphCapture::Recorded;
+      info.capture_op = c->op_name;
+      return true;
     }
+    info.external_id = 0;
+    info.graph_capture = trace::GraphCapture::Outside;
+    return false;
+  }
+  if (info.correlation_id == 0) return true;
+  auto it = external_.find(info.correlation_id);
+  if (it == external_.end()) return false;
+  info.external_id = it->second;
+  return true;
+}
+
+void CudaJoin::join(int32_t slot, WindowTrace& trace, const trace::Event& e, trace::CudaInfo info) {
+  if (!attribute(info) && flushes_gpu()) {
+    // The capture of a graph node is written on the capturing thread's
+    // ring, which may be drained after the ring of the replay's kernels in
+    // the same pass: settled at the pass's end. A correlation may come
+    // later still (CUPTI's buffers): held until the window is written.
+    if (info.graph_node_id)
+      unsettled_.push_back({slot, {e, info}});
+    else
+      held_[slot].push_back({e, info});
+    return;
   }
   write(trace, e, info);
 }
 
 void CudaJoin::release(int32_t slot, WindowTrace& trace) {
+  std::erase_if(unsettled_, [&](std::pair<int32_t, Held>& u) {
+    if (u.first != slot) return false;
+    (void)attribute(u.second.info);
+    write(trace, u.second.event, u.second.info);
+    return true;
+  });
   auto held = held_.find(slot);
   if (held == held_.end()) return;
   for (Held& h : held->second) {
-    if (auto it = external_.find(h.info.correlation_id); it != external_.end()) h.info.external_id = it->second;
+    (void)attribute(h.info);  // what is still unknown stays so
     write(trace, h.event, h.info);
   }
   held_.erase(held);
@@ -57,6 +94,7 @@ void CudaJoin::release(int32_t slot, WindowTrace& trace) {
 
 void CudaJoin::write(WindowTrace& trace, trace::Event e, trace::CudaInfo info) {
   info.kernel_name = info.kernel_name ? trace.name(info.kernel_name) : 0;
+  info.capture_op = info.capture_op ? trace.name(info.capture_op) : 0;
   e.arg = uint64_t(trace.writer().add_cuda(info)) + 1;
   trace.add(e);
 }

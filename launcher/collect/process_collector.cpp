@@ -73,6 +73,10 @@ uint64_t ProcessCollector::drain(uint64_t horizon) {
     n += t.reader.drain([&](const wire::RecordHeader& h) { return visit(t, h, horizon); });
     if (exited && t.reader.empty()) retire_thread(t);
   }
+  cuda_.settle([this](int32_t slot) -> WindowTrace* {
+    Window& w = book_.at(slot);
+    return w.done || !w.trace.is_open() ? nullptr : &w.trace;
+  });
   drained_horizon_ = std::max(drained_horizon_, horizon);
   return n;
 }
@@ -225,6 +229,15 @@ void ProcessCollector::route(ThreadDecode& t, const decoded::Record& r, decoded:
   }
   const int32_t slot = writable_window(r.ts);
   if (slot >= 0) book_.at(slot).trace.add_tensor_group(g.group, t.instance, r.ts);
+}
+
+// Kept whether or not a window records: a graph captured in one window is
+// replayed in the later ones. The op is found by its handle among those open
+// on the capturing thread (the agent writes the record inside it).
+void ProcessCollector::route(ThreadDecode& t, const decoded::Record&, const decoded::GraphNode& g) {
+  const OpenSpan* op = g.op ? t.spans.find_op(g.op) : nullptr;
+  cuda_.graph_node(g, op ? op->name : 0);
+  cuda_.saw_cuda();
 }
 
 // The thread in `t` exited and its ring is drained: close what it left open.

@@ -109,6 +109,7 @@ class ProcessCollector {
   void route(ThreadDecode& t, const decoded::Record& r, decoded::StackDef& s);
   void route(ThreadDecode& t, const decoded::Record& r, const decoded::Collective& c);
   void route(ThreadDecode& t, const decoded::Record& r, decoded::TensorGroup& g);
+  void route(ThreadDecode& t, const decoded::Record& r, const decoded::GraphNode& g);
 
   // The slot of the window that holds an event at `ticks`, its trace open;
   // -1 when none does or its file cannot be opened.

@@ -84,6 +84,15 @@ struct TensorGroup {
   trace::TensorGroup group;
 };
 
+// A CUDA graph node created (original_id 0) or cloned, on the thread that
+// made it; op is the handle of the op open there (0 = none).
+struct GraphNode {
+  uint64_t node_id = 0;
+  uint64_t original_id = 0;
+  uint64_t op = 0;
+  uint32_t graph_id = 0;
+};
+
 // What every record has.
 struct Record {
   uint64_t ts = 0;    // raw ticks
@@ -220,6 +229,10 @@ void decode_record(const wire::RecordHeader& h, On&& on) {
     case RecordType::TensorGroup: {
       if (auto g = decoded::tensor_group(h)) return on(r, *g);
       return on(r, decoded::Malformed{h.size});
+    }
+    case RecordType::GraphNode: {
+      const auto p = decoded::read_payload<wire::GraphNodePayload>(h);
+      return on(r, decoded::GraphNode{p.node_id, p.original_id, p.op, p.graph_id});
     }
     default:
       return on(r, decoded::Skipped{});  // Pad, ThreadName

@@ -85,6 +85,12 @@ class SpanStack {
       if (s.is_operator()) return &s;
     return nullptr;
   }
+  // The innermost open op of that handle, null when none.
+  const OpenSpan* find_op(uint64_t handle) const {
+    for (size_t i = spans_.size(); i-- > 0;)
+      if (spans_[i].kind == trace::EventKind::Op && spans_[i].handle == handle) return &spans_[i];
+    return nullptr;
+  }
 
   // Each closing call gives `closed(span, end, flags)` for every span it
   // pops, innermost first.

@@ -97,11 +97,14 @@ def test_driver_without_cupti():
 
 
 KINDS = ["10", "1", "2", "38", "5", "4", "39", "17"]  # CUpti_ActivityKind: the eight ptprof enables
+# cuptiEnableCallback(domain * 1000 + cbid): the CUDA graph node callbacks
+# (resource domain 3: GRAPHNODE_CREATED 13, GRAPHNODE_CLONED 20).
+CALLBACKS = ["3013", "3020"]
 
 
 def window_calls(begin_push):
     """What the agent asks of CUPTI for one recording window with one op."""
-    return (["subscribe ok", "register"] + ["enable " + k for k in KINDS] +
+    return (["subscribe ok", "register"] + ["enable " + k for k in KINDS] + ["callback " + c for c in CALLBACKS] +
             ["push %d" % begin_push, "pop %d" % begin_push,
              "flush 0", "completed",  # the step's end: buffers handed over before its boundary
              "flush 1", "completed"] +  # the window's end: forced flush, then CUPTI let go

@@ -13,6 +13,16 @@
 // $FAKE_CUPTI_PENDING is still running until a forced flush (as if the
 // device had been synchronized just before it), which first sleeps
 // $FAKE_CUPTI_FORCED_DELAY_MS (the synchronization's wait).
+//
+// CUDA graphs: the program stands in for CUDA's side through three
+// functions of this library (it dlopens the library the agent loaded):
+// fake_cupti_graph_capture (a node made, as stream capture makes one per
+// launch: GRAPHNODE_CREATED), fake_cupti_graph_instantiate (a node copied:
+// GRAPHNODE_CLONED) and fake_cupti_graph_launch (a replay: one kernel of
+// the copy, 5 us, its correlation joined to the innermost pushed id, as the
+// cudaGraphLaunch's would be). Callbacks reach the agent only while it is
+// subscribed and has enabled them, as with CUPTI. A node's id is its handle.
+// With $FAKE_CUPTI_GRAPHS=1 a flush hands over the replays' kernels.
 #include <cupti.h>
 
 #include <chrono>
@@ -25,6 +35,10 @@
 
 namespace {
 
+CUpti_CallbackFunc g_callback = nullptr;
+void* g_callback_data = nullptr;
+bool g_subscribed = false;
+bool g_graph_callbacks[2] = {false, false};  // GRAPHNODE_CREATED, GRAPHNODE_CLONED enabled
 CUpti_BuffersCallbackRequestFunc g_request = nullptr;
 CUpti_BuffersCallbackCompleteFunc g_complete = nullptr;
 int g_subscribes = 0;
@@ -52,6 +66,12 @@ bool ops_mode() {
   return v && *v == '1';
 }
 
+// $FAKE_CUPTI_GRAPHS=1: flushes hand over the graph launches (and nothing else).
+bool graphs_mode() {
+  const char* v = std::getenv("FAKE_CUPTI_GRAPHS");
+  return v && *v == '1';
+}
+
 uint64_t env_number(const char* name) {
   const char* v = std::getenv(name);
   return v ? std::strtoull(v, nullptr, 10) : 0;
@@ -63,6 +83,8 @@ struct Launch {
   uint32_t correlation;
   bool copy;            // else a kernel
   uint64_t start, end;  // end 0: still running
+  uint64_t graph_node = 0;
+  uint32_t graph = 0;
 };
 std::vector<Launch> g_launched;
 
@@ -120,8 +142,11 @@ size_t hand_over(uint8_t* buffer, size_t size, bool forced) {
       k.blockX = 128;
       k.blockY = k.blockZ = 1;
       k.name = "_Z9fake_gemmPf";
+      k.graphNodeId = l.graph_node;
+      k.graphId = l.graph;
       put(buffer, at, k);
     }
+    if (l.external_id == 0) continue;  // launched outside any op
     CUpti_ActivityExternalCorrelation e{};
     e.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
     e.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2;
@@ -133,11 +158,67 @@ size_t hand_over(uint8_t* buffer, size_t size, bool forced) {
   return at;
 }
 
+// A resource callback, as CUPTI makes it, when the agent asked for it.
+void graph_callback(CUpti_CallbackId cbid, CUpti_GraphData g) {
+  const bool created = cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED;
+  log_line(created ? "graph node created %llu" : "graph node cloned %llu",
+           static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(g.node)));
+  if (!g_subscribed || !g_callback || !g_graph_callbacks[created ? 0 : 1]) return;
+  CUpti_ResourceData data{};
+  data.resourceDescriptor = &g;
+  g_callback(g_callback_data, CUPTI_CB_DOMAIN_RESOURCE, cbid, &data);
+}
+
 }  // namespace
 
 extern "C" {
 
-CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc, void*) {
+// The program's stand-ins for CUDA graph work (see the top of the file).
+void fake_cupti_graph_capture(uint64_t node, uint32_t graph) {
+  CUpti_GraphData g{};
+  g.graph = reinterpret_cast<CUgraph>(uintptr_t(graph));
+  g.node = reinterpret_cast<CUgraphNode>(uintptr_t(node));
+  graph_callback(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, g);
+}
+
+void fake_cupti_graph_instantiate(uint64_t node, uint64_t copy, uint32_t graph) {
+  CUpti_GraphData g{};
+  g.graph = reinterpret_cast<CUgraph>(uintptr_t(graph));
+  g.node = reinterpret_cast<CUgraphNode>(uintptr_t(copy));
+  g.originalNode = reinterpret_cast<CUgraphNode>(uintptr_t(node));
+  graph_callback(CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, g);
+}
+
+void fake_cupti_graph_launch(uint64_t copy, uint32_t graph) {
+  const uint64_t t = now_ns();
+  Launch l{g_pushed.empty() ? 0 : g_pushed.back(), ++g_correlation, false, t, t + 5000};
+  l.graph_node = copy;
+  l.graph = graph;
+  g_launched.push_back(l);
+  log_line("graph launch %llu", copy);
+}
+
+CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle, CUpti_CallbackDomain domain,
+                                CUpti_CallbackId cbid) {
+  log_line("callback %llu", (unsigned long long)(domain)*1000 + cbid);
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED)
+    g_graph_callbacks[0] = enable != 0;
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED)
+    g_graph_callbacks[1] = enable != 0;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetGraphNodeId(CUgraphNode node, uint64_t* id) {
+  *id = reinterpret_cast<uintptr_t>(node);
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetGraphId(CUgraph graph, uint32_t* id) {
+  *id = uint32_t(reinterpret_cast<uintptr_t>(graph));
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback, void* userdata) {
   ++g_subscribes;
   const char* busy = std::getenv("FAKE_CUPTI_BUSY");
   if (busy && std::atoi(busy) == g_subscribes) {
@@ -146,11 +227,17 @@ CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFun
   }
   static int handle;
   *subscriber = reinterpret_cast<CUpti_SubscriberHandle>(&handle);
+  g_callback = callback;
+  g_callback_data = userdata;
+  g_subscribed = true;
   log_line("subscribe ok");
   return CUPTI_SUCCESS;
 }
 
 CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle) {
+  // Unsubscribing ends the subscriber's callbacks.
+  g_subscribed = false;
+  g_graph_callbacks[0] = g_graph_callbacks[1] = false;
   log_line("unsubscribe");
   return CUPTI_SUCCESS;
 }
@@ -200,7 +287,7 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag) {
   size_t size = 0, max_records = 0;
   g_request(&buffer, &size, &max_records);
   if (!buffer || size < 1024) return CUPTI_SUCCESS;
-  if (ops_mode()) {
+  if (ops_mode() || graphs_mode()) {
     const bool forced = flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED;
     if (forced) std::this_thread::sleep_for(std::chrono::milliseconds(env_number("FAKE_CUPTI_FORCED_DELAY_MS")));
     g_complete(nullptr, 0, buffer, size, hand_over(buffer, size, forced));

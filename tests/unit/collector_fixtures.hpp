@@ -184,7 +184,8 @@ class SyntheticRing {
                    launcher::decoded::RangePop, launcher::decoded::Mark, launcher::decoded::Step,
                    launcher::decoded::OpBegin, launcher::decoded::OpEnd, launcher::decoded::CudaApiCall,
                    launcher::decoded::GpuActivity, launcher::decoded::Correlation, launcher::decoded::Memory,
-                   launcher::decoded::StackDef, launcher::decoded::Collective, launcher::decoded::TensorGroup>;
+                   launcher::decoded::StackDef, launcher::decoded::Collective, launcher::decoded::TensorGroup,
+                   launcher::decoded::GraphNode>;
   struct Decoded {
     launcher::decoded::Record record;
     Event event;

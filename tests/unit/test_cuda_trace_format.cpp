@@ -34,6 +34,8 @@ trace::CudaInfo sample_info(uint32_t i, uint32_t kernel_name) {
   c.family = uint8_t(i % 2);
   c.copy_kind = uint8_t(i % 256);
   c.graph_id = i % 5 ? 0 : UINT32_MAX - i;
+  c.graph_capture = i % 5 ? trace::GraphCapture::None : trace::GraphCapture(1 + i % 2);
+  c.capture_op = c.graph_capture == trace::GraphCapture::Recorded ? kernel_name : 0;
   return c;
 }
 
@@ -54,6 +56,8 @@ void require_same(const trace::CudaInfo& a, const trace::CudaInfo& b) {
   REQUIRE(a.family == b.family);
   REQUIRE(a.copy_kind == b.copy_kind);
   REQUIRE(a.graph_id == b.graph_id);
+  REQUIRE(a.graph_capture == b.graph_capture);
+  REQUIRE(a.capture_op == b.capture_op);
 }
 
 // A trace with CPU threads, two GPU lanes and `n` CUDA events of every CUDA
@@ -197,9 +201,9 @@ TEST_CASE("damaged CUDA chunks give an error or a valid read, never a crash", "[
 namespace {
 
 // A CUDA chunk's payload of one kernel record with `ncols` columns: the 17
-// every file has, then the graph id (column 17), then one column no reader
-// knows.
-std::string one_record_chunk(uint64_t ncols) {
+// every file has, then the graph id (column 17), the graph capture and its
+// op (18, 19: `capture`, string 1), then columns no reader knows.
+std::string one_record_chunk(uint64_t ncols, uint64_t capture = 1) {
   using namespace format::detail;
   std::vector<std::string> cols(ncols);
   for (uint64_t i = 0; i < ncols; ++i) put_varint(cols[i], 0);
@@ -210,6 +214,14 @@ std::string one_record_chunk(uint64_t ncols) {
   if (ncols > kCudaGraphId) {
     cols[kCudaGraphId].clear();
     put_varint(cols[kCudaGraphId], 12);
+  }
+  if (ncols > kCudaGraphCapture) {
+    cols[kCudaGraphCapture].clear();
+    put_varint(cols[kCudaGraphCapture], capture);
+  }
+  if (ncols > kCudaCaptureOp) {
+    cols[kCudaCaptureOp].clear();
+    put_varint(cols[kCudaCaptureOp], 1);
   }
   std::string raw;
   put_varint(raw, 0);  // first
@@ -240,5 +252,32 @@ TEST_CASE("CUDA chunks: the graph id column is read when present, 0 in files wit
   }
   trace::Trace t;
   const std::string raw = one_record_chunk(16);
+  CHECK_FALSE(decode_cuda(Cursor(reinterpret_cast<const uint8_t*>(raw.data()), raw.size()), t).ok());
+}
+
+TEST_CASE("CUDA chunks: a graph kernel's capture is read when present, none in files without it", "[format][cuda]") {
+  using namespace format::detail;
+  CHECK(kCudaGraphCapture == 18);
+  CHECK(kCudaCaptureOp == 19);
+  for (uint64_t ncols : {uint64_t(17), uint64_t(18), uint64_t(19), uint64_t(20), uint64_t(21)}) {
+    INFO("columns: " << ncols);
+    const std::string raw = one_record_chunk(ncols);
+    trace::Trace t;
+    t.strings = {"", "aten::mm"};
+    const Status st = decode_cuda(Cursor(reinterpret_cast<const uint8_t*>(raw.data()), raw.size()), t);
+    INFO(st.message());
+    REQUIRE(st.ok());
+    REQUIRE(t.cuda.size() == 1);
+    CHECK(t.cuda[0].graph_capture == (ncols > 18 ? trace::GraphCapture::Recorded : trace::GraphCapture::None));
+    CHECK(t.cuda[0].capture_op == (ncols > 19 ? 1u : 0u));
+  }
+  // A capture of a later kind, or an op beyond the strings: an error.
+  trace::Trace t;
+  t.strings = {"", "aten::mm"};
+  std::string raw = one_record_chunk(20, 3);
+  CHECK_FALSE(decode_cuda(Cursor(reinterpret_cast<const uint8_t*>(raw.data()), raw.size()), t).ok());
+  t.cuda.clear();
+  t.strings = {""};
+  raw = one_record_chunk(20);
   CHECK_FALSE(decode_cuda(Cursor(reinterpret_cast<const uint8_t*>(raw.data()), raw.size()), t).ok());
 }

@@ -161,3 +161,48 @@ TEST_CASE("a trace's tables go over as raw columns with the report's tree and nu
   // The hand-off directory is written once: never over another.
   CHECK_FALSE(dataset::write_columns("x.bin", 3, t, dir.string()).ok());
 }
+
+TEST_CASE("work replayed from a CUDA graph has its capturing op and its replay's step", "[dataset][graphs]") {
+  trace::Trace t;
+  t.strings = {"", "ProfilerStep#7", "ProfilerStep#8", "aten::mm", "cudaGraphLaunch", "gemm"};
+  trace::Process p;
+  p.pid = 42;
+  t.processes.push_back(p);
+  t.threads.push_back(trace::Thread{0, 42, "main", 5, 0, -1});
+  t.threads.push_back(trace::Thread{0, 7, "stream 7", 1, 0, 0});
+  t.events.push_back(event(trace::EventKind::Step, 1, 0, 100, 7));
+  t.events.push_back(event(trace::EventKind::Step, 2, 100, 200, 8));
+  t.events.push_back(event(trace::EventKind::Op, 3, 10, 50, 900));  // captured the graph in step 7
+  trace::CudaInfo launch;
+  launch.correlation_id = 6;
+  t.cuda.push_back(launch);
+  t.events.push_back(event(trace::EventKind::CudaApi, 4, 150, 155, 1));  // replayed it in step 8
+  trace::CudaInfo k;
+  k.correlation_id = 6;
+  k.external_id = 900;
+  k.device = 0;
+  k.stream = 7;
+  k.graph_node_id = 3;
+  k.graph_id = 1;
+  k.graph_capture = trace::GraphCapture::Recorded;
+  k.capture_op = 3;
+  t.cuda.push_back(k);
+  trace::Event kernel = event(trace::EventKind::Kernel, 5, 160, 170, 2);
+  kernel.thread = 1;
+  t.events.push_back(kernel);
+
+  TempDir tmp;
+  const auto dir = tmp.path() / "g";
+  REQUIRE(dataset::write_columns("x.42.0a1b2c3d.w000.bin", 1, t, dir.string()).ok());
+  const auto names = strings(dir);
+  const auto op_name = column<int32_t>(dir, "ops.name");
+  const auto op_id = column<int64_t>(dir, "ops.id");
+  const auto gpu_step = column<int64_t>(dir, "gpu.step");
+  const auto gpu_op = column<int64_t>(dir, "gpu.op_id");
+  REQUIRE(gpu_step.size() == 1);
+  CHECK(gpu_step[0] == 8);  // the replay's step, not the capture's
+  int64_t mm = 0;
+  for (size_t i = 0; i < op_name.size(); ++i)
+    if (names[size_t(op_name[i])] == "aten::mm") mm = op_id[i];
+  CHECK(gpu_op[0] == mm);  // the op that captured it
+}

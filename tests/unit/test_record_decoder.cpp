@@ -220,6 +220,27 @@ TEST_CASE("decoder: correlations, memory events and stacks", "[collector][decode
   CHECK(s.frames[1] == trace::Frame{trace::FrameKind::Native, 5, 0, 0, 0x1234});
 }
 
+TEST_CASE("decoder: a CUDA graph node's capture keeps its node, original, op and graph", "[collector][decode]") {
+  SyntheticRing ring;
+  wire::GraphNodePayload p{};
+  p.node_id = 0xFFFF'FFFF'FFFF'0001ull;
+  p.original_id = 101;
+  p.op = 9;
+  p.graph_id = 7;
+  decoded::Record r;
+  REQUIRE(wire::emit(ring.writer(), RecordType::GraphNode, 0, 40, p));
+  const auto g = only<decoded::GraphNode>(ring, &r);
+  CHECK(r.ts == 40);
+  CHECK(g.node_id == 0xFFFF'FFFF'FFFF'0001ull);
+  CHECK(g.original_id == 101);
+  CHECK(g.op == 9);
+  CHECK(g.graph_id == 7);
+  // One too short for its payload is malformed.
+  SyntheticRing shorter;
+  shorter.raw(RecordType::GraphNode, 24, 0, 50);
+  CHECK(std::holds_alternative<decoded::Malformed>(shorter.decode_all().at(0).event));
+}
+
 TEST_CASE("decoder: a record too short for its payload is malformed; unknown types and kinds are skipped",
           "[collector][decode]") {
   SyntheticRing ring;

@@ -147,12 +147,31 @@ Table gpu_table(Context& c) {
                       {"block_z", I32},
                       {"bytes", I64},
                       {"copy_kind", I8}});
+  // Work replayed from a CUDA graph belongs to the op that captured it, but
+  // to the step of the cudaGraphLaunch that replayed it: its launch call by
+  // correlation (the hooked call, else CUPTI's record of it).
+  std::unordered_map<uint64_t, const trace::Event*> graph_launches;
+  for (const trace::CudaInfo& ci : t.cuda)
+    if (ci.graph_capture != trace::GraphCapture::None) graph_launches.emplace(ci.correlation_id, nullptr);
+  if (!graph_launches.empty()) {
+    for (const trace::Event& e : t.events) {
+      if ((e.kind != EventKind::CudaApi && e.kind != EventKind::CuptiApi) || e.arg == 0 || e.arg > t.cuda.size())
+        continue;
+      auto it = graph_launches.find(t.cuda[e.arg - 1].correlation_id);
+      if (it != graph_launches.end() && (!it->second || e.kind == EventKind::CudaApi)) it->second = &e;
+    }
+  }
   for (const trace::Event& e : t.events) {
     if (!is_gpu_activity(e.kind) || e.arg == 0 || e.arg > t.cuda.size()) continue;
     const trace::CudaInfo& ci = t.cuda[e.arg - 1];
     const int64_t op = ci.external_id ? c.launching_op(ci.external_id) : -1;
     // GPU lanes are the process's threads too: rank and pid from the lane.
-    const int64_t step = op >= 0 ? c.step_at(t.events[size_t(op)].thread, t.events[size_t(op)].start_ns) : kNull;
+    int64_t step = op >= 0 ? c.step_at(t.events[size_t(op)].thread, t.events[size_t(op)].start_ns) : kNull;
+    if (ci.graph_capture != trace::GraphCapture::None) {
+      const auto it = graph_launches.find(ci.correlation_id);
+      const trace::Event* launch = it == graph_launches.end() ? nullptr : it->second;
+      step = launch ? c.step_at(launch->thread, launch->start_ns) : kNull;
+    }
     table.row({c.rank(e.thread),
                c.pid(e.thread),
                step,

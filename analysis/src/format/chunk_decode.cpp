@@ -156,6 +156,14 @@ Status decode_cuda(Cursor c, trace::Trace& t) {
         return Status::error("CUDA record " + std::to_string(t.cuda.size()) + " has a value out of range");
       r.graph_id = uint32_t(graph_id);
     }
+    if (present > kCudaGraphCapture) {
+      const uint64_t capture = col[kCudaGraphCapture].varint();
+      const uint64_t op = present > kCudaCaptureOp ? col[kCudaCaptureOp].varint() : 0;
+      if (capture > uint64_t(trace::GraphCapture::Outside) || op >= nstrings)
+        return Status::error("CUDA record " + std::to_string(t.cuda.size()) + " has a value out of range");
+      r.graph_capture = trace::GraphCapture(capture);
+      r.capture_op = uint32_t(op);
+    }
     t.cuda.push_back(r);
   }
   for (size_t i = 0; i < present; ++i) {

@@ -87,6 +87,8 @@ enum CudaColumn : uint32_t {
   kCudaCopyKind,
   kCudaColumns,
   kCudaGraphId = kCudaColumns,  // optional
+  kCudaGraphCapture,            // optional (with kCudaCaptureOp)
+  kCudaCaptureOp,               // optional
   kCudaColumnsWritten,
 };
 

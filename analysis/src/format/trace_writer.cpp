@@ -219,8 +219,9 @@ struct TraceWriter::Impl {
   }
 
   uint32_t add_cuda(const trace::CudaInfo& c) {
-    if (c.kernel_name >= string_count) {
-      fail("CUDA record names string " + std::to_string(c.kernel_name) + " of " + std::to_string(string_count));
+    if (c.kernel_name >= string_count || c.capture_op >= string_count) {
+      fail("CUDA record names string " + std::to_string(std::max(c.kernel_name, c.capture_op)) + " of " +
+           std::to_string(string_count));
       return cuda_first + cuda_count;
     }
     auto& col = cuda_columns;
@@ -240,6 +241,8 @@ struct TraceWriter::Impl {
     put_varint(col[kCudaFamily], c.family);
     put_varint(col[kCudaCopyKind], c.copy_kind);
     put_varint(col[kCudaGraphId], c.graph_id);
+    put_varint(col[kCudaGraphCapture], uint64_t(c.graph_capture));
+    put_varint(col[kCudaCaptureOp], c.capture_op);
     uint32_t index = cuda_first + cuda_count;
     // Strings first: a record may name one interned since the last chunk.
     if (++cuda_count == kCudaPerChunk) {

@@ -9,6 +9,7 @@
 
 #include "ptprof/analysis/report_gpu.hpp"
 #include "ptprof/cuda_status.hpp"
+#include "report/gpu_graphs.hpp"
 
 namespace ptprof::report {
 
@@ -76,6 +77,7 @@ struct GpuReportBuilder::Impl {
   std::map<std::string, std::pair<std::vector<int64_t>, std::vector<int64_t>>> memory;  // times, bytes
   std::map<std::string, std::vector<int64_t>> overheads;
   std::map<std::tuple<int32_t, uint32_t, uint64_t>, std::pair<std::string, std::vector<int64_t>>> graph_nodes;
+  GraphRows graphs;
   std::map<std::pair<int32_t, int32_t>, DeviceUtilRow> devices;
   std::map<std::tuple<uint64_t, int32_t, int32_t>, StepUtilRow> steps;
   std::vector<int64_t> latencies;
@@ -155,13 +157,21 @@ void GpuReportBuilder::add(const trace::Trace& t) {
     busy[{pid, device_of(e, ci)}].emplace_back(e.start_ns, e.end_ns);
     const bool matched = ci && ci->external_id && op_ids.count(key(pid, ci->external_id));
     if (matched) ++m.r.matched;
+    // Replayed from a CUDA graph: attributed to the op that captured it
+    // (maybe in an earlier window's trace), or said to be captured outside
+    // the window; never unmatched.
+    const bool by_capture = ci && ci->graph_node_id && ci->graph_capture != trace::GraphCapture::None;
+    if (by_capture) {
+      ++m.r.graph_work;
+      if (ci->graph_capture == trace::GraphCapture::Outside) ++m.r.graph_work_outside;
+    }
     if (e.kind == EventKind::Kernel) {
       Impl::KernelKey k{name_of(e),           ci ? ci->grid[0] : 0,  ci ? ci->grid[1] : 0,
                         ci ? ci->grid[2] : 0, ci ? ci->block[0] : 0, ci ? ci->block[1] : 0,
                         ci ? ci->block[2] : 0};
       m.kernels[k].push_back(dur);
       m.r.kernel_total_ns += dur;
-      if (!matched) {
+      if (!matched && !by_capture) {
         ++m.r.unmatched_kernels;
         m.r.unmatched_kernel_ns += dur;
       }
@@ -169,13 +179,14 @@ void GpuReportBuilder::add(const trace::Trace& t) {
         auto& node = m.graph_nodes[{pid, ci->graph_id, ci->graph_node_id}];
         node.first = name_of(e);
         node.second.push_back(dur);
+        m.graphs.add_kernel(t, pid, e, *ci);
       }
       if (auto launched = launch_start(pid, ci ? ci->correlation_id : 0))
         m.latencies.push_back(e.start_ns - *launched);
       else
         ++m.r.launch.without_launch;
     } else {
-      if (!matched) ++m.r.unmatched_memory_ops;
+      if (!matched && !by_capture) ++m.r.unmatched_memory_ops;
       auto& row = m.memory[name_of(e)];
       row.first.push_back(dur);
       row.second.push_back(ci ? int64_t(ci->bytes) : 0);
@@ -226,6 +237,7 @@ GpuReport GpuReportBuilder::finish() && {
   for (auto& [k, v] : m.graph_nodes)
     r.graph_nodes.push_back(
         GraphNodeRow{std::get<0>(k), std::get<1>(k), std::get<2>(k), v.first, distribution(std::move(v.second))});
+  r.graphs = std::move(m.graphs).finish();
   for (auto& [k, d] : m.devices) r.devices.push_back(d);
   for (auto& [k, s] : m.steps) r.steps.push_back(s);
   // Largest total first; ties by name, so the order is the same every run.

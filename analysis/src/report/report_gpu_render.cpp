@@ -53,6 +53,13 @@ std::vector<std::string> time_cells(const Distribution& d) {
   return {num(d.total), num(d.count), num(d.avg, 1), num(d.med, 1), num(d.min), num(d.max), num(d.stddev, 1)};
 }
 
+// "aten::mm (4), aten::relu (2)": the ops and their kernels, all replays.
+std::string graph_ops_text(const GraphRow& g) {
+  std::string out;
+  for (const GraphOpShare& o : g.ops) out += (out.empty() ? "" : ", ") + o.op + " (" + num(o.kernels) + ")";
+  return out;
+}
+
 std::string dist_json(const Distribution& d) {
   return "{\"count\": " + num(d.count) + ", \"total\": " + num(d.total) + ", \"avg\": " + num(d.avg, 3) +
          ", \"med\": " + num(d.med, 3) + ", \"min\": " + num(d.min) + ", \"max\": " + num(d.max) +
@@ -133,6 +140,17 @@ std::vector<Section> sections(const GpuReport& g, const std::string& no_percent)
     }
     out.push_back(std::move(s));
   }
+  if (!g.graphs.empty()) {
+    Section s{"CUDA graph replays",
+              {"PID", "Graph", "Replays", "Kernels", "Kernels/replay", "Time/replay avg (ns)", "Med (ns)", "Min (ns)",
+               "Max (ns)", "Kernel time (ns)", "Ops"},
+              {}};
+    for (const GraphRow& r : g.graphs)
+      s.rows.push_back({num(int64_t(r.pid)), num(uint64_t(r.graph_id)), num(r.replays), num(r.kernels),
+                        num(r.kernels_per_replay, 1), num(r.replay_ns.avg, 1), num(r.replay_ns.med, 1),
+                        num(r.replay_ns.min), num(r.replay_ns.max), num(r.kernel_ns), graph_ops_text(r)});
+    out.push_back(std::move(s));
+  }
   if (!g.devices.empty()) {
     Section s{"GPU utilisation (busy: union of kernels, copies and sets)",
               {"PID", "Device", "Busy (ns)", "Window (ns)", "Busy (%)"},
@@ -189,6 +207,9 @@ std::string render_gpu_sections(const GpuReport& g) {
            num(g.unmatched_memory_ops) + " memory operations";
     if (g.launch.without_launch) out += "; kernels without their launch call: " + num(g.launch.without_launch);
   }
+  if (g.graph_work)
+    out += "; CUDA graph work attributed to its capture: " + num(g.graph_work) +
+           " (captured outside the window: " + num(g.graph_work_outside) + ")";
   return out + "\n";
 }
 
@@ -208,6 +229,9 @@ std::string render_gpu_csv(const GpuReport& g) {
                    "Kernels without their launch call"}) +
          csv_line({num(g.matched), num(g.unmatched_kernels), num(g.unmatched_kernel_ns), num(g.unmatched_memory_ops),
                    num(g.launch.without_launch)});
+  if (g.graph_work)
+    out += "\nCUDA graph work attributed to its capture\n" + csv_line({"Attributed", "Captured outside the window"}) +
+           csv_line({num(g.graph_work), num(g.graph_work_outside)});
   return out;
 }
 
@@ -219,6 +243,8 @@ std::string render_gpu_json(const GpuReport& g) {
   out += "    \"unmatched_kernels\": " + num(g.unmatched_kernels) + ",\n";
   out += "    \"unmatched_kernel_ns\": " + num(g.unmatched_kernel_ns) + ",\n";
   out += "    \"unmatched_memory_ops\": " + num(g.unmatched_memory_ops) + ",\n";
+  out += "    \"graph_work\": " + num(g.graph_work) + ",\n";
+  out += "    \"graph_work_outside\": " + num(g.graph_work_outside) + ",\n";
   out += "    \"kernels\": " +
          array(g.kernels,
                [](const KernelRow& k) {
@@ -245,6 +271,21 @@ std::string render_gpu_json(const GpuReport& g) {
                  return "{\"pid\": " + num(int64_t(n.pid)) + ", \"graph\": " + num(uint64_t(n.graph_id)) +
                         ", \"node\": " + num(n.node_id) + ", \"name\": " + json_string(n.name) +
                         ", \"time_ns\": " + dist_json(n.time_ns) + "}";
+               }) +
+         ",\n";
+  out += "    \"graphs\": " +
+         array(g.graphs,
+               [](const GraphRow& r) {
+                 return "{\"pid\": " + num(int64_t(r.pid)) + ", \"graph\": " + num(uint64_t(r.graph_id)) +
+                        ", \"replays\": " + num(r.replays) + ", \"kernels\": " + num(r.kernels) +
+                        ", \"kernels_per_replay\": " + num(r.kernels_per_replay, 3) +
+                        ", \"replay_ns\": " + dist_json(r.replay_ns) + ", \"kernel_ns\": " + num(r.kernel_ns) +
+                        ", \"ops\": " +
+                        array(r.ops,
+                              [](const GraphOpShare& o) {
+                                return "{\"op\": " + json_string(o.op) + ", \"kernels\": " + num(o.kernels) + "}";
+                              }) +
+                        "}";
                }) +
          ",\n";
   out += "    \"devices\": " +

@@ -27,10 +27,11 @@ enum class RecordType : uint16_t {
   MemoryEvent = 11,          // payload MemoryEventPayload; an allocation or free, on the thread that made it
   StackDef = 12,             // arg = stack id (per thread, 1-based); payload StackDefPayload + frames
   Collective = 13,           // arg = name id of the collective ("allreduce"); payload CollectivePayload
-  TensorGroup = 14,          // payload TensorGroupPayload + `count` TensorRefRecord
+  GraphNode = 14,            // payload GraphNodePayload; a CUDA graph node created or cloned (CUPTI's callback)
+  TensorGroup = 15,          // payload TensorGroupPayload + `count` TensorRefRecord
 };
 // Types this version knows; a reader skips records of any other type.
-constexpr uint16_t kRecordTypeCount = 15;
+constexpr uint16_t kRecordTypeCount = 16;
 
 struct RecordHeader {
   uint16_t type;  // RecordType
@@ -140,6 +141,22 @@ struct ExternalCorrelationPayload {
   uint64_t correlation_id;
   uint64_t external_id;  // OpBeginPayload::handle of the op
 };
+
+// A CUDA graph node was created (stream capture, or a graph built by its
+// API) or cloned (cudaGraphInstantiate and cudaGraphClone copy every node,
+// and the kernels a replay runs name the copy's id). Written by CUPTI's
+// resource callback on the thread that made the node, so the op open there
+// is the op the node's work belongs to: a replay's kernels are attributed to
+// it rather than to the cudaGraphLaunch call. Only while CUPTI is held (a
+// recording window); a node made when it was not is unknown to the launcher.
+struct GraphNodePayload {
+  uint64_t node_id;      // cuptiGetGraphNodeId of the node
+  uint64_t original_id;  // cloned: the node it was cloned from; 0 = created
+  uint64_t op;           // created: OpBeginPayload::handle of the innermost op open on the thread; 0 = none
+  uint32_t graph_id;     // cuptiGetGraphId of the graph holding the node; 0 = unknown
+  uint32_t reserved0;
+};
+static_assert(sizeof(GraphNodePayload) == 32);
 
 // Where a MemoryEvent comes from.
 enum class MemorySource : uint8_t {
@@ -295,6 +312,7 @@ inline constexpr std::array<RecordTypeInfo, kRecordTypeCount> kRecordTypes = {{
     {RecordType::MemoryEvent, sizeof(RecordHeader) + sizeof(MemoryEventPayload), false},
     {RecordType::StackDef, sizeof(RecordHeader) + sizeof(StackDefPayload), false},
     {RecordType::Collective, sizeof(RecordHeader) + sizeof(CollectivePayload), true},
+    {RecordType::GraphNode, sizeof(RecordHeader) + sizeof(GraphNodePayload), false},
     {RecordType::TensorGroup, sizeof(RecordHeader) + sizeof(TensorGroupPayload), false},
 }};
 

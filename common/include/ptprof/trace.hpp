@@ -84,9 +84,20 @@ struct Stack {
   bool operator==(const Stack&) const = default;
 };
 
+// How the work of a CUDA graph replay (a kernel, copy or set with a
+// graph_node_id) was attributed: to the op open when its graph node was
+// captured, not to the cudaGraphLaunch that replayed it.
+enum class GraphCapture : uint8_t {
+  None = 0,      // not graph work, or a file written before captures were recorded
+  Recorded = 1,  // the capture was recorded: capture_op names the op (0: none was open)
+  Outside = 2,   // the node was made while ptprof was not recording: "captured outside the window"
+};
+
 // What CUDA events carry beyond Event. Kernels, copies and sets are joined
 // to the op that launched them strictly by correlation id: their
 // external_id equals the launching Op's Event::arg in the same process.
+// Graph work is the exception: its external_id is the op that captured its
+// node (GraphCapture::Recorded), which may lie in an earlier window.
 struct CudaInfo {
   uint64_t correlation_id = 0;
   uint64_t external_id = 0;  // the launching op's id; 0 = unmatched
@@ -102,6 +113,8 @@ struct CudaInfo {
   uint8_t family = 0;        // CudaApi: wire::CudaApiFamily
   uint8_t copy_kind = 0;     // Memcpy: CUpti_ActivityMemcpyKind; CudaApi: cudaMemcpyKind
   uint32_t graph_id = 0;     // kernels, copies and sets run from a CUDA graph: CUPTI's graph id; 0 = none
+  GraphCapture graph_capture = GraphCapture::None;  // graph work: how it was attributed
+  uint32_t capture_op = 0;  // GraphCapture::Recorded: strings index of the capturing op's name; 0 = none
 };
 
 // What a Memory event carries: torch's report of one allocation (bytes > 0)

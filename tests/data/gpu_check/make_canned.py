@@ -141,6 +141,7 @@ def ptprof_report(skeleton):
     gpu = ordered["gpu"]
     gpu.update(notes=[], kernel_total_ns=kernel_ns, matched=sum(v[0] for v in KERNELS.values()) + 41,
                unmatched_kernels=0, unmatched_kernel_ns=0, unmatched_memory_ops=0, graph_nodes=[],
+               graph_work=0, graph_work_outside=0, graphs=[],
                devices=[{"pid": 1234, "device": 0, "busy_ns": kernel_ns + 254600, "span_ns": 9000000}], steps=[])
     gpu["kernels"] = [{"name": k, "grid": g, "block": b, "time_ns": dist(p * 1000, n)}
                       for k, (n, _, p, g, b) in KERNELS.items()]

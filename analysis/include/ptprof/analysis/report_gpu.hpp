@@ -55,6 +55,26 @@ struct GraphNodeRow {  // kernels launched from a CUDA graph, one row per node
   Distribution time_ns;
 };
 
+// The op a CUDA graph's work came from, with how much of it (over all
+// replays). Not an op: "captured outside the window" (the node was made
+// while ptprof did not record CUDA), "(no op)" (no op was open at the
+// capture), "(capture not recorded)" (traces written before captures were).
+struct GraphOpShare {
+  std::string op;
+  uint64_t kernels = 0;
+};
+
+struct GraphRow {  // one CUDA graph of one process, over its replays
+  int32_t pid = 0;
+  uint32_t graph_id = 0;
+  uint64_t replays = 0;  // the cudaGraphLaunch calls its kernels ran under (one correlation id each)
+  uint64_t kernels = 0;
+  double kernels_per_replay = 0;
+  Distribution replay_ns;         // per replay: its first kernel's start to its last kernel's end
+  int64_t kernel_ns = 0;          // the kernels' time, all replays
+  std::vector<GraphOpShare> ops;  // most kernels first, then by name
+};
+
 struct DeviceUtilRow {  // one device of one process over the traced windows
   int32_t pid = 0;
   int32_t device = 0;
@@ -82,6 +102,7 @@ struct GpuReport {
   std::vector<MemoryOpRow> memory_ops;    // by total time, descending
   std::vector<OverheadRow> overheads;     // by total time, descending
   std::vector<GraphNodeRow> graph_nodes;  // by pid, graph, node
+  std::vector<GraphRow> graphs;           // by pid, graph
   std::vector<DeviceUtilRow> devices;     // by pid, device
   std::vector<StepUtilRow> steps;         // by step, pid, device
   LaunchLatency launch;
@@ -90,6 +111,11 @@ struct GpuReport {
   uint64_t unmatched_kernels = 0;  // kernels no op of their process claims
   int64_t unmatched_kernel_ns = 0;
   uint64_t unmatched_memory_ops = 0;
+  // Graph work (kernels, copies, sets replayed from a CUDA graph) attributed
+  // by its capture, whether or not the capturing op is in the same trace;
+  // of it, captured outside the window. Never counted unmatched.
+  uint64_t graph_work = 0;
+  uint64_t graph_work_outside = 0;
   std::vector<std::string> notes;  // the agents' lines on CUDA (cuda_status.hpp), distinct
 
   bool any() const { return !kernels.empty() || !memory_ops.empty() || !overheads.empty() || !notes.empty(); }
