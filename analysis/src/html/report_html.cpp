@@ -193,12 +193,14 @@ std::string render_html(const Report& r, const HtmlBaseline* baseline, const mem
     out += "<p>No ProfilerStep spans in the inputs.</p>";
   } else {
     out +=
-        "<p>Each instant of a step goes to one phase: data loading (DataLoader's <code>__next__</code>), "
+        "<p>Each instant of a step goes to one phase: compile (torch.compile's <code>(dynamo_timed)</code> "
+        "scopes, on any thread of the process), else data loading (DataLoader's <code>__next__</code>), "
         "else optimizer (<code>Optimizer.step</code>, <code>Optimizer.zero_grad</code>), else backward "
         "(autograd's backward ops, on any thread of the process), else forward (operators on the step's "
         "thread), else other.</p>\n" +
         phases + "\n" + phase_table(r);
   }
+  out += compile_section(r.compile);
   if (memory && !memory->timeline.empty()) {
     out +=
         "\n<h2 id=\"memory-title\">Memory over time</h2>\n<p>torch's allocated and reserved totals after each "

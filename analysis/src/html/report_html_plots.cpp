@@ -18,8 +18,8 @@ constexpr int kBarHeight = 18;
 constexpr int kGap = 6;
 constexpr const char* kOperatorColor = "#3b75af";
 constexpr const char* kOtherColor = "#f0a243";
-// Forward, backward, optimizer, data loading, other (Phase order).
-constexpr const char* kPhaseColors[kPhaseCount] = {"#3b75af", "#c44e52", "#55a868", "#8172b2", "#b0b0b0"};
+// Forward, backward, optimizer, data loading, compile, other (Phase order).
+constexpr const char* kPhaseColors[kPhaseCount] = {"#3b75af", "#c44e52", "#55a868", "#8172b2", "#ccb974", "#b0b0b0"};
 
 std::string time_label(int64_t ns) { return format_time_us(double(ns) / 1000.0); }
 
