@@ -17,7 +17,8 @@ a fresh inductor cache), recorded without a schedule.
   size (expected 8, actual 16); one graph break, in step 0, with torch's
   reason; none in the other steps.
 - The bootstrap's notes make no rows of the operator table; the text
-  report and the page have the compile section.
+  report and the page have the compile section; `ptprof run`'s summary has
+  a line with the compile time, the recompiles and the graph breaks.
 
 torch's compile-time scopes are opened only while a profiler state sits in
 the thread's PROFILER_STATE slot (_RecordFunctionFast checks it in C++):
@@ -26,6 +27,7 @@ run profiles memory, whose reporter is such a state. torch 2.x only
 (PTPROF_TORCH2_TESTS)."""
 
 import os
+import re
 import statistics
 import textwrap
 
@@ -71,7 +73,7 @@ def record(d, *flags):
     proc = T.run_ptprof(["run", "-o", out] + list(flags) + ["--", T.PYTHON, script], env=env,
                         timeout=1200)  # a cold compile
     T.check_eq(proc.returncode, 0, "ptprof run\n" + T.describe(proc))
-    return out
+    return out, proc
 
 
 def test_compile_phase_of_a_compiled_mlp():
@@ -80,7 +82,7 @@ def test_compile_phase_of_a_compiled_mlp():
     if not hasattr(torch, "compile"):
         T.skip("torch %s has no torch.compile" % torch.__version__)
     with T.tempdir() as d:
-        out = record(d)
+        out, run = record(d)
         report = T.report_json(out)
         T.check("compile" in report, "the report has a compile section: %s" % sorted(report))
         comp = report["compile"]
@@ -127,6 +129,15 @@ def test_compile_phase_of_a_compiled_mlp():
         breaks = [e for e in comp["events"] if e["kind"] == "graph_break"]
         T.check(breaks and "graph_break()" in breaks[0]["reason"], "torch's reason for the graph break: %r" % breaks)
 
+        # The run's summary says it too, with the report's total.
+        line = re.search(r"ptprof: torch\.compile: ([0-9.]+) (s|ms) compiling, 1 recompile, 1 graph break ", run.stderr)
+        T.check(line, "the run's summary line on torch.compile:\n" + run.stderr[-3000:])
+        if line:
+            said_us = float(line.group(1)) * (1e6 if line.group(2) == "s" else 1e3)
+            T.check(abs(said_us - comp["total_us"]) <= 0.01 * comp["total_us"] + 10000,
+                    "the summary's compile time %s %s, the report's %.0f us" % (line.group(1), line.group(2),
+                                                                                  comp["total_us"]))
+
         # The notes are no rows; the text report and the page show the section.
         T.check(not [r["name"] for r in report["rows"] if r["name"].startswith("torch.compile: ")],
                 "no operator rows for the bootstrap's notes")
@@ -153,7 +164,7 @@ def test_only_the_windows_compiles():
     if not hasattr(torch, "compile"):
         T.skip("torch %s has no torch.compile" % torch.__version__)
     with T.tempdir() as d:
-        out = record(d, "--schedule", "wait=2,warmup=1,active=1,repeat=1")
+        out, _ = record(d, "--schedule", "wait=2,warmup=1,active=1,repeat=1")
         report = T.report_json(out)
         T.check_eq([s["step"] for s in report["steps"]], [3], "step 3 recorded")
         comp = report.get("compile", {})
