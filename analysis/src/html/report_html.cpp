@@ -40,6 +40,8 @@ table.ops { border-collapse: collapse; }
 table.ops th, table.ops td { padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: right; }
 table.ops th { cursor: pointer; background: #f4f4f4; position: sticky; top: 0; white-space: nowrap; }
 table.ops td:first-child, table.ops th:first-child { text-align: left; }
+table.ops td.text { text-align: left; }
+table.ops td.text:not(:last-child) { white-space: nowrap; }
 #timeline-box { max-height: 640px; overflow-y: auto; border: 1px solid #ccc; }
 #timeline { display: block; cursor: default; position: sticky; top: 0; }
 #tl-details { margin-top: 8px; padding: 8px 12px; background: #f8f8f8; border: 1px solid #ddd; min-height: 40px; }

@@ -168,7 +168,8 @@ std::string step_breakdown_svg(const Report& r) {
 std::string phase_breakdown_svg(const Report& r) {
   std::vector<Legend> legend;
   for (size_t p = 0; p < kPhaseCount; ++p)
-    legend.push_back(Legend{kPhaseColors[p], std::string(phase_title(Phase(p))), double(p) * 110});
+    // 100 px apart: six phases' labels fit the plot's width.
+    legend.push_back(Legend{kPhaseColors[p], std::string(phase_title(Phase(p))), double(p) * 100});
   std::vector<Bar> bars;
   const std::vector<std::string> labels = step_labels(r.phases, r.ranks);
   for (size_t i = 0; i < r.phases.size(); ++i) {
