@@ -214,31 +214,60 @@ std::optional<CompileNote> parse_compile_mark(std::string_view name) {
   return std::nullopt;
 }
 
-std::vector<detail::ProcessCompile> detail::compile_spans(const trace::Trace& t) {
+namespace {
+
+// What each string of `t` names for the compile: a scope, a note, neither.
+// Read once per string, so that a trace without a compile (nearly all) costs
+// a pass over its strings, not over its events.
+enum NameUse : uint8_t { kNone = 0, kScope = 1, kNote = 2 };
+std::vector<uint8_t> name_uses(const trace::Trace& t, bool* any_scope, bool* any_note) {
+  std::vector<uint8_t> uses(t.strings.size(), kNone);
+  *any_scope = *any_note = false;
+  for (size_t i = 0; i < t.strings.size(); ++i) {
+    if (is_compile_scope(t.strings[i])) {
+      uses[i] = kScope;
+      *any_scope = true;
+    } else if (starts_with(t.strings[i], kCompileMarkPrefix)) {
+      uses[i] = kNote;
+      *any_note = true;
+    }
+  }
+  return uses;
+}
+
+std::vector<detail::ProcessCompile> spans_of(const trace::Trace& t, const std::vector<uint8_t>& uses) {
   std::vector<std::vector<std::tuple<int64_t, int64_t, uint32_t>>> by_thread(t.threads.size());
   bool any = false;
   for (const trace::Event& e : t.events) {
-    if (e.thread >= t.threads.size() || e.name >= t.strings.size() || !is_timed(e)) continue;
-    if (!is_compile_scope(t.strings[e.name])) continue;
+    if (e.thread >= t.threads.size() || e.name >= uses.size() || uses[e.name] != kScope || !is_timed(e)) continue;
     by_thread[e.thread].emplace_back(e.start_ns, std::max(e.start_ns, e.end_ns), e.name);
     any = true;
   }
-  std::vector<ProcessCompile> out(t.processes.size());
+  std::vector<detail::ProcessCompile> out(t.processes.size());
   if (!any) return out;
   for (size_t th = 0; th < by_thread.size(); ++th) {
     const uint32_t p = t.threads[th].process;
     if (by_thread[th].empty() || p >= out.size()) continue;
     self_segments(std::move(by_thread[th]), t, out[p].kinds);
   }
-  for (ProcessCompile& pc : out) {
+  for (detail::ProcessCompile& pc : out) {
     Intervals all;
     for (Intervals& k : pc.kinds) {
-      k = merged(std::move(k));
+      k = detail::merged(std::move(k));
       all.insert(all.end(), k.begin(), k.end());
     }
-    pc.all = merged(std::move(all));
+    pc.all = detail::merged(std::move(all));
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<detail::ProcessCompile> detail::compile_spans(const trace::Trace& t) {
+  bool any_scope = false, any_note = false;
+  const std::vector<uint8_t> uses = name_uses(t, &any_scope, &any_note);
+  if (!any_scope) return std::vector<ProcessCompile>(t.processes.size());
+  return spans_of(t, uses);
 }
 
 namespace {
@@ -270,12 +299,18 @@ int64_t sum(const CompileKindTimes& k) {
 
 CompileReport compile_report(const trace::Trace& t) {
   CompileReport r;
-  std::vector<detail::ProcessCompile> spans = detail::compile_spans(t);
+  bool any_scope = false, any_note = false;
+  const std::vector<uint8_t> uses = name_uses(t, &any_scope, &any_note);
+  if (!any_scope && !any_note) return r;
+  std::vector<detail::ProcessCompile> spans =
+      any_scope ? spans_of(t, uses) : std::vector<detail::ProcessCompile>(t.processes.size());
   // The notes, by process.
   std::vector<std::vector<std::pair<int64_t, CompileNote>>> notes(t.processes.size());
-  bool any_note = false;
+  any_note = false;
   for (const trace::Event& e : t.events) {
-    if (e.kind != trace::EventKind::Mark || e.thread >= t.threads.size() || e.name >= t.strings.size()) continue;
+    if (e.kind != trace::EventKind::Mark || e.thread >= t.threads.size() || e.name >= uses.size() ||
+        uses[e.name] != kNote)
+      continue;
     const uint32_t p = t.threads[e.thread].process;
     if (p >= notes.size()) continue;
     if (auto n = parse_compile_mark(t.strings[e.name])) {
