@@ -8,6 +8,7 @@
 
 #include "ptprof/cost.hpp"
 #include "ptprof/losses.hpp"
+#include "ptprof/saturating.hpp"
 
 namespace ptprof::cli {
 namespace {
@@ -59,6 +60,25 @@ void print_losses(const launcher::Totals& t, uint32_t cut_off, std::chrono::seco
     std::fprintf(stderr, "ptprof: warning: %s\n", line.c_str());
 }
 
+// torch.compile's time in the windows (the report's compile phase), when
+// the run compiled in them.
+void print_compile(const launcher::FileWindowSink& sink) {
+  int64_t ns = 0;
+  uint64_t recompiles = 0, graph_breaks = 0;
+  for (const auto& f : sink.files()) {
+    ns = ptprof::detail::saturating_add(ns, f.compile_ns);
+    recompiles += f.recompiles;
+    graph_breaks += f.graph_breaks;
+  }
+  if (ns == 0 && recompiles == 0 && graph_breaks == 0) return;
+  const double s = double(ns) / 1e9;
+  std::fprintf(stderr,
+               "ptprof: torch.compile: %.*f %s compiling, %llu recompile%s, %llu graph break%s (`ptprof report` "
+               "has them by step and kind, with torch's reasons)\n",
+               s >= 1 ? 2 : 1, s >= 1 ? s : s * 1e3, s >= 1 ? "s" : "ms", (unsigned long long)recompiles,
+               recompiles == 1 ? "" : "s", (unsigned long long)graph_breaks, graph_breaks == 1 ? "" : "s");
+}
+
 // The files written, what they cost, and those that could not be.
 void print_files(const launcher::FileWindowSink& sink) {
   // Every run states its own cost (cost.hpp): what recording these events
@@ -66,6 +86,7 @@ void print_files(const launcher::FileWindowSink& sink) {
   cost::Tally cost_total;
   for (const auto& f : sink.files()) cost_total += f.cost;
   if (!sink.files().empty()) std::fprintf(stderr, "ptprof: this run's cost: %s\n", cost::describe(cost_total).c_str());
+  print_compile(sink);
   for (const auto& f : sink.files())
     std::fprintf(stderr, "ptprof: wrote %s (%s, %llu events)\n", f.path.c_str(), human_bytes(f.bytes).c_str(),
                  (unsigned long long)f.events);

@@ -145,6 +145,10 @@ void WindowOutput::close(Window& w, uint64_t end, const std::vector<ThreadDrops>
   writer.set_process_distributed(0, now.rank, now.local_rank, now.world_size);
   writer.rename_to(path(w));
   f.cost = w.trace.cost();
+  const WindowTrace::CompileTotals compile = w.trace.compile();
+  f.compile_ns = compile.ns;
+  f.recompiles = compile.recompiles;
+  f.graph_breaks = compile.graph_breaks;
   // The share is of the recorded steps' time, or of the span of the
   // operators and records when the window has no steps.
   f.cost.recorded_ns = w.steps.closed.empty() ? w.trace.events_span_ns() : steps_ns(w.steps.closed, process_.conv);

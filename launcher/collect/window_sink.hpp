@@ -21,6 +21,10 @@ struct WindowFile {
   int32_t pid = 0;
   uint32_t window = 0;
   cost::Tally cost;  // what recording its events cost the target
+  // torch.compile in it (WindowTrace::compile): compile time, recompiles, graph breaks.
+  int64_t compile_ns = 0;
+  uint32_t recompiles = 0;
+  uint32_t graph_breaks = 0;
 };
 
 class WindowSink {

@@ -3,7 +3,25 @@
 #include <algorithm>
 #include <string>
 
+#include "ptprof/analysis/report_compile.hpp"
+#include "ptprof/saturating.hpp"
+
 namespace ptprof::launcher {
+
+namespace {
+
+enum CompileName : uint8_t { kNotCompile = 0, kCompileScope, kRecompileNote, kGraphBreakNote };
+
+CompileName compile_name(std::string_view text) {
+  if (report::is_compile_scope(text)) return kCompileScope;
+  if (auto note = report::parse_compile_mark(text)) {
+    if (note->kind == report::CompileNote::Kind::Recompile) return kRecompileNote;
+    if (note->kind == report::CompileNote::Kind::GraphBreak) return kGraphBreakNote;
+  }
+  return kNotCompile;
+}
+
+}  // namespace
 
 void WindowTrace::open(std::unique_ptr<format::TraceSink> writer, const ProcessContext& process) {
   PTPROF_DCHECK(!writer_ && writer);
@@ -16,7 +34,14 @@ uint32_t WindowTrace::add_name(uint32_t arena_id) {
   names.learn(arena_id);
   if (!names.known(arena_id)) return writer_->intern("<unknown>");
   if (name_map_.size() <= arena_id) name_map_.resize(names.size(), 0);
-  if (!name_map_[arena_id]) name_map_[arena_id] = writer_->intern(names.text(arena_id));
+  if (!name_map_[arena_id]) {
+    const std::string& text = names.text(arena_id);
+    const uint32_t id = name_map_[arena_id] = writer_->intern(text);
+    if (const CompileName kind = compile_name(text); kind != kNotCompile) {
+      if (compile_names_.size() <= id) compile_names_.resize(id + 1, kNotCompile);
+      compile_names_[id] = kind;
+    }
+  }
   return name_map_[arena_id];
 }
 
@@ -96,6 +121,38 @@ void WindowTrace::add_tensor_group(const trace::TensorGroup& g, uint32_t instanc
   out.thread = thread(instance);
   out.ts_ns = process_->conv.to_ns(ticks);
   writer_->add_tensor_group(out);
+}
+
+void WindowTrace::note_compile(const trace::Event& e) {
+  switch (compile_names_[e.name]) {
+    case kCompileScope:
+      if (e.kind == trace::EventKind::Op && e.end_ns > e.start_ns) compile_spans_.emplace_back(e.start_ns, e.end_ns);
+      break;
+    case kRecompileNote:
+      if (e.kind == trace::EventKind::Mark) ++recompiles_;
+      break;
+    case kGraphBreakNote:
+      if (e.kind == trace::EventKind::Mark) ++graph_breaks_;
+      break;
+    default:
+      break;
+  }
+}
+
+WindowTrace::CompileTotals WindowTrace::compile() const {
+  CompileTotals out{0, recompiles_, graph_breaks_};
+  // Nested scopes lie in their outermost one, and threads may compile at
+  // once: the union, as the report's compile phase counts it.
+  std::vector<std::pair<int64_t, int64_t>> spans = compile_spans_;
+  std::sort(spans.begin(), spans.end());
+  int64_t end = INT64_MIN;
+  for (const auto& [s, e] : spans) {
+    const int64_t from = std::max(s, end);
+    // Times come from shared memory a target can scribble on: saturate.
+    if (e > from) out.ns = ptprof::detail::saturating_add(out.ns, ptprof::detail::saturating_sub(e, from));
+    end = std::max(end, e);
+  }
+  return out;
 }
 
 int64_t WindowTrace::events_span_ns() const {

@@ -63,6 +63,7 @@ class WindowTrace {
   void add(const trace::Event& e, bool charged = true) {
     writer_->add_event(e);
     ++events_;
+    if (e.name < compile_names_.size() && compile_names_[e.name]) note_compile(e);
     if (!charged) return;
     const wire::ProcessHeader& h = process_->header;
     cost_.charge(e.kind, h.op_cost_ps.load(std::memory_order_relaxed),
@@ -87,9 +88,19 @@ class WindowTrace {
   // The span of the window's operators and records: the recorded time of a
   // window without steps. 0 when it has none.
   int64_t events_span_ns() const;
+  // torch.compile in this window, for the run's summary line: the time of
+  // its compile scopes (their union: the report's compile phase), and the
+  // bootstrap's recompile and graph break notes (report_compile.hpp).
+  struct CompileTotals {
+    int64_t ns = 0;
+    uint32_t recompiles = 0;
+    uint32_t graph_breaks = 0;
+  };
+  CompileTotals compile() const;
 
  private:
   uint32_t add_name(uint32_t arena_id);
+  void note_compile(const trace::Event& e);
   uint32_t add_thread(uint32_t instance);
 
   std::unique_ptr<format::TraceSink> writer_;
@@ -102,6 +113,12 @@ class WindowTrace {
   uint64_t events_ = 0;
   cost::Tally cost_;
   int64_t first_ns_ = INT64_MAX, last_ns_ = INT64_MIN;
+  // File string id -> what it names for torch.compile (window_trace.cpp's
+  // CompileName), classified once, when the name enters the file: the drain
+  // path pays one lookup per event.
+  std::vector<uint8_t> compile_names_;
+  std::vector<std::pair<int64_t, int64_t>> compile_spans_;  // a few per compile
+  uint32_t recompiles_ = 0, graph_breaks_ = 0;
 };
 
 }  // namespace ptprof::launcher

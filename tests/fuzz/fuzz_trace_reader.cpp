@@ -44,6 +44,7 @@ void report_on(const trace::Trace& t, const std::string& path) {
     (void)diff::render_json(d, 0);
   }
   (void)report::phase_totals(report::step_phases(t));
+  (void)report::compile_report(t);
 }
 
 // Reads the file three ways, checks that they agree, reports on it.

@@ -79,7 +79,7 @@ def test_steps_and_tree_and_stacks_are_whole():
     steps = [s for s in data["steps"]["rows"] if s["role"] == "step"]
     check_eq(sorted(s["step"] for s in steps), sorted(s["step"] for s in report["steps"]), "the report's steps")
     for s in steps:
-        phases = sum(s[k] for k in ("forward_ns", "backward_ns", "optimizer_ns", "data_loading_ns", "other_ns"))
+        phases = sum(s[k] for k in ("forward_ns", "backward_ns", "optimizer_ns", "data_loading_ns", "compile_ns", "other_ns"))
         check_eq(phases, s["dur_ns"], "step %d: the phases sum to its wall time" % s["step"])
     ops = {op["id"]: op for op in data["ops"]["rows"]}
     check_eq(len(ops), len(data["ops"]["rows"]), "op ids are unique")
@@ -101,7 +101,7 @@ def test_steps_and_tree_and_stacks_are_whole():
     check_eq([(p["role"], p["rank"]) for p in procs], [("trainer", None)], "one process, no rank")
     check_eq(len(data["runs"]["rows"]), 1, "one run")
     run = data["runs"]["rows"][0]
-    check_eq((run["files"], run["processes"], run["schema_version"]), (1, 1, 3), "the run's counts")
+    check_eq((run["files"], run["processes"], run["schema_version"]), (1, 1, 4), "the run's counts")
 
 
 def test_layout_is_one_file_per_table_run_and_rank_bucket():

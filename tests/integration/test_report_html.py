@@ -73,7 +73,7 @@ def trace_in(d, name, script):
     return X.trace_example(sub, script, env=T.clean_env(STEPS=3))
 
 
-PHASE_KEYS = ("forward_us", "backward_us", "optimizer_us", "data_loading_us", "other_us")
+PHASE_KEYS = ("forward_us", "backward_us", "optimizer_us", "data_loading_us", "compile_us", "other_us")
 BACKWARD_PREFIX = "autograd::engine::evaluate_function: "
 OPTIMIZER_PREFIXES = ("Optimizer.step#", "Optimizer.zero_grad#")
 DATA_LOADING = ("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
@@ -108,6 +108,7 @@ def phases_from_chrome(path):
         events = json.load(f, parse_float=decimal.Decimal)["traceEvents"]
     timed = collections.defaultdict(list)     # (pid, tid) -> [(start, end, name)]
     backward = collections.defaultdict(list)  # pid -> [(start, end)]
+    compile_ = collections.defaultdict(list)  # pid -> [(start, end)]: torch.compile's scopes
     steps = []
     for e in events:
         if e.get("ph") != "X" or e.get("cat") not in ("cpu_op", "user_annotation") or e.get("args", {}).get("Async"):
@@ -121,10 +122,13 @@ def phases_from_chrome(path):
         timed[(e["pid"], e["tid"])].append(span + (e["name"],))
         if e["name"].startswith(BACKWARD_PREFIX):
             backward[e["pid"]].append(span)
+        if e["name"].endswith(" (dynamo_timed)"):
+            compile_[e["pid"]].append(span)
     out = {}
     for pid, tid, number, (lo, hi) in steps:
         mine = timed[(pid, tid)]
         parts = [  # in the order phases claim time
+            ("compile_us", clipped(compile_[pid], lo, hi)),
             ("data_loading_us", clipped([(a, b) for a, b, n in mine if n in DATA_LOADING], lo, hi)),
             ("optimizer_us", clipped([(a, b) for a, b, n in mine if n.startswith(OPTIMIZER_PREFIXES)], lo, hi)),
             ("backward_us", clipped(backward[pid], lo, hi)),

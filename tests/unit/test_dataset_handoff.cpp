@@ -83,7 +83,7 @@ TEST_CASE("a trace's tables go over as raw columns with the report's tree and nu
   const auto dir = tmp.path() / "h";
   REQUIRE(dataset::write_columns("x.r3.42.0a1b2c3d.w000.bin", 2, t, dir.string()).ok());
   const std::string manifest = slurp(dir / "manifest.json");
-  CHECK(manifest.find("\"schema\": 3") != std::string::npos);
+  CHECK(manifest.find("\"schema\": 4") != std::string::npos);
   CHECK(manifest.find("{\"name\": \"ops\", \"rows\": 5,") != std::string::npos);  // step, 3 ops, the mark
   CHECK(manifest.find("[\"parent_id\", \"int64\", true]") != std::string::npos);
 

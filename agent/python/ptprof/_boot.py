@@ -2,7 +2,7 @@
 (docs/bootstrap.md). Run by the bootstrap's entry, ``sitecustomize.py`` beside
 this package, only under ``ptprof run``; never imported by a program.
 
-Four things, the first two only when the run needs them:
+Five things, the first two only when the run needs them:
 
 - ``PTPROF_STEP=forward`` or ``auto``: a step ends where the model's forward
   returns. Eager ``nn.Module`` calls emit no RecordFunction, so the agent
@@ -20,6 +20,12 @@ Four things, the first two only when the run needs them:
   agent calls back (``ptprof_boot_window_flag``) when a ptprof window starts
   and stops recording, and the flag follows: on while ptprof records, as it
   was otherwise. torch's profiler and Kineto stay off.
+- torch 2.x, while a window records and once ``torch.compile`` has been
+  used: what Dynamo knows of each compile and torch's profiler scopes do not
+  say (a recompile's reason, the graph breaks with theirs, cache hits and
+  misses), sent as ptprof marks named ``torch.compile: ...`` at the end of
+  the compile (Dynamo's compile callbacks; ``follow_compiles``). The report
+  counts them per step (docs/report.md, "Compile").
 - A DataLoader worker started with the 'spawn' (or 'forkserver') context is
   a fresh interpreter: the agent cannot tell it from any other child, as it
   tells a forked worker by the parent's frames. torch's worker loop
@@ -52,6 +58,7 @@ def _agent():
         window_flag = lib.ptprof_boot_window_flag
         worker = lib.ptprof_boot_dataloader_worker
         distributed = lib.ptprof_boot_distributed
+        mark = lib.ptprof_mark
     except (OSError, AttributeError):
         return None
     forward_ended.argtypes = []
@@ -62,7 +69,9 @@ def _agent():
     worker.restype = None
     distributed.argtypes = [ctypes.c_int, ctypes.c_int]
     distributed.restype = None
-    return forward_ended, window_flag, worker, distributed
+    mark.argtypes = [ctypes.c_char_p]
+    mark.restype = None
+    return forward_ended, window_flag, worker, distributed, mark
 
 
 def torch_imported(torch):
@@ -70,10 +79,10 @@ def torch_imported(torch):
     agent = _agent()
     if agent is None:
         return
-    forward_ended, window_flag, worker, distributed = agent
+    forward_ended, window_flag, worker, distributed, mark = agent
     if os.environ.get("PTPROF_STEP", "").strip() in ("forward", "auto"):
         watch_model_forward(torch, forward_ended)
-    follow_windows(torch, window_flag, tensor_owners(torch))
+    follow_windows(torch, window_flag, CompileWatcher(torch, mark), tensor_owners(torch))
     label_dataloader_workers(torch, worker)
     tell_rank_at_init(torch, distributed)
 
@@ -144,9 +153,11 @@ def tensor_owners(torch):
         return None
 
 
-def follow_windows(torch, window_flag, owners):
-    """torch's profiler flag on while a ptprof window records (torch 2.x), and
-    the tensor owners' hooks while a window wants tensor identity."""
+def follow_windows(torch, window_flag, compiles=None, owners=None):
+    """torch's profiler flag on while a ptprof window records, Dynamo's
+    compile callbacks registered then (``compiles``: a CompileWatcher), and
+    the tensor owners' hooks while a window wants tensor identity
+    (``owners``: memory categories)."""
     profiler = getattr(torch.autograd, "profiler", None)
     has_flag = profiler is not None and hasattr(profiler, "_is_profiler_enabled")  # torch 1.13: nothing gates on it
     if not has_flag and owners is None:
@@ -170,6 +181,8 @@ def follow_windows(torch, window_flag, owners):
                 owners.on_window(recording)
         except Exception:  # the callback runs between two of the program's bytecodes
             pass
+        if compiles is not None:
+            compiles.follow(recording)
 
     callback = _WindowCallback(on_window)
     now = window_flag(callback)
@@ -177,6 +190,141 @@ def follow_windows(torch, window_flag, owners):
         return
     _keep.append(callback)
     on_window(now)
+
+
+class CompileWatcher:
+    """What Dynamo knows of each compile that torch's scopes do not say, told
+    to the agent as marks (``ptprof_mark``, recorded only while a window
+    records) at the compile's end, on the compiling thread, so that the
+    report places them in the step that compiled:
+
+    - ``torch.compile: recompile [<compile id>]: <reason>``: the first guard
+      that failed, as Dynamo gives it (its CompilationMetrics'
+      ``recompile_reason``), e.g. ``tensor 'x' size mismatch at index 0.
+      expected 8, actual 16``;
+    - ``torch.compile: graph break [<compile id>]: <reason>``: one per graph
+      break Dynamo counted in that compile (``counters["graph_break"]``,
+      keyed by its reason);
+    - ``torch.compile: cache hit: <cache>`` / ``cache miss: <cache>``: one per
+      lookup of AOTAutograd's and Inductor's FX graph caches.
+
+    Dynamo's start and end callbacks (``torch._dynamo.callback``) are
+    registered while a window records and removed when it stops, so outside
+    windows torch calls nothing of ptprof's. Dynamo is imported by the first
+    ``torch.compile``, which may come after the window opened: torch.compile
+    is wrapped to register then (one Python call per torch.compile call)."""
+
+    PREFIX = "torch.compile: "
+    # (counters group, key, what the mark says)
+    CACHE_COUNTERS = (
+        ("aot_autograd", "autograd_cache_hit", "cache hit: AOTAutogradCache"),
+        ("aot_autograd", "autograd_cache_miss", "cache miss: AOTAutogradCache"),
+        ("inductor", "fxgraph_cache_hit", "cache hit: FxGraphCache"),
+        ("inductor", "fxgraph_cache_miss", "cache miss: FxGraphCache"),
+    )
+    MAX_REASON = 400  # characters: marks are interned names
+
+    def __init__(self, torch, mark):
+        self.mark = mark
+        self.recording = False
+        self.handler = None  # the callback handler that holds ours
+        self.before = None  # the counters at the outermost compile's start
+        self.wrap_compile(torch)
+
+    def wrap_compile(self, torch):
+        compile_fn = getattr(torch, "compile", None)
+        if compile_fn is None or getattr(compile_fn, "_ptprof_wrapped", False):
+            return
+        import functools
+
+        watcher = self
+
+        @functools.wraps(compile_fn)
+        def compile(*args, **kwargs):
+            result = compile_fn(*args, **kwargs)
+            if watcher.recording:
+                watcher.register()
+            return result
+
+        compile._ptprof_wrapped = True
+        torch.compile = compile
+
+    def follow(self, recording):
+        self.recording = bool(recording)
+        if self.recording:
+            self.register()
+        else:
+            self.unregister()
+
+    def register(self):
+        if self.handler is not None:
+            return
+        handler = getattr(sys.modules.get("torch._dynamo.callback"), "callback_handler", None)
+        try:
+            handler.register_start_callback(self.started)
+            handler.register_end_callback(self.ended)
+        except Exception:  # a torch without these callbacks
+            return
+        self.handler = handler
+
+    def unregister(self):
+        handler, self.handler = self.handler, None
+        self.before = None
+        if handler is None:
+            return
+        for remove, callback in ((getattr(handler, "remove_start_callback", None), self.started),
+                                 (getattr(handler, "remove_end_callback", None), self.ended)):
+            try:
+                remove(callback)
+            except Exception:
+                pass
+
+    @staticmethod
+    def counters():
+        counters = getattr(sys.modules.get("torch._dynamo.utils"), "counters", None)
+        if counters is None:
+            return None
+        breaks = dict(counters.get("graph_break", {}))
+        cache = [counters.get(group, {}).get(key, 0) for group, key, _ in CompileWatcher.CACHE_COUNTERS]
+        return breaks, cache
+
+    def started(self, args):
+        try:
+            self.before = self.counters()
+        except Exception:  # never the compile's failure
+            self.before = None
+
+    def ended(self, args):
+        try:
+            self.tell(args)
+        except Exception:  # never the compile's failure
+            pass
+        self.before = None
+
+    def send(self, text):
+        text = " ".join(str(text).split())  # one line
+        if len(text) > self.MAX_REASON:
+            text = text[: self.MAX_REASON - 3] + "..."
+        self.mark((self.PREFIX + text).encode("utf-8", "replace"))
+
+    def tell(self, args):
+        compile_id = str(getattr(args, "compile_id", "") or "?")
+        trigger = getattr(getattr(args, "callback_trigger", None), "name", "")
+        if trigger == "DYNAMO":
+            utils = sys.modules.get("torch._dynamo.utils")
+            context = utils.get_metrics_context() if hasattr(utils, "get_metrics_context") else None
+            reason = (getattr(context, "_metrics", None) or {}).get("recompile_reason")
+            if reason:
+                self.send("recompile [%s]: %s" % (compile_id, reason))
+        before, now = self.before, self.counters()
+        if before is None or now is None:
+            return
+        for reason, n in now[0].items():
+            for _ in range(max(0, n - before[0].get(reason, 0))):
+                self.send("graph break [%s]: %s" % (compile_id, reason))
+        for (_, _, what), was, is_now in zip(self.CACHE_COUNTERS, before[1], now[1]):
+            for _ in range(max(0, is_now - was)):
+                self.send(what)
 
 
 def watch_model_forward(torch, forward_ended):

@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 RANKS_PER_BUCKET = 64
 # <host>[.r<rank>].<pid>[-K].<run>.wNNN.bin (DESIGN.md): the run's random id,
 # 8 hex digits after the pid. A file named otherwise is of run "unknown".

@@ -97,6 +97,7 @@ Table steps_table(Context& c, const OpRollup& rollup) {
                         {"backward_ns", I64, true},
                         {"optimizer_ns", I64, true},
                         {"data_loading_ns", I64, true},
+                        {"compile_ns", I64, true},
                         {"other_ns", I64, true}});
   for (uint32_t i = 0; i < t.events.size(); ++i) {
     const trace::Event& e = t.events[i];
@@ -114,7 +115,8 @@ Table steps_table(Context& c, const OpRollup& rollup) {
     table.row({c.rank(e.thread), pid, tid, step ? int64_t(e.arg) : kNull, c.id(i), c.strings.add(role),
                c.wall(e.start_ns), dur(e), children == rollup.step_children_ns.end() ? 0 : children->second,
                (e.flags & trace::kTruncated) != 0, phase(report::Phase::Forward), phase(report::Phase::Backward),
-               phase(report::Phase::Optimizer), phase(report::Phase::DataLoading), phase(report::Phase::Other)});
+               phase(report::Phase::Optimizer), phase(report::Phase::DataLoading), phase(report::Phase::Compile),
+               phase(report::Phase::Other)});
   }
   return table;
 }

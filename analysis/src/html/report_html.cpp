@@ -40,6 +40,8 @@ table.ops { border-collapse: collapse; }
 table.ops th, table.ops td { padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: right; }
 table.ops th { cursor: pointer; background: #f4f4f4; position: sticky; top: 0; white-space: nowrap; }
 table.ops td:first-child, table.ops th:first-child { text-align: left; }
+table.ops td.text { text-align: left; }
+table.ops td.text:not(:last-child) { white-space: nowrap; }
 #timeline-box { max-height: 640px; overflow-y: auto; border: 1px solid #ccc; }
 #timeline { display: block; cursor: default; position: sticky; top: 0; }
 #tl-details { margin-top: 8px; padding: 8px 12px; background: #f8f8f8; border: 1px solid #ddd; min-height: 40px; }
@@ -193,12 +195,14 @@ std::string render_html(const Report& r, const HtmlBaseline* baseline, const mem
     out += "<p>No ProfilerStep spans in the inputs.</p>";
   } else {
     out +=
-        "<p>Each instant of a step goes to one phase: data loading (DataLoader's <code>__next__</code>), "
+        "<p>Each instant of a step goes to one phase: compile (torch.compile's <code>(dynamo_timed)</code> "
+        "scopes, on any thread of the process), else data loading (DataLoader's <code>__next__</code>), "
         "else optimizer (<code>Optimizer.step</code>, <code>Optimizer.zero_grad</code>), else backward "
         "(autograd's backward ops, on any thread of the process), else forward (operators on the step's "
         "thread), else other.</p>\n" +
         phases + "\n" + phase_table(r);
   }
+  out += compile_section(r.compile);
   if (memory && !memory->timeline.empty()) {
     out +=
         "\n<h2 id=\"memory-title\">Memory over time</h2>\n<p>torch's allocated and reserved totals after each "

@@ -18,8 +18,8 @@ constexpr int kBarHeight = 18;
 constexpr int kGap = 6;
 constexpr const char* kOperatorColor = "#3b75af";
 constexpr const char* kOtherColor = "#f0a243";
-// Forward, backward, optimizer, data loading, other (Phase order).
-constexpr const char* kPhaseColors[kPhaseCount] = {"#3b75af", "#c44e52", "#55a868", "#8172b2", "#b0b0b0"};
+// Forward, backward, optimizer, data loading, compile, other (Phase order).
+constexpr const char* kPhaseColors[kPhaseCount] = {"#3b75af", "#c44e52", "#55a868", "#8172b2", "#ccb974", "#b0b0b0"};
 
 std::string time_label(int64_t ns) { return format_time_us(double(ns) / 1000.0); }
 
@@ -168,7 +168,8 @@ std::string step_breakdown_svg(const Report& r) {
 std::string phase_breakdown_svg(const Report& r) {
   std::vector<Legend> legend;
   for (size_t p = 0; p < kPhaseCount; ++p)
-    legend.push_back(Legend{kPhaseColors[p], std::string(phase_title(Phase(p))), double(p) * 110});
+    // 100 px apart: six phases' labels fit the plot's width.
+    legend.push_back(Legend{kPhaseColors[p], std::string(phase_title(Phase(p))), double(p) * 100});
   std::vector<Bar> bars;
   const std::vector<std::string> labels = step_labels(r.phases, r.ranks);
   for (size_t i = 0; i < r.phases.size(); ++i) {

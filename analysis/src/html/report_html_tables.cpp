@@ -59,6 +59,50 @@ std::string phase_table(const Report& r) {
   return out + "</tr></tfoot></table>";
 }
 
+std::string compile_section(const CompileReport& c) {
+  if (!c.any()) return {};
+  // The PID only once the steps or notes come from more than one process.
+  const int32_t pid = !c.steps.empty() ? c.steps[0].pid : !c.events.empty() ? c.events[0].pid : 0;
+  const bool many =
+      std::any_of(c.steps.begin(), c.steps.end(), [&](const StepCompile& s) { return s.pid != pid; }) ||
+      std::any_of(c.events.begin(), c.events.end(), [&](const CompileEventRow& e) { return e.pid != pid; });
+  const std::string pid_head = many ? "<th>PID</th>" : "";
+  std::string out =
+      "\n<h2 id=\"compile-title\">Compile</h2>\n<p>torch.compile's compile time (torch's <code>(dynamo_timed)"
+      "</code> scopes: the compile phase above), split by what compiled; " +
+      html_escape(format_time_us(double(c.outside_steps_ns) / 1000.0)) +
+      " outside the steps. Recompiles: " + std::to_string(c.recompiles) +
+      ", graph breaks: " + std::to_string(c.graph_breaks) + ", cache hits: " + std::to_string(c.cache_hits) +
+      ", cache misses: " + std::to_string(c.cache_misses) +
+      ".</p>\n<table class=\"ops\" id=\"compile\"><thead><tr><th>Step</th>" + pid_head + "<th>Compile</th>";
+  for (size_t k = 0; k < kCompileKindCount; ++k)
+    out += "<th>" + html_escape(compile_kind_title(CompileKind(k))) + "</th>";
+  out += "<th>Recompiles</th><th>Graph breaks</th><th>Cache hits</th><th>Cache misses</th></tr></thead><tbody>";
+  for (const StepCompile& s : c.steps) {
+    if (s.ns == 0 && !s.recompiles && !s.graph_breaks && !s.cache_hits && !s.cache_misses) continue;
+    out += "<tr>" + int_cell(int64_t(s.step)) + (many ? int_cell(s.pid) : "") + time_cell(s.ns);
+    for (int64_t ns : s.kinds) out += time_cell(ns);
+    out +=
+        int_cell(s.recompiles) + int_cell(s.graph_breaks) + int_cell(s.cache_hits) + int_cell(s.cache_misses) + "</tr>";
+  }
+  out += "</tbody><tfoot><tr><th>Total</th>" + std::string(many ? "<th></th>" : "") + time_cell(c.total_ns);
+  for (int64_t ns : c.kinds) out += time_cell(ns, share(ns, c.total_ns));
+  out += int_cell(c.recompiles) + int_cell(c.graph_breaks) + int_cell(c.cache_hits) + int_cell(c.cache_misses) +
+         "</tr></tfoot></table>\n";
+  if (c.events.empty()) return out;
+  out +=
+      "<p>Recompiles and graph breaks, with torch's reasons:</p>\n<table class=\"ops\" id=\"compile-events\">"
+      "<thead><tr><th>Step</th>" +
+      pid_head + "<th>What</th><th>Compile id</th><th>Reason</th></tr></thead><tbody>";
+  for (const CompileEventRow& e : c.events) {
+    out += "<tr><td>" + (e.step ? std::to_string(*e.step) : std::string("outside the steps")) + "</td>" +
+           (many ? int_cell(e.pid) : "") + "<td class=\"text\">" +
+           (e.note.kind == CompileNote::Kind::Recompile ? "recompile" : "graph break") + "</td><td>" +
+           html_escape(e.note.compile_id) + "</td><td class=\"text\">" + html_escape(e.note.text) + "</td></tr>";
+  }
+  return out + "</tbody></table>\n";
+}
+
 std::string diff_table(const HtmlBaseline& b, size_t rows) {
   const diff::Diff& d = b.diff;
   std::string out = "<p>Baseline: ";

@@ -12,6 +12,9 @@ namespace ptprof::report::detail {
 // One row per step with each phase's time, then the totals with their share
 // of all steps' wall time. "" when there are no steps.
 std::string phase_table(const Report& r);
+// torch.compile's compile time by kind, per step, and its recompiles and
+// graph breaks with their reasons; "" without a compile.
+std::string compile_section(const CompileReport& c);
 // The names whose time or count changed most since the baseline, at most
 // `rows` of them.
 std::string diff_table(const HtmlBaseline& b, size_t rows);

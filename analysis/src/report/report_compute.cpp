@@ -79,6 +79,7 @@ void ReportBuilder::add_common(const std::string& path, const trace::Trace& t) {
   m.gpu.add(t);
   std::vector<StepPhases> phases = step_phases(t);
   r.phases.insert(r.phases.end(), phases.begin(), phases.end());
+  merge(r.compile, compile_report(t));
   for (const auto& th : t.threads) {
     if (th.dropped == 0) continue;
     r.dropped += th.dropped;
@@ -113,6 +114,9 @@ Report ReportBuilder::finish() && {
     return std::tie(a.step, a.pid, a.tid) < std::tie(b.step, b.pid, b.tid);
   });
   std::stable_sort(r.phases.begin(), r.phases.end(), [](const StepPhases& a, const StepPhases& b) {
+    return std::tie(a.step, a.pid, a.tid) < std::tie(b.step, b.pid, b.tid);
+  });
+  std::stable_sort(r.compile.steps.begin(), r.compile.steps.end(), [](const StepCompile& a, const StepCompile& b) {
     return std::tie(a.step, a.pid, a.tid) < std::tie(b.step, b.pid, b.tid);
   });
   return r;

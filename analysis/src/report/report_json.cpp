@@ -138,6 +138,7 @@ std::string render_json(const Report& r, size_t row_limit) {
   out += "  \"steps\": " + json_array(std::span<const StepRow>(r.steps), step_json, "    ") + ",\n";
   out += "  \"outside_steps\": " + json_array(std::span<const StepRow>(r.outside_steps), step_json, "    ") + ",\n";
   if (r.gpu.any()) out += "  \"gpu\": " + render_gpu_json(r.gpu) + ",\n";
+  if (r.compile.any()) out += "  \"compile\": " + render_compile_json(r.compile) + ",\n";
   out += "  \"phases\": {\"total\": " + phase_times_json(phase_totals(r.phases)) + ",\n    \"steps\": " +
          json_array(
              std::span<const StepPhases>(r.phases),

@@ -37,9 +37,13 @@ inline bool is_filtered(std::string_view name) {
 // doubled ProfilerStep*): left out as torch's own profiler:: events are.
 // Filter bits per name: always, or unless the event is one of ptprof's
 // Step spans, which carry the same name.
+// ptprof's Python bootstrap's notes on torch.compile ("torch.compile: recompile
+// [0/1]: <reason>", report_compile.hpp) are the compile section's lines, not
+// rows: one per reason would fill the table.
+constexpr std::string_view kCompileNotePrefix = "torch.compile: ";
 enum FilterBits : uint8_t { kFilteredAlways = 1, kFilteredUnlessStep = 2 };
 inline uint8_t filter_bits(std::string_view name) {
-  if (is_filtered(name)) return kFilteredAlways;
+  if (is_filtered(name) || name.substr(0, kCompileNotePrefix.size()) == kCompileNotePrefix) return kFilteredAlways;
   return name.substr(0, kStepPrefix.size()) == kStepPrefix ? kFilteredUnlessStep : 0;
 }
 inline bool filtered_out(uint8_t bits, trace::EventKind kind) {

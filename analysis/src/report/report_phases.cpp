@@ -9,14 +9,17 @@
 #include "ptprof/analysis/report_phases.hpp"
 #include "ptprof/record.hpp"
 #include "ptprof/saturating.hpp"
+#include "report/intervals.hpp"
 #include "report/report_stream.hpp"
 
 namespace ptprof::report {
 
 namespace {
 
-using Interval = std::pair<int64_t, int64_t>;  // [first, second)
-using Intervals = std::vector<Interval>;       // sorted, disjoint once merged
+using detail::clipped;
+using detail::Interval;
+using detail::Intervals;
+using detail::merged;
 
 constexpr std::string_view kBackwardPrefix = "autograd::engine::evaluate_function: ";
 constexpr std::string_view kOptimizerStep = "Optimizer.step#";
@@ -25,10 +28,11 @@ constexpr std::string_view kDataLoaderNext[] = {
     "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
     "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__",
 };
-// Claim order: a DataLoader's or an optimizer's own ops, and backward ops run
-// on the step's thread, lie inside top-level operators, which would otherwise
-// make them forward.
-constexpr Phase kPriority[] = {Phase::DataLoading, Phase::Optimizer, Phase::Backward, Phase::Forward};
+// Claim order: a compile runs inside the compiled module's call (or a
+// backward) and records the ops it traces; a DataLoader's or an optimizer's
+// own ops, and backward ops run on the step's thread, lie inside top-level
+// operators, which would otherwise make them forward.
+constexpr Phase kPriority[] = {Phase::Compile, Phase::DataLoading, Phase::Optimizer, Phase::Backward, Phase::Forward};
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
@@ -42,49 +46,6 @@ bool is_optimizer(std::string_view name) {
 
 bool is_data_loading(std::string_view name) {
   return std::find(std::begin(kDataLoaderNext), std::end(kDataLoaderNext), name) != std::end(kDataLoaderNext);
-}
-
-Intervals merged(Intervals v) {
-  std::sort(v.begin(), v.end());
-  Intervals out;
-  for (const Interval& i : v) {
-    if (i.second <= i.first) continue;
-    if (!out.empty() && i.first <= out.back().second)
-      out.back().second = std::max(out.back().second, i.second);
-    else
-      out.push_back(i);
-  }
-  return out;
-}
-
-int64_t length(const Intervals& v) {
-  int64_t n = 0;
-  for (const Interval& i : v) n = ptprof::detail::saturating_add(n, i.second - i.first);
-  return n;
-}
-
-// Length of the intersection of two merged lists.
-int64_t overlap(const Intervals& a, const Intervals& b) {
-  int64_t n = 0;
-  size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    n = ptprof::detail::saturating_add(
-        n, std::max<int64_t>(0, std::min(a[i].second, b[j].second) - std::max(a[i].first, b[j].first)));
-    if (a[i].second < b[j].second)
-      ++i;
-    else
-      ++j;
-  }
-  return n;
-}
-
-// The parts of `v` (merged) within [lo, hi).
-Intervals clipped(const Intervals& v, int64_t lo, int64_t hi) {
-  Intervals out;
-  auto it = std::lower_bound(v.begin(), v.end(), Interval{lo, lo},
-                             [](const Interval& a, const Interval& b) { return a.second <= b.first; });
-  for (; it != v.end() && it->first < hi; ++it) out.emplace_back(std::max(it->first, lo), std::min(it->second, hi));
-  return merged(std::move(out));
 }
 
 bool is_timed(const trace::Event& e) {
@@ -113,6 +74,8 @@ std::string_view phase_title(Phase p) {
       return "Optimizer";
     case Phase::DataLoading:
       return "Data loading";
+    case Phase::Compile:
+      return "Compile";
     case Phase::Other:
       return "Other";
   }
@@ -129,6 +92,8 @@ std::string_view phase_json_key(Phase p) {
       return "optimizer";
     case Phase::DataLoading:
       return "data_loading";
+    case Phase::Compile:
+      return "compile";
     case Phase::Other:
       return "other";
   }
@@ -149,6 +114,8 @@ std::vector<StepPhases> step_phases(const trace::Trace& t) {
       backward[process].emplace_back(e.start_ns, e.end_ns);
   }
   for (Intervals& b : backward) b = merged(std::move(b));
+  // Compile time: the union of the process's compile scopes, every thread's.
+  const std::vector<detail::ProcessCompile> compile = detail::compile_spans(t);
 
   std::vector<StepPhases> out;
   for (size_t th = 0; th < t.threads.size(); ++th) {
@@ -190,7 +157,10 @@ std::vector<StepPhases> step_phases(const trace::Trace& t) {
       parts[size_t(Phase::Forward)] = merged(std::move(forward));
       parts[size_t(Phase::Optimizer)] = clipped(optimizer, lo, hi);
       parts[size_t(Phase::DataLoading)] = clipped(data_loading, lo, hi);
-      if (known_process) parts[size_t(Phase::Backward)] = clipped(backward[thread.process], lo, hi);
+      if (known_process) {
+        parts[size_t(Phase::Backward)] = clipped(backward[thread.process], lo, hi);
+        parts[size_t(Phase::Compile)] = clipped(compile[thread.process].all, lo, hi);
+      }
 
       StepPhases row;
       row.step = numbers[s];
@@ -198,13 +168,11 @@ std::vector<StepPhases> step_phases(const trace::Trace& t) {
       row.tid = thread.tid;
       row.wall_ns = hi - lo;
       Intervals claimed;
-      for (Phase p : kPriority) {
-        const Intervals& part = parts[size_t(p)];
-        row.ns[size_t(p)] = length(part) - overlap(part, claimed);
-        claimed.insert(claimed.end(), part.begin(), part.end());
-        claimed = merged(std::move(claimed));
-      }
-      row.ns[size_t(Phase::Other)] = row.wall_ns - length(claimed);
+      std::array<const Intervals*, std::size(kPriority)> ordered{};
+      for (size_t i = 0; i < ordered.size(); ++i) ordered[i] = &parts[size_t(kPriority[i])];
+      const auto got = detail::claim(ordered, claimed);
+      for (size_t i = 0; i < ordered.size(); ++i) row.ns[size_t(kPriority[i])] = got[i];
+      row.ns[size_t(Phase::Other)] = row.wall_ns - detail::length(claimed);
       out.push_back(row);
     }
   }

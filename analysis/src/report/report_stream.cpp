@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "ptprof/analysis/report_compile.hpp"
 #include "ptprof/analysis/trace_file.hpp"
 #include "ptprof/cuda_status.hpp"
 #include "ptprof/saturating.hpp"
@@ -343,6 +344,18 @@ Result<std::optional<StreamedTrace>> stream_trace(const std::string& path, uint3
   uint64_t total = 0, events = 0;
   cost::TallyBuilder cost;
   std::vector<trace::Event> cuda_notes;  // a line of the report's GPU section
+  // torch.compile's scopes and notes: the compile section and phase need
+  // every event at once (threads' scopes united per process); a rare trace.
+  std::vector<int8_t> compile_name;  // per string id: -1 not known yet, 0, 1
+  auto compiles = [&](const trace::Trace& meta, uint32_t name) {
+    if (name >= meta.strings.size()) return false;
+    if (compile_name.size() < meta.strings.size()) compile_name.resize(meta.strings.size(), -1);
+    if (compile_name[name] < 0) {
+      const std::string& n = meta.strings[name];
+      compile_name[name] = is_compile_scope(n) || parse_compile_mark(n) ? 1 : 0;
+    }
+    return compile_name[name] == 1;
+  };
   format::EventChunkSink first = [&](const trace::Trace& meta, const std::vector<trace::Event>& chunk) {
     total += chunk.size();
     if (!ok) return;
@@ -350,7 +363,7 @@ Result<std::optional<StreamedTrace>> stream_trace(const std::string& path, uint3
       // An async step has no place on its thread's stack, where phases are found.
       // The time before the first step and after the last: the full computation's.
       ok &= streamable(e.kind) && e.end_ns >= e.start_ns && (e.kind != EventKind::Step || trace::is_step(e)) &&
-            !(phases && e.kind == EventKind::Step && (e.flags & trace::kAsync));
+            !(phases && e.kind == EventKind::Step && (e.flags & trace::kAsync)) && !compiles(meta, e.name);
       cost.add(*summary, e);
       if (wire::is_cuda_note(meta, e))
         cuda_notes.push_back(e);

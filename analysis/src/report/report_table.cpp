@@ -1,6 +1,8 @@
 // torch's _build_table layout, then ptprof's per-step table and drop warnings.
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <tuple>
 
 #include "ptprof/analysis/report_format.hpp"
 #include "ptprof/losses.hpp"
@@ -158,6 +160,13 @@ std::string step_table(const Report& r) {
   std::vector<std::string> titles{"Step"};
   if (many) titles.insert(titles.end(), {"PID", "TID"});
   titles.insert(titles.end(), {"Wall time", "Operators", "Operators %"});
+  // torch.compile's share of each step, when the inputs compiled.
+  const bool compiled = r.compile.any();
+  std::map<std::tuple<uint64_t, int32_t, int32_t>, const StepCompile*> compile_of;
+  if (compiled) {
+    titles.insert(titles.end(), {"Compile", "Recompiles", "Graph breaks"});
+    for (const StepCompile& c : r.compile.steps) compile_of[{c.step, c.pid, c.tid}] = &c;
+  }
   std::vector<size_t> widths(titles.size(), kDefaultWidth);
   if (!r.outside_steps.empty()) widths[0] = trace::kAfterStepsName.size() + 2;
   Grid grid(std::move(widths));
@@ -167,6 +176,13 @@ std::string step_table(const Report& r) {
     cells.push_back(format_time_us(double(s.wall_ns) / 1000.0));
     cells.push_back(format_time_us(double(s.operator_ns) / 1000.0));
     cells.push_back(format_time_share(double(s.operator_ns), double(s.wall_ns)));
+    if (compiled) {
+      auto it = s.role == StepRow::Role::Step ? compile_of.find({s.step, s.pid, s.tid}) : compile_of.end();
+      const StepCompile* c = it == compile_of.end() ? nullptr : it->second;
+      cells.push_back(c ? format_time_us(double(c->ns) / 1000.0) : "-");
+      cells.push_back(c ? std::to_string(c->recompiles) : "-");
+      cells.push_back(c ? std::to_string(c->graph_breaks) : "-");
+    }
     return grid.line(cells);
   };
   std::string out = "\nPer-step times (ProfilerStep#N spans; operators: top-level ops and ranges inside; " +
@@ -207,8 +223,8 @@ std::string drops_warning(const Report& r) {
 }
 
 std::string render_table(const Report& r, size_t row_limit) {
-  std::string out = operator_table(r, row_limit) + step_table(r) + render_cuda_api_table(r.cuda_api) +
-                    render_gpu_sections(r.gpu) + render_ranks_table(r.ranks);
+  std::string out = operator_table(r, row_limit) + step_table(r) + render_compile_table(r.compile) +
+                    render_cuda_api_table(r.cuda_api) + render_gpu_sections(r.gpu) + render_ranks_table(r.ranks);
   // Traces of a ptprof that measured no cost per event have no line.
   if (r.cost.ops || r.cost.records) out += "\nptprof's own cost: " + cost::describe(r.cost) + "\n";
   std::string drops = drops_warning(r);

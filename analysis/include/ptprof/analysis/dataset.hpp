@@ -15,7 +15,7 @@ namespace ptprof::dataset {
 
 // The dataset's schema version (docs/dataset.md): a column added, renamed or
 // retyped changes it.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 // Writes the tables of trace `t`, read from `path` as the `ordinal`-th file of
 // the export (op, stack and other ids are unique across the export through

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ptprof/analysis/report_compile.hpp"
 #include "ptprof/analysis/report_cuda_api.hpp"
 #include "ptprof/analysis/report_gpu.hpp"
 #include "ptprof/analysis/report_phases.hpp"
@@ -121,6 +122,7 @@ struct Report {
   // kept out of `steps`, the ProfilerStep* row and the step counts.
   std::vector<StepRow> outside_steps;
   std::vector<StepPhases> phases;  // the same steps split into phases, same order
+  CompileReport compile;           // torch.compile's compile time and notes (report_compile.hpp)
   std::vector<ThreadDrops> drops;  // threads with dropped > 0
   uint64_t events = 0;             // events in the inputs that matched
   uint64_t dropped = 0;

@@ -26,6 +26,11 @@ std::string render_table(const Report& r, size_t row_limit);
 std::string render_csv(const Report& r, size_t row_limit);
 std::string render_json(const Report& r, size_t row_limit);
 
+// torch.compile's section (report_compile.hpp): "" when the inputs hold no
+// compile; the JSON object of the report's "compile" key.
+std::string render_compile_table(const CompileReport& c);
+std::string render_compile_json(const CompileReport& c);
+
 // "WARNING: N events were dropped ..." and one line per thread, or "" when
 // nothing was dropped. render_table includes it; CSV callers print it apart.
 std::string drops_warning(const Report& r);

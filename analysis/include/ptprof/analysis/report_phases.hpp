@@ -1,13 +1,15 @@
-// Each step's wall time split into forward, backward, optimizer, data loading
-// and other, as the TensorBoard plugin's overview split it; computed from one
+// Each step's wall time split into forward, backward, optimizer, data loading,
+// compile and other, as the TensorBoard plugin's overview split it (compile
+// added: torch.compile's compile time, report_compile.hpp); computed from one
 // trace's events (docs/report.md, "Phases", states the rule).
 //
 // Every instant of a ProfilerStep#N span goes to exactly one phase, so the
 // phases of a step sum to its wall time. An instant covered by several
-// phases' events goes to the first of: data loading, optimizer, backward,
-// forward (the DataLoader's and the optimizer's own aten ops must not count
-// as forward, nor backward ops run on the step's thread); an instant covered
-// by none is "other".
+// phases' events goes to the first of: compile, data loading, optimizer,
+// backward, forward (a compile runs inside the compiled module's call or a
+// backward, and traces the model's ops; the DataLoader's and the optimizer's
+// own aten ops must not count as forward, nor backward ops run on the step's
+// thread); an instant covered by none is "other".
 #pragma once
 #include <array>
 #include <cstddef>
@@ -20,8 +22,8 @@
 namespace ptprof::report {
 
 // In the order the report shows them.
-enum class Phase : uint8_t { Forward, Backward, Optimizer, DataLoading, Other };
-inline constexpr size_t kPhaseCount = 5;
+enum class Phase : uint8_t { Forward, Backward, Optimizer, DataLoading, Compile, Other };
+inline constexpr size_t kPhaseCount = 6;
 using PhaseTimes = std::array<int64_t, kPhaseCount>;  // ns, indexed by Phase
 
 std::string_view phase_title(Phase p);     // "Data loading"
