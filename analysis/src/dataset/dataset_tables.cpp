@@ -356,6 +356,7 @@ Status write_columns(const std::string& path, uint32_t ordinal, const trace::Tra
   tables.push_back(gpu_table(c));
   tables.push_back(cuda_api_table(c));
   tables.push_back(memory_table(c, memory_state));
+  tables.push_back(memory_categories_table(c));
   tables.push_back(collectives_table(c));
   tables.push_back(stacks_table(c));
   const trace::Header& h = t.header;

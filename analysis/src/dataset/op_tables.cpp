@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "dataset/table_context.hpp"
+#include "ptprof/analysis/memory_categories.hpp"
 #include "ptprof/analysis/report.hpp"
 #include "ptprof/cuda_status.hpp"
 #include "ptprof/record.hpp"
@@ -276,6 +277,42 @@ Table memory_table(Context& c, const std::vector<uint8_t>& state) {
                str(m.alloc_op),
                state[e.arg - 1] != kNotCounted,
                state[e.arg - 1] == kInsideOp});
+  }
+  return table;
+}
+
+Table memory_categories_table(Context& c) {
+  const trace::Trace& t = c.trace();
+  Table table("memory_categories", {{"rank", I32, true},
+                                    {"pid", I32, true},
+                                    {"device_type", I8},
+                                    {"device_index", I8},
+                                    {"step", I64, true},
+                                    {"ts_ns", I64},
+                                    {"parameter", I64},
+                                    {"optimizer_state", I64},
+                                    {"input", I64},
+                                    {"temporary", I64},
+                                    {"activation", I64},
+                                    {"gradient", I64},
+                                    {"autograd_detail", I64},
+                                    {"unknown", I64}});
+  const memory::CategoryResult r = memory::memory_categories(t);
+  for (const memory::CategoryTimeline& tl : r.timelines) {
+    static_assert(memory::kCategories == 8, "one column per category");
+    // A thread of the process: its rank and steps.
+    uint32_t thread = 0;
+    for (uint32_t i = 0; i < t.threads.size(); ++i)
+      if (c.pid(i) == tl.pid) {
+        thread = i;
+        break;
+      }
+    for (size_t k = 0; k < tl.times_us.size(); ++k) {
+      const int64_t ns = tl.times_us[k] * 1000;
+      const auto& b = tl.bytes[k];
+      table.row({c.rank(thread), c.pid(thread), tl.device_type, tl.device_index, c.step_at(thread, ns), c.wall(ns),
+                 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]});
+    }
   }
   return table;
 }

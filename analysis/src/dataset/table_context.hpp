@@ -97,5 +97,8 @@ Table ops_table(Context& c, std::vector<uint8_t>* memory_state, OpRollup* rollup
 Table op_totals_table(Context& c, const OpRollup& rollup);
 const char* kind_name(trace::EventKind k);  // the ops and gpu tables' kind
 Table memory_table(Context& c, const std::vector<uint8_t>& state);
+// Memory by category (memory_categories.hpp): a row per change of a
+// process's device, the bytes of every category after it.
+Table memory_categories_table(Context& c);
 
 }  // namespace ptprof::dataset::detail

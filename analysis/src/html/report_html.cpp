@@ -208,7 +208,8 @@ std::string render_html(const Report& r, const HtmlBaseline* baseline, const mem
         "\n<h2 id=\"memory-title\">Memory over time</h2>\n<p>torch's allocated and reserved totals after each "
         "memory event (CUDA segments as reserved), per process and device: <code>ptprof memory</code> has the "
         "peaks and the leak candidates.</p>\n" +
-        memory_timeline_svg(memory->timeline, memory->peaks, step_markers(events)) + memory_growth_html(*memory);
+        memory_timeline_svg(memory->timeline, memory->peaks, step_markers(events)) + memory_growth_html(*memory) +
+        memory_categories_html(*memory);
   }
   std::string top = top_operators_svg(r, kTopOperators);
   out += "\n<h2>Top operators by self CPU time</h2>\n" + (top.empty() ? "<p>No operators.</p>" : top);

@@ -201,4 +201,37 @@ std::string memory_growth_html(const memory::Summary& s) {
   return out.empty() ? out : "<ul class=\"memory-growth\">" + out + "</ul>\n";
 }
 
+std::string memory_categories_html(const memory::Summary& s) {
+  if (s.categories.empty()) return {};
+  std::string out =
+      "<p>Memory by category, torch's memory timeline rules (<code>ptprof memory --categories</code> has the "
+      "timeline):</p>\n<table class=\"ops\" id=\"memory-categories\"><thead><tr><th>pid</th><th>Device</th>"
+      "<th>At</th>";
+  for (size_t c = 0; c < memory::kCategories; ++c)
+    out += "<th>" + html_escape(std::string(memory::category_name(memory::Category(c)))) + "</th>";
+  out += "<th>Total</th></tr></thead><tbody>";
+  // The last step ends (where a leak shows) and the peaks.
+  constexpr size_t kSteps = 20;
+  size_t steps = 0;
+  for (const memory::CategoryRow& r : s.categories) steps += r.peak ? 0 : 1;
+  size_t skip = steps > kSteps ? steps - kSteps : 0;
+  for (const memory::CategoryRow& r : s.categories) {
+    if (!r.peak && skip) {
+      --skip;
+      continue;
+    }
+    out += "<tr><td>" + std::to_string(r.pid) + "</td><td>" +
+           html_escape(memory::device_name(r.device_type, r.device_index)) + "</td><td>" +
+           (r.peak ? std::string("peak") : "end of step " + std::to_string(r.step)) + "</td>";
+    int64_t total = 0;
+    for (int64_t v : r.bytes) {
+      out += "<td data-v=\"" + std::to_string(v) + "\">" + html_escape(memory::format_bytes(v, false)) + "</td>";
+      total += v;
+    }
+    out += "<td data-v=\"" + std::to_string(total) + "\">" + html_escape(memory::format_bytes(total, false)) +
+           "</td></tr>";
+  }
+  return out + "</tbody></table>\n";
+}
+
 }  // namespace ptprof::report::detail

@@ -35,6 +35,8 @@ std::string memory_timeline_svg(const std::vector<memory::TimelinePoint>& timeli
 // One line per op whose memory grows step over step (`ptprof memory`'s
 // growth table) and per failed CUDA allocation; "" when neither.
 std::string memory_growth_html(const memory::Summary& s);
+// Memory by category at the last step ends and the peaks; "" when none.
+std::string memory_categories_html(const memory::Summary& s);
 
 // Text for HTML element content and attribute values.
 std::string html_escape(std::string_view s);
