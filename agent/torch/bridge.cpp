@@ -6,7 +6,15 @@
 //       for, and none in skip/wait steps (at::disableCallback), so torch
 //       then takes its no-callback fast path and never calls us.
 //   (b) step watcher: USER_SCOPE only, always on; its end reports the scope
-//       name so the agent can end a step (Optimizer.step#...).
+//       name so the agent can end a step (Optimizer.step#...). Its start
+//       also keeps the thread's profiler state in step with the windows.
+// The profiler state (memory_reporter.hpp) sits in the PROFILER_STATE slot of
+// threads while a window records, memory or not: torch opens the scopes it
+// emits only for a profiler (_RecordFunctionFast: compiled graphs' "## Call
+// CompiledFxGraph ##", "Pregraph bytecode", the "(dynamo_timed)" scopes...)
+// only when that slot holds something. Outside windows it leaves the slot
+// (unless memory is profiled, whose allocator bookkeeping needs it always),
+// so torch skips those scopes there as without ptprof.
 //   (c) only when PTPROF_STEP names an operator: the operators' ends, always
 //       on, for the same reason.
 // (a) is registered first, all variants at once: torch runs global callbacks
@@ -45,7 +53,7 @@ constexpr int kVariants = 4;
 constexpr int variant(bool shapes, bool memory) { return (shapes ? 1 : 0) | (memory ? 2 : 0); }
 at::CallbackHandle g_op_callbacks[kVariants] = {};
 bool g_registered = false;
-// The reporter every thread's PROFILER_STATE slot gets in memory windows.
+// The state every thread's PROFILER_STATE slot gets in recording windows.
 std::shared_ptr<c10::DebugInfoBase> g_memory_reporter;
 
 // Serialises toggles so the last caller's state wins; `g_enabled` mirrors what
@@ -68,8 +76,9 @@ int g_enabled = -1;
 // The hot path: ~1,000 calls per training step. No allocation, no lock.
 // kShapes: the variant that asked torch for the inputs. kMemory: the variant
 // of windows that profile memory, which first gives a thread that has none
-// the memory reporter (memory_reporter.hpp); it stays there, and records only
-// while a window records.
+// the profiler state (memory_reporter.hpp): the allocator reports to it only
+// from then on. Other threads get it at their user scopes (follow_windows),
+// which keeps the other variants' per-op path as it was.
 template <bool kShapes, bool kMemory>
 std::unique_ptr<at::ObserverContext> op_start(const at::RecordFunction& fn) {
   if constexpr (kMemory) MemoryReporter::install(g_memory_reporter);
@@ -102,7 +111,18 @@ std::unique_ptr<at::ObserverContext> op_start(const at::RecordFunction& fn) {
 
 void op_end(const at::RecordFunction& fn, at::ObserverContext*) { ptprof_agent_op_end(fn.handle()); }
 
+// The thread's profiler state follows the windows at each user scope (a
+// thread that runs no operator in a window still gets it before a compiled
+// graph's scope; one whose window ended loses it at its next user scope).
+void follow_windows(bool recording) {
+  if (recording)
+    MemoryReporter::install(g_memory_reporter);
+  else if (ptprof_agent_profile_memory() == 0)
+    MemoryReporter::step_aside(g_memory_reporter);
+}
+
 std::unique_ptr<at::ObserverContext> watch_start(const at::RecordFunction&) {
+  follow_windows(ptprof_agent_recording() != 0);
   ptprof_agent_scope_begin();
   return nullptr;
 }
@@ -128,6 +148,9 @@ void set_recording(int mode) {
   const int want = (mode & PTPROF_BRIDGE_OPS) != 0
                        ? variant((mode & PTPROF_BRIDGE_SHAPES) != 0, (mode & PTPROF_BRIDGE_MEMORY) != 0)
                        : -1;
+  // The calling thread (the one ending the step) gets or loses the profiler
+  // state at once: the next step's first scope may be a compiled graph's.
+  follow_windows(want >= 0);
   if (want == g_enabled) return;
   // Tensor identity is wanted only in the memory and shapes variant: the
   // TensorImpls it pinned are let go when that variant stops.

@@ -1,5 +1,9 @@
 // PTPROF_PROFILE_MEMORY: torch's own memory reporting to profilers, taken as
-// torch.profiler(profile_memory=True) takes it.
+// torch.profiler(profile_memory=True) takes it. Also the profiler state that
+// makes torch open the scopes it emits only for a profiler
+// (_RecordFunctionFast checks that the PROFILER_STATE slot holds one): the
+// bridge installs it on threads in every recording window, and takes it off
+// outside windows unless memory is profiled (bridge.cpp).
 //
 // Every allocator torch has reports to c10::reportMemoryUsageToProfiler (the
 // CPU allocator through ProfiledCPUMemoryReporter, the CUDA caching allocator
@@ -80,6 +84,9 @@ class MemoryReporter final : public torch::profiler::impl::ProfilerStateBase {
   // refuses, as without this). install() puts it back once torch's profiler
   // has popped its own state.
   static void step_aside(const std::shared_ptr<c10::DebugInfoBase>& reporter) noexcept {
+    // Checked first without _peek: its refusal is a c10::Error, which
+    // captures a backtrace, and this runs at user scopes outside windows.
+    if (c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PROFILER_STATE) != reporter.get()) return;
     try {
       if (c10::ThreadLocalDebugInfo::_peek(c10::DebugInfoKind::PROFILER_STATE) == reporter)
         c10::ThreadLocalDebugInfo::_pop(c10::DebugInfoKind::PROFILER_STATE);

@@ -1,19 +1,4 @@
-"""NOT YET REGISTERED (not test_*.py): the acceptance check of issue #25
-item 1, which fails today, run by hand:
-
-    PTPROF_BIN=build/bin/ptprof PTPROF_PYTHON=.venv/bin/python \
-        .venv/bin/python tests/integration/compiled_check.py
-
-The bootstrap sets torch's flag in windows (test_bootstrap.py checks it), but
-torch's C++ side gates too: torch._C._profiler._RecordFunctionFast.__enter__
-opens a RecordFunction only when a ProfilerStateBase is in the thread's
-PROFILER_STATE slot (or the global one). The torch bridge puts its
-MemoryReporter there only under PTPROF_PROFILE_MEMORY=1, and then the gated
-scopes are recorded (COMPILED_CHECK_MEMORY=1 runs ptprof so). Rename to
-test_compiled.py once the bridge installs that state in every window
-(issue #25; branch compiled does it).
-
-Compiled code (issue #25, item 1): a torch.compile'd MLP trained on the
+"""Compiled code (issue #25, item 1): a torch.compile'd MLP trained on the
 CPU shows in ptprof's report every row torch.profiler's key_averages() has,
 with the same count: the scopes torch emits only while its profiler is on
 ("## Call CompiledFxGraph <hash> ##", "Pregraph bytecode", "AOTDispatcher
@@ -29,7 +14,7 @@ step where ptprof does: at the optimizer's step). Counts, never times.
 Every run uses one inductor cache that a first plain run filled, so that
 each profiled run takes the same path through the compiler (a cache miss
 and a hit run different (dynamo_timed) scopes), and compiles in-process
-(TORCHINDUCTOR_COMPILE_THREADS=1). torch 2.x only (once registered, CMake runs it only
+(TORCHINDUCTOR_COMPILE_THREADS=1). torch 2.x only (CMake runs it only
 for torches that have torch.compile: PTPROF_TORCH2_TESTS)."""
 
 import os
@@ -90,6 +75,40 @@ def compare(d, script, env, schedule, expect_compile_scopes):
             % (label, differ))
     T.check(not [n for n in differ if gated(n)], "the gated scopes are all there (%s): %s"
             % (label, {n: v for n, v in differ.items() if gated(n)}))
+
+
+# The first thing in each step is a _RecordFunctionFast scope, before any
+# operator: the thread must hold the profiler state as soon as its window
+# opens, not from its first operator on.
+FAST_SCOPE_PER_STEP = """
+import torch, ptprof
+x = torch.ones(4)
+for i in range(6):
+    with torch._C._profiler._RecordFunctionFast("fast_scope"):
+        torch.relu(x)
+    ptprof.step()
+"""
+
+
+def test_fast_scopes_only_in_windows():
+    """torch's _RecordFunctionFast (the C++ gate of the compiled graphs'
+    scopes) is recorded in the recorded steps without --profile-memory, and
+    not in the warmup or outside windows. Seconds, no compile."""
+    import torch
+
+    if not hasattr(torch._C._profiler, "_RecordFunctionFast"):
+        T.skip("torch %s has no _RecordFunctionFast" % torch.__version__)
+    with T.tempdir() as d:
+        script = os.path.join(d, "fast.py")
+        with open(script, "w") as f:
+            f.write(textwrap.dedent(FAST_SCOPE_PER_STEP))
+        out = os.path.join(d, "out")
+        proc = T.run_ptprof(["run", "-o", out, "--step", "manual", "--schedule", "wait=1,warmup=1,active=2",
+                             "--", T.PYTHON, script], env=T.clean_env())
+        T.check_eq(proc.returncode, 0, "ptprof run\n" + T.describe(proc))
+        counts = ptprof_counts(out)
+        T.check_eq(counts.get("aten::relu"), 2, "relu in the 2 recorded steps: %s" % counts)
+        T.check_eq(counts.get("fast_scope"), 2, "the _RecordFunctionFast scope in the 2 recorded steps: %s" % counts)
 
 
 def test_compiled_mlp_matches_torch_profiler():
