@@ -11,6 +11,7 @@ and says why: a directory that holds something, an interpreter without
 pyarrow, --python without --parquet."""
 
 import functools
+import json
 import os
 import re
 import shutil
@@ -24,7 +25,7 @@ import ptproftest as T  # noqa: E402
 from ptproftest import check, check_eq  # noqa: E402
 
 TABLES = ["runs", "windows", "processes", "threads", "steps", "ops", "op_totals", "gpu", "cuda_api", "memory",
-          "collectives", "stacks"]
+          "memory_categories", "collectives", "stacks"]
 DOC = os.path.join(T.SOURCE_DIR, "docs", "dataset.md")
 
 
@@ -71,6 +72,24 @@ def test_ops_sum_to_the_report_rows():
     check(any(op["shapes"] for op in data["ops"]["rows"]), "shapes recorded")
     memory = data["memory"]["rows"]
     check(len(memory) > 0 and all(m["bytes"] != 0 for m in memory), "memory events: %d" % len(memory))
+
+
+def test_memory_categories_are_ptprof_memorys():
+    D.need_pyarrow()
+    d, traces, _, data = recorded()
+    path = os.path.join(d, "categories.json")
+    proc = T.run_ptprof(["memory", traces, "--categories", path])
+    check_eq(proc.returncode, 0, T.describe(proc))
+    with open(path) as f:
+        timelines = json.load(f)
+    names = ["parameter", "optimizer_state", "input", "temporary", "activation", "gradient", "autograd_detail",
+             "unknown"]
+    rows = sorted(data["memory_categories"]["rows"], key=lambda r: r["ts_ns"])
+    expected = [sizes[1:] for tl in timelines for sizes in tl["timeline"][1]]
+    check_eq([[r[n] for n in names] for r in rows], expected, "the dataset's rows, ptprof memory's timeline")
+    steps = sorted({r["step"] for r in rows if r["step"] is not None})
+    check(any(r["parameter"] > 0 for r in rows) and steps == list(range(5)),
+          "parameters named, rows in the example's 5 steps: %s" % steps)
 
 
 def test_steps_and_tree_and_stacks_are_whole():
