@@ -213,6 +213,7 @@ int init(void (**set_recording_out)(int), char* why, uint32_t why_len) {
   // callback asks nothing.
   g_memory_reporter = std::make_shared<MemoryReporter>();
   ForkGuard::install();
+  ImplPins::hold_across_fork();
   if (ptprof_agent_profile_memory() != 0)
     MemoryReporter::install(g_memory_reporter);  // the thread that imports torch, before any op
   constexpr at::RecordFunctionCallback::StartCallback kStarts[kVariants] = {

@@ -9,6 +9,7 @@
 #pragma once
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/record_function.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <array>
@@ -28,6 +29,9 @@ namespace ptprof::torch_bridge {
 // tensor identity (the bridge clears them when such windows stop); the cost,
 // as under torch.profiler, is the TensorImpls' memory (a few hundred bytes
 // each) held until then.
+class ImplPins;
+inline ImplPins& impl_pins();
+
 class ImplPins {
  public:
   void pin(const at::Tensor& t) {
@@ -35,6 +39,13 @@ class ImplPins {
     std::lock_guard lock(mu_);
     if (pins_.find(impl) == pins_.end())
       pins_.emplace(impl, c10::weak_intrusive_ptr<c10::TensorImpl>(t.getIntrusivePtr()));
+  }
+  // A fork must not find the mutex held by another thread (fork_guard.hpp
+  // says why): held across fork, released in parent and child. Its holders
+  // take no other lock of ours while they hold it.
+  static void hold_across_fork() {
+    pthread_atfork([] { impl_pins().mu_.lock(); }, [] { impl_pins().mu_.unlock(); },
+                   [] { impl_pins().mu_.unlock(); });
   }
   void clear() {
     std::unordered_map<c10::TensorImpl*, c10::weak_intrusive_ptr<c10::TensorImpl>> released;

@@ -1,5 +1,6 @@
 """Fork from a thread while other threads run operators (issue #28): under
---profile-memory and under --with-stack the child must not hang on a lock
+--profile-memory (with and without --record-shapes) and under --with-stack
+the child must not hang on a lock
 another thread held at the fork (torch's CPU memory reporter's, which
 --profile-memory engages; ptprof's own). On real PyTorch, once per torch.
 
@@ -48,6 +49,12 @@ def test_fork_from_threads_under_profile_memory():
 
 def test_fork_from_threads_under_with_stack():
     forks_without_hangs(["--with-stack"])
+
+
+def test_fork_from_threads_under_memory_categories():
+    # Memory with shapes: the bridge also records tensor identity, under its
+    # own lock (agent/torch/tensor_refs.hpp's TensorImpl pins).
+    forks_without_hangs(["--profile-memory", "--record-shapes"])
 
 
 if __name__ == "__main__":
