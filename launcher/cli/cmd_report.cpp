@@ -23,6 +23,7 @@ struct ReportArgs {
   std::string sort_by = "cpu_time_total";
   long long row_limit = -1;  // -1: the format's default
   bool group_by_input_shape = false;
+  bool group_by_compiled_source = false;
   long long group_by_stack_n = 0;
   std::string window = "all";
   std::string format = "table";
@@ -55,6 +56,7 @@ int run_report(const ReportArgs& a) {
     return usage_error("report", "unknown --sort-by '" + a.sort_by + "'; accepted: " + join(report::sort_key_names()));
   opts.sort_by = *key;
   opts.group_by_input_shape = a.group_by_input_shape;
+  opts.group_by_compiled_source = a.group_by_compiled_source;
   if (a.group_by_stack_n < 0 || a.group_by_stack_n > 1000)
     return usage_error("report",
                        "--group-by-stack-n takes a number of stack entries from 0 (no grouping) to 1000, not " +
@@ -169,6 +171,10 @@ void add_report(CLI::App& app, int& exit_code) {
                   "Rows to print, 0 = all (default: 100 for table, as torch; all for csv/json)");
   cmd->add_flag("--group-by-input-shape", args->group_by_input_shape,
                 "One row per (name, input shapes), as key_averages(group_by_input_shape=True)");
+  cmd->add_flag("--group-by-compiled-source", args->group_by_compiled_source,
+                "Fold the time of inductor's generated kernels onto the aten ops inductor says each was fused "
+                "from: a row per set of ops, 'aten::relu' or 'aten::sum + aten::threshold_backward' (kernel rows "
+                "named '<kernel> [<aten ops>]', torch.compile'd CPU code under ptprof run)");
   cmd->add_option("--group-by-stack-n", args->group_by_stack_n,
                   "One row per (name, first N entries of the Python call stack), with a Source Location column, "
                   "as key_averages(group_by_stack_n=N); needs traces recorded with --with-stack or "

@@ -306,3 +306,32 @@ TEST_CASE("report: the text table shows a name's controls as escapes, never to t
   CHECK(table.find("bad\\xff\\xc3utf8\\u009b") != std::string::npos);
   CHECK(table.find("thread\\x1b[2J") != std::string::npos);
 }
+
+TEST_CASE("report: --group-by-compiled-source folds kernel ranges onto their aten ops", "[report][compiled]") {
+  // A compiled graph's call [0,100) runs two kernels (the bootstrap's ranges,
+  // named with inductor's Original ATen) and an extern kernel; an eager
+  // aten::relu runs after it.
+  Builder b;
+  const auto range = trace::EventKind::Range;
+  b.ev("## Call CompiledFxGraph fabc ##", 0, 100)
+      .ev("aten::addmm", 5, 8)
+      .ev("cpp_fused_relu_0 [aten.relu]", 10, 30, 0, range)
+      .ev("cpp_fused_sum_threshold_backward_0 [aten.sum, aten.threshold_backward]", 40, 50, 0, range)
+      .ev("aten::relu", 200, 207);
+  const auto plain = run(b.t);
+  CHECK(row(plain, "cpp_fused_relu_0 [aten.relu]").stats.count == 1);
+  CHECK(row(plain, "aten::relu").stats.count == 1);
+
+  report::Options o;
+  o.group_by_compiled_source = true;
+  const auto folded = run(b.t, o);
+  for (const auto& r : folded.rows) CHECK(r.name.rfind("cpp_", 0) == std::string::npos);
+  CHECK(row(folded, "aten::relu").stats.count == 2);
+  CHECK(row(folded, "aten::relu").stats.self_cpu_ns == 20 + 7);
+  CHECK(row(folded, "aten::sum + aten::threshold_backward").stats.count == 1);
+  CHECK(row(folded, "aten::sum + aten::threshold_backward").stats.self_cpu_ns == 10);
+  // The graph's own time and the other rows are as without the option.
+  CHECK(row(folded, "## Call CompiledFxGraph fabc ##").stats.self_cpu_ns == 100 - 3 - 20 - 10);
+  CHECK(row(folded, "aten::addmm").stats.count == 1);
+  CHECK(folded.self_cpu_total_ns == plain.self_cpu_total_ns);
+}

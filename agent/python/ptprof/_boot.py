@@ -2,7 +2,7 @@
 (docs/bootstrap.md). Run by the bootstrap's entry, ``sitecustomize.py`` beside
 this package, only under ``ptprof run``; never imported by a program.
 
-Five things, the first two only when the run needs them:
+Six things, the first two only when the run needs them:
 
 - ``PTPROF_STEP=forward`` or ``auto``: a step ends where the model's forward
   returns. Eager ``nn.Module`` calls emit no RecordFunction, so the agent
@@ -26,6 +26,10 @@ Five things, the first two only when the run needs them:
   misses), sent as ptprof marks named ``torch.compile: ...`` at the end of
   the compile (Dynamo's compile callbacks; ``follow_compiles``). The report
   counts them per step (docs/report.md, "Compile").
+- torch 2.x, ``torch.compile``: inductor's generated C++ kernels as rows of
+  their own while a window records, named with the aten ops inductor says
+  each was fused from (``ptprof/_inductor_kernels.py``; outside windows the
+  generated code calls inductor's own kernels).
 - A DataLoader worker started with the 'spawn' (or 'forkserver') context is
   a fresh interpreter: the agent cannot tell it from any other child, as it
   tells a forked worker by the parent's frames. torch's worker loop
@@ -82,7 +86,8 @@ def torch_imported(torch):
     forward_ended, window_flag, worker, distributed, mark = agent
     if os.environ.get("PTPROF_STEP", "").strip() in ("forward", "auto"):
         watch_model_forward(torch, forward_ended)
-    follow_windows(torch, window_flag, CompileWatcher(torch, mark), tensor_owners(torch))
+    kernels = inductor_kernels(torch)
+    follow_windows(torch, window_flag, CompileWatcher(torch, mark, kernels), tensor_owners(torch), kernels)
     label_dataloader_workers(torch, worker)
     tell_rank_at_init(torch, distributed)
 
@@ -153,11 +158,31 @@ def tensor_owners(torch):
         return None
 
 
-def follow_windows(torch, window_flag, compiles=None, owners=None):
+def inductor_kernels(torch):
+    """Inductor's C++ kernels as rows while windows record (a KernelRows), or
+    None: a torch without torch.compile, an agent without ranges."""
+    if not hasattr(torch, "compile"):
+        return None
+    try:
+        from ptprof._inductor_kernels import KernelRows
+
+        lib = ctypes.CDLL(None)
+        push, pop = lib.ptprof_range_push, lib.ptprof_range_pop
+    except (ImportError, OSError, AttributeError):
+        return None
+    push.argtypes = [ctypes.c_char_p]
+    push.restype = None
+    pop.argtypes = []
+    pop.restype = None
+    return KernelRows(push, pop)
+
+
+def follow_windows(torch, window_flag, compiles=None, owners=None, kernels=None):
     """torch's profiler flag on while a ptprof window records, Dynamo's
-    compile callbacks registered then (``compiles``: a CompileWatcher), and
-    the tensor owners' hooks while a window wants tensor identity
-    (``owners``: memory categories)."""
+    compile callbacks registered then (``compiles``: a CompileWatcher), the
+    tensor owners' hooks while a window wants tensor identity (``owners``:
+    memory categories), and inductor's C++ kernels wrapped as rows
+    (``kernels``: a KernelRows)."""
     profiler = getattr(torch.autograd, "profiler", None)
     has_flag = profiler is not None and hasattr(profiler, "_is_profiler_enabled")  # torch 1.13: nothing gates on it
     if not has_flag and owners is None:
@@ -183,6 +208,8 @@ def follow_windows(torch, window_flag, compiles=None, owners=None):
             pass
         if compiles is not None:
             compiles.follow(recording)
+        if kernels is not None:
+            kernels.follow(recording)
 
     callback = _WindowCallback(on_window)
     now = window_flag(callback)
@@ -224,8 +251,9 @@ class CompileWatcher:
     )
     MAX_REASON = 400  # characters: marks are interned names
 
-    def __init__(self, torch, mark):
+    def __init__(self, torch, mark, kernels=None):
         self.mark = mark
+        self.kernels = kernels  # a KernelRows: inductor's C++ kernels' provenance from the first compile on
         self.recording = False
         self.handler = None  # the callback handler that holds ours
         self.before = None  # the counters at the outermost compile's start
@@ -244,6 +272,8 @@ class CompileWatcher:
             result = compile_fn(*args, **kwargs)
             if watcher.recording:
                 watcher.register()
+            if watcher.kernels is not None:
+                watcher.kernels.compiled(torch)
             return result
 
         compile._ptprof_wrapped = True

@@ -3,11 +3,14 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <string>
 #include <tuple>
 #include <unordered_map>
 
 #include "ptprof/cuda_status.hpp"
 #include "ptprof/saturating.hpp"
+#include "report/compiled_source.hpp"
 #include "report/report_keys.hpp"
 #include "stacks/stack_attribution.hpp"
 
@@ -186,7 +189,9 @@ uint32_t Aggregator::row_of(const trace::Event& e, Local& local) {
     return uint32_t(local.unnamed_step_row);
   }
   const uint32_t shapes_id = opts_.group_by_input_shape ? e.shapes : 0u;
-  const std::string_view name = key_name(t.strings[e.name]);
+  std::string_view name = key_name(t.strings[e.name]);
+  std::optional<std::string> folded;  // row_for copies the name it keeps
+  if (opts_.group_by_compiled_source && (folded = compiled_source_key(name))) name = *folded;
   std::string_view shapes = e.shapes ? std::string_view(t.strings[e.shapes]) : kNoShapes;
   if (shapes.empty()) shapes = kNoShapes;
   if (!local.stack_of.empty()) {

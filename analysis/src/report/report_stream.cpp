@@ -340,7 +340,7 @@ Result<std::optional<StreamedTrace>> stream_trace(const std::string& path, uint3
   notes.clear();
   // First pass, in file order: what the file holds and what is counted in
   // that order (the cost sums doubles).
-  bool ok = options.group_by_stack_n == 0;
+  bool ok = options.group_by_stack_n == 0 && !options.group_by_compiled_source;
   uint64_t total = 0, events = 0;
   cost::TallyBuilder cost;
   std::vector<trace::Event> cuda_notes;  // a line of the report's GPU section

@@ -50,6 +50,10 @@ struct Options {
   // > 0: one row per (name, first N entries of the Python stack), with a
   // Source Location column, as key_averages(group_by_stack_n=N).
   uint32_t group_by_stack_n = 0;
+  // Inductor's kernels folded onto the aten ops they were fused from: a row
+  // named `<kernel> [aten.a, aten.b]` (the bootstrap's, docs/report.md) is
+  // keyed "aten::a + aten::b" ("aten::a" alone: the eager op's row).
+  bool group_by_compiled_source = false;
   std::optional<uint32_t> window;  // only traces of this window; nullopt merges all
 };
 
