@@ -75,8 +75,7 @@ def record(d, *flags):
     script = os.path.join(d, "compiled_mlp.py")
     with open(script, "w") as f:
         f.write(textwrap.dedent(SCRIPT))
-    env = T.clean_env(TORCHINDUCTOR_CACHE_DIR=os.path.join(d, "inductor-cache"), TORCHINDUCTOR_COMPILE_THREADS=1,
-                      PTPROF_PROFILE_MEMORY=1)
+    env = T.clean_env(TORCHINDUCTOR_CACHE_DIR=os.path.join(d, "inductor-cache"), TORCHINDUCTOR_COMPILE_THREADS=1)
     out = os.path.join(d, "out%d" % len(os.listdir(d)))
     proc = T.run_ptprof(["run", "-o", out] + list(flags) + ["--", T.PYTHON, script], env=env, timeout=1200)
     T.check_eq(proc.returncode, 0, "ptprof run\n" + T.describe(proc))
