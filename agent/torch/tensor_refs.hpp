@@ -44,8 +44,7 @@ class ImplPins {
   // says why): held across fork, released in parent and child. Its holders
   // take no other lock of ours while they hold it.
   static void hold_across_fork() {
-    pthread_atfork([] { impl_pins().mu_.lock(); }, [] { impl_pins().mu_.unlock(); },
-                   [] { impl_pins().mu_.unlock(); });
+    pthread_atfork([] { impl_pins().mu_.lock(); }, [] { impl_pins().mu_.unlock(); }, [] { impl_pins().mu_.unlock(); });
   }
   void clear() {
     std::unordered_map<c10::TensorImpl*, c10::weak_intrusive_ptr<c10::TensorImpl>> released;

@@ -179,13 +179,12 @@ class SyntheticRing {
   }
   // Every record decoded since the last call: what decode_record handed
   // over, its typed event as one of the decoded:: types.
-  using Event =
-      std::variant<launcher::decoded::Skipped, launcher::decoded::Malformed, launcher::decoded::RangePush,
-                   launcher::decoded::RangePop, launcher::decoded::Mark, launcher::decoded::Step,
-                   launcher::decoded::OpBegin, launcher::decoded::OpEnd, launcher::decoded::CudaApiCall,
-                   launcher::decoded::GpuActivity, launcher::decoded::Correlation, launcher::decoded::Memory,
-                   launcher::decoded::StackDef, launcher::decoded::Collective, launcher::decoded::TensorGroup,
-                   launcher::decoded::GraphNode>;
+  using Event = std::variant<launcher::decoded::Skipped, launcher::decoded::Malformed, launcher::decoded::RangePush,
+                             launcher::decoded::RangePop, launcher::decoded::Mark, launcher::decoded::Step,
+                             launcher::decoded::OpBegin, launcher::decoded::OpEnd, launcher::decoded::CudaApiCall,
+                             launcher::decoded::GpuActivity, launcher::decoded::Correlation, launcher::decoded::Memory,
+                             launcher::decoded::StackDef, launcher::decoded::Collective, launcher::decoded::TensorGroup,
+                             launcher::decoded::GraphNode>;
   struct Decoded {
     launcher::decoded::Record record;
     Event event;
