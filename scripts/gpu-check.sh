@@ -29,6 +29,14 @@
 #    requires ptprof to attribute every replayed kernel to the aten op that
 #    captured it (or "captured outside the window"), with torch.profiler's
 #    kernels per replay. GPU only: the dry run only compiles the scripts.
+# 5. Memory snapshot (scripts/gpu_check/snapshot_workload.py, issue #26): an
+#    MLP trained a few steps on the GPU under `ptprof run --profile-memory`,
+#    then `ptprof memory --snapshot`, against torch's own
+#    torch.cuda.memory._dump_snapshot of the same script;
+#    scripts/gpu_check/snapshot_check.py requires the same allocations and
+#    frees (count, bytes), the same segments and allocated bytes at the end,
+#    and torch.cuda._memory_viz to read ptprof's file. GPU only: the dry run
+#    only compiles the scripts.
 #
 # Everything to bring back is in OUT (default build-gpu-check/out, a few
 # hundred KB): table.txt (the header names the machine, torch, bridge and
@@ -259,6 +267,26 @@ else
   say "CUDA graphs: $( ((GRAPHS_STATUS == 0)) && echo OK || echo MISMATCH) ($((SECONDS - t)) s)"
 fi
 
+# --- Memory snapshot: ptprof's against torch's own (issue #26) ---------------
+SNAP=$ROOT/scripts/gpu_check/snapshot_workload.py
+if ((DRY)); then
+  run_logged snapshot-compile 60 "$VPY" -m py_compile "$SNAP" scripts/gpu_check/snapshot_check.py
+  say "== gpu-check: memory snapshot: needs a GPU (dry run: scripts compiled only)"
+else
+  say "== gpu-check: memory snapshot: ptprof memory --snapshot against torch.cuda.memory._dump_snapshot"
+  t=$SECONDS
+  rm -rf "$WORK/snapshot"
+  run_logged snapshot.ptprof 300 "$PTPROF" run --profile-memory -o "$WORK/snapshot" -- "$VPY" "$SNAP" --steps 4
+  run_logged snapshot.memory 120 "$PTPROF" memory "$WORK/snapshot" --snapshot "$OUT/snapshot.ptprof.pickle"
+  run_logged snapshot.torch 300 "$VPY" "$SNAP" --steps 4 --torch-snapshot "$OUT/snapshot.torch.pickle"
+  cp scripts/gpu_check/snapshot_check.py "$OUT/"
+  "$VPY" scripts/gpu_check/snapshot_check.py "$OUT/snapshot.torch.pickle" "$OUT/snapshot.ptprof.pickle" \
+    >"$OUT/snapshot.txt"
+  case $? in 0) SNAPSHOT_STATUS=0 ;; 1) SNAPSHOT_STATUS=1 ;; *) fail "snapshot_check.py could not read the snapshots" ;; esac
+  sed 's/^/    /' "$OUT/snapshot.txt"
+  say "memory snapshot: $( ((SNAPSHOT_STATUS == 0)) && echo OK || echo MISMATCH) ($((SECONDS - t)) s)"
+fi
+
 # --- The table ---------------------------------------------------------------
 {
   say "gpu-check $(date -u +%Y-%m-%dT%H:%M:%SZ)$( ((DRY)) && echo ' DRY RUN on the CPU: the comparison below is of the canned GPU outputs in tests/data/gpu_check, not of this machine')"
@@ -301,8 +329,12 @@ else
     say ""
     say "CUDA graphs (re-check: python3 graphs_check.py graphs.torch.json graphs.in.ptprof.json graphs.out.ptprof.json)"
     cat "$OUT/graphs.txt"
+    say ""
+    say "Memory snapshot (re-check: python3 snapshot_check.py snapshot.torch.pickle snapshot.ptprof.pickle)"
+    cat "$OUT/snapshot.txt"
   } >>"$OUT/table.txt"
   ((GRAPHS_STATUS == 0)) || status=1
+  ((SNAPSHOT_STATUS == 0)) || status=1
   cat "$OUT/table.txt"
 fi
 say "== gpu-check: $( ((status == 0)) && echo OK || echo MISMATCH)$( ((DRY)) && echo ' (dry run)') in $((SECONDS - T0)) s; table: $OUT/table.txt ($(du -sh "$OUT" | cut -f1) in $OUT)"
