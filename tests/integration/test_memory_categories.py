@@ -19,6 +19,7 @@ timeline to compare with).
 import bisect
 import json
 import os
+import re
 
 import ptproftest as T
 
@@ -76,6 +77,18 @@ def compare(example):
         row = [line for line in proc.stdout.splitlines() if line.split()[2:4] == ["step", str(len(our_ends) - 1)]]
         T.check(row and [int(v) for v in row[-1].split()[4:12]] == last,
                 "%s: the table's last step row %r, the JSON %r" % (example, row, last))
+        # The page's table: its last step row, byte for byte.
+        page = os.path.join(d, "page.html")
+        proc = T.run_ptprof(["report", out, "--html", page])
+        T.check_eq(proc.returncode, 0, "%s: report --html: %s" % (example, T.describe(proc)))
+        with open(page) as f:
+            html = f.read()
+        table = re.search(r'id="memory-categories".*?</table>', html, re.S)
+        rows = re.findall(r"<tr><td>\d+</td><td>CPU</td><td>end of step (\d+)</td>(.*?)</tr>", table.group(0)) \
+            if table else []
+        T.check(rows and int(rows[-1][0]) == len(our_ends) - 1
+                and [int(v) for v in re.findall(r'data-v="(-?\d+)"', rows[-1][1])][:8] == last,
+                "%s: the page's last step row %r, the JSON %r" % (example, rows[-1:] if rows else None, last))
 
 
 def test_mlp_sgd():
