@@ -4,16 +4,24 @@ text around them is kept). scripts/bench.sh is the front end:
 
     scripts/bench.sh [--quick] [--build DIR] [--no-doc]
 
-The items are those of the Performance issue (#14):
+The items (Performance issues #14 and #27):
   1 hot path        bench/record_bench.sh: ns per event, p50/p99, 1 and 2 writer threads
-  2 end to end      bench/torch_overhead.py on both torches, small-op loop and conv net
+  2 end to end      bench/torch_overhead.py on both torches, small-op loop: none, floor,
+                    ptprof, torch.profiler, on demand (outside windows), alternating (the
+                    estimate in one process), 7 rounds; the options (shapes, memory, stack,
+                    attribution) against torch.profiler's, 3 rounds
   3 window end      the same runs: the step that ends a window, beyond a normal step
   4 bytes per event bench/trace_outputs.py: ptprof's trace vs torch.profiler's JSON
   5 report          the same: `ptprof report` vs key_averages().table(), per million events
   6 drain           bench_record flood with 1, 2 and 8 writer threads; a paced sweep
                     with 2 threads up to the rate where drops begin
-  7 long run        bench_record ranges 100 M (1 M with --quick): launcher memory, trace size,
-                    `ptprof report` time and peak memory
+  7 long run        bench_record ranges, 20 M events (--long-events; 1 M with --quick):
+                    launcher memory, trace size, `ptprof report` time and peak memory
+  8 real models     bench/real_models.py: GPT-2 and BERT (transformers) training steps,
+                    ptprof and torch.profiler with each option, torch 2.x
+  9 many ranks      `ptprof report` over 64 synthetic rank files, one decoding thread
+                    and the default
+The targets table (issue #27) goes between the bench:targets markers.
 Every run is printed as it goes; the JSON of all figures goes to
 $BUILD/bench/figures.json.
 """
@@ -34,6 +42,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
+TARGETS_BEGIN, TARGETS_END = "<!-- bench:targets:begin -->", "<!-- bench:targets:end -->"
 
 
 def log(msg):
@@ -52,7 +61,7 @@ def torch_pythons(build):
     path = os.path.join(build, "torch-pythons.txt")
     if os.path.exists(path):
         for line in open(path):
-            m = re.match(r"(\S+): torch (\S+) with (\S+)", line.strip())
+            m = re.match(r"(\S+): torch (\S+)(?: \(.*\))? with (\S+)$", line.strip())
             if m:
                 found.append((m.group(2), m.group(3)))
     return found or [("?", sys.executable)]
@@ -89,16 +98,86 @@ def hot_path(build):
 
 # ---- items 2, 3 -------------------------------------------------------------
 
-def end_to_end(build, python, rounds, steps, scratch):
-    out = os.path.join(scratch, "overhead-%d.json" % abs(hash(python)))
+CORE_MODES = "none,floor,ptprof,torch,ptprof-alternating,ptprof-on-demand"
+OPTION_MODES = "none,ptprof,ptprof+shapes,torch+shapes,ptprof+memory,torch+memory,ptprof+stack,torch+stack," \
+    "ptprof+attribution"
+
+
+def end_to_end(build, python, rounds, steps, scratch, modes, window=True):
+    out = os.path.join(scratch, "overhead-%d.json" % abs(hash((python, modes))))
     env = dict(os.environ, PTPROF_BUILD_DIR=build)
-    p = sh([python, os.path.join(HERE, "torch_overhead.py"), "--ptprof", os.path.join(build, "bin", "ptprof"),
-            "--rounds", str(rounds), "--steps", str(steps), "--json", out], env=env, stderr=None)
+    cmd = [python, os.path.join(HERE, "torch_overhead.py"), "--ptprof", os.path.join(build, "bin", "ptprof"),
+           "--rounds", str(rounds), "--steps", str(steps), "--loops", "small", "--modes", modes, "--json", out]
+    p = sh(cmd + ([] if window else ["--no-window"]), env=env, stderr=None)
     if p.returncode != 0:
         raise RuntimeError("torch_overhead.py failed with %s" % python)
     print(p.stdout, flush=True)
     with open(out) as f:
         return json.load(f)
+
+
+# ---- item 8: real models ---------------------------------------------------
+
+def real_models(build, python, rounds, pairs, scratch):
+    out = os.path.join(scratch, "real-models.json")
+    p = sh([python, os.path.join(HERE, "real_models.py"), "--ptprof", os.path.join(build, "bin", "ptprof"),
+            "--rounds", str(rounds), "--pairs", str(pairs), "--json", out], stderr=None)
+    if p.returncode != 0:
+        raise RuntimeError("real_models.py failed with %s" % python)
+    print(p.stdout, flush=True)
+    with open(out) as f:
+        return json.load(f)
+
+
+def transformers_python(torches):
+    """The first interpreter with torch 2.x and transformers (real models)."""
+    for version, python in torches:
+        if version.startswith("2.") and sh([python, "-c", "import transformers"]).returncode == 0:
+            return version, python
+    return None
+
+
+# ---- item 9: the report over many ranks ------------------------------------
+
+def rank_report(build, scratch, ranks, per_rank, repeats):
+    """`ptprof report --format json` over RANKS synthetic rank files, one
+    decoding thread (PTPROF_REPORT_THREADS=1) and the default, alternately."""
+    d = os.path.join(scratch, "ranks")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    p = sh([os.path.join(build, "bin", "rank_trace_gen"), d, str(ranks), str(per_rank)])
+    if p.returncode != 0:
+        raise RuntimeError("rank_trace_gen failed:\n" + p.stderr)
+    res = {"ranks": ranks, "events": ranks * per_rank, "runs": {"1": [], "default": []}, "cores": os.cpu_count()}
+    outputs = {}
+    for _ in range(repeats):
+        for threads in ("1", "default"):
+            env = dict(os.environ)
+            env.pop("PTPROF_REPORT_THREADS", None)
+            if threads == "1":
+                env["PTPROF_REPORT_THREADS"] = "1"
+            timing = os.path.join(scratch, "rank-time")
+            p = sh(["/usr/bin/time", "-f", "%e %U %S %M", "-o", timing, os.path.join(build, "bin", "ptprof"), "report",
+                    "--format", "json", d], env=env)
+            if p.returncode != 0:
+                raise RuntimeError("ptprof report over the ranks failed:\n" + p.stderr)
+            outputs[threads] = p.stdout
+            wall, user, system, kb = open(timing).read().split()[-4:]
+            res["runs"][threads].append({"wall_s": float(wall), "cpu_s": float(user) + float(system),
+                                         "peak_rss_bytes": int(kb) * 1024})
+    res["identical"] = outputs["1"] == outputs["default"]
+    for k, runs in res["runs"].items():
+        wall = statistics.median(r["wall_s"] for r in runs)
+        cpu = statistics.median(r["cpu_s"] for r in runs)
+        res[k] = {"wall_s": wall, "cpu_s": cpu, "events_per_s": res["events"] / wall,
+                  "events_per_cpu_s": res["events"] / cpu,
+                  "peak_rss_bytes": max(r["peak_rss_bytes"] for r in runs)}
+    res["speedup"] = res["1"]["wall_s"] / res["default"]["wall_s"]
+    shutil.rmtree(d, ignore_errors=True)
+    log("report over %d ranks: %.1f s one thread, %.1f s default (%.2fx), outputs %s" % (
+        ranks, res["1"]["wall_s"], res["default"]["wall_s"], res["speedup"],
+        "identical" if res["identical"] else "DIFFERENT"))
+    return res
 
 
 # ---- items 4, 5 -------------------------------------------------------------
@@ -213,34 +292,38 @@ def render(fig):
     # 2
     L.append("### 2. End-to-end overhead (`bench/torch_overhead.py`)")
     L.append("")
-    L.append("Added time per step over no profiler, and per operator; medians over %d interleaved rounds of "
-             "differences within a round (each mode its own process). *floor*: one global RecordFunction "
-             "callback that does nothing (no ids, no inputs), torch's own cost once any callback is on. "
-             "*ptprof+stack*: `--with-stack` (Python and native frames); *ptprof+attribution*: "
-             "`--python-attribution` (each op's line of the user's code)." % fig["rounds"])
-    L.append("")
-    L.append("| torch | loop (ops/step) | mode | step µs | added µs/step | ns/op | ns/op over floor |")
-    L.append("|---|---|---|---:|---:|---:|---:|")
-    for e in fig["end_to_end"]:
-        for loop, le in e["loops"].items():
-            for mode, r in le["modes"].items():
-                L.append("| %s | %s (%d) | %s | %s | %s | %s | %s |" % (
-                    e["torch"], loop, e["ops"][loop], mode, fmt(r["step_us"]),
-                    "—" if mode == "none" else fmt(r["added_us"]), "—" if mode == "none" else fmt(r["ns_per_op"]),
-                    "—" if mode in ("none", "floor") else fmt(r["ns_per_op_over_floor"])))
+    L.append("The small-op loop (8 x (Linear 64->64, ReLU), batch 8, SGD). Added time per step over no profiler, "
+             "and per operator; medians of differences within a round (each mode its own process, modes "
+             "interleaved round by round, steps timed in the thread's CPU time). *floor*: one global "
+             "RecordFunction callback that does nothing (no ids, no inputs), torch's own cost once any callback "
+             "is on. *ptprof-on-demand*: `ptprof run --on-demand` never triggered, what a process pays outside "
+             "windows. The first table's modes run %d rounds, the options' (second table, their own `none`) %d." %
+             (fig["rounds"], fig["option_rounds"]))
+    for key in ("end_to_end", "end_to_end_options"):
+        L.append("")
+        L.append("| torch | ops/step | mode | step µs | added µs/step | ns/op | ns/op over floor |")
+        L.append("|---|---:|---|---:|---:|---:|---:|")
+        for e in fig[key]:
+            for loop, le in e["loops"].items():
+                for mode, r in le["modes"].items():
+                    L.append("| %s | %d | %s | %s | %s | %s | %s |" % (
+                        e["torch"], e["ops"][loop], mode, fmt(r["step_us"]),
+                        "—" if mode == "none" else fmt(r["added_us"]),
+                        "—" if mode == "none" else fmt(r["ns_per_op"]),
+                        "—" if mode in ("none", "floor") or "floor" not in le["modes"]
+                        else fmt(r["ns_per_op_over_floor"])))
     L.append("")
     L.append("Ratios (median of per-round ratios of added time):")
     L.append("")
-    L.append("| torch | loop | ptprof / floor | ptprof / torch.profiler | +shapes / torch+shapes | "
+    L.append("| torch | ptprof / floor | ptprof / torch.profiler | +shapes / torch+shapes | "
              "+memory / torch+memory | +stack / torch+stack | +attribution / ptprof |")
-    L.append("|---|---|---:|---:|---:|---:|---:|---:|")
-    for e in fig["end_to_end"]:
-        for loop, le in e["loops"].items():
-            r = le["ratios"]
-            L.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                e["torch"], loop, fmt(r.get("ptprof/floor"), "%.2f"), fmt(r.get("ptprof/torch"), "%.2f"),
-                fmt(r.get("ptprof+shapes/torch+shapes"), "%.2f"), fmt(r.get("ptprof+memory/torch+memory"), "%.2f"),
-                fmt(r.get("ptprof+stack/torch+stack"), "%.2f"), fmt(r.get("ptprof+attribution/ptprof"), "%.2f")))
+    L.append("|---|---:|---:|---:|---:|---:|---:|")
+    for e, o in zip(fig["end_to_end"], fig["end_to_end_options"]):
+        r, q = e["loops"]["small"]["ratios"], o["loops"]["small"]["ratios"]
+        L.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+            e["torch"], fmt(r.get("ptprof/floor"), "%.2f"), fmt(r.get("ptprof/torch"), "%.2f"),
+            fmt(q.get("ptprof+shapes/torch+shapes"), "%.2f"), fmt(q.get("ptprof+memory/torch+memory"), "%.2f"),
+            fmt(q.get("ptprof+stack/torch+stack"), "%.2f"), fmt(q.get("ptprof+attribution/ptprof"), "%.2f")))
     L.append("")
     L.append("ptprof's own estimate of what it added (the run summary's cost line: events x the per-event "
              "cost its agent measured at start-up) against the measured difference, small-op loop:")
@@ -261,17 +344,19 @@ def render(fig):
                                                           fmt(s.get("in_process_ns_per_op")),
                                                           fmt(s.get("estimate_over_in_process"), "%.2f")))
     L.append("")
-    L.append("Steps ptprof does not record (the wait steps of the ptprof-alternating run) against the same round's "
-             "run without a profiler, small-op loop: what a process under `ptprof run` pays outside its windows "
-             "(medians of per-round differences; the spread of the rounds is the noise between processes).")
+    L.append("Outside windows: a process under `ptprof run --on-demand` never triggered, and the steps ptprof "
+             "does not record (the wait steps of the ptprof-alternating run), against the same round's run "
+             "without a profiler (medians of per-round differences; the spread of the rounds is the noise "
+             "between processes).")
     L.append("")
-    L.append("| torch | wait step ns/op over no profiler | per round |")
-    L.append("|---|---:|---|")
+    L.append("| torch | on-demand ns/op over no profiler | per round | wait step ns/op over no profiler | per round |")
+    L.append("|---|---:|---|---:|---|")
     for e in fig["end_to_end"]:
         s = e["loops"].get("small", {})
-        if "wait_step_ns_per_op" in s:
-            L.append("| %s | %s | %s |" % (e["torch"], fmt(s["wait_step_ns_per_op"]),
-                                           " ".join("%.0f" % v for v in s["wait_step_ns_per_op_rounds"])))
+        od = s.get("modes", {}).get("ptprof-on-demand", {})
+        L.append("| %s | %s | %s | %s | %s |" % (
+            e["torch"], fmt(od.get("ns_per_op")), " ".join("%.0f" % v for v in od.get("ns_per_op_rounds", [])),
+            fmt(s.get("wait_step_ns_per_op")), " ".join("%.0f" % v for v in s.get("wait_step_ns_per_op_rounds", []))))
     L.append("")
     # 3
     L.append("### 3. Window end")
@@ -353,42 +438,155 @@ def render(fig):
         lr["events"], lr["dropped"], lr["run_wall_s"], lr["run_peak_rss_bytes"] / 2**20, lr["launcher_cpu_s"],
         lr["trace_bytes"] / 1e6, lr["trace_bytes"] / max(lr["events"], 1), lr["report_s"],
         lr["report_peak_rss_bytes"] / 2**20))
+    L.append("")
+    # 8
+    L.append("### 8. Real models (`bench/real_models.py`)")
+    L.append("")
+    rm = fig.get("real_models")
+    if not rm:
+        L.append("Not run: no interpreter with torch 2.x and transformers.")
+    else:
+        L.append("Training steps of two transformers architectures (small configs, random weights, AdamW, one "
+                 "intra-op thread), torch %s, %d round(s); each process alternates profiled and unprofiled "
+                 "steps, %d pairs (ptprof: a schedule recording every third step; torch.profiler: every third "
+                 "step in a `profile()`, its four options taking turns; the step after a profiled one is not "
+                 "timed), and *added* is the median profiled step "
+                 "less the median unprofiled one of the same process: the noise between processes is larger "
+                 "than what either profiler adds to these steps. Wall clock and the thread's CPU time." %
+                 (rm["torch"], rm["rounds"], rm["pairs"]))
+        L.append("")
+        L.append("| model (ops/step) | mode | wall ms/step | added wall ms | CPU ms/step | added CPU ms |")
+        L.append("|---|---|---:|---:|---:|---:|")
+        for model, m in rm["models"].items():
+            L.append("| %s (%d) | none | %.2f | — | %.2f | — |" % (model, rm["ops"][model], m["step_ms"]["wall"],
+                                                               m["step_ms"]["cpu"]))
+            for mode, wall in m["added_ms"]["wall"].items():
+                L.append("| %s | %s | %.2f | %s | %.2f | %s |" % (
+                    model, mode, m["step_ms"]["wall"] + wall, fmt(wall, "%.2f"),
+                    m["step_ms"]["cpu"] + m["added_ms"]["cpu"][mode], fmt(m["added_ms"]["cpu"][mode], "%.2f")))
+        L.append("")
+        L.append("ptprof's added time / torch.profiler's with the same options (median of per-round ratios), "
+                 "wall / CPU:")
+        L.append("")
+        L.append("| model | default | shapes | memory | stack |")
+        L.append("|---|---:|---:|---:|---:|")
+        for model, m in rm["models"].items():
+            cells = []
+            for mode in ("ptprof", "ptprof+shapes", "ptprof+memory", "ptprof+stack"):
+                cells.append("%s / %s" % (fmt(m["ratio"]["wall"].get(mode), "%.2f"),
+                                          fmt(m["ratio"]["cpu"].get(mode), "%.2f")))
+            L.append("| %s | %s |" % (model, " | ".join(cells)))
+    L.append("")
+    # 9
+    rr = fig.get("rank_report")
+    L.append("### 9. The report over many ranks (`ptprof report --format json`, synthetic rank files)")
+    L.append("")
+    if not rr:
+        L.append("Not run.")
+    else:
+        L.append("%d ranks x %d events (`rank_trace_gen`, docs/scale.md), %d runs each way, alternating; "
+                 "medians. One decoding thread (`PTPROF_REPORT_THREADS=1`) against the default (one per core, "
+                 "%d here); outputs %s." % (rr["ranks"], rr["events"] // rr["ranks"], len(rr["runs"]["1"]),
+                                            rr["cores"], "byte-identical" if rr["identical"] else "DIFFERENT"))
+        L.append("")
+        L.append("| threads | wall s | CPU s | M events/s | M events per CPU-s | peak RSS MB |")
+        L.append("|---|---:|---:|---:|---:|---:|")
+        for k in ("1", "default"):
+            r = rr[k]
+            L.append("| %s | %.2f | %.2f | %.1f | %.1f | %.0f |" % (
+                k, r["wall_s"], r["cpu_s"], r["events_per_s"] / 1e6, r["events_per_cpu_s"] / 1e6,
+                r["peak_rss_bytes"] / 2**20))
+        L.append("")
+        L.append("Speed-up: %.2fx." % rr["speedup"])
     return "\n".join(L)
 
 
-def write_doc(path, body):
-    text = open(path).read() if os.path.exists(path) else "# Performance\n\n%s\n%s\n" % (BEGIN, END)
-    if BEGIN not in text or END not in text:
-        text += "\n%s\n%s\n" % (BEGIN, END)
-    head, rest = text.split(BEGIN, 1)
-    tail = rest.split(END, 1)[1]
+def render_targets(fig):
+    """Issue #27's targets against this run's figures: met or missed."""
+    L = ["| target | figure (torch 1.13 / 2.x) | status |", "|---|---|---|"]
+
+    def per_torch(get):
+        return " / ".join(fmt(get(e, o), "%.2f") for e, o in zip(fig["end_to_end"], fig["end_to_end_options"]))
+
+    def all_ok(get, ok):
+        vals = [get(e, o) for e, o in zip(fig["end_to_end"], fig["end_to_end_options"])]
+        return bool(vals) and all(v == v and ok(v) for v in vals)
+
+    floor = lambda e, o: e["loops"]["small"]["ratios"].get("ptprof/floor", float("nan"))
+    L.append("| ptprof ≤ 1.1 × the floor per op (%d rounds) | %s | %s |" % (
+        fig["rounds"], per_torch(floor), "met" if all_ok(floor, lambda v: v <= 1.1) else "missed"))
+    od = lambda e, o: e["loops"]["small"]["modes"].get("ptprof-on-demand", {}).get("ns_per_op", float("nan"))
+    L.append("| outside windows: nothing measurable (ns/op, on-demand never triggered) | %s | %s |" % (
+        per_torch(od), "see the per-round spread in item 2"))
+    est = lambda e, o: e["loops"]["small"].get("estimate_over_measured", float("nan"))
+    L.append("| cost estimate within 25%% of the measured cost | %s | %s |" % (
+        per_torch(est), "met" if all_ok(est, lambda v: 0.75 <= v <= 1.25) else "missed"))
+    d = fig["drain"]
+    cores = [1 / r["launcher_cpu_s_per_m"] for r in d["threads"].values() if r.get("launcher_cpu_s_per_m")]
+    first_drop = next((r for r in d["sweep"] if r["dropped"]), None)
+    L.append("| drain ≥ 50 M events/s per launcher core; no drops below 50 M/s from 2 writers | %s M/s per core; "
+             "drops from %s | %s |" % (
+                 "-".join("%.0f" % c for c in sorted(cores)[:1] + sorted(cores)[-1:]) if cores else "n/a",
+                 "%.0f M/s" % (first_drop["written_per_s"] / 1e6) if first_drop else "no rate reached",
+                 "met" if cores and min(cores) >= 50 and not (first_drop and first_drop["written_per_s"] < 50e6)
+                 else "missed"))
+    rr = fig.get("rank_report")
+    if rr:
+        L.append("| report over many files ≥ 2× faster on 2 cores | %.2f× (%d ranks, %.1f M events per CPU-s) | %s |" % (
+            rr["speedup"], rr["ranks"], rr["default"]["events_per_cpu_s"] / 1e6,
+            "met" if rr["speedup"] >= 2 else "missed"))
+    rm = fig.get("real_models")
+    if rm:
+        vals = ["%s %s" % (model, fmt(m["ratio"]["wall"].get("ptprof"), "%.2f")) for model, m in rm["models"].items()]
+        ok = all(m["ratio"]["wall"].get("ptprof", 9) <= 0.3 for m in rm["models"].values())
+        L.append("| real models: ptprof's added step time ≤ 0.3 × torch.profiler's (default options, wall) | "
+                 "%s | %s |" % (", ".join(vals), "met" if ok else "missed"))
+    return "\n".join(L)
+
+
+def write_doc(path, body, begin=BEGIN, end=END):
+    text = open(path).read() if os.path.exists(path) else "# Performance\n\n%s\n%s\n" % (begin, end)
+    if begin not in text or end not in text:
+        text += "\n%s\n%s\n" % (begin, end)
+    head, rest = text.split(begin, 1)
+    tail = rest.split(end, 1)[1]
     with open(path, "w") as f:
-        f.write(head + BEGIN + "\n" + body + "\n" + END + tail)
+        f.write(head + begin + "\n" + body + "\n" + end + tail)
+
+
+ALL = {"1", "2", "4", "6", "7", "8", "9"}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--quick", action="store_true", help="one round, fewer events (about half the time)")
-    ap.add_argument("--rounds", type=int, help="rounds of the end-to-end runs (default 2, --quick 1)")
+    ap.add_argument("--quick", action="store_true", help="fewer rounds and events (about a third of the time)")
+    ap.add_argument("--rounds", type=int, help="rounds of the per-op comparison (default 7, --quick 2)")
+    ap.add_argument("--long-events", type=int, help="events of the long run (default 20 M, --quick 1 M)")
     ap.add_argument("--no-doc", action="store_true", help="print the figures, leave docs/performance.md alone")
     ap.add_argument("--doc", default=os.path.join(ROOT, "docs", "performance.md"))
-    ap.add_argument("--only", default="", help="comma-separated items to run (1,2,4,6,7); default all")
+    ap.add_argument("--only", default="", help="comma-separated items to run (%s); default all" %
+                    ",".join(sorted(ALL)))
     args = ap.parse_args()
     build = os.path.abspath(args.build)
     start = time.time()
-    only = set(args.only.split(",")) if args.only else {"1", "2", "4", "6", "7"}
-    # Sized for a 2-core machine shared with other jobs: about 8 minutes at a
-    # load average of 9, less on a quiet machine.
-    rounds, steps = (1, 200) if args.quick else (2, 300)
-    long_events, long_rate = (1_000_000, 2e6) if args.quick else (100_000_000, 2e6)
+    only = set(args.only.split(",")) if args.only else set(ALL)
+    if only - ALL:
+        ap.error("unknown items %s; accepted: %s" % (",".join(sorted(only - ALL)), ",".join(sorted(ALL))))
+    # Sized for a 2-core machine: about 10 minutes. The per-op comparison
+    # (floor, torch.profiler, on demand, estimate) gets 7 rounds, the options
+    # 3, the real models 3.
+    rounds, option_rounds, steps, model_rounds = (2, 1, 200, 1) if args.quick else (7, 3, 200, 3)
+    long_events, long_rate = (1_000_000, 2e6) if args.quick else (20_000_000, 2e6)
     rounds = args.rounds or rounds
+    long_events = args.long_events or long_events
     drain_seconds = 1
     torches = torch_pythons(build)
     fig = {"date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M"), "quick": args.quick,
-           "machine": machine(), "torches": torches, "rounds": rounds, "drain_seconds": drain_seconds,
-           "long_events": long_events, "long_rate": long_rate, "hot_path": {}, "end_to_end": [],
-           "outputs": [], "drain": {"threads": {}, "sweep": []}, "long_run": {}}
+           "machine": machine(), "torches": torches, "rounds": rounds, "option_rounds": option_rounds,
+           "drain_seconds": drain_seconds, "long_events": long_events, "long_rate": long_rate, "hot_path": {},
+           "end_to_end": [], "end_to_end_options": [], "outputs": [], "drain": {"threads": {}, "sweep": []},
+           "long_run": {}, "real_models": None, "rank_report": None}
     scratch = tempfile.mkdtemp(prefix="ptprof-bench-")
     try:
         if "1" in only:
@@ -400,26 +598,40 @@ def main():
         if "7" in only:
             log("7. long run, %d events" % long_events)
             fig["long_run"] = long_run(build, scratch, long_events, long_rate)
+        if "9" in only:
+            log("9. the report over 64 ranks")
+            fig["rank_report"] = rank_report(build, scratch, 64, 200_000, 1 if args.quick else 2)
         for version, python in torches:
             if "4" in only:
                 log("4, 5. trace size and report, torch %s" % version)
                 fig["outputs"].append(outputs(build, python, 200, scratch))
             if "2" in only:
                 log("2, 3. end to end, torch %s, %d rounds" % (version, rounds))
-                fig["end_to_end"].append(end_to_end(build, python, rounds, steps, scratch))
+                fig["end_to_end"].append(end_to_end(build, python, rounds, steps, scratch, CORE_MODES))
+                log("2. the options, torch %s, %d rounds" % (version, option_rounds))
+                fig["end_to_end_options"].append(
+                    end_to_end(build, python, option_rounds, steps, scratch, OPTION_MODES, window=False))
+        if "8" in only:
+            found = transformers_python(torches)
+            if found:
+                log("8. real models, torch %s, %d rounds" % (found[0], model_rounds))
+                fig["real_models"] = real_models(build, found[1], model_rounds, 6 if args.quick else 12, scratch)
+            else:
+                log("8. real models: no interpreter with torch 2.x and transformers; skipped")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     fig["seconds"] = time.time() - start
     os.makedirs(os.path.join(build, "bench"), exist_ok=True)
     with open(os.path.join(build, "bench", "figures.json"), "w") as f:
         json.dump(fig, f, indent=1)
-    body = render(fig) if only == {"1", "2", "4", "6", "7"} else None
-    if body is None:
+    if only != ALL:
         log("partial run (--only): figures in %s, document left alone" % os.path.join(build, "bench", "figures.json"))
         return
-    print(body)
+    body, targets = render(fig), render_targets(fig)
+    print(targets + "\n\n" + body)
     if not args.no_doc:
         write_doc(args.doc, body)
+        write_doc(args.doc, targets, TARGETS_BEGIN, TARGETS_END)
         log("wrote %s" % args.doc)
     log("done in %.0f s" % fig["seconds"])
 

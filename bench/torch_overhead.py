@@ -289,6 +289,8 @@ def summarize(args, ops, medians, window, op_costs, alternating=None):
                        "added_us": paired(m, "none") / 1e3,
                        "ns_per_op": paired(m, "none") / ops[loop],
                        "ns_per_op_over_floor": paired(m, "floor") / ops[loop]}
+            if "none" in per_mode:
+                rows[m]["ns_per_op_rounds"] = [(x - n) / ops[loop] for x, n in zip(v, per_mode["none"])]
         ratios = {}
         for a, b in (("ptprof", "floor"), ("ptprof", "torch"), ("ptprof+shapes", "torch+shapes"), ("ptprof+shapes", "floor+inputs"),
                      ("ptprof+memory", "torch+memory"), ("ptprof+stack", "torch+stack"),
@@ -364,6 +366,7 @@ def main():
     ap.add_argument("--json", help="also write the figures to this file as JSON")
     ap.add_argument("--worker")
     ap.add_argument("--window-run", action="store_true")
+    ap.add_argument("--no-window", action="store_true", help="skip the window-end runs (item 3)")
     args = ap.parse_args()
     args.loops = [l for l in args.loops.split(",") if l]
     for l in args.loops:
@@ -398,11 +401,11 @@ def main():
                     continue
                 for loop in args.loops:
                     medians[loop][m].append(statistics.median(res[loop]["steps"]))
-                if "window" in res.get("small", {}):
+                if "window" in res.get("small", {}) and not args.no_window:
                     window["torch"].append(window_cost(res["small"]["window"], args.window_steps))
                 if m == "ptprof" and "op_cost_ns" in res:
                     op_costs.append(res["op_cost_ns"])
-            if "ptprof" in modes and "small" in args.loops:
+            if "ptprof" in modes and "small" in args.loops and not args.no_window:
                 res = run_mode(args, "ptprof", window=True)
                 window["ptprof"].append(window_cost(res["small"]["window"], args.window_steps))
             print("round %d/%d done" % (r + 1, args.rounds), file=sys.stderr, flush=True)
