@@ -5,6 +5,7 @@
 // (ReportBuilder::add_files): decoding a file and computing its part need
 // nothing from the others; adding the parts up does.
 #pragma once
+#include <algorithm>
 #include <condition_variable>
 #include <cstddef>
 #include <exception>
@@ -33,6 +34,7 @@ void ordered_pipeline(size_t count, unsigned workers, Produce&& produce, Consume
     std::exception_ptr error;
     bool ready = false;
   };
+  workers = unsigned(std::min<size_t>(workers, count));  // a thread per item at most
   const size_t window = size_t(workers) + 1;
   std::vector<Slot> slots(window);  // item i's result waits in slots[i % window]
   std::mutex mu;

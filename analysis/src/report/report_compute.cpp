@@ -56,9 +56,9 @@ Status ReportBuilder::add_files(const std::vector<std::string>& paths, bool phas
   detail::ordered_pipeline<Read>(
       paths.size(), threads,
       [&](size_t i) {
-        Read r{Status::ok_status(), {}};
-        r.part = detail::file_part(paths[i], first + uint32_t(i), options, phases, &r.warnings);
-        return r;
+        std::vector<std::string> warnings;
+        auto part = detail::file_part(paths[i], first + uint32_t(i), options, phases, &warnings);
+        return Read{std::move(part), std::move(warnings)};
       },
       [&](size_t i, Read&& r) {
         if (warned) warned(r.warnings);
