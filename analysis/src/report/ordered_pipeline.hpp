@@ -21,7 +21,7 @@ namespace ptprof::report::detail {
 // items. `consume` returning false stops the run: no further item starts,
 // and the call returns once the workers have finished the ones they hold.
 // workers <= 1: no thread, the plain loop. An exception in `produce` is
-// rethrown here, in its item's turn.
+// rethrown here, in its item's turn. T need only be move-constructible.
 template <class T, class Produce, class Consume>
 void ordered_pipeline(size_t count, unsigned workers, Produce&& produce, Consume&& consume) {
   if (workers <= 1 || count <= 1) {
@@ -60,7 +60,7 @@ void ordered_pipeline(size_t count, unsigned workers, Produce&& produce, Consume
       }
       lock.lock();
       Slot& s = slots[i % window];
-      s.value = std::move(value);
+      if (value) s.value.emplace(std::move(*value));
       s.error = error;
       s.ready = true;
       changed.notify_all();
@@ -89,9 +89,11 @@ void ordered_pipeline(size_t count, unsigned workers, Produce&& produce, Consume
         std::unique_lock lock(mu);
         Slot& s = slots[i % window];
         changed.wait(lock, [&] { return s.ready; });
-        value = std::move(s.value);
+        if (s.value) value.emplace(std::move(*s.value));
         error = s.error;
-        s = Slot{};
+        s.value.reset();
+        s.error = nullptr;
+        s.ready = false;
       }
       if (error) std::rethrow_exception(error);
       const bool more = consume(i, std::move(*value));
