@@ -4,6 +4,7 @@
 # file; 200000 by default, so 256 ranks hold 51.2M events), then
 # `ptprof report --format json DIR` over each: wall time and peak memory.
 #   bench/rank_report_bench.sh [BUILD_DIR] [EVENTS_PER_RANK]
+# PTPROF_REPORT_THREADS=1 in the environment times one file after the other.
 set -eu
 build=${1:-build}
 per_rank=${2:-200000}

@@ -1,5 +1,9 @@
 #include "cli/report_inputs.hpp"
 
+#include <algorithm>
+#include <cstdlib>
+#include <thread>
+
 #include <spdlog/spdlog.h>
 
 #include "ptprof/analysis/trace_file.hpp"
@@ -27,14 +31,23 @@ Status add_traces(const std::vector<std::string>& paths, std::string_view comman
   auto files = format::expand_trace_paths(paths, &notes);
   if (!files) return Status::error(files.error());
   for (const auto& n : notes) spdlog::warn("{}: {}", command, n);
-  for (const std::string& f : *files) {
-    std::vector<std::string> warnings;
-    auto window = builder.add_file(f, &warnings, phases);
-    for (const auto& w : warnings) spdlog::warn("{}: {}", command, w);
-    if (!window) return window.status();
-    if (windows) windows->push_back(*window);
+  return builder.add_files(
+      *files, phases, report_threads(),
+      [&](const std::vector<std::string>& warnings) {
+        for (const auto& w : warnings) spdlog::warn("{}: {}", command, w);
+      },
+      windows);
+}
+
+unsigned report_threads() {
+  constexpr unsigned kMost = 8;
+  if (const char* env = std::getenv("PTPROF_REPORT_THREADS"); env && *env) {
+    char* end = nullptr;
+    const unsigned long n = std::strtoul(env, &end, 10);
+    if (*end == '\0' && env[0] != '-' && n >= 1 && n <= 1024) return unsigned(n);
+    spdlog::warn("PTPROF_REPORT_THREADS={} is not a number of threads from 1 to 1024; ignored", env);
   }
-  return Status::ok_status();
+  return std::clamp(std::thread::hardware_concurrency(), 1u, kMost);
 }
 
 Result<ComparedSide> read_compared_side(const std::vector<std::string>& paths, std::string_view command) {

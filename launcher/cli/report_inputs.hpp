@@ -20,10 +20,16 @@ using TraceVisitor = std::function<void(const std::string& path, const trace::Tr
 Status read_traces(const std::vector<std::string>& paths, std::string_view command, const TraceVisitor& add);
 
 // Adds each trace of `paths` to `builder` as it reads it (ReportBuilder::
-// add_file: a trace's events are not held when it can do without); `windows`,
-// if given, gets each trace's window. Warnings as read_traces.
+// add_files: a trace's events are not held when it can do without), several
+// files at once (report_threads()); `windows`, if given, gets each trace's
+// window. Warnings as read_traces, in file order.
 Status add_traces(const std::vector<std::string>& paths, std::string_view command, report::ReportBuilder& builder,
                   bool phases, std::vector<uint32_t>* windows);
+
+// How many files add_traces reads at once: PTPROF_REPORT_THREADS when set
+// to a number from 1 (one after the other) up, else the machine's cores, at
+// most 8 (each holds a decoded trace).
+unsigned report_threads();
 
 // One side of a comparison (`diff`, `report --baseline`): the report of
 // `paths` merged, by name, and how the side was recorded.

@@ -14,9 +14,11 @@ struct Run {
 };
 
 // `ptprof ARGS` through the shell; stdout, and stderr unless told not to.
-inline Run run_ptprof(const std::string& args, bool with_stderr = true) {
+// `env`: VAR=VALUE assignments for its environment alone.
+inline Run run_ptprof(const std::string& args, bool with_stderr = true, const std::string& env = "") {
   Run r;
-  std::string cmd = std::string(PTPROF_BIN) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  std::string cmd = (env.empty() ? "" : "env " + env + " ") + std::string(PTPROF_BIN) + " " + args +
+                    (with_stderr ? " 2>&1" : " 2>/dev/null");
   std::FILE* p = ::popen(cmd.c_str(), "r");
   REQUIRE(p);
   char buf[4096];

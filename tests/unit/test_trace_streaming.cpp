@@ -52,3 +52,33 @@ TEST_CASE("streaming read delivers every event in file order, chunk by chunk", "
   CHECK(seen > 0);
   CHECK(seen < whole->events.size());
 }
+
+TEST_CASE("a streaming read stops after the chunk its consumer declines", "[format][stream]") {
+  TempDir dir;
+  std::string path = dir.file("big.bin");
+  REQUIRE(write_realistic(path, 200'000, 2));
+  size_t chunks = 0, seen = 0;
+  format::EventChunkFilter first_only = [&](const trace::Trace&, const std::vector<trace::Event>& events) {
+    ++chunks;
+    seen += events.size();
+    return false;
+  };
+  std::vector<std::string> warnings;
+  auto t = format::read_trace_streaming_while(path, first_only, &warnings);
+  REQUIRE(t);
+  CHECK(chunks == 1);
+  CHECK(seen > 0);
+  CHECK(seen < 200'000);
+  CHECK(t->strings.size() > 1);  // the metadata read so far
+  CHECK(warnings.empty());
+
+  chunks = seen = 0;
+  format::EventChunkFilter all = [&](const trace::Trace&, const std::vector<trace::Event>& events) {
+    ++chunks;
+    seen += events.size();
+    return true;
+  };
+  REQUIRE(format::read_trace_streaming_while(path, all, nullptr));
+  CHECK(seen == 200'000);
+  CHECK(chunks >= 2);
+}

@@ -43,7 +43,7 @@ struct WalkEnd {
 
 class Reader {
  public:
-  Reader(std::string path, Mode mode, const EventChunkSink* sink = nullptr)
+  Reader(std::string path, Mode mode, const EventChunkFilter* sink = nullptr)
       : path_(std::move(path)), mode_(mode), sink_(sink) {}
 
   Result<trace::Trace> run(std::vector<std::string>* warnings);
@@ -62,7 +62,8 @@ class Reader {
 
   std::string path_;
   Mode mode_;
-  const EventChunkSink* sink_;  // set: events go to it chunk by chunk, none are kept
+  const EventChunkFilter* sink_;  // set: events go to it chunk by chunk, none are kept
+  bool stopped_ = false;          // the sink wants no more
   InputFile file_;
   std::string error_;
   std::vector<ChunkHead> chunks_;
@@ -168,7 +169,7 @@ bool Reader::process(const ChunkHead& h) {
     case ChunkType::Events:
       e = decode_events(c, trace_, counts_);
       if (e.ok() && sink_) {
-        (*sink_)(trace_, trace_.events);
+        stopped_ = !(*sink_)(trace_, trace_.events);
         trace_.events.clear();
       }
       break;
@@ -256,8 +257,10 @@ Result<trace::Trace> Reader::run(std::vector<std::string>* warnings) {
     error_.clear();  // a bad footer is reported when it is reached in order
   }
 
-  for (const auto& h : chunks_)
+  for (const auto& h : chunks_) {
     if (!process(h)) return failed();
+    if (stopped_) return std::move(trace_);
+  }
   if (end.kind == WalkEnd::Damaged) {
     fail(end.offset, end.what);
     return failed();
@@ -321,6 +324,15 @@ Result<trace::Trace> read_trace(const std::string& path, std::vector<std::string
 
 Result<trace::Trace> read_trace_streaming(const std::string& path, const EventChunkSink& on_events,
                                           std::vector<std::string>* warnings) {
+  const EventChunkFilter all = [&](const trace::Trace& metadata, const std::vector<trace::Event>& events) {
+    on_events(metadata, events);
+    return true;
+  };
+  return Reader(path, Mode::Full, &all).run(warnings);
+}
+
+Result<trace::Trace> read_trace_streaming_while(const std::string& path, const EventChunkFilter& on_events,
+                                                std::vector<std::string>* warnings) {
   return Reader(path, Mode::Full, &on_events).run(warnings);
 }
 

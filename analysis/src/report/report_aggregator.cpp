@@ -143,6 +143,43 @@ void Aggregator::add_streamed(const StreamedTrace& s) {
   steps_.insert(steps_.end(), s.steps.begin(), s.steps.end());
 }
 
+void Aggregator::merge(Aggregator&& later) {
+  // In the other's row order, so that rows new here come in the order they
+  // would have been created in.
+  std::vector<const std::string*> keys(later.rows_.size());
+  for (const auto& [key, id] : later.row_index_) keys[id] = &key;
+  for (uint32_t id = 0; id < later.rows_.size(); ++id) {
+    Row& from = later.rows_[id];
+    const auto [at, added] = row_index_.try_emplace(*keys[id], uint32_t(rows_.size()));
+    if (added) {
+      rows_.push_back(std::move(from));
+      first_.push_back(later.first_[id]);
+      continue;
+    }
+    Row& r = rows_[at->second];
+    if (later.first_[id] < first_[at->second]) {
+      first_[at->second] = later.first_[id];
+      r.is_async = from.is_async;
+    }
+    Stats& s = r.stats;
+    const Stats& f = from.stats;
+    s.count += f.count;
+    s.cpu_total_ns = ptprof::detail::saturating_add(s.cpu_total_ns, f.cpu_total_ns);
+    s.self_cpu_ns = ptprof::detail::saturating_add(s.self_cpu_ns, f.self_cpu_ns);
+    s.cuda_total_ns = ptprof::detail::saturating_add(s.cuda_total_ns, f.cuda_total_ns);
+    s.self_cuda_ns = ptprof::detail::saturating_add(s.self_cuda_ns, f.self_cuda_ns);
+    s.cpu_memory += f.cpu_memory;
+    s.self_cpu_memory += f.self_cpu_memory;
+    s.cuda_memory += f.cuda_memory;
+    s.self_cuda_memory += f.self_cuda_memory;
+  }
+  steps_.insert(steps_.end(), later.steps_.begin(), later.steps_.end());
+  outside_steps_.insert(outside_steps_.end(), later.outside_steps_.begin(), later.outside_steps_.end());
+  device_self_ns_ += later.device_self_ns_;
+  saw_memory_ |= later.saw_memory_;
+  saw_device_memory_ |= later.saw_device_memory_;
+}
+
 void Aggregator::add_trace(uint32_t input, const trace::Trace& t) {
   Local local(t);
   for (const auto& m : t.memory)
@@ -255,6 +292,8 @@ Aggregator::ThreadEvents Aggregator::sort_out(uint32_t input, const std::vector<
   using trace::EventKind;
   const trace::Trace& t = local.t;
   ThreadEvents te;
+  te.nodes.reserve(events.size());  // most events are nodes: no regrowth
+  te.node_event.reserve(events.size());
   for (uint32_t i : events) {
     const trace::Event& e = t.events[i];
     if (e.kind == EventKind::Memory) {

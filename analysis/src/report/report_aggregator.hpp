@@ -53,6 +53,10 @@ class Aggregator {
   // of the `[memory]` row.
   void set_memory_sink(std::function<void(uint32_t record, bool inside)> sink) { memory_sink_ = std::move(sink); }
   void add_streamed(const StreamedTrace& s);
+  // Adds what another aggregator of the same options computed from later
+  // inputs, as if its traces had been added here: rows by key, steps after
+  // these. One per input lets inputs be computed on several threads.
+  void merge(Aggregator&& later);
   // Rows in torch's insertion order: that of each key's first event, which is
   // what the stable sort by the sort key leaves ties in.
   std::vector<Row> take_rows() {

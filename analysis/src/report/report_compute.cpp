@@ -1,16 +1,16 @@
 // The report builder: each input's events into the rows (report_aggregator.hpp),
 // its other sections into theirs (see report.hpp for semantics).
 #include <algorithm>
+#include <functional>
 #include <tuple>
 
 #include "ptprof/analysis/report.hpp"
-#include "ptprof/analysis/trace_file.hpp"
-#include "ptprof/cuda_status.hpp"
 #include "ptprof/saturating.hpp"
+#include "report/ordered_pipeline.hpp"
 #include "report/report_aggregator.hpp"
 #include "report/report_keys.hpp"
+#include "report/report_part.hpp"
 #include "report/report_sort.hpp"
-#include "report/report_stream.hpp"
 
 namespace ptprof::report {
 
@@ -31,55 +31,67 @@ ReportBuilder::ReportBuilder(const Options& options) : impl_(std::make_unique<Im
 ReportBuilder::~ReportBuilder() = default;
 
 void ReportBuilder::add(const std::string& path, const trace::Trace& t) {
-  Impl& m = *impl_;
-  uint32_t input = m.inputs++;
-  if (m.options.window && t.header.window != *m.options.window) return;
-  Report& r = m.r;
-  // The agent's CUDA notes are lines of the report, not events of the program.
-  r.events += t.events.size() - uint64_t(std::count_if(t.events.begin(), t.events.end(), [&](const trace::Event& e) {
-                return wire::is_cuda_note(t, e);
-              }));
-  r.cost += cost::tally(t);
-  m.agg.add_trace(input, t);
-  m.ranks.add(t);
-  add_common(path, t);
+  const uint32_t input = impl_->inputs;
+  add_part(path, t, detail::trace_part(t, input, impl_->options));
 }
 
 Result<uint32_t> ReportBuilder::add_file(const std::string& path, std::vector<std::string>* warnings, bool phases) {
-  Impl& m = *impl_;
-  auto streamed = detail::stream_trace(path, m.inputs, m.options, phases, warnings);
-  if (!streamed) return streamed.status();
-  if (!*streamed) {  // this trace needs all its events at once
-    auto t = format::read_trace(path, warnings);
-    if (!t) return t.status();
-    add(path, *t);
-    return t->header.window;
-  }
-  const detail::StreamedTrace& s = **streamed;
-  const trace::Trace& t = s.metadata;
-  ++m.inputs;
-  if (m.options.window && t.header.window != *m.options.window) return t.header.window;
-  m.r.events += s.events;
-  m.r.cost += s.cost;
-  m.agg.add_streamed(s);
-  m.ranks.add_counted(t, s.processes);
-  add_common(path, t);  // its only events: the agent's notes on CUDA, lines of the GPU section
-  m.r.phases.insert(m.r.phases.end(), s.phases.begin(), s.phases.end());
-  return t.header.window;
+  auto part = detail::file_part(path, impl_->inputs, impl_->options, phases, warnings);
+  if (!part) return part.status();
+  add_part(path, part->trace, std::move(*part));
+  return part->trace.header.window;
 }
 
-void ReportBuilder::add_common(const std::string& path, const trace::Trace& t) {
+Status ReportBuilder::add_files(const std::vector<std::string>& paths, bool phases, unsigned threads,
+                                const std::function<void(std::vector<std::string>&)>& warned,
+                                std::vector<uint32_t>* windows) {
+  struct Read {
+    Result<detail::FilePart> part;
+    std::vector<std::string> warnings;
+  };
+  // Each file's input number is the one a loop of add_file would give it.
+  const uint32_t first = impl_->inputs;
+  const Options& options = impl_->options;
+  Status failed = Status::ok_status();
+  detail::ordered_pipeline<Read>(
+      paths.size(), threads,
+      [&](size_t i) {
+        std::vector<std::string> warnings;
+        auto part = detail::file_part(paths[i], first + uint32_t(i), options, phases, &warnings);
+        return Read{std::move(part), std::move(warnings)};
+      },
+      [&](size_t i, Read&& r) {
+        if (warned) warned(r.warnings);
+        if (!r.part) {
+          failed = r.part.status();
+          return false;
+        }
+        add_part(paths[i], r.part->trace, std::move(*r.part));
+        if (windows) windows->push_back(r.part->trace.header.window);
+        return true;
+      });
+  return failed;
+}
+
+// Adds up the parts in input order: each of these sums and lists is what
+// adding the traces' events one by one gives.
+void ReportBuilder::add_part(const std::string& path, const trace::Trace& t, detail::FilePart&& part) {
   Impl& m = *impl_;
+  ++m.inputs;
+  if (!part.in_window) return;
   Report& r = m.r;
+  r.events += part.events;
+  r.cost += part.cost;
+  m.agg.merge(std::move(part.rows));
+  m.ranks.merge(std::move(part.ranks));
   r.files.push_back(path);
   if (std::find(r.windows.begin(), r.windows.end(), t.header.window) == r.windows.end())
     r.windows.insert(std::upper_bound(r.windows.begin(), r.windows.end(), t.header.window), t.header.window);
   r.losses += t.losses;
   m.cuda_api.add(t);
   m.gpu.add(t);
-  std::vector<StepPhases> phases = step_phases(t);
-  r.phases.insert(r.phases.end(), phases.begin(), phases.end());
-  merge(r.compile, compile_report(t));
+  r.phases.insert(r.phases.end(), part.phases.begin(), part.phases.end());
+  merge(r.compile, std::move(part.compile));
   for (const auto& th : t.threads) {
     if (th.dropped == 0) continue;
     r.dropped += th.dropped;

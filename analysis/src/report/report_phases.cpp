@@ -101,6 +101,16 @@ std::string_view phase_json_key(Phase p) {
 }
 
 std::vector<StepPhases> step_phases(const trace::Trace& t) {
+  // What each name is, found once rather than for each of its events.
+  constexpr uint8_t kBackwardName = 1, kOptimizerName = 2, kDataLoadingName = 4;
+  std::vector<uint8_t> name_kind(t.strings.size());
+  for (size_t i = 0; i < t.strings.size(); ++i) {
+    const std::string_view n = t.strings[i];
+    name_kind[i] =
+        uint8_t((starts_with(n, kBackwardPrefix) ? kBackwardName : 0) | (is_optimizer(n)      ? kOptimizerName
+                                                                         : is_data_loading(n) ? kDataLoadingName
+                                                                                              : 0));
+  }
   // Per thread: its events (indices); per process: its backward time.
   std::vector<std::vector<uint32_t>> by_thread(t.threads.size());
   std::vector<Intervals> backward(t.processes.size());
@@ -110,7 +120,8 @@ std::vector<StepPhases> step_phases(const trace::Trace& t) {
     if (e.thread >= t.threads.size() || e.name >= t.strings.size()) continue;
     by_thread[e.thread].push_back(i);
     const uint32_t process = t.threads[e.thread].process;
-    if (process < backward.size() && is_timed(e) && is_backward(e, t.strings[e.name]))
+    if (process < backward.size() && is_timed(e) &&
+        (e.scope == uint8_t(wire::OpScope::BackwardFunction) || (name_kind[e.name] & kBackwardName)))
       backward[process].emplace_back(e.start_ns, e.end_ns);
   }
   for (Intervals& b : backward) b = merged(std::move(b));
@@ -135,10 +146,9 @@ std::vector<StepPhases> step_phases(const trace::Trace& t) {
       const trace::Event& e = t.events[i];
       if (!is_timed(e)) continue;
       ops.emplace_back(e.start_ns, e.end_ns);
-      std::string_view name = t.strings[e.name];
-      if (is_optimizer(name))
+      if (name_kind[e.name] & kOptimizerName)
         optimizer.emplace_back(e.start_ns, e.end_ns);
-      else if (is_data_loading(name))
+      else if (name_kind[e.name] & kDataLoadingName)
         data_loading.emplace_back(e.start_ns, e.end_ns);
     }
     std::sort(ops.begin(), ops.end());  // by start: each step reads only its own

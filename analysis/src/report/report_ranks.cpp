@@ -139,6 +139,9 @@ struct RankSummaryBuilder::Impl {
     for (auto& s : steps) std::sort(s.begin(), s.end());
     // Sequence-numbered collective ops, by thread and start.
     std::map<std::pair<uint32_t, int64_t>, const trace::CollectiveInfo*> numbered;
+    // Per string id: is it a collective's name (asked of every op, found once).
+    std::vector<uint8_t> collective_name(t.strings.size());
+    for (size_t i = 0; i < t.strings.size(); ++i) collective_name[i] = is_collective(t.strings[i]);
     for (const trace::CollectiveInfo& c : t.collectives)
       if (c.seq >= 0) numbered[{c.thread, c.start_ns}] = &c;
     for (size_t th = 0; th < t.threads.size(); ++th) {
@@ -169,8 +172,8 @@ struct RankSummaryBuilder::Impl {
         const bool async = e.flags & trace::kAsync;  // spans threads: no place in a thread's nesting
         if (!async && ops.take(e.start_ns, e.end_ns))
           s.row.op_ns = ptprof::detail::saturating_add(s.row.op_ns, trace::duration_ns(e));
-        const std::string_view name = e.name < t.strings.size() ? std::string_view(t.strings[e.name]) : "";
-        if (!is_collective(name)) continue;
+        if (e.name >= t.strings.size() || !collective_name[e.name]) continue;
+        const std::string_view name = t.strings[e.name];
         CollectiveTotals& c = s.collectives[std::string(name)];
         ++c.calls;
         c.ns = ptprof::detail::saturating_add(c.ns, trace::duration_ns(e));
@@ -207,6 +210,44 @@ struct RankSummaryBuilder::Impl {
             ptprof::detail::saturating_add(of_process[pi]->row.collective_ns, e - std::max(b, end));
         end = e;
       }
+    }
+  }
+
+  void merge(Impl&& later) {
+    for (auto& [key, from] : later.processes) {
+      auto [at, added] = processes.try_emplace(key);
+      if (added) {
+        at->second = std::move(from);
+        continue;
+      }
+      ProcessState& s = at->second;
+      ProcessRow& r = s.row;
+      const ProcessRow& f = from.row;
+      // What each trace says of the process: the later one's, as add() keeps.
+      r.host = f.host;
+      r.pid = f.pid;
+      r.ppid = f.ppid;
+      r.rank = f.rank;
+      r.local_rank = f.local_rank;
+      r.world_size = f.world_size;
+      r.cmdline = f.cmdline;
+      if (f.agent_role != 0) {
+        r.agent_role = f.agent_role;
+        r.role_index = f.role_index;
+      }
+      r.events += f.events;
+      r.ops += f.ops;
+      r.op_ns = ptprof::detail::saturating_add(r.op_ns, f.op_ns);
+      r.collective_calls += f.collective_calls;
+      r.collective_ns = ptprof::detail::saturating_add(r.collective_ns, f.collective_ns);
+      for (const auto& [step, ns] : f.step_ns) r.step_ns[step] = std::max(r.step_ns[step], ns);
+      for (const auto& [name, c] : from.collectives) {
+        CollectiveTotals& into = s.collectives[name];
+        into.calls += c.calls;
+        into.ns = ptprof::detail::saturating_add(into.ns, c.ns);
+      }
+      s.c10d_calls.insert(s.c10d_calls.end(), from.c10d_calls.begin(), from.c10d_calls.end());
+      s.work_calls.insert(s.work_calls.end(), from.work_calls.begin(), from.work_calls.end());
     }
   }
 
@@ -389,6 +430,7 @@ void RankSummaryBuilder::add(const trace::Trace& t) { impl_->add(t); }
 void RankSummaryBuilder::add_counted(const trace::Trace& t, const std::vector<ProcessEventCounts>& counts) {
   impl_->add_counted(t, counts);
 }
+void RankSummaryBuilder::merge(RankSummaryBuilder&& later) { impl_->merge(std::move(*later.impl_)); }
 RankSummary RankSummaryBuilder::finish() && { return impl_->finish(); }
 
 }  // namespace ptprof::report

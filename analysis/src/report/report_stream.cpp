@@ -346,32 +346,42 @@ Result<std::optional<StreamedTrace>> stream_trace(const std::string& path, uint3
   std::vector<trace::Event> cuda_notes;  // a line of the report's GPU section
   // torch.compile's scopes and notes: the compile section and phase need
   // every event at once (threads' scopes united per process); a rare trace.
-  std::vector<int8_t> compile_name;  // per string id: -1 not known yet, 0, 1
-  auto compiles = [&](const trace::Trace& meta, uint32_t name) {
-    if (name >= meta.strings.size()) return false;
-    if (compile_name.size() < meta.strings.size()) compile_name.resize(meta.strings.size(), -1);
-    if (compile_name[name] < 0) {
+  // A collective op of a process needs them too (Streamer::event): found
+  // here, the events are not read twice more for nothing.
+  constexpr int8_t kCompile = 1, kCollective = 2;
+  std::vector<int8_t> name_bits;  // per string id: -1 not known yet, else kCompile | kCollective
+  auto bits = [&](const trace::Trace& meta, uint32_t name) -> int8_t {
+    if (name >= meta.strings.size()) return 0;
+    if (name_bits.size() < meta.strings.size()) name_bits.resize(meta.strings.size(), -1);
+    if (name_bits[name] < 0) {
       const std::string& n = meta.strings[name];
-      compile_name[name] = is_compile_scope(n) || parse_compile_mark(n) ? 1 : 0;
+      name_bits[name] =
+          int8_t((is_compile_scope(n) || parse_compile_mark(n) ? kCompile : 0) | (is_collective(n) ? kCollective : 0));
     }
-    return compile_name[name] == 1;
+    return name_bits[name];
   };
-  format::EventChunkSink first = [&](const trace::Trace& meta, const std::vector<trace::Event>& chunk) {
+  auto collective_op = [&](const trace::Trace& meta, const trace::Event& e) {
+    return e.kind == EventKind::Op && (bits(meta, e.name) & kCollective) && e.thread < meta.threads.size() &&
+           meta.threads[e.thread].process < meta.processes.size();
+  };
+  format::EventChunkFilter first = [&](const trace::Trace& meta, const std::vector<trace::Event>& chunk) {
     total += chunk.size();
-    if (!ok) return;
+    if (!ok) return false;
     for (const trace::Event& e : chunk) {
       // An async step has no place on its thread's stack, where phases are found.
       // The time before the first step and after the last: the full computation's.
       ok &= streamable(e.kind) && e.end_ns >= e.start_ns && (e.kind != EventKind::Step || trace::is_step(e)) &&
-            !(phases && e.kind == EventKind::Step && (e.flags & trace::kAsync)) && !compiles(meta, e.name);
+            !(phases && e.kind == EventKind::Step && (e.flags & trace::kAsync)) && !(bits(meta, e.name) & kCompile) &&
+            !collective_op(meta, e);
       cost.add(*summary, e);
       if (wire::is_cuda_note(meta, e))
         cuda_notes.push_back(e);
       else
         ++events;
     }
+    return ok;  // else the trace is read again whole: the rest is not needed
   };
-  auto meta = format::read_trace_streaming(path, first, &notes);
+  auto meta = format::read_trace_streaming_while(path, first, &notes);
   if (!meta) return meta.status();
   if (!ok || !meta->cuda.empty() || !meta->memory.empty() || total > UINT32_MAX || cuda_notes.size() > 1000)
     return std::optional<StreamedTrace>();

@@ -9,6 +9,7 @@
 // children and no self time; percentages are of the sum of all self CPU time.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,6 +26,10 @@
 #include "ptprof/trace.hpp"
 
 namespace ptprof::report {
+
+namespace detail {
+struct FilePart;
+}
 
 // torch's sort_by keys, in the order torch documents them.
 enum class SortKey : uint8_t {
@@ -156,10 +161,19 @@ class ReportBuilder {
   // are wanted). Returns the trace's window; errors and warnings are
   // read_trace's.
   Result<uint32_t> add_file(const std::string& path, std::vector<std::string>* warnings, bool phases = true);
+  // add_file for each of `paths` in turn, with the same report, up to
+  // `threads` files read and computed at once (0 or 1: one after the other)
+  // and added in path order; at most threads + 1 are held at once. Each
+  // file's warnings go to `warned` in path order; the first error is
+  // returned after its file's warnings, and no later file is added.
+  // `windows`: the window of each file added.
+  Status add_files(const std::vector<std::string>& paths, bool phases, unsigned threads,
+                   const std::function<void(std::vector<std::string>& warnings)>& warned,
+                   std::vector<uint32_t>* windows);
   Report finish() &&;
 
  private:
-  void add_common(const std::string& path, const trace::Trace& t);
+  void add_part(const std::string& path, const trace::Trace& t, detail::FilePart&& part);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -127,6 +127,9 @@ class RankSummaryBuilder {
   // entry per process of `t` (which may hold no events); it must have no
   // collective op (their intervals need the events).
   void add_counted(const trace::Trace& t, const std::vector<ProcessEventCounts>& counts);
+  // Adds what another builder took from later traces, as if they had been
+  // added here (a builder per trace lets traces be read on several threads).
+  void merge(RankSummaryBuilder&& later);
   RankSummary finish() &&;
 
  private:

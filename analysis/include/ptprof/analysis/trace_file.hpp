@@ -155,6 +155,12 @@ Result<trace::Trace> read_trace(const std::string& path, std::vector<std::string
 using EventChunkSink = std::function<void(const trace::Trace& metadata, const std::vector<trace::Event>& events)>;
 Result<trace::Trace> read_trace_streaming(const std::string& path, const EventChunkSink& on_events,
                                           std::vector<std::string>* warnings);
+// The same for a consumer that may learn early that it needs no more:
+// reading stops after a chunk for which `on_events` returns false, and what
+// is returned then is the metadata read so far, without counts or warnings.
+using EventChunkFilter = std::function<bool(const trace::Trace& metadata, const std::vector<trace::Event>& events)>;
+Result<trace::Trace> read_trace_streaming_while(const std::string& path, const EventChunkFilter& on_events,
+                                                std::vector<std::string>* warnings);
 
 // The event chunks of a trace that read_trace_streaming has read without
 // error, last chunk first, decoded against `metadata` (the trace it returned,
