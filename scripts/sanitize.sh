@@ -6,9 +6,10 @@
 #               preloaded; in shards side by side), the fuzz corpus replays
 #               and the torch-free
 #               integration tests (fault injection, the Python module).
-#   build-tsan  ThreadSanitizer: the ring and collector tests, and the
-#               launcher tests that run the forking, multi-threaded C test
-#               programs under `ptprof run`.
+#   build-tsan  ThreadSanitizer: the ring and collector tests, the report's
+#               file pool (several threads decoding, results in file order),
+#               and the launcher tests that run the forking, multi-threaded C
+#               test programs under `ptprof run`.
 #
 #   bash scripts/sanitize.sh [asan] [tsan]     (default: both)
 #
@@ -104,7 +105,7 @@ for w in "${which[@]}"; do
       # preloaded into an uninstrumented dash or bash, crashes it.
       # die_after_fork=0: the targets fork after their threads have ended.
       step "tsan: ring, collector and fork tests" env TSAN_OPTIONS=halt_on_error=1:die_after_fork=0:second_deadlock_stack=1 \
-        build-tsan/bin/ptprof_thread_tests "[ring],[collector],every range and mark of 4 threads*,recorded + dropped equals*,children forked in bursts*"
+        build-tsan/bin/ptprof_thread_tests "[ring],[collector],[parallel]~[cli],every range and mark of 4 threads*,recorded + dropped equals*,children forked in bursts*"
       ;;
     *)
       echo "sanitize.sh: unknown build '$w'; accepted: asan, tsan" >&2
