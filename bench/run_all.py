@@ -6,10 +6,10 @@ text around them is kept). scripts/bench.sh is the front end:
 
 The items (Performance issues #14 and #27):
   1 hot path        bench/record_bench.sh: ns per event, p50/p99, 1 and 2 writer threads
-  2 end to end      bench/torch_overhead.py on both torches, small-op loop: none, floor,
-                    ptprof, torch.profiler, on demand (outside windows), alternating (the
-                    estimate in one process), 7 rounds; the options (shapes, memory, stack,
-                    attribution) against torch.profiler's, 3 rounds
+  2 per op          bench/profiled_steps.py on both torches, small-op loop, within one
+                    process: floor, ptprof, torch.profiler (7 rounds), the options (3
+                    rounds), ptprof's estimate; bench/torch_overhead.py across processes:
+                    none, ptprof, on demand (outside windows), 7 rounds
   3 window end      the same runs: the step that ends a window, beyond a normal step
   4 bytes per event bench/trace_outputs.py: ptprof's trace vs torch.profiler's JSON
   5 report          the same: `ptprof report` vs key_averages().table(), per million events
@@ -17,7 +17,7 @@ The items (Performance issues #14 and #27):
                     with 2 threads up to the rate where drops begin
   7 long run        bench_record ranges, 20 M events (--long-events; 1 M with --quick):
                     launcher memory, trace size, `ptprof report` time and peak memory
-  8 real models     bench/real_models.py: GPT-2 and BERT (transformers) training steps,
+  8 real models     bench/profiled_steps.py: GPT-2 and BERT (transformers) training steps,
                     ptprof and torch.profiler with each option, torch 2.x
   9 many ranks      `ptprof report` over 64 synthetic rank files, one decoding thread
                     and the default
@@ -98,9 +98,13 @@ def hot_path(build):
 
 # ---- items 2, 3 -------------------------------------------------------------
 
-CORE_MODES = "none,floor,ptprof,torch,ptprof-alternating,ptprof-on-demand"
-OPTION_MODES = "none,ptprof,ptprof+shapes,torch+shapes,ptprof+memory,torch+memory,ptprof+stack,torch+stack," \
-    "ptprof+attribution"
+# Across processes: what only processes with and without ptprof can show
+# (outside windows, the whole process's cost) and the window ends.
+CORE_MODES = "none,ptprof,ptprof-on-demand,torch"
+# Within one process (bench/profiled_steps.py): the per-op costs and ratios.
+STEP_CORE_MODES = "floor,ptprof,torch,torch+shapes,torch+memory,torch+stack"
+STEP_OPTION_MODES = "ptprof,ptprof+shapes,ptprof+memory,ptprof+stack,ptprof+attribution,torch,torch+shapes," \
+    "torch+memory,torch+stack"
 
 
 def end_to_end(build, python, rounds, steps, scratch, modes, window=True):
@@ -116,14 +120,16 @@ def end_to_end(build, python, rounds, steps, scratch, modes, window=True):
         return json.load(f)
 
 
-# ---- item 8: real models ---------------------------------------------------
+# ---- items 2 and 8: steps profiled within one process ----------------------
 
-def real_models(build, python, rounds, pairs, scratch):
-    out = os.path.join(scratch, "real-models.json")
-    p = sh([python, os.path.join(HERE, "real_models.py"), "--ptprof", os.path.join(build, "bin", "ptprof"),
-            "--rounds", str(rounds), "--pairs", str(pairs), "--json", out], stderr=None)
+def profiled_steps(build, python, models, modes, rounds, pairs, scratch):
+    out = os.path.join(scratch, "steps-%d.json" % abs(hash((python, models, modes))))
+    env = dict(os.environ, PTPROF_BUILD_DIR=build)
+    p = sh([python, os.path.join(HERE, "profiled_steps.py"), "--ptprof", os.path.join(build, "bin", "ptprof"),
+            "--models", models, "--modes", modes, "--rounds", str(rounds), "--pairs", str(pairs), "--json", out],
+           env=env, stderr=None)
     if p.returncode != 0:
-        raise RuntimeError("real_models.py failed with %s" % python)
+        raise RuntimeError("profiled_steps.py failed with %s" % python)
     print(p.stdout, flush=True)
     with open(out) as f:
         return json.load(f)
@@ -290,73 +296,67 @@ def render(fig):
                                                      fmt(b.get("p50")), fmt(b.get("p99"))))
     L.append("")
     # 2
-    L.append("### 2. End-to-end overhead (`bench/torch_overhead.py`)")
+    L.append("### 2. Per-operator cost (`bench/profiled_steps.py`, `bench/torch_overhead.py`)")
     L.append("")
-    L.append("The small-op loop (8 x (Linear 64->64, ReLU), batch 8, SGD). Added time per step over no profiler, "
-             "and per operator; medians of differences within a round (each mode its own process, modes "
-             "interleaved round by round, steps timed in the thread's CPU time). *floor*: one global "
-             "RecordFunction callback that does nothing (no ids, no inputs), torch's own cost once any callback "
-             "is on. *ptprof-on-demand*: `ptprof run --on-demand` never triggered, what a process pays outside "
-             "windows. The first table's modes run %d rounds, the options' (second table, their own `none`) %d." %
-             (fig["rounds"], fig["option_rounds"]))
-    for key in ("end_to_end", "end_to_end_options"):
-        L.append("")
-        L.append("| torch | ops/step | mode | step µs | added µs/step | ns/op | ns/op over floor |")
-        L.append("|---|---:|---|---:|---:|---:|---:|")
+    L.append("The small-op loop (8 x (Linear 64->64, ReLU), batch 8, SGD). **Within one process** "
+             "(`profiled_steps.py`): each process alternates profiled and unprofiled steady steps, and a mode's "
+             "added time is the difference of its medians (the thread's CPU time); *floor* is one global "
+             "RecordFunction callback that does nothing, switched on and off in the process, torch's own cost once "
+             "anyone listens; *torch* is torch.profiler with the same option. Medians over rounds (each round "
+             "every mode its own process); %d rounds for floor, ptprof and torch.profiler, %d for the options "
+             "(their own runs)." % (fig["rounds"], fig["option_rounds"]))
+    L.append("")
+    L.append("| torch | ops/step | mode | ns/op | per round | added µs/step |")
+    L.append("|---|---:|---|---:|---|---:|")
+    for key in ("steps_core", "steps_options"):
         for e in fig[key]:
-            for loop, le in e["loops"].items():
-                for mode, r in le["modes"].items():
-                    L.append("| %s | %d | %s | %s | %s | %s | %s |" % (
-                        e["torch"], e["ops"][loop], mode, fmt(r["step_us"]),
-                        "—" if mode == "none" else fmt(r["added_us"]),
-                        "—" if mode == "none" else fmt(r["ns_per_op"]),
-                        "—" if mode in ("none", "floor") or "floor" not in le["modes"]
-                        else fmt(r["ns_per_op_over_floor"])))
+            m = e["models"]["small"]
+            for mode, v in m["ns_per_op"]["cpu"].items():
+                if key == "steps_options" and mode in ("ptprof", "torch"):
+                    continue
+                rounds = " ".join("%.0f" % (x * 1e6 / max(m["ops"], 1)) for x in m["added_ms_rounds"]["cpu"][mode])
+                L.append("| %s | %d | %s | %s | %s | %s |" % (e["torch"], m["ops"], mode, fmt(v), rounds,
+                                                              fmt(m["added_ms"]["cpu"][mode] * 1e3)))
     L.append("")
-    L.append("Ratios (median of per-round ratios of added time):")
+    L.append("Ratios of added time within one process (median of per-round ratios, CPU time):")
     L.append("")
     L.append("| torch | ptprof / floor | ptprof / torch.profiler | +shapes / torch+shapes | "
              "+memory / torch+memory | +stack / torch+stack | +attribution / ptprof |")
     L.append("|---|---:|---:|---:|---:|---:|---:|")
-    for e, o in zip(fig["end_to_end"], fig["end_to_end_options"]):
-        r, q = e["loops"]["small"]["ratios"], o["loops"]["small"]["ratios"]
+    for e, o in zip(fig["steps_core"], fig["steps_options"]):
+        r, q = e["models"]["small"]["ratio"]["cpu"], o["models"]["small"]["ratio"]["cpu"]
         L.append("| %s | %s | %s | %s | %s | %s | %s |" % (
             e["torch"], fmt(r.get("ptprof/floor"), "%.2f"), fmt(r.get("ptprof/torch"), "%.2f"),
             fmt(q.get("ptprof+shapes/torch+shapes"), "%.2f"), fmt(q.get("ptprof+memory/torch+memory"), "%.2f"),
             fmt(q.get("ptprof+stack/torch+stack"), "%.2f"), fmt(q.get("ptprof+attribution/ptprof"), "%.2f")))
     L.append("")
-    L.append("ptprof's own estimate of what it added (the run summary's cost line: events x the per-event "
-             "cost its agent measured at start-up) against the measured difference, small-op loop:")
+    L.append("ptprof's own estimate (the run summary's cost line: operators x the per-operator cost its agent "
+             "measured at start-up) against its measured added time per operator, within one process (median of "
+             "per-round ratios):")
     L.append("")
-    L.append("*measured*: ptprof's runs less the runs without a profiler (other processes); *in one process*: "
-             "the recorded less the unrecorded steps of a run that records every other step (ptprof-alternating), "
-             "which leaves out what a process under `ptprof run` pays whether it records or not.")
+    L.append("| torch | estimated ns/op | measured ns/op | estimate / measured |")
+    L.append("|---|---:|---:|---:|")
+    for e in fig["steps_core"]:
+        m = e["models"]["small"]
+        L.append("| %s | %s | %s | %s |" % (e["torch"], fmt(m.get("estimate_ns_per_op")),
+                                            fmt(m["ns_per_op"]["cpu"].get("ptprof")),
+                                            fmt(m.get("estimate_over_measured"), "%.2f")))
     L.append("")
-    L.append("| torch | estimated ns/op | measured ns/op | estimate / measured | in one process ns/op | "
-             "estimate / in one process |")
-    L.append("|---|---:|---:|---:|---:|---:|")
+    L.append("**Across processes** (`torch_overhead.py`, %d rounds, each mode its own process, steps in the "
+             "thread's CPU time): what a process under `ptprof run` pays whether it records or not, which no "
+             "process can measure against itself: *ptprof-on-demand* is `ptprof run --on-demand` never "
+             "triggered (outside windows), *ptprof* records every step; ns per op over the same round's run "
+             "without a profiler. The spread of the rounds is the noise between processes." % fig["across_rounds"])
+    L.append("")
+    L.append("| torch | ops/step | mode | step µs | ns/op over no profiler | per round |")
+    L.append("|---|---:|---|---:|---:|---|")
     for e in fig["end_to_end"]:
-        s = e["loops"].get("small", {})
-        if "estimate_ns_per_op" in s:
-            L.append("| %s | %s | %s | %s | %s | %s |" % (e["torch"], fmt(s["estimate_ns_per_op"]),
-                                                          fmt(s["modes"]["ptprof"]["ns_per_op"]),
-                                                          fmt(s["estimate_over_measured"], "%.2f"),
-                                                          fmt(s.get("in_process_ns_per_op")),
-                                                          fmt(s.get("estimate_over_in_process"), "%.2f")))
-    L.append("")
-    L.append("Outside windows: a process under `ptprof run --on-demand` never triggered, and the steps ptprof "
-             "does not record (the wait steps of the ptprof-alternating run), against the same round's run "
-             "without a profiler (medians of per-round differences; the spread of the rounds is the noise "
-             "between processes).")
-    L.append("")
-    L.append("| torch | on-demand ns/op over no profiler | per round | wait step ns/op over no profiler | per round |")
-    L.append("|---|---:|---|---:|---|")
-    for e in fig["end_to_end"]:
-        s = e["loops"].get("small", {})
-        od = s.get("modes", {}).get("ptprof-on-demand", {})
-        L.append("| %s | %s | %s | %s | %s |" % (
-            e["torch"], fmt(od.get("ns_per_op")), " ".join("%.0f" % v for v in od.get("ns_per_op_rounds", [])),
-            fmt(s.get("wait_step_ns_per_op")), " ".join("%.0f" % v for v in s.get("wait_step_ns_per_op_rounds", []))))
+        for loop, le in e["loops"].items():
+            for mode, r in le["modes"].items():
+                L.append("| %s | %d | %s | %s | %s | %s |" % (
+                    e["torch"], e["ops"][loop], mode, fmt(r["step_us"]),
+                    "—" if mode == "none" else fmt(r["ns_per_op"]),
+                    "" if mode == "none" else " ".join("%.0f" % v for v in r.get("ns_per_op_rounds", []))))
     L.append("")
     # 3
     L.append("### 3. Window end")
@@ -440,41 +440,37 @@ def render(fig):
         lr["report_peak_rss_bytes"] / 2**20))
     L.append("")
     # 8
-    L.append("### 8. Real models (`bench/real_models.py`)")
+    L.append("### 8. Real models (`bench/profiled_steps.py`)")
     L.append("")
     rm = fig.get("real_models")
     if not rm:
         L.append("Not run: no interpreter with torch 2.x and transformers.")
     else:
         L.append("Training steps of two transformers architectures (small configs, random weights, AdamW, one "
-                 "intra-op thread), torch %s, %d round(s); each process alternates profiled and unprofiled "
-                 "steps, %d pairs (ptprof: a schedule recording every third step; torch.profiler: every third "
-                 "step in a `profile()`, its four options taking turns; the step after a profiled one is not "
-                 "timed), and *added* is the median profiled step "
-                 "less the median unprofiled one of the same process: the noise between processes is larger "
-                 "than what either profiler adds to these steps. Wall clock and the thread's CPU time." %
+                 "intra-op thread), torch %s, %d round(s), measured within one process as in item 2 (%d pairs "
+                 "of steady steps per process). Wall clock and the thread's CPU time." %
                  (rm["torch"], rm["rounds"], rm["pairs"]))
         L.append("")
         L.append("| model (ops/step) | mode | wall ms/step | added wall ms | CPU ms/step | added CPU ms |")
         L.append("|---|---|---:|---:|---:|---:|")
         for model, m in rm["models"].items():
-            L.append("| %s (%d) | none | %.2f | — | %.2f | — |" % (model, rm["ops"][model], m["step_ms"]["wall"],
+            L.append("| %s (%d) | none | %.2f | — | %.2f | — |" % (model, m["ops"], m["step_ms"]["wall"],
                                                                m["step_ms"]["cpu"]))
             for mode, wall in m["added_ms"]["wall"].items():
                 L.append("| %s | %s | %.2f | %s | %.2f | %s |" % (
                     model, mode, m["step_ms"]["wall"] + wall, fmt(wall, "%.2f"),
                     m["step_ms"]["cpu"] + m["added_ms"]["cpu"][mode], fmt(m["added_ms"]["cpu"][mode], "%.2f")))
         L.append("")
-        L.append("ptprof's added time / torch.profiler's with the same options (median of per-round ratios), "
-                 "wall / CPU:")
+        L.append("ptprof's added time / torch.profiler's with the same options, and / the floor (median of "
+                 "per-round ratios), wall / CPU:")
         L.append("")
-        L.append("| model | default | shapes | memory | stack |")
-        L.append("|---|---:|---:|---:|---:|")
+        L.append("| model | default | shapes | memory | stack | ptprof / floor |")
+        L.append("|---|---:|---:|---:|---:|---:|")
         for model, m in rm["models"].items():
             cells = []
-            for mode in ("ptprof", "ptprof+shapes", "ptprof+memory", "ptprof+stack"):
-                cells.append("%s / %s" % (fmt(m["ratio"]["wall"].get(mode), "%.2f"),
-                                          fmt(m["ratio"]["cpu"].get(mode), "%.2f")))
+            for k in ("ptprof/torch", "ptprof+shapes/torch+shapes", "ptprof+memory/torch+memory",
+                      "ptprof+stack/torch+stack", "ptprof/floor"):
+                cells.append("%s / %s" % (fmt(m["ratio"]["wall"].get(k), "%.2f"), fmt(m["ratio"]["cpu"].get(k), "%.2f")))
             L.append("| %s | %s |" % (model, " | ".join(cells)))
     L.append("")
     # 9
@@ -505,21 +501,21 @@ def render_targets(fig):
     """Issue #27's targets against this run's figures: met or missed."""
     L = ["| target | figure (torch 1.13 / 2.x) | status |", "|---|---|---|"]
 
-    def per_torch(get):
-        return " / ".join(fmt(get(e, o), "%.2f") for e, o in zip(fig["end_to_end"], fig["end_to_end_options"]))
+    def per_torch(get, spec="%.2f"):
+        return " / ".join(fmt(get(e, c), spec) for e, c in zip(fig["end_to_end"], fig["steps_core"]))
 
     def all_ok(get, ok):
-        vals = [get(e, o) for e, o in zip(fig["end_to_end"], fig["end_to_end_options"])]
+        vals = [get(e, c) for e, c in zip(fig["end_to_end"], fig["steps_core"])]
         return bool(vals) and all(v == v and ok(v) for v in vals)
 
-    floor = lambda e, o: e["loops"]["small"]["ratios"].get("ptprof/floor", float("nan"))
-    L.append("| ptprof ≤ 1.1 × the floor per op (%d rounds) | %s | %s |" % (
+    floor = lambda e, c: c["models"]["small"]["ratio"]["cpu"].get("ptprof/floor", float("nan"))  # noqa: E731
+    L.append("| ptprof ≤ 1.1 × the floor per op (%d rounds, within one process) | %s | %s |" % (
         fig["rounds"], per_torch(floor), "met" if all_ok(floor, lambda v: v <= 1.1) else "missed"))
-    od = lambda e, o: e["loops"]["small"]["modes"].get("ptprof-on-demand", {}).get("ns_per_op", float("nan"))
-    L.append("| outside windows: nothing measurable (ns/op, on-demand never triggered) | %s | %s |" % (
-        per_torch(od), "see the per-round spread in item 2"))
-    est = lambda e, o: e["loops"]["small"].get("estimate_over_measured", float("nan"))
-    L.append("| cost estimate within 25%% of the measured cost | %s | %s |" % (
+    od = lambda e, c: e["loops"]["small"]["modes"].get("ptprof-on-demand", {}).get("ns_per_op", float("nan"))  # noqa
+    L.append("| outside windows: nothing measurable (ns/op over no profiler, on-demand never triggered) | %s | "
+             "see the rounds in item 2 |" % per_torch(od, "%.0f"))
+    est = lambda e, c: c["models"]["small"].get("estimate_over_measured", float("nan"))  # noqa: E731
+    L.append("| cost estimate within 25%% of the measured cost (within one process) | %s | %s |" % (
         per_torch(est), "met" if all_ok(est, lambda v: 0.75 <= v <= 1.25) else "missed"))
     d = fig["drain"]
     cores = [1 / r["launcher_cpu_s_per_m"] for r in d["threads"].values() if r.get("launcher_cpu_s_per_m")]
@@ -537,8 +533,9 @@ def render_targets(fig):
             "met" if rr["speedup"] >= 2 else "missed"))
     rm = fig.get("real_models")
     if rm:
-        vals = ["%s %s" % (model, fmt(m["ratio"]["wall"].get("ptprof"), "%.2f")) for model, m in rm["models"].items()]
-        ok = all(m["ratio"]["wall"].get("ptprof", 9) <= 0.3 for m in rm["models"].values())
+        vals = ["%s %s" % (model, fmt(m["ratio"]["wall"].get("ptprof/torch"), "%.2f"))
+                for model, m in rm["models"].items()]
+        ok = all(m["ratio"]["wall"].get("ptprof/torch", 9) <= 0.3 for m in rm["models"].values())
         L.append("| real models: ptprof's added step time ≤ 0.3 × torch.profiler's (default options, wall) | "
                  "%s | %s |" % (", ".join(vals), "met" if ok else "missed"))
     return "\n".join(L)
@@ -573,10 +570,11 @@ def main():
     only = set(args.only.split(",")) if args.only else set(ALL)
     if only - ALL:
         ap.error("unknown items %s; accepted: %s" % (",".join(sorted(only - ALL)), ",".join(sorted(ALL))))
-    # Sized for a 2-core machine: about 10 minutes. The per-op comparison
-    # (floor, torch.profiler, on demand, estimate) gets 7 rounds, the options
-    # 3, the real models 3.
-    rounds, option_rounds, steps, model_rounds = (2, 1, 200, 1) if args.quick else (7, 3, 200, 3)
+    # Sized for a 2-core machine: about 10 minutes. Within one process: floor,
+    # ptprof and torch.profiler 7 rounds, the options 3, the real models 1;
+    # across processes (outside windows, window ends) 4.
+    rounds, option_rounds, across_rounds, steps, model_rounds, pairs = \
+        (2, 1, 2, 200, 1, 8) if args.quick else (7, 3, 4, 200, 1, 12)
     long_events, long_rate = (1_000_000, 2e6) if args.quick else (20_000_000, 2e6)
     rounds = args.rounds or rounds
     long_events = args.long_events or long_events
@@ -584,8 +582,10 @@ def main():
     torches = torch_pythons(build)
     fig = {"date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M"), "quick": args.quick,
            "machine": machine(), "torches": torches, "rounds": rounds, "option_rounds": option_rounds,
+           "across_rounds": across_rounds,
            "drain_seconds": drain_seconds, "long_events": long_events, "long_rate": long_rate, "hot_path": {},
-           "end_to_end": [], "end_to_end_options": [], "outputs": [], "drain": {"threads": {}, "sweep": []},
+           "end_to_end": [], "steps_core": [], "steps_options": [], "outputs": [],
+           "drain": {"threads": {}, "sweep": []},
            "long_run": {}, "real_models": None, "rank_report": None}
     scratch = tempfile.mkdtemp(prefix="ptprof-bench-")
     try:
@@ -606,16 +606,20 @@ def main():
                 log("4, 5. trace size and report, torch %s" % version)
                 fig["outputs"].append(outputs(build, python, 200, scratch))
             if "2" in only:
-                log("2, 3. end to end, torch %s, %d rounds" % (version, rounds))
-                fig["end_to_end"].append(end_to_end(build, python, rounds, steps, scratch, CORE_MODES))
-                log("2. the options, torch %s, %d rounds" % (version, option_rounds))
-                fig["end_to_end_options"].append(
-                    end_to_end(build, python, option_rounds, steps, scratch, OPTION_MODES, window=False))
+                log("2, 3. across processes, torch %s, %d rounds" % (version, across_rounds))
+                fig["end_to_end"].append(end_to_end(build, python, across_rounds, steps, scratch, CORE_MODES))
+                log("2. within one process, torch %s, %d rounds" % (version, rounds))
+                fig["steps_core"].append(profiled_steps(build, python, "small", STEP_CORE_MODES, rounds, pairs,
+                                                        scratch))
+                log("2. the options within one process, torch %s, %d rounds" % (version, option_rounds))
+                fig["steps_options"].append(profiled_steps(build, python, "small", STEP_OPTION_MODES,
+                                                           option_rounds, pairs, scratch))
         if "8" in only:
             found = transformers_python(torches)
             if found:
                 log("8. real models, torch %s, %d rounds" % (found[0], model_rounds))
-                fig["real_models"] = real_models(build, found[1], model_rounds, 6 if args.quick else 12, scratch)
+                fig["real_models"] = profiled_steps(build, found[1], "gpt2,bert", ",".join(
+                    ["floor"] + STEP_OPTION_MODES.split(",")), model_rounds, pairs, scratch)
             else:
                 log("8. real models: no interpreter with torch 2.x and transformers; skipped")
     finally:

@@ -19,3 +19,20 @@ extern "C" __attribute__((visibility("default"))) int ptprof_bench_add_floor_cal
 extern "C" __attribute__((visibility("default"))) int ptprof_bench_add_noop_callback(int with_inputs) {
   return ptprof_bench_add_floor_callback(with_inputs, 1);
 }
+
+// The floor switched on and off within one process (bench/profiled_steps.py):
+// steps with and without it alternate, so the process-to-process noise of a
+// shared machine does not enter the difference. Returns torch's handle.
+extern "C" __attribute__((visibility("default"))) unsigned long long ptprof_bench_floor_handle(int with_inputs) {
+  const at::CallbackHandle h = at::addGlobalCallback(
+      at::RecordFunctionCallback(&noop_start, &noop_end).needsInputs(with_inputs != 0).needsIds(false));
+  at::disableCallback(h);
+  return h;
+}
+
+extern "C" __attribute__((visibility("default"))) void ptprof_bench_floor_enable(unsigned long long handle, int on) {
+  if (on)
+    at::reenableCallback(handle);
+  else
+    at::disableCallback(handle);
+}
