@@ -508,9 +508,26 @@ def render_targets(fig):
         vals = [get(e, c) for e, c in zip(fig["end_to_end"], fig["steps_core"])]
         return bool(vals) and all(v == v and ok(v) for v in vals)
 
-    floor = lambda e, c: c["models"]["small"]["ratio"]["cpu"].get("ptprof/floor", float("nan"))  # noqa: E731
-    L.append("| ptprof ≤ 1.1 × the floor per op (%d rounds, within one process) | %s | %s |" % (
-        fig["rounds"], per_torch(floor), "met" if all_ok(floor, lambda v: v <= 1.1) else "missed"))
+    def spread(a, b, goal):
+        """Per torch: the median of per-round ratios a/b with their range, and
+        met / missed only when every round agrees (ptprof pays the floor, so a
+        ratio below 1 is noise between processes, not a saving)."""
+        figs, status = [], []
+        for c in fig["steps_core"]:
+            rounds = c["models"]["small"]["added_ms_rounds"]["cpu"]
+            r = sorted(x / y for x, y in zip(rounds[a], rounds[b]) if y > 0)
+            if not r:
+                figs.append("n/a")
+                continue
+            figs.append("%.2f (%.2f-%.2f)" % (statistics.median(r), r[0], r[-1]))
+            status.append("met" if r[-1] <= goal else "missed" if r[0] > goal else "unresolved")
+        verdict = status[0] if status and len(set(status)) == 1 else "unresolved" if status else "n/a"
+        return " / ".join(figs), verdict
+
+    f, v = spread("ptprof", "floor", 1.1)
+    L.append("| ptprof ≤ 1.1 × the floor per op (%d rounds, within one process; median and rounds' range) | %s | %s |"
+             % (fig["rounds"], f, v if v != "unresolved" else
+                "not resolved: the rounds fall on both sides of the goal (noise between processes, see below)"))
     od = lambda e, c: e["loops"]["small"]["modes"].get("ptprof-on-demand", {}).get("ns_per_op", float("nan"))  # noqa
     L.append("| outside windows: nothing measurable (ns/op over no profiler, on-demand never triggered) | %s | "
              "see the rounds in item 2 |" % per_torch(od, "%.0f"))
@@ -562,10 +579,18 @@ def main():
     ap.add_argument("--long-events", type=int, help="events of the long run (default 20 M, --quick 1 M)")
     ap.add_argument("--no-doc", action="store_true", help="print the figures, leave docs/performance.md alone")
     ap.add_argument("--doc", default=os.path.join(ROOT, "docs", "performance.md"))
+    ap.add_argument("--from-json", help="render this figures.json into the document instead of measuring")
     ap.add_argument("--only", default="", help="comma-separated items to run (%s); default all" %
                     ",".join(sorted(ALL)))
     args = ap.parse_args()
     build = os.path.abspath(args.build)
+    if args.from_json:
+        with open(args.from_json) as f:
+            fig = json.load(f)
+        write_doc(args.doc, render(fig))
+        write_doc(args.doc, render_targets(fig), TARGETS_BEGIN, TARGETS_END)
+        log("wrote %s from %s" % (args.doc, args.from_json))
+        return
     start = time.time()
     only = set(args.only.split(",")) if args.only else set(ALL)
     if only - ALL:
