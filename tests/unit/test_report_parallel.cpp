@@ -37,6 +37,7 @@ std::string write_rank(const TempDir& dir, const RankFile& f) {
   const std::string name = h.host + ".r" + std::to_string(f.rank) + "." + std::to_string(pid) + "." + window + ".bin";
   auto w = testing::open_writer(dir.file(name), h);
   std::vector<uint32_t> names;
+  names.reserve(12);
   for (int i = 0; i < 12; ++i) names.push_back(w->intern("aten::op_" + std::to_string(i % (5 + f.rank % 3))));
   const uint32_t c10d = w->intern("c10d::allreduce_"), gloo = w->intern("gloo:all_reduce");
   trace::Process p;
