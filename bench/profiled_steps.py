@@ -24,15 +24,20 @@ unprofiled steps, and only differences within a process are used:
     floor           one global RecordFunction callback that does nothing (no
                     ids, no inputs), switched on and off within the process
                     (bench/floor/rf_floor.cpp): what torch costs once anyone
-                    listens
+                    listens. When ptprof is measured too, in ptprof's own
+                    process, between its windows (schedule wait=7,active=4:
+                    after a window, a plain step, two with the floor, a
+                    plain one), so that ptprof / floor compares one process
+                    with itself
     ptprof[+OPT]    ptprof run --schedule wait=2,warmup=0,active=3,repeat=0
                     [--record-shapes | --profile-memory | --with-stack |
                     --python-attribution] (the agent's ptprof_recording()
                     says which steps it records)
-    torch           torch.profiler.profile(activities=[CPU]) around two steps,
-                    and each option of it (record_shapes, profile_memory,
-                    with_stack) taking turns in one process; building its
-                    results at the exit of each profile is not timed
+    torch           torch.profiler.profile(activities=[CPU]) around five
+                    steps (four timed), and each option of it (record_shapes,
+                    profile_memory, with_stack) taking turns in one process;
+                    building its results at the exit of each profile is not
+                    timed
 
 Only steady steps are timed: not the first step of a window (ptprof's
 window start, torch.profiler's first step after its start, the floor's first
@@ -79,8 +84,11 @@ TORCH_OPTIONS = {"torch": {}, "torch+shapes": {"record_shapes": True}, "torch+me
 # Ratios of added time: (numerator, denominator).
 PAIRS = [("ptprof", "floor"), ("ptprof", "torch"), ("ptprof+shapes", "torch+shapes"),
          ("ptprof+memory", "torch+memory"), ("ptprof+stack", "torch+stack"), ("ptprof+attribution", "ptprof")]
-# "ptprof: this run's cost: ... (N ops x C ns, ...)" (launcher/cli/cmd_run.cpp).
+# "ptprof: this run's cost: ... (N ops x C ns, ...)" (launcher/cli/run_summary.cpp).
 OP_COST = re.compile(r"([0-9]+) ops? x ([0-9.]+) ns")
+# "ptprof: measured on its own steps (...): +X ms per recorded step (+P%), C ns per op (N ops per step; ...)"
+# (launcher/cli/step_cost_line.cpp).
+OWN_STEPS = re.compile(r"measured on its own steps \(.*?\): \+([0-9.]+) ms per recorded step")
 
 
 def build_model(name):
@@ -129,9 +137,24 @@ def timed(step):
     return time.perf_counter_ns() - w0, time.thread_time_ns() - c0
 
 
+# Out-of-window steps of a ptprof process that also times the floor, by their
+# index after a window (1-based): the floor is switched on before step 3 and
+# off before step 6, and the step after any switch is not steady (torch
+# rebuilds its callback cache; the window's end leaves caches cold).
+FLOOR_PLAN = {1: ("plain", False), 2: ("plain", True), 3: ("floor", False), 4: ("floor", True),
+              5: ("floor", True), 6: ("plain", False), 7: ("plain", True)}
+# ptprof's schedule when the floor shares its process: the plan above, then a
+# window whose first step is not steady.
+WITH_FLOOR = "wait=7,warmup=0,active=4,repeat=0"
+# torch.profiler: steady steps timed per profile() (after one untimed step).
+TORCH_BLOCK = 4
+
+
 def worker(args):
-    """One process, one model, one kind of mode: --pairs pairs of steps, one
-    profiled and one not (per option); prints JSON of the medians."""
+    """One process, one model, one kind of mode: --pairs steady steps of each
+    mode and as many unprofiled ones; prints JSON of the medians. A ptprof
+    process given --floor-lib also switches the floor on and off outside its
+    windows, so ptprof's and the floor's added times come from one process."""
     import ctypes
 
     from torch.profiler import ProfilerActivity, profile
@@ -147,7 +170,7 @@ def worker(args):
     if args.worker in PTPROF_FLAGS:
         recording = ctypes.CDLL(None).ptprof_recording  # the agent's: is this step in a window?
         recording.restype = ctypes.c_int
-    elif args.worker == "floor":
+    if args.worker == "floor" or (args.worker in PTPROF_FLAGS and args.floor_lib):
         lib = ctypes.CDLL(args.floor_lib)
         lib.ptprof_bench_floor_handle.restype = ctypes.c_ulonglong
         handle = ctypes.c_ulonglong(lib.ptprof_bench_floor_handle(0))
@@ -155,15 +178,38 @@ def worker(args):
     # torch.profiler's options take turns in one process (one start, not four).
     options = list(TORCH_OPTIONS) if args.worker == "torch" else [args.worker]
     times = {k: [] for k in options}
+    if recording is not None and floor:
+        times["floor"] = []
     plain = []
     i = 0
     previous = False
+    outside = 0  # out-of-window steps since the last window
+    floor_on = False
+    limit = 12 * (len(options) + 1) * args.pairs + 20
     while min(len(plain), min(len(v) for v in times.values())) < args.pairs:
         if recording is not None:
             profiled = bool(recording())
-            t = timed(step)
-            if profiled == previous:  # the first step of a window, or after one, is not steady
-                (times[args.worker] if profiled else plain).append(t)
+            if profiled:
+                if floor_on:
+                    floor(0)
+                    floor_on = False
+                outside = 0
+                t = timed(step)
+                if previous:  # the first step of a window is not steady
+                    times[args.worker].append(t)
+            elif floor:
+                outside += 1
+                kind, steady = FLOOR_PLAN.get(outside, ("plain", True))
+                if (kind == "floor") != floor_on:
+                    floor_on = kind == "floor"
+                    floor(1 if floor_on else 0)
+                t = timed(step)
+                if steady:
+                    (times["floor"] if floor_on else plain).append(t)
+            else:
+                t = timed(step)
+                if not previous:  # the step after a window is not steady
+                    plain.append(t)
             previous = profiled
         elif i % 2:
             mode = options[(i // 2) % len(options)]
@@ -175,12 +221,12 @@ def worker(args):
             else:
                 with profile(activities=[ProfilerActivity.CPU], **TORCH_OPTIONS[mode]):
                     step()
-                    times[mode].append(timed(step))
+                    times[mode].extend(timed(step) for _ in range(TORCH_BLOCK))
         else:
             step()
-            plain.append(timed(step))
+            plain.extend(timed(step) for _ in range(TORCH_BLOCK if args.worker == "torch" else 1))
         i += 1
-        if i > 4 * len(options) * args.pairs + 10 * args.pairs + 10:
+        if i > limit:
             sys.exit("profiled_steps: %s: %d plain steps and %s after %d" %
                      (args.worker, len(plain), {k: len(v) for k, v in times.items()}, i))
     for mode, t in times.items():
@@ -191,13 +237,17 @@ def worker(args):
     print(json.dumps(res))
 
 
-def run(args, model, kind):
+def run(args, model, kind, with_floor=False):
+    """One worker process; `with_floor`: a ptprof process that also times the
+    floor outside its windows."""
+    floor_lib = args.floor_lib if kind == "floor" or with_floor else ""
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", kind, "--models", model,
-           "--pairs", str(args.pairs), "--warmup", str(args.warmup), "--floor-lib", args.floor_lib or ""]
+           "--pairs", str(args.pairs), "--warmup", str(args.warmup), "--floor-lib", floor_lib or ""]
     if kind in PTPROF_FLAGS:
         out = os.path.join(args.out, "ptprof-" + kind.replace("+", "-"))
         shutil.rmtree(out, ignore_errors=True)
-        cmd = [args.ptprof, "run", "-o", out, "--schedule", ALTERNATING] + PTPROF_FLAGS[kind] + ["--"] + cmd
+        schedule = WITH_FLOOR if with_floor else ALTERNATING
+        cmd = [args.ptprof, "run", "-o", out, "--schedule", schedule] + PTPROF_FLAGS[kind] + ["--"] + cmd
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         sys.exit("profiled_steps: %s under %s failed:\n%s" % (model, kind, p.stderr[-3000:]))
@@ -205,6 +255,10 @@ def run(args, model, kind):
     m = OP_COST.search(p.stderr)
     if kind in PTPROF_FLAGS and m:
         res[kind]["estimate_ns_per_op"] = float(m.group(2))
+    m = OWN_STEPS.search(p.stderr)
+    # With the floor in its wait steps, ptprof's unrecorded steps are not plain.
+    if kind in PTPROF_FLAGS and m and not with_floor:
+        res[kind]["own_steps_added_ms"] = float(m.group(1))
     return res
 
 
@@ -239,6 +293,15 @@ def summarize(rounds_data, modes, ops):
                 m["estimate_ns_per_op"] = statistics.median(est)
                 per_round = [e / x for e, x in zip(est, meas) if x > 0]
                 m["estimate_over_measured"] = statistics.median(per_round) if per_round else float("nan")
+            # What the run summary measured on the program's own steps, per
+            # step, against the added CPU time measured here.
+            own = [r["ptprof"].get("own_steps_added_ms") for r in rounds]
+            if all(o is not None for o in own):
+                meas = [(r["ptprof"]["cpu"]["profiled"] - r["ptprof"]["cpu"]["plain"]) / 1e6 for r in rounds]
+                per_round = [o / x for o, x in zip(own, meas) if x > 0]
+                m["own_steps_added_ms"] = statistics.median(own)
+                m["own_steps_over_measured"] = statistics.median(per_round) if per_round else float("nan")
+                m["own_steps_over_measured_rounds"] = per_round
         out[model] = m
     return out
 
@@ -255,6 +318,9 @@ def print_summary(s):
         if "estimate_ns_per_op" in m:
             print("  ptprof's estimate %.1f ns/op, %.2f x its measured cost" % (m["estimate_ns_per_op"],
                                                                                m["estimate_over_measured"]))
+        if "own_steps_added_ms" in m:
+            print("  ptprof's own steps: +%.3f ms per step, %.2f x its measured cost" % (m["own_steps_added_ms"],
+                                                                                     m["own_steps_over_measured"]))
 
 
 def build_floor():
@@ -303,7 +369,10 @@ def main():
     args.ptprof = os.path.abspath(args.ptprof)
     args.out = tempfile.mkdtemp(prefix="ptprof-profiled-steps-")
     # One process per ptprof mode, one for the floor, one for torch.profiler's options.
-    kinds = [m for m in modes if m in PTPROF_FLAGS or m == "floor"]
+    # The floor shares ptprof's process when both are asked for (their ratio
+    # is then free of the differences between processes).
+    floor_with_ptprof = "floor" in modes and "ptprof" in modes
+    kinds = [m for m in modes if m in PTPROF_FLAGS or (m == "floor" and not floor_with_ptprof)]
     if any(m in TORCH_OPTIONS for m in modes):
         kinds.append("torch")
     try:
@@ -313,7 +382,7 @@ def main():
             for model in args.models:
                 r = {}
                 for kind in kinds:
-                    got = run(args, model, kind)
+                    got = run(args, model, kind, floor_with_ptprof and kind == "ptprof")
                     ops[model] = got.pop("ops", ops.get(model, 0))
                     r.update({k: v for k, v in got.items() if k in modes})
                 data[model].append(r)

@@ -12,6 +12,10 @@ one run (these machines are shared and noisy; only ratios measured together
 mean anything; steps are timed in the thread's CPU time, see now_ns()):
 
     none            no profiler
+    none-again      no profiler, a second process in each round: what two
+                    processes running the same loop differ by, the noise the
+                    other modes' differences from `none` are read against
+                    (only when --modes names it)
     floor           a global RecordFunction callback that does nothing (no
                     ids, no inputs): what torch costs once any callback is on
     floor+inputs    the same callback asking for inputs: what torch costs any
@@ -74,7 +78,7 @@ FLOOR_SOURCE = os.path.join(HERE, "floor", "rf_floor.cpp")
 
 DEFAULT_MODES = ["none", "floor", "ptprof", "ptprof+shapes", "ptprof+memory", "torch", "torch+shapes", "torch+memory",
                  "ptprof+attribution", "ptprof+stack", "torch+stack", "ptprof-alternating"]
-MODES = DEFAULT_MODES + ["ptprof+pystack", "ptprof-on-demand", "floor+inputs"]
+MODES = DEFAULT_MODES + ["ptprof+pystack", "ptprof-on-demand", "floor+inputs", "none-again"]
 ALTERNATING = "wait=1,warmup=0,active=1,repeat=0"
 LOOPS = ["small", "conv"]
 PTPROF_FLAGS = {"ptprof": [], "ptprof+shapes": ["--record-shapes"], "ptprof+memory": ["--profile-memory"],
@@ -217,6 +221,8 @@ def run_mode(args, mode, window=False):
             cmd += ["--window-run"]
         cmd[cmd.index("--worker") + 1] = "none"
         cmd = pre + ["--"] + cmd
+    if mode == "none-again":
+        cmd[cmd.index("--worker") + 1] = "none"
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if proc.returncode != 0:
         sys.exit("benchmark worker %s failed:\n%s" % (mode, proc.stderr[-3000:]))

@@ -58,6 +58,7 @@ PTPROF_EXPORT void ptprof_agent_op_begin(const ptprof_op_begin* op) {
   if (!t->emit_begin(wire::RecordType::OpBegin, id, ts, wire::kOpEndBytes, b,
                      std::span<const uint8_t>(op->shapes, shapes))) [[unlikely]]
     return;
+  ++t->ops_recorded;
   // While CUPTI records, the kernels this op launches carry its handle.
   const bool push = g_runtime.cuda_correlating();
   if (push) [[unlikely]]

@@ -67,6 +67,9 @@ struct ThreadState {
   uint32_t slot = 0;
   int32_t tid = 0;
   bool busy = false;  // inside the agent's own slow path: do not record
+  // Operators whose begin this thread recorded: per step, for the cost
+  // measured on the process's own steps (step_cost_meter.hpp).
+  uint64_t ops_recorded = 0;
 
   CacheEntry cache[kCacheSize];
   TextEntry by_text[kTextCacheSize];

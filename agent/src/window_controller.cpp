@@ -1,5 +1,7 @@
 #include "window_controller.hpp"
 
+#include <ctime>
+
 #include "agent_thread.hpp"
 #include "ancestor_slot.hpp"
 #include "boundary_publisher.hpp"
@@ -51,6 +53,7 @@ void WindowController::begin() {
     const uint64_t t = clock::ticks_ordered(clock_kind_);
     std::lock_guard lock(step_mu_);
     apply_step(0, t, /*first=*/true);
+    step_began_recording_ = recording();
   }
   if (config_->on_demand) start_trigger_watcher();
 }
@@ -122,11 +125,33 @@ void WindowController::end_step() {
   std::optional<uint32_t> ended;
   {
     std::lock_guard lock(step_mu_);
+    measure_step_end();
     const uint64_t ticks = clock::ticks_ordered(clock_kind_);
     if (following_) ended = stop_following(ticks);
     if (const auto own = apply_step(step_ + 1, ticks, /*first=*/false)) ended = own;
+    step_began_recording_ = recording();
   }
   notify_window_end(ended);
+}
+
+void WindowController::measure_step_end() {
+  // The thread's own record count: a thread the agent does not know (or one
+  // inside the agent) gives no sample, and the next step starts the count.
+  const ThreadState* t = detail::tls_thread;
+  timespec cpu{};
+  if (!t || clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) != 0) {
+    meter_.step_ended(step_, nullptr, 0, 0, step_began_recording_, recording());
+    return;
+  }
+  meter_.step_ended(step_, t, uint64_t(cpu.tv_sec) * 1'000'000'000u + uint64_t(cpu.tv_nsec), t->ops_recorded,
+                    step_began_recording_, recording());
+  const std::optional<StepCostMeter::Figures> f = meter_.figures();
+  if (!f || !header_) return;
+  header_->step_cost_ops.store(f->ops, std::memory_order_relaxed);
+  header_->step_cost_recorded_ns.store(f->recorded_ns, std::memory_order_relaxed);
+  header_->step_cost_unrecorded_ns.store(f->unrecorded_ns, std::memory_order_relaxed);
+  header_->step_cost_unrecorded_steps.store(f->unrecorded_steps, std::memory_order_relaxed);
+  header_->step_cost_recorded_steps.store(f->recorded_steps, std::memory_order_release);
 }
 
 void WindowController::cuda_profiler_api(bool start) {

@@ -36,6 +36,7 @@
 #include "ptprof/config.hpp"
 #include "ptprof/schedule.hpp"
 #include "ptprof/shm_abi.hpp"
+#include "step_cost_meter.hpp"
 
 namespace ptprof::agent {
 
@@ -121,6 +122,10 @@ class WindowController {
   // step lock: the window's end waits for the rest (CuptiConsumer::window_ended);
   // this spreads the conversion over the window's steps.
   void flush_gpu_step();
+  // The step that ends now, for the cost measured on the process's own
+  // steps: fed to meter_ (on the thread ending it, before the schedule
+  // moves), whose figures go to the process header. Caller holds step_mu_.
+  void measure_step_end();
   // Publishes the window state for this process's children to follow (its
   // slot's window word; also ProcessHeader::window_state) and wakes them
   // when it changed.
@@ -179,6 +184,8 @@ class WindowController {
   bool following_ = false;                 // the windows are the ancestor's: no step of this process's has ended
   void (*bridge_set_recording_)(int) = nullptr;
   int bridge_mode_ = 0;  // last mode given to the bridge
+  StepCostMeter meter_;
+  bool step_began_recording_ = false;  // whether the current step was recording when it began
 
   std::atomic<WindowEndListener> window_end_listener_{nullptr};
   std::atomic<RecordingListener> recording_listener_{nullptr};

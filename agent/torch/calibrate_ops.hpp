@@ -12,6 +12,7 @@
 // A few milliseconds, once, when torch is loaded.
 #pragma once
 #include <ATen/ATen.h>
+#include <ATen/ThreadLocalState.h>
 #include <ATen/record_function.h>
 #include <c10/util/StringUtil.h>
 #include <time.h>
@@ -70,11 +71,18 @@ class TinyTrainingStep {
     using NodePtr = std::decay_t<decltype(loss.grad_fn())>;
     std::vector<std::pair<NodePtr, at::Tensor>> todo;
     todo.emplace_back(loss.grad_fn(), at::ones_like(loss));
+    // The engine runs each node under the thread-local state it captured at
+    // backward() (Engine::thread_main's ThreadLocalStateGuard): setting it
+    // and putting it back rebuilds the thread's RecordFunction callback
+    // cache twice per node, more work once a callback is on (a vector for
+    // each scope it covers), which is part of what a callback costs backward.
+    const at::ThreadLocalState captured;
     while (!todo.empty()) {
       auto [fn, grad] = std::move(todo.back());
       todo.pop_back();
       torch::autograd::variable_list out;
       {
+        const at::ThreadLocalStateGuard tls(captured);
         // What the engine wraps every node in (Engine::thread_main, torch 1.13
         // and 2.x): one more operator per node, named anew each time.
         RECORD_FUNCTION(c10::str("autograd::engine::evaluate_function: ", fn->name()),

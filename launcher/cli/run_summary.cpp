@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 
+#include "cli/step_cost_line.hpp"
 #include "cli/step_summary.hpp"
 
 #include "ptprof/cost.hpp"
@@ -80,12 +81,17 @@ void print_compile(const launcher::FileWindowSink& sink) {
 }
 
 // The files written, what they cost, and those that could not be.
-void print_files(const launcher::FileWindowSink& sink) {
+// `steps`: the facts of the process that ended the most steps.
+void print_files(const launcher::FileWindowSink& sink, const launcher::StepFacts& steps) {
   // Every run states its own cost (cost.hpp): what recording these events
-  // took from the target, by the per-event costs its processes measured.
+  // took from the target, by the per-event costs its processes measured,
+  // and what the program's own steps say when a schedule left some
+  // unrecorded.
   cost::Tally cost_total;
   for (const auto& f : sink.files()) cost_total += f.cost;
   if (!sink.files().empty()) std::fprintf(stderr, "ptprof: this run's cost: %s\n", cost::describe(cost_total).c_str());
+  if (const auto line = step_cost_line(steps, cost_total.ops ? cost_total.op_ns / double(cost_total.ops) : 0))
+    std::fprintf(stderr, "%s\n", line->c_str());
   print_compile(sink);
   for (const auto& f : sink.files())
     std::fprintf(stderr, "ptprof: wrote %s (%s, %llu events)\n", f.path.c_str(), human_bytes(f.bytes).c_str(),
@@ -119,7 +125,7 @@ void print_run_summary(const launcher::Totals& t, const launcher::FileWindowSink
     std::fprintf(stderr, "ptprof: processes: %s\n", line.c_str());
   }
   print_losses(t, cut_off, grace);
-  print_files(sink);
+  print_files(sink, t.steps);
   if (!config.on_demand)
     for (const std::string& line : step_summary_lines(t.steps, config.step, config.schedule, windows_recorded(sink)))
       std::fprintf(stderr, "%s\n", line.c_str());

@@ -42,6 +42,14 @@ struct StepFacts {
   uint64_t named = 0;               // ends of what PTPROF_STEP names
   uint64_t forwards = 0;            // the model's outermost forward ends (counted under forward and auto only)
   uint32_t auto_rule = 0;           // StepRule::Kind + 1 that `auto` chose; 0: none yet
+  // The cost measured on the process's own steps (ProcessHeader::step_cost_*):
+  // medians of the stepping thread's CPU time in steady recorded and
+  // unrecorded steps, and of the operators per recorded step; 0 steps: none.
+  uint32_t cost_recorded_steps = 0;
+  uint32_t cost_unrecorded_steps = 0;
+  uint32_t cost_ops = 0;
+  uint64_t cost_recorded_ns = 0;
+  uint64_t cost_unrecorded_ns = 0;
 };
 
 // A CUDA allocation that failed for want of memory (ptprof/out_of_memory.hpp).

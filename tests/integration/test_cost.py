@@ -217,5 +217,60 @@ def test_run_without_torch_charges_records_only():
         check_arithmetic(cost, "ranges")
 
 
+# A training loop whose steps are alike, for the cost measured on its own steps.
+TRAINING_STEPS = """
+import torch
+torch.manual_seed(0)
+torch.set_num_threads(1)
+model = torch.nn.Sequential(torch.nn.Linear(32, 32), torch.nn.ReLU(), torch.nn.Linear(32, 32))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+x, y = torch.randn(8, 32), torch.randn(8, 32)
+for i in range(40):
+    opt.zero_grad()
+    torch.nn.functional.mse_loss(model(x), y).backward()
+    opt.step()
+"""
+OWN_STEPS_LINE = re.compile(r"ptprof: measured on its own steps \(process [0-9]+, the stepping thread's CPU time, "
+                            r"medians of ([0-9]+) recorded and ([0-9]+) unrecorded steady steps\): (.*)")
+
+
+def test_cost_measured_on_own_steps():
+    # A schedule leaves steps unrecorded: the summary compares the program's
+    # steady recorded steps with its unrecorded ones. The counts are checked,
+    # not the times (a busy machine may hide the difference: the line then
+    # says so).
+    with T.tempdir() as d:
+        script = write_script(d, "train.py", TRAINING_STEPS)
+        out = os.path.join(d, "out")
+        proc = T.run_ptprof(["run", "-o", out, "--schedule", "wait=2,warmup=0,active=3,repeat=0", "--",
+                             T.PYTHON, script])
+        T.check_eq(proc.returncode, 0, "exit status\n" + T.describe(proc))
+        m = OWN_STEPS_LINE.search(proc.stderr)
+        T.check(m is not None, "the summary states the cost measured on the program's steps\n" + T.describe(proc))
+        if not m:
+            return
+        # 40 steps, windows of steps 2-4, 7-9, ...: the 2nd and 3rd of each of
+        # 8 windows are steady, and the 2nd wait step of each cycle but the
+        # first (steps 0 and 1 are never steady).
+        T.check_eq((int(m.group(1)), int(m.group(2))), (16, 7), "steady steps (recorded, unrecorded)")
+        cost = T.report_json(out)["ptprof_cost"]
+        per_step = re.search(r"([0-9]+) ops per step", m.group(3))
+        T.check(per_step is not None, "operators per recorded step: " + m.group(0))
+        # Every recorded step runs the same operators: 24 recorded steps.
+        if per_step:
+            T.check_eq(int(per_step.group(1)) * 24, cost["ops"], "ops per step x recorded steps = ops charged")
+        T.check("start-up estimate" in m.group(3) or "no slower" in m.group(3), m.group(0))
+
+
+def test_no_cost_measured_on_own_steps_without_unrecorded_steps():
+    with T.tempdir() as d:
+        script = write_script(d, "train.py", TRAINING_STEPS)
+        out = os.path.join(d, "out")
+        proc = T.run_ptprof(["run", "-o", out, "--", T.PYTHON, script])
+        T.check_eq(proc.returncode, 0, "exit status\n" + T.describe(proc))
+        T.check(COST_LINE.search(proc.stderr) is not None, "the start-up estimate\n" + T.describe(proc))
+        T.check("measured on its own steps" not in proc.stderr, "no steps were left unrecorded\n" + T.describe(proc))
+
+
 if __name__ == "__main__":
     T.main()

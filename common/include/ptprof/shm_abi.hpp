@@ -31,10 +31,11 @@ namespace ptprof::wire {
 
 constexpr uint64_t kSessionMagic = 0x31534650'52505450ull;  // "PTPRPFS1"
 constexpr uint64_t kProcessMagic = 0x31524650'52505450ull;  // "PTPRPFR1"
-constexpr uint32_t kWireVersion = 6;  // 5: the string arena's capacity is the agent's (PTPROF_NAMES_MB); steps ended
+constexpr uint32_t kWireVersion = 7;  // 5: the string arena's capacity is the agent's (PTPROF_NAMES_MB); steps ended
                                       // and step-rule counts in ProcessHeader; 6: SessionHeader::said_once,
                                       // trigger_claimer; ProcessSlot window_state, follows_pid and role (a child
-                                      // follows its ancestor's windows)
+                                      // follows its ancestor's windows); 7: ProcessHeader step_cost_* (the cost
+                                      // measured on the process's own steps)
 
 constexpr uint32_t kMaxProcesses = 4096;
 constexpr size_t kTriggerPathsBytes = 256u << 10;
@@ -227,6 +228,18 @@ struct ProcessHeader {
   // role_index: a DataLoader worker's id; -1 otherwise.
   std::atomic<uint32_t> role{0};
   std::atomic<int32_t> role_index{-1};
+  // What recording cost this process's own steps (the agent's
+  // step_cost_meter.hpp): the stepping thread's CPU time in steady recorded
+  // and unrecorded steps (medians), and the operators it recorded per
+  // recorded step (median); for the run's summary, next to the start-up
+  // estimate. Updated at each step's end once a schedule gave both kinds
+  // enough steps; recorded_steps is written last (release) and is 0 until
+  // then.
+  std::atomic<uint32_t> step_cost_recorded_steps{0};
+  std::atomic<uint32_t> step_cost_unrecorded_steps{0};
+  std::atomic<uint32_t> step_cost_ops{0};
+  std::atomic<uint64_t> step_cost_recorded_ns{0};
+  std::atomic<uint64_t> step_cost_unrecorded_ns{0};
 };
 
 // ProcessHeader::role. The main process, a rank and any other child are told
@@ -285,7 +298,11 @@ static_assert(offsetof(ProcessHeader, op_cost_ps) == offsetof(ProcessHeader, hos
 static_assert(offsetof(ProcessHeader, steps_ended) == offsetof(ProcessHeader, record_cost_ps) + 4 &&
               offsetof(ProcessHeader, auto_rule) == offsetof(ProcessHeader, steps_ended) + 8 + 16);
 static_assert(sizeof(ProcessHeader) ==
-              632 + sizeof(Boundary) * kMaxBoundaries + sizeof(ThreadSlot) * kMaxThreads + 16 + 80 + 8 + 8 + 16 + 24);
+              632 + sizeof(Boundary) * kMaxBoundaries + sizeof(ThreadSlot) * kMaxThreads + 16 + 80 + 8 + 8 + 16 + 48);
+static_assert(offsetof(ProcessHeader, step_cost_recorded_steps) == offsetof(ProcessHeader, role_index) + 4 &&
+              offsetof(ProcessHeader, step_cost_ops) == offsetof(ProcessHeader, role_index) + 12 &&
+              offsetof(ProcessHeader, step_cost_recorded_ns) == offsetof(ProcessHeader, role_index) + 16 &&
+              offsetof(ProcessHeader, step_cost_unrecorded_ns) == offsetof(ProcessHeader, role_index) + 24);
 static_assert(offsetof(ProcessHeader, window_state) == offsetof(ProcessHeader, auto_rule) + 4 &&
               offsetof(ProcessHeader, follows_pid) == offsetof(ProcessHeader, window_state) + 4 &&
               offsetof(ProcessHeader, role) == offsetof(ProcessHeader, follows_pid) + 4 &&
