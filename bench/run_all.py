@@ -5,11 +5,15 @@ text around them is kept). scripts/bench.sh is the front end:
     scripts/bench.sh [--quick] [--build DIR] [--no-doc]
 
 The items (Performance issues #14 and #27):
-  1 hot path        bench/record_bench.sh: ns per event, p50/p99, 1 and 2 writer threads
+  1 hot path        bench/record_bench.sh: ns per event, p50/p99, 1 and 2 writer threads;
+                    bench/floor/op_cost.cpp: one at::add_out in C++ (torch 1.13) with no
+                    callback, the floor and ptprof, 5 rounds, and one TSC read
   2 per op          bench/profiled_steps.py on both torches, small-op loop, within one
-                    process: floor, ptprof, torch.profiler (7 rounds), the options (3
-                    rounds), ptprof's estimate; bench/torch_overhead.py across processes:
-                    none, ptprof, on demand (outside windows), 7 rounds
+                    process: floor (in ptprof's process), ptprof, torch.profiler (7
+                    rounds), the options (2 rounds), ptprof's estimate and its cost
+                    measured on its own steps; bench/torch_overhead.py across processes:
+                    none, ptprof, on demand (outside windows), torch.profiler and a
+                    second run without a profiler (the noise), 5 rounds
   3 window end      the same runs: the step that ends a window, beyond a normal step
   4 bytes per event bench/trace_outputs.py: ptprof's trace vs torch.profiler's JSON
   5 report          the same: `ptprof report` vs key_averages().table(), per million events
@@ -703,13 +707,13 @@ def main():
     only = set(args.only.split(",")) if args.only else set(ALL)
     if only - ALL:
         ap.error("unknown items %s; accepted: %s" % (",".join(sorted(only - ALL)), ",".join(sorted(ALL))))
-    # Sized for a 2-core machine: about 10 minutes. Within one process: floor,
-    # ptprof and torch.profiler 7 rounds, the options 3, the real models 1;
-    # across processes (outside windows, window ends) 4.
+    # Sized for a 2-core machine: under 10 minutes. Within one process: floor,
+    # ptprof and torch.profiler 7 rounds, the options 2, the real models 1;
+    # across processes (outside windows, window ends) 5.
     # Steps of the small-op loop are short and its processes mostly start-up,
     # so they time 100 steps of each kind; the real models 12.
     rounds, option_rounds, across_rounds, steps, model_rounds, pairs, small_pairs = \
-        (2, 1, 2, 200, 1, 8, 40) if args.quick else (7, 3, 8, 200, 1, 12, 100)
+        (2, 1, 2, 200, 1, 8, 40) if args.quick else (7, 2, 5, 200, 1, 12, 80)
     long_events, long_rate = (1_000_000, 2e6) if args.quick else (20_000_000, 2e6)
     rounds = args.rounds or rounds
     long_events = args.long_events or long_events
@@ -728,7 +732,7 @@ def main():
             log("1. hot path")
             fig["hot_path"] = hot_path(build)
             log("1. an operator's cost in C++ (torch 1.13)")
-            fig["op_cost"] = op_cost(build, 3 if args.quick else 7)
+            fig["op_cost"] = op_cost(build, 3 if args.quick else 5)
         if "6" in only:
             log("6. drain")
             fig["drain"] = drain(build, scratch, drain_seconds)
