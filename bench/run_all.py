@@ -711,9 +711,9 @@ def main():
     # ptprof and torch.profiler 7 rounds, the options 2, the real models 1;
     # across processes (outside windows, window ends) 5.
     # Steps of the small-op loop are short and its processes mostly start-up,
-    # so they time 100 steps of each kind; the real models 12.
+    # so they time 80 steps of each kind; the real models 24.
     rounds, option_rounds, across_rounds, steps, model_rounds, pairs, small_pairs = \
-        (2, 1, 2, 200, 1, 8, 40) if args.quick else (7, 2, 5, 200, 1, 12, 80)
+        (2, 1, 2, 200, 1, 8, 40) if args.quick else (7, 2, 5, 200, 1, 24, 80)
     long_events, long_rate = (1_000_000, 2e6) if args.quick else (20_000_000, 2e6)
     rounds = args.rounds or rounds
     long_events = args.long_events or long_events

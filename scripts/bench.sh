@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every benchmark in bench/ and rewrites the figures in
 # docs/performance.md (date, machine, torch versions, the targets table and
-# items 1-9). About 10 minutes on a 2-core machine; --quick about a third.
+# items 1-9). Under 10 minutes on a 2-core machine; --quick about a third.
 #
 #   scripts/bench.sh [--quick] [--build DIR] [--no-doc] [--only 1,2,4,6,7,8,9]
 #
