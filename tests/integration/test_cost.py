@@ -19,6 +19,15 @@ def write_script(dir_, name, body):
     return path
 
 
+def run_program(dir_, name, program, ptprof_args=()):
+    """`ptprof run [ptprof_args] -- python <program>`, which must succeed: (output dir, process)."""
+    script = write_script(dir_, name, program)
+    out = os.path.join(dir_, "out")
+    proc = T.run_ptprof(["run", "-o", out] + list(ptprof_args) + ["--", T.PYTHON, script])
+    T.check_eq(proc.returncode, 0, "exit status\n" + T.describe(proc))
+    return out, proc
+
+
 def check_arithmetic(cost, what):
     expected_ms = (cost["ops"] * cost["op_ns"] + cost["records"] * cost["record_ns"]) / 1e6
     T.check(abs(cost["added_ms"] - expected_ms) <= 0.002 + 0.001 * expected_ms,
@@ -128,11 +137,7 @@ def test_cost_measured_when_torch_loads_in_a_wait_step():
     # torch is imported, and the operator cost measured, in a wait step,
     # which is not written: the cost is still measured and charged.
     with T.tempdir() as d:
-        script = write_script(d, "mm.py", MM_PROGRAM)
-        out = os.path.join(d, "out")
-        proc = T.run_ptprof(["run", "-o", out, "--schedule", "wait=1,warmup=0,active=2,repeat=1", "--",
-                             T.PYTHON, script])
-        T.check_eq(proc.returncode, 0, "exit status\n" + T.describe(proc))
+        out, _ = run_program(d, "mm.py", MM_PROGRAM, ["--schedule", "wait=1,warmup=0,active=2,repeat=1"])
         report = T.report_json(out)
         T.check("aten::mm" in {r["name"] for r in report["rows"]}, "the program's operators are recorded")
         cost = report["ptprof_cost"]
@@ -240,11 +245,7 @@ def test_cost_measured_on_own_steps():
     # not the times (a busy machine may hide the difference: the line then
     # says so).
     with T.tempdir() as d:
-        script = write_script(d, "train.py", TRAINING_STEPS)
-        out = os.path.join(d, "out")
-        proc = T.run_ptprof(["run", "-o", out, "--schedule", "wait=2,warmup=0,active=3,repeat=0", "--",
-                             T.PYTHON, script])
-        T.check_eq(proc.returncode, 0, "exit status\n" + T.describe(proc))
+        out, proc = run_program(d, "train.py", TRAINING_STEPS, ["--schedule", "wait=2,warmup=0,active=3,repeat=0"])
         m = OWN_STEPS_LINE.search(proc.stderr)
         T.check(m is not None, "the summary states the cost measured on the program's steps\n" + T.describe(proc))
         if not m:
@@ -264,10 +265,7 @@ def test_cost_measured_on_own_steps():
 
 def test_no_cost_measured_on_own_steps_without_unrecorded_steps():
     with T.tempdir() as d:
-        script = write_script(d, "train.py", TRAINING_STEPS)
-        out = os.path.join(d, "out")
-        proc = T.run_ptprof(["run", "-o", out, "--", T.PYTHON, script])
-        T.check_eq(proc.returncode, 0, "exit status\n" + T.describe(proc))
+        _, proc = run_program(d, "train.py", TRAINING_STEPS)
         T.check(COST_LINE.search(proc.stderr) is not None, "the start-up estimate\n" + T.describe(proc))
         T.check("measured on its own steps" not in proc.stderr, "no steps were left unrecorded\n" + T.describe(proc))
 
