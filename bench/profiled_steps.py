@@ -86,9 +86,10 @@ PAIRS = [("ptprof", "floor"), ("ptprof", "torch"), ("ptprof+shapes", "torch+shap
          ("ptprof+memory", "torch+memory"), ("ptprof+stack", "torch+stack"), ("ptprof+attribution", "ptprof")]
 # "ptprof: this run's cost: ... (N ops x C ns, ...)" (launcher/cli/run_summary.cpp).
 OP_COST = re.compile(r"([0-9]+) ops? x ([0-9.]+) ns")
-# "ptprof: measured on its own steps (...): +X ms per recorded step (+P%), C ns per op (N ops per step; ...)"
-# (launcher/cli/step_cost_line.cpp).
-OWN_STEPS = re.compile(r"measured on its own steps \(.*?\): \+([0-9.]+) ms per recorded step")
+# "ptprof: measured on its own steps (...): +X ms per recorded step (median; ...)", or "... no slower than
+# unrecorded ones (median difference -X ms, ...)" (launcher/cli/step_cost_line.cpp).
+OWN_STEPS = re.compile(r"measured on its own steps \(.*?\): (?:\+([0-9.]+) ms per recorded step|recorded steps were "
+                       r"no slower than unrecorded ones \(median difference ([-+0-9.]+) ms)")
 
 
 def build_model(name):
@@ -258,7 +259,7 @@ def run(args, model, kind, with_floor=False):
     m = OWN_STEPS.search(p.stderr)
     # With the floor in its wait steps, ptprof's unrecorded steps are not plain.
     if kind in PTPROF_FLAGS and m and not with_floor:
-        res[kind]["own_steps_added_ms"] = float(m.group(1))
+        res[kind]["own_steps_added_ms"] = float(m.group(1) if m.group(1) is not None else m.group(2))
     return res
 
 

@@ -148,10 +148,10 @@ void WindowController::measure_step_end() {
   const std::optional<StepCostMeter::Figures> f = meter_.figures();
   if (!f || !header_) return;
   header_->step_cost_ops.store(f->ops, std::memory_order_relaxed);
-  header_->step_cost_recorded_ns.store(f->recorded_ns, std::memory_order_relaxed);
+  header_->step_cost_added_ns.store(f->added_ns, std::memory_order_relaxed);
   header_->step_cost_unrecorded_ns.store(f->unrecorded_ns, std::memory_order_relaxed);
   header_->step_cost_unrecorded_steps.store(f->unrecorded_steps, std::memory_order_relaxed);
-  header_->step_cost_recorded_steps.store(f->recorded_steps, std::memory_order_release);
+  header_->step_cost_pairs.store(f->pairs, std::memory_order_release);
 }
 
 void WindowController::cuda_profiler_api(bool start) {

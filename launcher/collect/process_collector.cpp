@@ -51,11 +51,11 @@ StepFacts ProcessCollector::step_facts() const {
   f.named = header_.step_candidates[wire::kStepCandidateNamed].load(std::memory_order_relaxed);
   f.forwards = header_.step_candidates[wire::kStepCandidateForward].load(std::memory_order_relaxed);
   f.auto_rule = header_.auto_rule.load(std::memory_order_relaxed);
-  f.cost_recorded_steps = header_.step_cost_recorded_steps.load(std::memory_order_acquire);
-  if (f.cost_recorded_steps) {
+  f.cost_pairs = header_.step_cost_pairs.load(std::memory_order_acquire);
+  if (f.cost_pairs) {
     f.cost_unrecorded_steps = header_.step_cost_unrecorded_steps.load(std::memory_order_relaxed);
     f.cost_ops = header_.step_cost_ops.load(std::memory_order_relaxed);
-    f.cost_recorded_ns = header_.step_cost_recorded_ns.load(std::memory_order_relaxed);
+    f.cost_added_ns = header_.step_cost_added_ns.load(std::memory_order_relaxed);
     f.cost_unrecorded_ns = header_.step_cost_unrecorded_ns.load(std::memory_order_relaxed);
   }
   return f;

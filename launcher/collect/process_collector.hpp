@@ -43,12 +43,13 @@ struct StepFacts {
   uint64_t forwards = 0;            // the model's outermost forward ends (counted under forward and auto only)
   uint32_t auto_rule = 0;           // StepRule::Kind + 1 that `auto` chose; 0: none yet
   // The cost measured on the process's own steps (ProcessHeader::step_cost_*):
-  // medians of the stepping thread's CPU time in steady recorded and
-  // unrecorded steps, and of the operators per recorded step; 0 steps: none.
-  uint32_t cost_recorded_steps = 0;
+  // the median of (steady recorded step - the steady unrecorded step before
+  // it) in the stepping thread's CPU time, the median unrecorded step, the
+  // median operators per recorded step; 0 pairs: none.
+  uint32_t cost_pairs = 0;
   uint32_t cost_unrecorded_steps = 0;
   uint32_t cost_ops = 0;
-  uint64_t cost_recorded_ns = 0;
+  int64_t cost_added_ns = 0;
   uint64_t cost_unrecorded_ns = 0;
 };
 

@@ -229,16 +229,16 @@ struct ProcessHeader {
   std::atomic<uint32_t> role{0};
   std::atomic<int32_t> role_index{-1};
   // What recording cost this process's own steps (the agent's
-  // step_cost_meter.hpp): the stepping thread's CPU time in steady recorded
-  // and unrecorded steps (medians), and the operators it recorded per
-  // recorded step (median); for the run's summary, next to the start-up
-  // estimate. Updated at each step's end once a schedule gave both kinds
-  // enough steps; recorded_steps is written last (release) and is 0 until
-  // then.
-  std::atomic<uint32_t> step_cost_recorded_steps{0};
+  // step_cost_meter.hpp): the stepping thread's CPU time, each steady
+  // recorded step less the steady unrecorded step before it (median, may be
+  // negative), the steady unrecorded steps (median), and the operators it
+  // recorded per recorded step (median); for the run's summary, next to the
+  // start-up estimate. Updated at each step's end once a schedule gave both
+  // kinds enough steps; pairs is written last (release) and is 0 until then.
+  std::atomic<uint32_t> step_cost_pairs{0};
   std::atomic<uint32_t> step_cost_unrecorded_steps{0};
   std::atomic<uint32_t> step_cost_ops{0};
-  std::atomic<uint64_t> step_cost_recorded_ns{0};
+  std::atomic<int64_t> step_cost_added_ns{0};
   std::atomic<uint64_t> step_cost_unrecorded_ns{0};
 };
 
@@ -299,9 +299,9 @@ static_assert(offsetof(ProcessHeader, steps_ended) == offsetof(ProcessHeader, re
               offsetof(ProcessHeader, auto_rule) == offsetof(ProcessHeader, steps_ended) + 8 + 16);
 static_assert(sizeof(ProcessHeader) ==
               632 + sizeof(Boundary) * kMaxBoundaries + sizeof(ThreadSlot) * kMaxThreads + 16 + 80 + 8 + 8 + 16 + 48);
-static_assert(offsetof(ProcessHeader, step_cost_recorded_steps) == offsetof(ProcessHeader, role_index) + 4 &&
+static_assert(offsetof(ProcessHeader, step_cost_pairs) == offsetof(ProcessHeader, role_index) + 4 &&
               offsetof(ProcessHeader, step_cost_ops) == offsetof(ProcessHeader, role_index) + 12 &&
-              offsetof(ProcessHeader, step_cost_recorded_ns) == offsetof(ProcessHeader, role_index) + 16 &&
+              offsetof(ProcessHeader, step_cost_added_ns) == offsetof(ProcessHeader, role_index) + 16 &&
               offsetof(ProcessHeader, step_cost_unrecorded_ns) == offsetof(ProcessHeader, role_index) + 24);
 static_assert(offsetof(ProcessHeader, window_state) == offsetof(ProcessHeader, auto_rule) + 4 &&
               offsetof(ProcessHeader, follows_pid) == offsetof(ProcessHeader, window_state) + 4 &&
