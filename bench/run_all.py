@@ -13,7 +13,7 @@ The items (Performance issues #14 and #27):
                     rounds), the options (2 rounds), ptprof's estimate and its cost
                     measured on its own steps; bench/torch_overhead.py across processes:
                     none, on demand (outside windows) and a second run without a
-                    profiler (the noise), 7 rounds
+                    profiler (the noise), 6 rounds
   4 bytes per event bench/trace_outputs.py: ptprof's trace vs torch.profiler's JSON
   5 report          the same: `ptprof report` vs key_averages().table(), per million events
   6 drain           bench_record flood with 1, 2 and 8 writer threads; a paced sweep
@@ -697,11 +697,11 @@ def main():
         ap.error("unknown items %s; accepted: %s" % (",".join(sorted(only - ALL)), ",".join(sorted(ALL))))
     # Sized for a 2-core machine: under 10 minutes. Within one process: floor,
     # ptprof and torch.profiler 7 rounds, the options 2, the real models 2;
-    # across processes (outside windows) 7.
+    # across processes (outside windows) 6.
     # Steps of the small-op loop are short and its processes mostly start-up,
-    # so they time 80 steps of each kind; the real models 14, in 2 rounds.
+    # so they time 80 steps of each kind; the real models 10, in 2 rounds.
     rounds, option_rounds, across_rounds, steps, model_rounds, pairs, small_pairs = \
-        (2, 1, 2, 200, 1, 8, 40) if args.quick else (7, 2, 7, 200, 2, 14, 80)
+        (2, 1, 2, 200, 1, 8, 40) if args.quick else (7, 2, 6, 200, 2, 10, 80)
     long_events, long_rate = (1_000_000, 2e6) if args.quick else (20_000_000, 2e6)
     rounds = args.rounds or rounds
     long_events = args.long_events or long_events
