@@ -597,8 +597,8 @@ def render_targets(fig):
 
     def spread(a, b, goal):
         """Per torch: the median of per-round ratios a/b with their range, and
-        met / missed only when every round agrees (ptprof pays the floor, so a
-        ratio below 1 is noise between processes, not a saving)."""
+        met / missed only when all rounds but one agree (one round in seven
+        was an outlier in most runs: a process that ran slow for a while)."""
         figs, status = [], []
         for c in fig["steps_core"]:
             rounds = c["models"]["small"]["added_ms_rounds"]["cpu"]
@@ -607,12 +607,14 @@ def render_targets(fig):
                 figs.append("n/a")
                 continue
             figs.append("%.2f (%.2f-%.2f)" % (statistics.median(r), r[0], r[-1]))
-            status.append("met" if r[-1] <= goal else "missed" if r[0] > goal else "unresolved")
+            above = sum(1 for x in r if x > goal)
+            status.append("met" if above <= 1 else "missed" if above >= len(r) - 1 else "unresolved")
         verdict = status[0] if status and len(set(status)) == 1 else "unresolved" if status else "n/a"
         return " / ".join(figs), verdict
 
     f, v = spread("ptprof", "floor", 1.1)
-    L.append("| ptprof ≤ 1.1 × the floor per op (%d rounds, within one process; median and rounds' range) | %s | %s |"
+    L.append("| ptprof ≤ 1.1 × the floor per op (%d rounds, within one process; median and rounds' range; met or "
+             "missed when all rounds but one agree) | %s | %s |"
              % (fig["rounds"], f, v if v != "unresolved" else
                 "not resolved: the rounds fall on both sides of the goal (noise between processes, see below)"))
     oc = fig.get("op_cost")
