@@ -18,15 +18,16 @@
 extern char** environ;
 
 namespace ptprof::launcher {
-namespace {
 
-std::vector<char*> c_strings(const std::vector<std::string>& v) {
+std::vector<char*> exec_strings(const std::vector<std::string>& v) {
   std::vector<char*> out;
   out.reserve(v.size() + 1);
   for (const auto& s : v) out.push_back(const_cast<char*>(s.c_str()));
   out.push_back(nullptr);
   return out;
 }
+
+namespace {
 
 bool executable(const std::string& path) {
   struct stat st {};
@@ -139,8 +140,8 @@ Finished run_to_completion(const std::vector<std::string>& argv, const std::vect
   posix_spawn_file_actions_addopen(&fa.actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&fa.actions, write_fd, 1);
   posix_spawn_file_actions_adddup2(&fa.actions, write_fd, 2);
-  auto args = c_strings(argv);
-  auto envp = c_strings(env);
+  auto args = exec_strings(argv);
+  auto envp = exec_strings(env);
   pid_t pid = -1;
   const bool limited = timeout_s > 0 && out_fd >= 0;
   posix_spawnattr_t attr;

@@ -30,4 +30,8 @@ std::vector<std::string> helper_environment();
 // Whether `name` is an executable file, directly (a name with a slash) or on PATH.
 std::string find_executable(const std::string& name);
 
+// The null-terminated array of pointers execve takes, into `v` (which must
+// outlive it).
+std::vector<char*> exec_strings(const std::vector<std::string>& v);
+
 }  // namespace ptprof::launcher

@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "process/subprocess.hpp"
+
 namespace ptprof::launcher {
 namespace {
 
@@ -28,14 +30,6 @@ void forward(int sig, siginfo_t* info, void*) {
   }
 }
 
-std::vector<char*> c_strings(const std::vector<std::string>& v) {
-  std::vector<char*> out;
-  out.reserve(v.size() + 1);
-  for (auto& s : v) out.push_back(const_cast<char*>(s.c_str()));
-  out.push_back(nullptr);
-  return out;
-}
-
 }  // namespace
 
 Result<Target> Target::start(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
@@ -43,8 +37,8 @@ Result<Target> Target::start(const std::vector<std::string>& argv, const std::ve
   if (::pipe2(pipefd, O_CLOEXEC) != 0) {
     return Status::error(std::string("cannot create a pipe: ") + std::strerror(errno));
   }
-  auto args = c_strings(argv);
-  auto envp = c_strings(env);
+  auto args = exec_strings(argv);
+  auto envp = exec_strings(env);
   pid_t pid = ::fork();
   if (pid < 0) {
     ::close(pipefd[0]);
