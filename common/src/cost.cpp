@@ -13,8 +13,8 @@ Tally& Tally::operator+=(const Tally& o) {
   ops += o.ops;
   records += o.records;
   uncalibrated += o.uncalibrated;
-  op_ns += o.op_ns;
-  record_ns += o.record_ns;
+  op_ps += o.op_ps;
+  record_ps += o.record_ps;
   recorded_ns = detail::saturating_add(recorded_ns, o.recorded_ns);  // merged traces' times may be huge
   return *this;
 }
@@ -63,10 +63,10 @@ std::string describe(const Tally& t) {
   n += std::snprintf(buf + n, sizeof buf - size_t(n), " (");
   if (t.ops)
     n += std::snprintf(buf + n, sizeof buf - size_t(n), "%llu ops x %.1f ns%s", (unsigned long long)t.ops,
-                       t.op_ns / double(t.ops), t.records ? ", " : "");
+                       t.op_ns() / double(t.ops), t.records ? ", " : "");
   if (t.records)
     n += std::snprintf(buf + n, sizeof buf - size_t(n), "%llu records x %.1f ns", (unsigned long long)t.records,
-                       t.record_ns / double(t.records));
+                       t.record_ns() / double(t.records));
   std::snprintf(buf + n, sizeof buf - size_t(n), ", per-event costs measured at start-up)");
   return buf;
 }

@@ -90,7 +90,7 @@ void print_files(const launcher::FileWindowSink& sink, const launcher::StepFacts
   cost::Tally cost_total;
   for (const auto& f : sink.files()) cost_total += f.cost;
   if (!sink.files().empty()) std::fprintf(stderr, "ptprof: this run's cost: %s\n", cost::describe(cost_total).c_str());
-  if (const auto line = step_cost_line(steps, cost_total.ops ? cost_total.op_ns / double(cost_total.ops) : 0))
+  if (const auto line = step_cost_line(steps, cost_total.ops ? cost_total.op_ns() / double(cost_total.ops) : 0))
     std::fprintf(stderr, "%s\n", line->c_str());
   print_compile(sink);
   for (const auto& f : sink.files())

@@ -69,6 +69,7 @@ uint64_t ProcessCollector::drain(uint64_t horizon) {
   // the next round rather than classify against a half-written list.
   if (horizon != UINT64_MAX && header_.in_transition.load(std::memory_order_acquire)) horizon = drained_horizon_;
   book_.read_boundaries(header_);
+  context_.read_costs();
   names_.read_new();
   threads_.attach_new();
   uint64_t n = 0;
@@ -115,29 +116,28 @@ inline void ProcessCollector::open_span(ThreadDecode& t, const OpenSpan& s) {
 auto ProcessCollector::span_closer(ThreadDecode& t) {
   return [this, &t](const OpenSpan& s, uint64_t end, uint16_t flags) {
     // An op's facts leave the map when it closes, written or not.
-    const OpFacts facts = take_facts(s);
+    const OpFactsNode facts = take_facts(s);
     if (s.window < 0) return;
     Window& w = book_.span_closed(s.window);
-    if (!w.done) write_event(w, t.instance, s, end, flags, facts);
+    if (!w.done) write_event(w, t.instance, s, end, flags, facts_of(facts));
   };
 }
 
-ProcessCollector::OpFacts ProcessCollector::take_facts(const OpenSpan& s) {
+ProcessCollector::OpFactsNode ProcessCollector::take_facts(const OpenSpan& s) {
   if (op_facts_.empty() || s.kind != trace::EventKind::Op) [[likely]]
     return {};
-  auto node = op_facts_.extract(s.handle);
-  return node ? std::move(node.mapped()) : OpFacts{};
+  return op_facts_.extract(s.handle);
 }
 
 inline void ProcessCollector::write_event(Window& w, uint32_t instance, const OpenSpan& s, uint64_t end, uint16_t flags,
-                                          const OpFacts& facts) {
+                                          const OpFacts* facts) {
   if (!w.trace.is_open() && !output_.open(w)) return;
   w.trace.add_span(s, instance, end, flags, s.kind == trace::EventKind::Op ? cuda_.op_join_key(s.handle) : 0);
   if (s.name == 0) ++seen_.unnamed_events;  // every named record type: its name was lost
-  if (facts.collective) [[unlikely]]
-    w.trace.add_collective(*facts.collective, instance, s.start);
-  if (facts.tensors) [[unlikely]]
-    w.trace.add_tensor_group(*facts.tensors, instance, s.start);
+  if (!facts) [[likely]]
+    return;
+  if (facts->collective) w.trace.add_collective(*facts->collective, instance, s.start);
+  if (facts->tensors) w.trace.add_tensor_group(*facts->tensors, instance, s.start);
 }
 
 void ProcessCollector::route(ThreadDecode&, const decoded::Record&, const decoded::Malformed& m) {
@@ -154,7 +154,7 @@ inline void ProcessCollector::route(ThreadDecode& t, const decoded::Record& r, c
 
 inline void ProcessCollector::route(ThreadDecode& t, const decoded::Record& r, const decoded::Mark& mark) {
   const int32_t slot = book_.window_for(r.ts);
-  if (slot >= 0) write_event(book_.at(slot), t.instance, span_of(r, mark), r.ts, 0, {});
+  if (slot >= 0) write_event(book_.at(slot), t.instance, span_of(r, mark), r.ts, 0, nullptr);
 }
 
 void ProcessCollector::route(ThreadDecode& t, const decoded::Record& r, const decoded::Step& s) {
@@ -260,7 +260,7 @@ void ProcessCollector::write_window(int32_t slot) {
   // Spans of this window still open: cut at the window's end.
   for (auto& t : threads_.slots()) {
     t.spans.leave_window(slot, [&](const OpenSpan& s) {
-      write_event(w, t.instance, s, std::max(end, s.start), trace::kTruncated, take_facts(s));
+      write_event(w, t.instance, s, std::max(end, s.start), trace::kTruncated, facts_of(take_facts(s)));
       book_.span_closed(slot);
     });
   }

@@ -128,10 +128,20 @@ class ProcessCollector {
   void open_span(ThreadDecode& t, const OpenSpan& s);
   // What closing a span of thread `t` does: the window it began in gets it.
   auto span_closer(ThreadDecode& t);
-  // Writes a span (or a mark: end == start) into `w`'s trace.
-  struct OpFacts;
-  void write_event(Window& w, uint32_t instance, const OpenSpan& s, uint64_t end, uint16_t flags, const OpFacts& facts);
-  OpFacts take_facts(const OpenSpan& s);
+  // What the agent wrote of an op beside its begin: a collective's facts
+  // (names arena ids), the inputs' tensor identity. Rare: most ops have none,
+  // and the drain passes none without building one.
+  struct OpFacts {
+    std::optional<trace::CollectiveInfo> collective;
+    std::optional<trace::TensorGroup> tensors;
+  };
+  using OpFactsNode = std::unordered_map<uint64_t, OpFacts>::node_type;
+  // Writes a span (or a mark: end == start) into `w`'s trace, with the op's
+  // facts (nullptr: none).
+  void write_event(Window& w, uint32_t instance, const OpenSpan& s, uint64_t end, uint16_t flags, const OpFacts* facts);
+  // The facts of op `s`, taken out of op_facts_: an empty node when it has none.
+  OpFactsNode take_facts(const OpenSpan& s);
+  static const OpFacts* facts_of(const OpFactsNode& n) { return n ? &n.mapped() : nullptr; }
   void retire_thread(ThreadDecode& t);
   void note_out_of_memory(ThreadDecode& t, const decoded::Record& r, const decoded::CudaApiCall& call);
   void write_window(int32_t slot);
@@ -148,13 +158,9 @@ class ProcessCollector {
   CudaJoin cuda_;
   MemoryLedger memory_;
   WindowOutput output_;
-  // What the agent wrote of ops still open beside their begin (a collective's
-  // facts, names arena ids; the inputs' tensor identity), by the op's handle:
-  // written with the op when it closes, dropped then if it is not written.
-  struct OpFacts {
-    std::optional<trace::CollectiveInfo> collective;
-    std::optional<trace::TensorGroup> tensors;
-  };
+  // What the agent wrote of ops still open beside their begin, by the op's
+  // handle (OpFacts): written with the op when it closes, dropped then if it
+  // is not written.
   std::unordered_map<uint64_t, OpFacts> op_facts_;
   trace::Losses seen_;     // counted here (unnamed events, malformed records); losses() adds the rest
   trace::Losses charged_;  // already written into window files

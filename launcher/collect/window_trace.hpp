@@ -29,6 +29,16 @@ struct ProcessContext {
   const ThreadTable& threads;
   const wire::ProcessHeader& header;
   const clock::Converter& conv;
+  // The header's costs (op_cost_ps, record_cost_ps) as read_costs() last
+  // copied them, which the process's collector does before each drain: read
+  // per event from the shared header, the loads cost the drain more than the
+  // charge itself.
+  uint32_t op_cost_ps = 0;
+  uint32_t record_cost_ps = 0;
+  void read_costs() {
+    op_cost_ps = header.op_cost_ps.load(std::memory_order_relaxed);
+    record_cost_ps = header.record_cost_ps.load(std::memory_order_relaxed);
+  }
 };
 
 class WindowTrace {
@@ -65,9 +75,7 @@ class WindowTrace {
     ++events_;
     if (e.name < compile_names_.size() && compile_names_[e.name]) note_compile(e);
     if (!charged) return;
-    const wire::ProcessHeader& h = process_->header;
-    cost_.charge(e.kind, h.op_cost_ps.load(std::memory_order_relaxed),
-                 h.record_cost_ps.load(std::memory_order_relaxed));
+    cost_.charge(e.kind, process_->op_cost_ps, process_->record_cost_ps);
     if (e.kind == trace::EventKind::Op || cost::records_of(e.kind)) {
       first_ns_ = std::min(first_ns_, e.start_ns);
       last_ns_ = std::max(last_ns_, e.end_ns);

@@ -297,8 +297,8 @@ TEST_CASE("collector: each window charges its events with the costs the agent me
   const ptprof::cost::Tally& t = f.sink.written[0].cost;
   CHECK(t.ops == 3);
   CHECK(t.records == 3);  // a range's push and pop, a mark
-  CHECK(t.op_ns == Approx(750.0));
-  CHECK(t.record_ns == Approx(36.0));
+  CHECK(t.op_ns() == Approx(750.0));
+  CHECK(t.record_ns() == Approx(36.0));
   CHECK(t.recorded_ns == 700 - 100);  // no steps: the span of its operators and records
   // The file carries the costs, so the report charges the same.
   const trace::Trace& w = f.window(0);

@@ -64,6 +64,7 @@ TEST_CASE("window trace: the program's events are charged, the agent's notes and
   StageFixture f;
   f.region.header().op_cost_ps.store(2000);
   f.region.header().record_cost_ps.store(500);
+  f.context.read_costs();  // as the collector does before each drain
   trace::Event op;
   op.kind = trace::EventKind::Op;
   op.start_ns = 100;
@@ -76,6 +77,7 @@ TEST_CASE("window trace: the program's events are charged, the agent's notes and
   CHECK(f.trace.events() == 2);
   CHECK(f.out.events.size() == 2);
   CHECK(f.trace.cost().ops == 1);
+  CHECK(f.trace.cost().op_ps == 2000);
   CHECK(f.trace.cost().records == 0);
   CHECK(f.trace.events_span_ns() == 300);
 }
@@ -83,6 +85,7 @@ TEST_CASE("window trace: the program's events are charged, the agent's notes and
 TEST_CASE("window output: a window's file has the process, its steps, drops, losses and end", "[collector][windows]") {
   StageFixture f;
   f.region.header().op_cost_ps.store(1000);
+  f.context.read_costs();
   CollectorOptions opts;
   opts.output_dir = "out";
   opts.host = "host";

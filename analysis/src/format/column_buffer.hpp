@@ -15,12 +15,14 @@ namespace ptprof::format::detail {
 
 class ColumnBuffer {
  public:
-  void put_varint(uint64_t v) {
+  // Inlined into the writer's add_event (a call per value showed as a third
+  // of the drain's time); growing stays out of line.
+  [[gnu::always_inline]] void put_varint(uint64_t v) {
     if (capacity_ - size_ < varint::kMaxBytes) [[unlikely]]
       grow();
     size_ = size_t(varint::write(data_.get() + size_, v) - data_.get());
   }
-  void put_svarint(int64_t v) { put_varint(zigzag(v)); }
+  [[gnu::always_inline]] void put_svarint(int64_t v) { put_varint(zigzag(v)); }
 
   size_t size() const { return size_; }
   std::string_view view() const { return {reinterpret_cast<const char*>(data_.get()), size_}; }
@@ -28,7 +30,7 @@ class ColumnBuffer {
   void clear() { size_ = 0; }
 
  private:
-  void grow() {
+  [[gnu::noinline]] void grow() {
     const size_t capacity = capacity_ ? capacity_ * 2 : 4096;
     auto data = std::make_unique_for_overwrite<uint8_t[]>(capacity);
     if (size_) std::memcpy(data.get(), data_.get(), size_);

@@ -54,9 +54,9 @@ std::string losses_json(const trace::Losses& l) {
 std::string cost_json(const cost::Tally& c) {
   return "{\"added_ms\": " + fixed(c.added_ns() / 1e6, 6) + ", \"share\": " + fixed(c.share(), 5) +
          ", \"recorded_ms\": " + fixed(double(c.recorded_ns) / 1e6, 6) + ", \"ops\": " + std::to_string(c.ops) +
-         ", \"op_ns\": " + fixed(c.ops ? c.op_ns / double(c.ops) : 0, 1) +
+         ", \"op_ns\": " + fixed(c.ops ? c.op_ns() / double(c.ops) : 0, 1) +
          ", \"records\": " + std::to_string(c.records) +
-         ", \"record_ns\": " + fixed(c.records ? c.record_ns / double(c.records) : 0, 1) +
+         ", \"record_ns\": " + fixed(c.records ? c.record_ns() / double(c.records) : 0, 1) +
          ", \"uncalibrated_events\": " + std::to_string(c.uncalibrated) + "}";
 }
 

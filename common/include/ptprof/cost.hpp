@@ -32,11 +32,16 @@ struct Tally {
   uint64_t ops = 0;           // operators charged
   uint64_t records = 0;       // other records charged
   uint64_t uncalibrated = 0;  // events of processes that measured no cost: not charged
-  double op_ns = 0;           // ops x each one's process's operator cost
-  double record_ns = 0;       // records x each one's process's record cost
-  int64_t recorded_ns = 0;    // the recorded steps' time, or without steps the span of operators and records
+  // In picoseconds, as the processes measured them: whole numbers, so the
+  // launcher's sum per event drained is an integer add, not a dependent
+  // floating-point chain.
+  uint64_t op_ps = 0;       // ops x each one's process's operator cost
+  uint64_t record_ps = 0;   // records x each one's process's record cost
+  int64_t recorded_ns = 0;  // the recorded steps' time, or without steps the span of operators and records
 
-  double added_ns() const { return op_ns + record_ns; }
+  double op_ns() const { return double(op_ps) / 1000; }
+  double record_ns() const { return double(record_ps) / 1000; }
+  double added_ns() const { return op_ns() + record_ns(); }
   // The share of the recorded time that was ptprof's; 0 when none is known.
   double share() const { return recorded_ns > 0 ? added_ns() / double(recorded_ns) : 0; }
   // Charges one event of a process with these costs (picoseconds).
@@ -52,7 +57,7 @@ inline void Tally::charge(trace::EventKind k, uint32_t op_cost_ps, uint32_t reco
       return;
     }
     ++ops;
-    op_ns += double(op_cost_ps) / 1000;
+    op_ps += op_cost_ps;
     return;
   }
   const uint32_t n = records_of(k);
@@ -62,7 +67,7 @@ inline void Tally::charge(trace::EventKind k, uint32_t op_cost_ps, uint32_t reco
     return;
   }
   records += n;
-  record_ns += double(n) * double(record_cost_ps) / 1000;
+  record_ps += uint64_t(n) * record_cost_ps;
 }
 
 // The events of one trace, each charged with its process's costs; the
