@@ -6,6 +6,7 @@
 
 #include "format/byte_io.hpp"
 #include "format/chunk_decode.hpp"
+#include "format/cuda_chunk.hpp"
 #include "format/format_layout.hpp"
 #include "test_format_fixtures.hpp"
 

@@ -34,7 +34,6 @@ Status decode_header(Cursor c, trace::Header& h);
 Status decode_strings(Cursor c, trace::Trace& t);
 Status decode_processes(Cursor c, trace::Trace& t);
 Status decode_threads(Cursor c, trace::Trace& t);
-Status decode_cuda(Cursor c, trace::Trace& t);
 Status decode_gpu_lanes(Cursor c, trace::Trace& t);
 // Appends to t.events and counts per thread into `counts` (grown as needed).
 Status decode_events(Cursor c, trace::Trace& t, std::vector<uint64_t>& counts);

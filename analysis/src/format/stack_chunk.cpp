@@ -1,8 +1,10 @@
 #include "format/stack_chunk.hpp"
 
 #include <algorithm>
+#include <functional>
 
 #include "format/chunk_decode.hpp"
+#include "format/format_layout.hpp"
 
 namespace ptprof::format::detail {
 
@@ -62,6 +64,42 @@ Status decode_stacks(Cursor c, trace::Trace& t) {
   }
   if (!c.at_end()) return Status::error("stacks chunk has trailing bytes");
   return {};
+}
+
+size_t StackTable::FrameHash::operator()(const trace::Frame& f) const {
+  return std::hash<uint64_t>{}(f.offset ^ (uint64_t(f.file) << 32 | f.function) ^ (uint64_t(f.line) << 40) ^
+                               uint64_t(f.kind));
+}
+
+size_t StackTable::StackHash::operator()(const std::vector<uint32_t>& s) const {
+  uint64_t h = s.size();
+  for (uint32_t f : s) h = (h ^ f) * 0x9e3779b97f4a7c15ull;
+  return size_t(h ^ (h >> 29));
+}
+
+uint32_t StackTable::add(const std::vector<trace::Frame>& frames) {
+  std::vector<uint32_t> ids;
+  ids.reserve(frames.size());
+  for (const trace::Frame& f : frames) {
+    auto [it, inserted] = frame_ids_.try_emplace(f, frames_.first + frames_.count);
+    if (inserted) {
+      put_frame_record(frames_.records, f);
+      ++frames_.count;
+    }
+    ids.push_back(it->second);
+  }
+  auto [it, inserted] = stack_ids_.try_emplace(ids, stacks_.first + stacks_.count + 1);
+  if (inserted) {
+    put_stack_record(stacks_.records, trace::Stack{it->first});
+    ++stacks_.count;
+  }
+  return it->second;
+}
+
+bool StackTable::full() const { return stacks_.records.size() + frames_.records.size() >= kMetadataChunkBytes; }
+
+std::pair<std::string, std::string> StackTable::take() {
+  return {frames_.empty() ? std::string() : frames_.take(), stacks_.empty() ? std::string() : stacks_.take()};
 }
 
 }  // namespace ptprof::format::detail

@@ -7,6 +7,7 @@
 #include "format/chunk_decode.hpp"
 #include "format/collective_chunk.hpp"
 #include "format/crc32c.hpp"
+#include "format/cuda_chunk.hpp"
 #include "format/footer_chunk.hpp"
 #include "format/format_layout.hpp"
 #include "format/input_file.hpp"

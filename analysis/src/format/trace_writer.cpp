@@ -3,18 +3,18 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <map>
-#include <unordered_map>
 
 #include "format/byte_io.hpp"
 #include "format/chunk_writer.hpp"
 #include "format/collective_chunk.hpp"
 #include "format/column_buffer.hpp"
+#include "format/cuda_chunk.hpp"
 #include "format/exclusive_file.hpp"
 #include "format/footer_chunk.hpp"
 #include "format/format_layout.hpp"
 #include "format/memory_chunk.hpp"
+#include "format/pending_records.hpp"
 #include "format/process_chunks.hpp"
 #include "format/stack_chunk.hpp"
 #include "format/tensor_chunk.hpp"
@@ -28,26 +28,6 @@ using namespace detail;
 uint32_t format_version() { return kFormatVersion; }
 
 namespace {
-
-// Metadata records not yet written: a list of records appended since the last
-// chunk of that kind, starting at index `first`.
-struct Pending {
-  uint32_t first = 0;
-  uint32_t count = 0;
-  std::string records;
-
-  bool empty() const { return count == 0; }
-  std::string take() {
-    std::string out;
-    put_varint(out, first);
-    put_varint(out, count);
-    out += records;
-    first += count;
-    count = 0;
-    records.clear();
-    return out;
-  }
-};
 
 // Delta bases of one thread within the current event chunk; `chunk` tells
 // whether they belong to it or are stale (and so reset to zero).
@@ -80,7 +60,7 @@ struct TraceWriter::Impl {
 
   StringMap<uint32_t> string_ids;
   uint32_t string_count = 1;  // id 0 is the implicit ""
-  Pending strings{1, 0, {}}, processes, threads;
+  PendingRecords strings{1, 0, {}}, processes, threads;
   // PROCESS_ATTRIBUTES records not yet written (a count, not a table).
   uint32_t attribute_count = 0;
   std::string attributes;
@@ -88,34 +68,18 @@ struct TraceWriter::Impl {
   std::map<uint32_t, trace::Process> added;
   // COSTS records, written with the footer: process -> (op, record) ps.
   std::map<uint32_t, std::pair<uint32_t, uint32_t>> costs;
-  Pending memory;                 // Trace::memory records not yet written
+  PendingRecords memory;          // Trace::memory records not yet written
   std::string memory_attributes;  // MEMORY_ATTRIBUTES records of those
   uint32_t memory_attribute_count = 0;
   std::string collectives;  // COLLECTIVES records not yet written
   uint32_t collective_count = 0;
   std::string tensor_groups;  // TENSORS records not yet written
   uint32_t tensor_group_count = 0;
-  // Call stacks, deduplicated by content: frames, then the stacks naming them.
-  struct FrameHash {
-    size_t operator()(const trace::Frame& f) const {
-      return std::hash<uint64_t>{}(f.offset ^ (uint64_t(f.file) << 32 | f.function) ^ (uint64_t(f.line) << 40) ^
-                                   uint64_t(f.kind));
-    }
-  };
-  struct StackHash {
-    size_t operator()(const std::vector<uint32_t>& s) const {
-      uint64_t h = s.size();
-      for (uint32_t f : s) h = (h ^ f) * 0x9e3779b97f4a7c15ull;
-      return size_t(h ^ (h >> 29));
-    }
-  };
-  std::unordered_map<trace::Frame, uint32_t, FrameHash> frame_ids;
-  std::unordered_map<std::vector<uint32_t>, uint32_t, StackHash> stack_ids;  // -> 1 + index
-  Pending frames, stacks;
+  StackTable stack_table;  // call stacks, each written once
   std::vector<ThreadCounts> thread_counts;
 
   // CUDA records not yet written, column by column, and GPU lanes.
-  std::array<std::string, kCudaColumnsWritten> cuda_columns;
+  CudaColumns cuda_columns;
   uint32_t cuda_first = 0, cuda_count = 0;
   std::string lanes;
   uint32_t lane_count = 0;
@@ -172,48 +136,27 @@ struct TraceWriter::Impl {
 
   // After the strings their frames name.
   void flush_stacks() {
-    if (frames.empty() && stacks.empty()) return;
+    if (stack_table.empty()) return;
     if (!strings.empty()) write_chunk(ChunkType::Strings, strings.take());
-    if (!frames.empty()) write_chunk(ChunkType::Frames, frames.take());
-    if (!stacks.empty()) write_chunk(ChunkType::Stacks, stacks.take());
+    auto [frames, stacks] = stack_table.take();
+    if (!frames.empty()) write_chunk(ChunkType::Frames, frames);
+    if (!stacks.empty()) write_chunk(ChunkType::Stacks, stacks);
   }
 
   uint32_t add_stack(const std::vector<trace::Frame>& in) {
-    std::vector<uint32_t> ids;
-    ids.reserve(in.size());
-    for (const trace::Frame& f : in) {
+    for (const trace::Frame& f : in)
       if (std::max(f.file, f.function) >= string_count) {
         fail("stack frame names a string not interned");
         return 0;
       }
-      auto [it, inserted] = frame_ids.try_emplace(f, frames.first + frames.count);
-      if (inserted) {
-        put_frame_record(frames.records, f);
-        ++frames.count;
-      }
-      ids.push_back(it->second);
-    }
-    auto [it, inserted] = stack_ids.try_emplace(ids, stacks.first + stacks.count + 1);
-    if (inserted) {
-      put_stack_record(stacks.records, trace::Stack{it->first});
-      ++stacks.count;
-      if (stacks.records.size() + frames.records.size() >= kMetadataChunkBytes) flush_stacks();
-    }
-    return it->second;
+    const uint32_t id = stack_table.add(in);
+    if (stack_table.full()) flush_stacks();
+    return id;
   }
 
   void flush_cuda() {
     if (cuda_count == 0) return;
-    std::string raw;
-    put_varint(raw, cuda_first);
-    put_varint(raw, cuda_count);
-    put_varint(raw, kCudaColumnsWritten);
-    for (const auto& c : cuda_columns) put_varint(raw, c.size());
-    for (auto& c : cuda_columns) {
-      raw += c;
-      c.clear();
-    }
-    write_chunk(ChunkType::Cuda, raw);
+    write_chunk(ChunkType::Cuda, cuda_columns.take(cuda_first, cuda_count));
     cuda_first += cuda_count;
     cuda_count = 0;
   }
@@ -224,25 +167,7 @@ struct TraceWriter::Impl {
            std::to_string(string_count));
       return cuda_first + cuda_count;
     }
-    auto& col = cuda_columns;
-    put_varint(col[kCudaCorrelation], c.correlation_id);
-    put_varint(col[kCudaExternal], c.external_id);
-    put_varint(col[kCudaStream], c.stream);
-    put_varint(col[kCudaPtr], c.ptr);
-    put_varint(col[kCudaBytes], c.bytes);
-    put_varint(col[kCudaGraphNode], c.graph_node_id);
-    for (int i = 0; i < 3; ++i) {
-      put_varint(col[kCudaGridX + i], c.grid[i]);
-      put_varint(col[kCudaBlockX + i], c.block[i]);
-    }
-    put_svarint(col[kCudaDevice], c.device);
-    put_svarint(col[kCudaResult], c.result);
-    put_varint(col[kCudaKernelName], c.kernel_name);
-    put_varint(col[kCudaFamily], c.family);
-    put_varint(col[kCudaCopyKind], c.copy_kind);
-    put_varint(col[kCudaGraphId], c.graph_id);
-    put_varint(col[kCudaGraphCapture], uint64_t(c.graph_capture));
-    put_varint(col[kCudaCaptureOp], c.capture_op);
+    cuda_columns.put(c);
     uint32_t index = cuda_first + cuda_count;
     // Strings first: a record may name one interned since the last chunk.
     if (++cuda_count == kCudaPerChunk) {
@@ -298,9 +223,8 @@ struct TraceWriter::Impl {
     if (e.kind == trace::EventKind::Memory && (e.arg == 0 || e.arg > memory.first + memory.count))
       return fail("memory event references record " + std::to_string(e.arg) + " of " +
                   std::to_string(memory.first + memory.count));
-    if (e.stack > stacks.first + stacks.count)
-      return fail("event refers to stack " + std::to_string(e.stack) + " of " +
-                  std::to_string(stacks.first + stacks.count));
+    if (e.stack > stack_table.count())
+      return fail("event refers to stack " + std::to_string(e.stack) + " of " + std::to_string(stack_table.count()));
     if (e.name >= string_count || e.shapes >= string_count)
       return fail("event names string " + std::to_string(std::max(e.name, e.shapes)) + " of " +
                   std::to_string(string_count));

@@ -1,0 +1,121 @@
+#include "format/cuda_chunk.hpp"
+
+#include <algorithm>
+
+#include "format/chunk_decode.hpp"
+
+namespace ptprof::format::detail {
+
+void CudaColumns::put(const trace::CudaInfo& c) {
+  auto& col = columns_;
+  put_varint(col[kCudaCorrelation], c.correlation_id);
+  put_varint(col[kCudaExternal], c.external_id);
+  put_varint(col[kCudaStream], c.stream);
+  put_varint(col[kCudaPtr], c.ptr);
+  put_varint(col[kCudaBytes], c.bytes);
+  put_varint(col[kCudaGraphNode], c.graph_node_id);
+  for (int i = 0; i < 3; ++i) {
+    put_varint(col[kCudaGridX + i], c.grid[i]);
+    put_varint(col[kCudaBlockX + i], c.block[i]);
+  }
+  put_svarint(col[kCudaDevice], c.device);
+  put_svarint(col[kCudaResult], c.result);
+  put_varint(col[kCudaKernelName], c.kernel_name);
+  put_varint(col[kCudaFamily], c.family);
+  put_varint(col[kCudaCopyKind], c.copy_kind);
+  put_varint(col[kCudaGraphId], c.graph_id);
+  put_varint(col[kCudaGraphCapture], uint64_t(c.graph_capture));
+  put_varint(col[kCudaCaptureOp], c.capture_op);
+}
+
+std::string CudaColumns::take(uint32_t first, uint32_t count) {
+  std::string raw;
+  put_varint(raw, first);
+  put_varint(raw, count);
+  put_varint(raw, kCudaColumnsWritten);
+  for (const auto& c : columns_) put_varint(raw, c.size());
+  for (auto& c : columns_) {
+    raw += c;
+    c.clear();
+  }
+  return raw;
+}
+
+Status decode_cuda(Cursor c, trace::Trace& t) {
+  uint64_t count = 0;
+  PTPROF_RETURN_IF_ERROR(check_first(c, t.cuda.size(), "CUDA", count));
+  uint64_t ncols = c.varint();
+  if (!c.ok()) return Status::error(kTruncatedPayload);
+  if (ncols < kCudaColumns)
+    return Status::error("CUDA chunk has " + std::to_string(ncols) + " columns, expected " +
+                         std::to_string(unsigned(kCudaColumns)));
+  if (ncols > c.remaining()) return Status::error("CUDA chunk claims " + std::to_string(ncols) + " columns");
+  // Every record takes at least one byte in each column.
+  if (count > c.remaining() / kCudaColumns)
+    return Status::error("CUDA chunk claims " + std::to_string(count) + " records in " + std::to_string(c.remaining()) +
+                         " bytes");
+  std::array<uint64_t, kCudaColumnsWritten> sizes{};
+  for (uint64_t i = 0; i < ncols; ++i) {
+    uint64_t s = c.varint();
+    if (i < kCudaColumnsWritten) sizes[i] = s;
+  }
+  if (!c.ok()) return Status::error(kTruncatedPayload);
+  const size_t present = size_t(std::min<uint64_t>(ncols, kCudaColumnsWritten));
+  std::array<Cursor, kCudaColumnsWritten> col;
+  for (size_t i = 0; i < present; ++i) {
+    if (sizes[i] > c.remaining()) return Status::error("CUDA column " + std::to_string(i) + " overruns the chunk");
+    col[i] = c.sub(size_t(sizes[i]));
+  }
+  const size_t nstrings = t.strings.size();
+  t.cuda.reserve(t.cuda.size() + count);
+  for (uint64_t i = 0; i < count; ++i) {
+    trace::CudaInfo r;
+    r.correlation_id = col[kCudaCorrelation].varint();
+    r.external_id = col[kCudaExternal].varint();
+    r.stream = col[kCudaStream].varint();
+    r.ptr = col[kCudaPtr].varint();
+    r.bytes = col[kCudaBytes].varint();
+    r.graph_node_id = col[kCudaGraphNode].varint();
+    for (int d = 0; d < 3; ++d) {
+      r.grid[d] = col[kCudaGridX + d].varint32();
+      r.block[d] = col[kCudaBlockX + d].varint32();
+    }
+    int64_t device = col[kCudaDevice].svarint();
+    int64_t result = col[kCudaResult].svarint();
+    uint64_t name = col[kCudaKernelName].varint();
+    uint64_t family = col[kCudaFamily].varint();
+    uint64_t copy_kind = col[kCudaCopyKind].varint();
+    if (!fits_i32(device) || !fits_i32(result) || family > UINT8_MAX || copy_kind > UINT8_MAX)
+      return Status::error("CUDA record " + std::to_string(t.cuda.size()) + " has a value out of range");
+    if (name >= nstrings)
+      return Status::error("CUDA record " + std::to_string(t.cuda.size()) + " names string " + std::to_string(name) +
+                           " of " + std::to_string(nstrings));
+    r.device = int32_t(device);
+    r.result = int32_t(result);
+    r.kernel_name = uint32_t(name);
+    r.family = uint8_t(family);
+    r.copy_kind = uint8_t(copy_kind);
+    if (present > kCudaGraphId) {
+      uint64_t graph_id = col[kCudaGraphId].varint();
+      if (graph_id > UINT32_MAX)
+        return Status::error("CUDA record " + std::to_string(t.cuda.size()) + " has a value out of range");
+      r.graph_id = uint32_t(graph_id);
+    }
+    if (present > kCudaGraphCapture) {
+      const uint64_t capture = col[kCudaGraphCapture].varint();
+      const uint64_t op = present > kCudaCaptureOp ? col[kCudaCaptureOp].varint() : 0;
+      if (capture > uint64_t(trace::GraphCapture::Outside) || op >= nstrings)
+        return Status::error("CUDA record " + std::to_string(t.cuda.size()) + " has a value out of range");
+      r.graph_capture = trace::GraphCapture(capture);
+      r.capture_op = uint32_t(op);
+    }
+    t.cuda.push_back(r);
+  }
+  for (size_t i = 0; i < present; ++i) {
+    if (!col[i].ok()) return Status::error("CUDA column " + std::to_string(i) + " ends early or is malformed");
+    if (!col[i].at_end()) return Status::error("CUDA column " + std::to_string(i) + " has trailing bytes");
+  }
+  return {};
+}
+
+}  // namespace ptprof::format::detail
