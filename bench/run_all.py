@@ -512,7 +512,9 @@ def render(fig):
     else:
         L.append("Training steps of two transformers architectures (small configs, random weights, AdamW, one "
                  "intra-op thread), torch %s, %d round(s), measured within one process as in item 2 (%d pairs "
-                 "of steady steps per process). Wall clock and the thread's CPU time." %
+                 "of steady steps per process). Wall clock and the thread's CPU time. Unstable: each process "
+                 "has its own bias between kinds of step, of the size of the profilers' cost here, so these "
+                 "figures move by up to half between runs of the same code (\"Real models\" below)." %
                  (rm["torch"], rm["rounds"], rm["pairs"]))
         L.append("")
         L.append("| model (ops/step) | mode | wall ms/step | added wall ms | CPU ms/step | added CPU ms |")
