@@ -148,6 +148,9 @@ CORE_MODES = "none,ptprof-on-demand,none-again"
 STEP_CORE_MODES = "floor,ptprof,torch,torch+shapes,torch+memory,torch+stack"
 STEP_OPTION_MODES = "ptprof,ptprof+shapes,ptprof+memory,ptprof+stack,ptprof+attribution,torch,torch+shapes," \
     "torch+memory,torch+stack"
+# The real models: the options the issue's table asks for (attribution is the
+# small loop's row; a process per mode is ~6 s of the 10 minutes).
+MODEL_MODES = "floor,ptprof,ptprof+shapes,ptprof+memory,ptprof+stack,torch,torch+shapes,torch+memory,torch+stack"
 
 
 def end_to_end(build, python, rounds, steps, scratch, modes, window=True):
@@ -654,11 +657,25 @@ def render_targets(fig):
             "met" if rr["speedup"] >= 2 else "missed"))
     rm = fig.get("real_models")
     if rm:
-        vals = ["%s %s" % (model, fmt(m["ratio"]["wall"].get("ptprof/torch"), "%.2f"))
-                for model, m in rm["models"].items()]
-        ok = all(m["ratio"]["wall"].get("ptprof/torch", 9) <= 0.3 for m in rm["models"].values())
-        L.append("| real models: ptprof's added step time ≤ 0.3 × torch.profiler's (default options, wall) | "
-                 "%s | %s |" % (", ".join(vals), "met" if ok else "missed"))
+        # Met or missed only when every round agrees: a process's own bias
+        # between kinds of step is as large as the profilers' cost here, and
+        # the median of two rounds fell on either side of the goal between
+        # runs of the same code.
+        vals, rounds = [], []
+        for model, m in rm["models"].items():
+            a = m["added_ms_rounds"]["wall"]
+            r = sorted(x / y for x, y in zip(a.get("ptprof", []), a.get("torch", [])) if y > 0)
+            rounds.append(r)
+            vals.append("%s %s%s" % (model, fmt(m["ratio"]["wall"].get("ptprof/torch"), "%.2f"),
+                                     " (rounds %.2f-%.2f)" % (r[0], r[-1]) if r else ""))
+        if rounds and all(r and r[-1] <= 0.3 for r in rounds):
+            status = "met"
+        elif any(r and r[0] > 0.3 for r in rounds):
+            status = "missed"
+        else:
+            status = "not resolved: rounds on both sides of the goal (each process's own bias, see below)"
+        L.append("| real models: ptprof's added step time ≤ 0.3 × torch.profiler's (default options, wall; median "
+                 "of per-round ratios, met or missed when every round agrees) | %s | %s |" % (", ".join(vals), status))
     return "\n".join(L)
 
 
@@ -701,11 +718,11 @@ def main():
         ap.error("unknown items %s; accepted: %s" % (",".join(sorted(only - ALL)), ",".join(sorted(ALL))))
     # Sized for a 2-core machine: under 10 minutes. Within one process: floor,
     # ptprof and torch.profiler 7 rounds, the options 2, the real models 2;
-    # across processes (outside windows) 6.
+    # across processes (outside windows) 4 (runs took 523-615 s with 6).
     # Steps of the small-op loop are short and its processes mostly start-up,
     # so they time 80 steps of each kind; the real models 10, in 2 rounds.
     rounds, option_rounds, across_rounds, steps, model_rounds, pairs, small_pairs = \
-        (2, 1, 2, 200, 1, 8, 40) if args.quick else (7, 2, 6, 200, 2, 10, 80)
+        (2, 1, 2, 200, 1, 8, 40) if args.quick else (7, 2, 4, 200, 2, 10, 80)
     long_events, long_rate = (1_000_000, 2e6) if args.quick else (20_000_000, 2e6)
     rounds = args.rounds or rounds
     long_events = args.long_events or long_events
@@ -751,8 +768,8 @@ def main():
             found = transformers_python(torches)
             if found:
                 log("8. real models, torch %s, %d rounds" % (found[0], model_rounds))
-                fig["real_models"] = profiled_steps(build, found[1], "gpt2,bert", ",".join(
-                    ["floor"] + STEP_OPTION_MODES.split(",")), model_rounds, pairs, scratch)
+                fig["real_models"] = profiled_steps(build, found[1], "gpt2,bert", MODEL_MODES,
+                                                     model_rounds, pairs, scratch)
             else:
                 log("8. real models: no interpreter with torch 2.x and transformers; skipped")
     finally:
