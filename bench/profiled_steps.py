@@ -25,19 +25,35 @@ unprofiled steps, and only differences within a process are used:
                     ids, no inputs), switched on and off within the process
                     (bench/floor/rf_floor.cpp): what torch costs once anyone
                     listens. When ptprof is measured too, in ptprof's own
-                    process, between its windows (schedule wait=7,active=4:
-                    after a window, a plain step, two with the floor, a
-                    plain one), so that ptprof / floor compares one process
-                    with itself
-    ptprof[+OPT]    ptprof run --schedule wait=2,warmup=0,active=3,repeat=0
-                    [--record-shapes | --profile-memory | --with-stack |
-                    --python-attribution] (the agent's ptprof_recording()
-                    says which steps it records)
+                    process, between its windows (after a window, a plain
+                    step, two with the floor, a plain one), so that
+                    ptprof / floor compares one process with itself
+    ptprof[+OPT]    one process, `ptprof run --on-demand`, whose windows
+                    are triggered one option at a time (`ptprof trigger --pid
+                    ... --steps 5 [--record-shapes | --profile-memory |
+                    --with-stack]`, started by this script's parent process
+                    when the worker asks over a socket, TriggerServer), so
+                    every option is measured against the same process's
+                    plain steps and floor (the agent's ptprof_recording()
+                    says which steps it records; a window is attributed to
+                    the option of the last trigger, and the next is asked
+                    for only after the window has ended)
+    ptprof+attribution  ptprof run --python-attribution --schedule
+                    wait=2,warmup=0,active=3,repeat=0, a process of its own
+                    (no trigger option asks for it)
     torch           torch.profiler.profile(activities=[CPU]) around five
                     steps (four timed), and each option of it (record_shapes,
-                    profile_memory, with_stack) taking turns in one process;
-                    building its results at the exit of each profile is not
+                    profile_memory, with_stack) taking turns; in ptprof's
+                    process, one profile() between two of its windows, when
+                    no window is under way or asked for (ptprof records
+                    nothing then, and its callbacks are off); else in a
+                    process of its own, against plain steps in between.
+                    Building its results at the exit of each profile is not
                     timed
+
+So when ptprof is measured with torch.profiler and the floor (bench/run_all.py
+does), each round is one process, and every ratio compares a process with
+itself.
 
 Only steady steps are timed: not the first step of a window (ptprof's
 window start, torch.profiler's first step after its start, the floor's first
@@ -52,7 +68,11 @@ bench/torch_overhead.py's on-demand mode measures it against processes
 without ptprof.
 
 ptprof's own estimate (the run summary's cost line, `N ops x C ns`) is
-compared with its measured added time per operator.
+compared with its measured added time per operator, and what the run summary
+measured on the program's own steps (`ptprof: measured on its own steps`: the
+median of the newest 64 differences between a steady recorded step and the
+steady unrecorded step before it) with the same statistic taken from this
+benchmark's timings of the same steps.
 
     python bench/profiled_steps.py --ptprof build/bin/ptprof [--floor-lib LIB] \
         [--rounds 1] [--pairs 12] [--warmup 10] [--models small,gpt2,bert] [--modes ...] [--json OUT]
@@ -66,10 +86,12 @@ import json
 import os
 import re
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -79,6 +101,11 @@ MODES = ["floor", "ptprof", "ptprof+shapes", "ptprof+memory", "ptprof+stack", "p
 ALTERNATING = "wait=2,warmup=0,active=3,repeat=0"  # steady steps: the 2nd and 3rd
 PTPROF_FLAGS = {"ptprof": [], "ptprof+shapes": ["--record-shapes"], "ptprof+memory": ["--profile-memory"],
                 "ptprof+stack": ["--with-stack"], "ptprof+attribution": ["--python-attribution"]}
+# The options a trigger can ask for, window by window: measured in one process.
+TRIGGER_FLAGS = {"ptprof": [], "ptprof+shapes": ["--record-shapes"], "ptprof+memory": ["--profile-memory"],
+                 "ptprof+stack": ["--with-stack"]}
+WINDOW_STEPS = 5  # a triggered window: its first and last steps are not steady
+OWN_STEPS_KEPT = 64  # the run summary's median is over its newest 64 differences (step_cost_meter.hpp)
 TORCH_OPTIONS = {"torch": {}, "torch+shapes": {"record_shapes": True}, "torch+memory": {"profile_memory": True},
                  "torch+stack": {"with_stack": True}}
 # Ratios of added time: (numerator, denominator).
@@ -144,11 +171,220 @@ def timed(step):
 # rebuilds its callback cache; the window's end leaves caches cold).
 FLOOR_PLAN = {1: ("plain", False), 2: ("plain", True), 3: ("floor", False), 4: ("floor", True),
               5: ("floor", True), 6: ("plain", False), 7: ("plain", True)}
-# ptprof's schedule when the floor shares its process: the plan above, then a
-# window whose first step is not steady.
-WITH_FLOOR = "wait=7,warmup=0,active=4,repeat=0"
 # torch.profiler: steady steps timed per profile() (after one untimed step).
 TORCH_BLOCK = 4
+# ...and in ptprof's process, after FLOOR_PLAN: one profile() block (a step
+# of the plan), then two plain steps that are not steady (after the
+# profile's exit they took 1.4 and 1.1 x a plain step, small-op loop, torch
+# 1.13) and a steady one before the next trigger is posted.
+TORCH_PLAN = {8: ("torch", False), 9: ("plain", False), 10: ("plain", False), 11: ("plain", True)}
+
+
+def post_trigger(control, mode):
+    """Asks the benchmark's parent (TriggerServer) for a window of `mode`:
+    it starts `ptprof trigger`, whose window opens at the end of the step
+    during which the agent sees the request (a few steps later). The parent
+    starts it, not this process, and this process does not wait: starting a
+    process costs the starter (the step after a Popen here took 1.15-1.8 x
+    a plain step, small-op loop, torch 1.13), and a step after a wait of a
+    few ms starts with cold caches (1.3-1.8 x), and the agent times steps
+    in the stepping thread's CPU time, the step before a window as the
+    baseline of its own-steps figure."""
+    control.sendall(("%s %d\n" % (mode, os.getpid())).encode())
+
+
+def trigger_failed(control):
+    """The parent's answer when a posted trigger's window is long in coming:
+    exits with its error, if it has one."""
+    control.settimeout(30)
+    reply = b""
+    while True:
+        try:
+            got = control.recv(4096)
+        except socket.timeout:
+            sys.exit("profiled_steps: no window and no answer from the trigger server in 30 s")
+        if not got:
+            sys.exit("profiled_steps: the benchmark's parent closed the trigger socket")
+        reply += got
+        errors = [x for x in reply.decode().splitlines() if x != "posted"]
+        if errors:
+            sys.exit("profiled_steps: " + errors[0])
+        if reply.endswith(b"\n"):
+            control.settimeout(None)
+            return
+
+
+class TriggerServer:
+    """The parent's side of post_trigger: a Unix socket in `directory` the
+    worker connects to; for each line it reads (an option and the worker's
+    pid) it starts `ptprof trigger --pid PID --steps WINDOW_STEPS [flags]`,
+    answers once the
+    trigger says it has posted its request ("waiting for it"), and checks
+    every trigger's exit when the worker is done."""
+
+    def __init__(self, ptprof, directory):
+        self.ptprof = ptprof
+        self.path = os.path.join(directory, "trigger.sock")
+        if os.path.exists(self.path):
+            os.unlink(self.path)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(self.path)
+        self.sock.listen(1)
+        self.sock.settimeout(0.2)
+        self.triggers, self.errors = [], []
+        self.worker = None  # the worker's Popen, set by run()
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        conn = None
+        while conn is None:
+            try:
+                conn, _ = self.sock.accept()
+            except socket.timeout:
+                if self.worker is not None and self.worker.poll() is not None:
+                    return
+        with conn, conn.makefile("rb") as f:
+            for line in f:
+                mode, pid = line.decode().split()
+                p = subprocess.Popen([self.ptprof, "trigger", "--pid", pid, "--steps", str(WINDOW_STEPS)] +
+                                     TRIGGER_FLAGS[mode], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                said = []
+                for out in p.stderr:
+                    said.append(out)
+                    if "waiting for it" in out:
+                        break
+                self.triggers.append(p)
+                if said and "waiting for it" in said[-1]:
+                    conn.sendall(b"posted\n")
+                else:
+                    p.wait()
+                    conn.sendall(("ptprof trigger failed (%s): %s\n" % (p.returncode, " ".join(
+                        x.strip() for x in said))).encode())
+
+    def close(self):
+        self.thread.join()
+        self.sock.close()
+        os.unlink(self.path)
+        for p in self.triggers:
+            _, err = p.communicate()
+            if p.returncode != 0:
+                self.errors.append("ptprof trigger failed (%d): %s" % (p.returncode, err.strip()))
+
+
+def trigger_windows_worker(args, step, recording, floor):
+    """ptprof's options in one `ptprof run --on-demand` process: it triggers
+    its own windows, one option each in turn, and between them times plain
+    steps, (with `floor`) the floor by FLOOR_PLAN and (with --torch-modes)
+    torch.profiler's options in turn, one profile() of TORCH_BLOCK steady
+    steps after each window (TORCH_PLAN). Returns the steady steps of each,
+    plain, and the own-steps differences (each steady recorded step less
+    the step before the window's opening step: the run summary's
+    statistic, from this side).
+
+    After the plan the next trigger is posted (post_trigger) and the steps
+    go on, not kept, until the window opens, at the end of the step during
+    which the agent sees the request; it closes at the end of its last
+    step. Both happen inside the step that optimizer.step() ends, so that
+    step carries the opening and a window's last step the closing; the
+    agent reads the thread's CPU time before either (window_controller.cpp,
+    measure_step_end). Neither is steady here: a window's last step is
+    dropped once the next step shows it was the last. The own-steps
+    baseline is the step before the opening one (the agent's is the
+    opening step itself, timed before the window opens)."""
+    from torch.profiler import ProfilerActivity, profile
+    modes = args.window_modes
+    times = {m: [] for m in modes + args.torch_modes}
+    if floor:
+        times["floor"] = []
+    plan = dict(FLOOR_PLAN)
+    if args.torch_modes:
+        plan.update(TORCH_PLAN)
+    plain = []
+    own = []  # per window, its steady recorded steps less the step before its opening step
+    control = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    control.connect(args.trigger_socket)
+    current, turn = None, 0
+    previous = False  # the last step was recorded
+    last_kept = None  # where the last step's time went: (list, own appended too) or None
+    outside = 0  # unrecorded steps since the last window
+    posted = False  # this gap's trigger is posted: the steps up to the window are not steady
+    floor_on = False
+    pending = []  # CPU ns of the steps since this gap's trigger was posted
+    base = None  # the own-steps baseline of the window under way
+    limit = 40 * len(modes) * args.pairs + 200
+    i = 0
+
+    def enough():
+        return min(len(plain), min(len(v) for v in times.values())) >= args.pairs + 1
+
+    # Until every kind has its steps and the last window has ended (so that
+    # the agent's newest windows are this loop's too).
+    while not enough() or posted or previous:
+        profiled = bool(recording())
+        if profiled != previous and last_kept is not None:
+            # The last step closed the window: not steady after all.
+            kept, with_own = last_kept
+            kept.pop()
+            if with_own:
+                own[-1].pop()
+        last_kept = None
+        if profiled:
+            if not previous:
+                if not posted:
+                    sys.exit("profiled_steps: a window began that no trigger asked for")
+                posted = False
+                own.append([])
+                base = pending[-2] if len(pending) >= 2 else None  # pending[-1] opened the window
+            outside = 0
+            t = timed(step)
+            if previous:  # a window's first step is not steady
+                times[current].append(t)
+                if base is not None:
+                    own[-1].append(t[1] - base)
+                last_kept = (times[current], base is not None)
+        else:
+            outside += 1
+            if outside == 1:
+                pending = []
+            kind, steady = plan.get(outside, ("plain", True))
+            if floor and (kind == "floor") != floor_on:
+                floor_on = kind == "floor"
+                floor(1 if floor_on else 0)
+            if kind == "torch":
+                # No trigger is under way: this step and the block's are not in a window.
+                tmode = args.torch_modes[(turn - 1) % len(args.torch_modes)]
+                with profile(activities=[ProfilerActivity.CPU], **TORCH_OPTIONS[tmode]):
+                    step()
+                    times[tmode].extend(timed(step) for _ in range(TORCH_BLOCK))
+                previous = False
+                i += 1
+                continue
+            if outside > len(plan) and not posted and not enough():
+                # The plan ends plain, so the floor is off up to the window.
+                current = modes[turn % len(modes)]
+                turn += 1
+                post_trigger(control, current)
+                posted = True
+            t = timed(step)
+            if posted:
+                pending.append(t[1])
+                if len(pending) % 500 == 0:
+                    trigger_failed(control)
+            elif steady:
+                kept = times["floor"] if floor_on else plain
+                kept.append(t)
+                last_kept = (kept, False)
+        previous = profiled
+        i += 1
+        if i > limit:
+            sys.exit("profiled_steps: %d plain steps and %s after %d" % (len(plain), {k: len(v) for k, v in
+                                                                                    times.items()}, i))
+    control.close()
+    # The agent keeps the newest 64 differences, WINDOW_STEPS - 1 a window
+    # (its windows' last steps carry no closing); these are the same windows'.
+    newest = [d for w in own[-(OWN_STEPS_KEPT // (WINDOW_STEPS - 1)):] for d in w]
+    return times, plain, newest
 
 
 def worker(args):
@@ -158,15 +394,12 @@ def worker(args):
     windows, so ptprof's and the floor's added times come from one process."""
     import ctypes
 
-    from torch.profiler import ProfilerActivity, profile
     step = build_model(args.models[0])
     for _ in range(args.warmup):
         step()
     res = {}
-    if args.worker == "torch":
-        with profile(activities=[ProfilerActivity.CPU]) as p:
-            step()
-        res["ops"] = len(p.events())
+    if args.worker == "torch" or args.torch_modes:
+        res["ops"] = count_ops(step)
     recording = floor = None
     if args.worker in PTPROF_FLAGS:
         recording = ctypes.CDLL(None).ptprof_recording  # the agent's: is this step in a window?
@@ -176,89 +409,129 @@ def worker(args):
         lib.ptprof_bench_floor_handle.restype = ctypes.c_ulonglong
         handle = ctypes.c_ulonglong(lib.ptprof_bench_floor_handle(0))
         floor = lambda on: lib.ptprof_bench_floor_enable(handle, on)  # noqa: E731
-    # torch.profiler's options take turns in one process (one start, not four).
-    options = list(TORCH_OPTIONS) if args.worker == "torch" else [args.worker]
+    if args.window_modes:
+        times, plain, own = trigger_windows_worker(args, step, recording, floor)
+        print(json.dumps(medians(res, times, plain, own)))
+        return
+    if args.worker == "torch":
+        times, plain = torch_phase(step, list(TORCH_OPTIONS), args.pairs)
+        print(json.dumps(medians(res, times, plain)))
+        return
+    options = [args.worker]
     times = {k: [] for k in options}
-    if recording is not None and floor:
-        times["floor"] = []
     plain = []
     i = 0
     previous = False
-    outside = 0  # out-of-window steps since the last window
-    floor_on = False
     limit = 12 * (len(options) + 1) * args.pairs + 20
     while min(len(plain), min(len(v) for v in times.values())) < args.pairs:
         if recording is not None:
             profiled = bool(recording())
             if profiled:
-                if floor_on:
-                    floor(0)
-                    floor_on = False
-                outside = 0
                 t = timed(step)
                 if previous:  # the first step of a window is not steady
                     times[args.worker].append(t)
-            elif floor:
-                outside += 1
-                kind, steady = FLOOR_PLAN.get(outside, ("plain", True))
-                if (kind == "floor") != floor_on:
-                    floor_on = kind == "floor"
-                    floor(1 if floor_on else 0)
-                t = timed(step)
-                if steady:
-                    (times["floor"] if floor_on else plain).append(t)
             else:
                 t = timed(step)
                 if not previous:  # the step after a window is not steady
                     plain.append(t)
             previous = profiled
         elif i % 2:
-            mode = options[(i // 2) % len(options)]
-            if floor:
-                floor(1)
-                step()
-                times[mode].append(timed(step))
-                floor(0)
-            else:
-                with profile(activities=[ProfilerActivity.CPU], **TORCH_OPTIONS[mode]):
-                    step()
-                    times[mode].extend(timed(step) for _ in range(TORCH_BLOCK))
+            floor(1)
+            step()
+            times[args.worker].append(timed(step))
+            floor(0)
         else:
             step()
-            plain.extend(timed(step) for _ in range(TORCH_BLOCK if args.worker == "torch" else 1))
+            plain.append(timed(step))
         i += 1
         if i > limit:
             sys.exit("profiled_steps: %s: %d plain steps and %s after %d" %
                      (args.worker, len(plain), {k: len(v) for k, v in times.items()}, i))
+    print(json.dumps(medians(res, times, plain)))
+
+
+def count_ops(step):
+    """Operators in one step, as torch.profiler counts them."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU]) as p:
+        step()
+    return len(p.events())
+
+
+def torch_phase(step, modes, pairs):
+    """torch.profiler's options in turn, one profile() each of an untimed
+    step and TORCH_BLOCK timed ones, between as many plain steps (after an
+    untimed one: a profile's exit leaves caches cold), until each has
+    `pairs`. Returns the steps of each option and the plain ones."""
+    from torch.profiler import ProfilerActivity, profile
+    times = {m: [] for m in modes}
+    plain = []
+    i = 0
+    while min(len(plain), min(len(v) for v in times.values())) < pairs:
+        mode = modes[i % len(modes)]
+        with profile(activities=[ProfilerActivity.CPU], **TORCH_OPTIONS[mode]):
+            step()
+            times[mode].extend(timed(step) for _ in range(TORCH_BLOCK))
+        step()
+        plain.extend(timed(step) for _ in range(TORCH_BLOCK))
+        i += 1
+    return times, plain
+
+
+def medians(res, times, plain, own=None):
+    """`res` with each mode's median plain and profiled step per clock, and
+    (`own`) the own-steps differences' median under "ptprof"."""
     for mode, t in times.items():
         res[mode] = {}
         for clock, k in (("wall", 0), ("cpu", 1)):
             res[mode][clock] = {"plain": statistics.median(x[k] for x in plain),
                                 "profiled": statistics.median(x[k] for x in t)}
-    print(json.dumps(res))
+    if own:
+        res["ptprof"]["own_steps_bench_ms"] = statistics.median(own) / 1e6
+    return res
 
 
-def run(args, model, kind, with_floor=False):
+def run(args, model, kind, with_floor=False, window_modes=(), torch_modes=()):
     """One worker process; `with_floor`: a ptprof process that also times the
-    floor outside its windows."""
+    floor outside its windows; `window_modes`: a ptprof process that triggers
+    its own windows, these options in turn; `torch_modes`: and times these
+    torch.profiler options between them."""
     floor_lib = args.floor_lib if kind == "floor" or with_floor else ""
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", kind, "--models", model,
-           "--pairs", str(args.pairs), "--warmup", str(args.warmup), "--floor-lib", floor_lib or ""]
+           "--pairs", str(args.pairs), "--warmup", str(args.warmup), "--floor-lib", floor_lib or "",
+           "--window-modes", ",".join(window_modes),
+           "--torch-modes", ",".join(torch_modes)]
+    server = None
     if kind in PTPROF_FLAGS:
         out = os.path.join(args.out, "ptprof-" + kind.replace("+", "-"))
         shutil.rmtree(out, ignore_errors=True)
-        schedule = WITH_FLOOR if with_floor else ALTERNATING
-        cmd = [args.ptprof, "run", "-o", out, "--schedule", schedule] + PTPROF_FLAGS[kind] + ["--"] + cmd
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        how = ["--on-demand"] if window_modes else ["--schedule", ALTERNATING] + PTPROF_FLAGS[kind]
+        cmd = [args.ptprof, "run", "-o", out] + how + ["--"] + cmd
+        if window_modes:
+            server = TriggerServer(args.ptprof, args.out)
+            cmd += ["--trigger-socket", server.path]
+    # Files, not pipes: the worker's output is read after it ends, and the
+    # trigger server runs meanwhile.
+    with tempfile.TemporaryFile("w+") as fo, tempfile.TemporaryFile("w+") as fe:
+        proc = subprocess.Popen(cmd, stdout=fo, stderr=fe, text=True)
+        if server:
+            server.worker = proc
+        proc.wait()
+        if server:
+            server.close()
+        fo.seek(0)
+        fe.seek(0)
+        p = subprocess.CompletedProcess(cmd, proc.returncode, fo.read(), fe.read())
     if p.returncode != 0:
         sys.exit("profiled_steps: %s under %s failed:\n%s" % (model, kind, p.stderr[-3000:]))
+    if server and server.errors:
+        sys.exit("profiled_steps: %s" % "; ".join(server.errors))
     res = json.loads(p.stdout.strip().splitlines()[-1])
     m = OP_COST.search(p.stderr)
     if kind in PTPROF_FLAGS and m:
         res[kind]["estimate_ns_per_op"] = float(m.group(2))
     m = OWN_STEPS.search(p.stderr)
-    # With the floor in its wait steps, ptprof's unrecorded steps are not plain.
-    if kind in PTPROF_FLAGS and m and not with_floor:
+    if kind in PTPROF_FLAGS and m:
         res[kind]["own_steps_added_ms"] = float(m.group(1) if m.group(1) is not None else m.group(2))
     return res
 
@@ -295,10 +568,12 @@ def summarize(rounds_data, modes, ops):
                 per_round = [e / x for e, x in zip(est, meas) if x > 0]
                 m["estimate_over_measured"] = statistics.median(per_round) if per_round else float("nan")
             # What the run summary measured on the program's own steps, per
-            # step, against the added CPU time measured here.
+            # step, against the same statistic from this benchmark's timings
+            # of the same steps (the process's windows of every option).
             own = [r["ptprof"].get("own_steps_added_ms") for r in rounds]
-            if all(o is not None for o in own):
-                meas = [(r["ptprof"]["cpu"]["profiled"] - r["ptprof"]["cpu"]["plain"]) / 1e6 for r in rounds]
+            if all(o is not None for o in own) and all("own_steps_bench_ms" in r["ptprof"] for r in rounds):
+                meas = [r["ptprof"]["own_steps_bench_ms"] for r in rounds]
+                m["own_steps_bench_ms"] = statistics.median(meas)
                 per_round = [o / x for o, x in zip(own, meas) if x > 0]
                 m["own_steps_added_ms"] = statistics.median(own)
                 m["own_steps_over_measured"] = statistics.median(per_round) if per_round else float("nan")
@@ -345,8 +620,13 @@ def main():
     ap.add_argument("--modes", default=",".join(MODES), help="comma-separated subset of " + ",".join(MODES))
     ap.add_argument("--json", help="also write the figures to this file as JSON")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--window-modes", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--torch-modes", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--trigger-socket", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
     args.models = [x for x in args.models.split(",") if x]
+    args.window_modes = [x for x in args.window_modes.split(",") if x]
+    args.torch_modes = [x for x in args.torch_modes.split(",") if x]
     for x in args.models:
         if x not in MODELS:
             ap.error("unknown model %r; accepted: %s" % (x, ", ".join(MODELS)))
@@ -369,12 +649,18 @@ def main():
         args.floor_lib = build_floor()
     args.ptprof = os.path.abspath(args.ptprof)
     args.out = tempfile.mkdtemp(prefix="ptprof-profiled-steps-")
-    # One process per ptprof mode, one for the floor, one for torch.profiler's options.
-    # The floor shares ptprof's process when both are asked for (their ratio
-    # is then free of the differences between processes).
-    floor_with_ptprof = "floor" in modes and "ptprof" in modes
-    kinds = [m for m in modes if m in PTPROF_FLAGS or (m == "floor" and not floor_with_ptprof)]
-    if any(m in TORCH_OPTIONS for m in modes):
+    # One process for ptprof's options (it triggers its own windows, one option
+    # each in turn), with the floor and torch.profiler's options between its
+    # windows, so that every ratio compares one process with itself; one for
+    # attribution. Without ptprof's options, one process for the floor and
+    # one for torch.profiler's options.
+    window_modes = [m for m in modes if m in TRIGGER_FLAGS]
+    torch_modes = [m for m in modes if m in TORCH_OPTIONS]
+    floor_with_ptprof = "floor" in modes and bool(window_modes)
+    kinds = (["ptprof"] if window_modes else []) + [m for m in modes if m in PTPROF_FLAGS and m not in TRIGGER_FLAGS]
+    if "floor" in modes and not floor_with_ptprof:
+        kinds.append("floor")
+    if torch_modes and not window_modes:
         kinds.append("torch")
     try:
         ops = {}
@@ -383,7 +669,9 @@ def main():
             for model in args.models:
                 r = {}
                 for kind in kinds:
-                    got = run(args, model, kind, floor_with_ptprof and kind == "ptprof")
+                    with_windows = kind == "ptprof" and bool(window_modes)
+                    got = run(args, model, kind, floor_with_ptprof and kind == "ptprof",
+                              window_modes if with_windows else (), torch_modes if with_windows else ())
                     ops[model] = got.pop("ops", ops.get(model, 0))
                     r.update({k: v for k, v in got.items() if k in modes})
                 data[model].append(r)

@@ -1,0 +1,86 @@
+"""Two runs of scripts/bench.sh side by side: every figure of both, and
+whether the two are within 15% of each other (issue #27 asks that of every
+ratio, run twice on the same code).
+
+    python3 bench/compare_runs.py RUN1/figures.json RUN2/figures.json
+
+scripts/bench.sh writes $BUILD/bench/figures.json; copy it away between the
+runs. Prints a Markdown table and how many figures agree.
+"""
+
+import json
+import sys
+
+OPTION_RATIOS = ("ptprof/floor", "ptprof/torch", "ptprof+shapes/torch+shapes", "ptprof+memory/torch+memory",
+                 "ptprof+stack/torch+stack")
+
+
+def figures(path):
+    """{name: value} of one run, and its length and date."""
+    with open(path) as f:
+        fig = json.load(f)
+    out = {}
+    for c in fig["steps_core"]:
+        m, t = c["models"]["small"], c["torch"][:4]
+        for k in ("floor", "ptprof", "torch"):
+            out["%s ns/op %s (in-process)" % (t, k)] = m["ns_per_op"]["cpu"].get(k)
+        for k in OPTION_RATIOS:
+            out["%s %s" % (t, k)] = m["ratio"]["cpu"].get(k)
+        out["%s start-up estimate/measured" % t] = m.get("estimate_over_measured")
+        out["%s own-steps/measured" % t] = m.get("own_steps_over_measured")
+    for e in fig["end_to_end"]:
+        t = e["torch"][:4]
+        for mode, r in e["loops"]["small"]["modes"].items():
+            if mode != "none":
+                out["%s across %s ns/op" % (t, mode)] = r["ns_per_op"]
+    oc = fig.get("op_cost")
+    if oc:
+        out["C++ ptprof/floor"], out["C++ own ns/op"], out["TSC read ns"] = oc["ratio"], oc["own_ns"], oc["tsc_ns"]
+    # The mean, not the p50: percentiles come in whole 10 ns here (the timer's step).
+    for k, v in fig["hot_path"].items():
+        out["hot path %s mean ns" % k] = v["mean"]
+    d = fig["drain"]
+    for t, r in d["threads"].items():
+        out["drain M/s per core, %s writers" % t] = 1 / r["launcher_cpu_s_per_m"]
+    first_drop = next((r for r in d["sweep"] if r["dropped"]), None)
+    out["drop onset M/s"] = first_drop["written_per_s"] / 1e6 if first_drop else None
+    for o in fig["outputs"]:
+        t, p, q = o["torch"][:4], o["ptprof"], o["torch_profiler"]
+        out["%s trace bytes/event" % t] = p["trace_bytes"] / p["events"]
+        out["%s report vs key_averages speed-up" % t] = (q["table_s"] / q["events"]) / (p["report_s"] / p["events"])
+    rr = fig.get("rank_report")
+    if rr:
+        out["rank report speed-up (2 threads)"] = rr["speedup"]
+        out["rank report M events/CPU-s"] = rr["default"]["events_per_cpu_s"] / 1e6
+    lr = fig.get("long_run")
+    if lr:
+        out["long run bytes/event"] = lr["trace_bytes"] / lr["events"]
+    rm = fig.get("real_models")
+    if rm:
+        for model, m in rm["models"].items():
+            for k in OPTION_RATIOS:
+                out["%s %s (wall)" % (model, k)] = m["ratio"]["wall"].get(k)
+    return out, fig["seconds"], fig["date"]
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: compare_runs.py RUN1.json RUN2.json")
+    (a, sa, da), (b, sb, db) = figures(sys.argv[1]), figures(sys.argv[2])
+    print("| figure | run 1 (%s UTC, %.0f s) | run 2 (%s UTC, %.0f s) | within 15%% |" % (da, sa, db, sb))
+    print("|---|---:|---:|---|")
+    n = ok = 0
+    for k in a:
+        x, y = a.get(k), b.get(k)
+        if x is None or y is None or x != x or y != y:
+            print("| %s | %s | %s | n/a |" % (k, x, y))
+            continue
+        d = abs(x - y) / max(abs(x), abs(y), 1e-9)
+        n += 1
+        ok += d <= 0.15
+        print("| %s | %.2f | %.2f | %s |" % (k, x, y, "yes" if d <= 0.15 else "no (%.0f%%)" % (d * 100)))
+    print("\n%d of %d figures within 15%%." % (ok, n))
+
+
+if __name__ == "__main__":
+    main()
