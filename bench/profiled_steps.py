@@ -119,18 +119,23 @@ OWN_STEPS = re.compile(r"measured on its own steps \(.*?\): (?:\+([0-9.]+) ms pe
                        r"no slower than unrecorded ones \(median difference ([-+0-9.]+) ms)")
 
 
+def torch_overhead():
+    """bench/torch_overhead.py, this script's sibling: its loops, floor and operator count."""
+    sys.path.insert(0, HERE)
+    try:
+        import torch_overhead as module
+    finally:
+        sys.path.pop(0)
+    return module
+
+
 def build_model(name):
     import torch
 
     torch.manual_seed(0)
     torch.set_num_threads(1)
     if name == "small":
-        sys.path.insert(0, HERE)
-        try:
-            import torch_overhead  # the same loop as its small one
-        finally:
-            sys.path.pop(0)
-        return torch_overhead.build_loop("small")
+        return torch_overhead().build_loop("small")  # the same loop as its small one
     import transformers
 
     transformers.logging.set_verbosity_error()
@@ -399,7 +404,7 @@ def worker(args):
         step()
     res = {}
     if args.worker == "torch" or args.torch_modes:
-        res["ops"] = count_ops(step)
+        res["ops"] = torch_overhead().count_ops(step)
     recording = floor = None
     if args.worker in PTPROF_FLAGS:
         recording = ctypes.CDLL(None).ptprof_recording  # the agent's: is this step in a window?
@@ -448,14 +453,6 @@ def worker(args):
             sys.exit("profiled_steps: %s: %d plain steps and %s after %d" %
                      (args.worker, len(plain), {k: len(v) for k, v in times.items()}, i))
     print(json.dumps(medians(res, times, plain)))
-
-
-def count_ops(step):
-    """Operators in one step, as torch.profiler counts them."""
-    from torch.profiler import ProfilerActivity, profile
-    with profile(activities=[ProfilerActivity.CPU]) as p:
-        step()
-    return len(p.events())
 
 
 def torch_phase(step, modes, pairs):
@@ -601,12 +598,7 @@ def print_summary(s):
 
 def build_floor():
     """bench/floor/rf_floor.cpp built for this interpreter's torch (as torch_overhead.py does)."""
-    sys.path.insert(0, HERE)
-    try:
-        import torch_overhead
-    finally:
-        sys.path.pop(0)
-    return torch_overhead.build_floor()
+    return torch_overhead().build_floor()
 
 
 def main():
