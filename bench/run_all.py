@@ -11,8 +11,8 @@ The items (Performance issues #14 and #27):
   2 per op          bench/profiled_steps.py on both torches, small-op loop, within one
                     process: ptprof with each option (it triggers its own windows),
                     the floor and torch.profiler with each option between them,
-                    one process a round, 7 rounds; ptprof's estimate and its cost measured on
-                    its own steps; bench/torch_overhead.py across processes: none,
+                    one process a round, 7 rounds; ptprof's estimate and its cost
+                    measured on its own steps; bench/torch_overhead.py across processes: none,
                     on demand (outside windows) and a second run without a
                     profiler (the noise), 4 rounds
   4 bytes per event bench/trace_outputs.py: ptprof's trace vs torch.profiler's JSON
@@ -387,13 +387,12 @@ def render(fig):
     L.append("")
     L.append("| torch | ops/step | mode | ns/op | per round | added µs/step |")
     L.append("|---|---:|---|---:|---|---:|")
-    for key in ("steps_core",):
-        for e in fig[key]:
-            m = e["models"]["small"]
-            for mode, v in m["ns_per_op"]["cpu"].items():
-                rounds = " ".join("%.0f" % (x * 1e6 / max(m["ops"], 1)) for x in m["added_ms_rounds"]["cpu"][mode])
-                L.append("| %s | %d | %s | %s | %s | %s |" % (e["torch"], m["ops"], mode, fmt(v), rounds,
-                                                              fmt(m["added_ms"]["cpu"][mode] * 1e3)))
+    for e in fig["steps_core"]:
+        m = e["models"]["small"]
+        for mode, v in m["ns_per_op"]["cpu"].items():
+            rounds = " ".join("%.0f" % (x * 1e6 / max(m["ops"], 1)) for x in m["added_ms_rounds"]["cpu"][mode])
+            L.append("| %s | %d | %s | %s | %s | %s |" % (e["torch"], m["ops"], mode, fmt(v), rounds,
+                                                          fmt(m["added_ms"]["cpu"][mode] * 1e3)))
     L.append("")
     L.append("Ratios of added time within one process (median of per-round ratios, CPU time):")
     L.append("")
