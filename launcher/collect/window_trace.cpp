@@ -45,8 +45,7 @@ uint32_t WindowTrace::add_name(uint32_t arena_id) {
   return name_map_[arena_id];
 }
 
-uint32_t WindowTrace::shapes(uint32_t id) {
-  if (!id) return 0;
+uint32_t WindowTrace::add_shapes(uint32_t id) {
   if (shape_map_.size() < id) shape_map_.resize(process_->shapes.size(), 0);
   if (!shape_map_[id - 1]) shape_map_[id - 1] = writer_->intern(process_->shapes.text(id));
   return shape_map_[id - 1];

@@ -58,7 +58,10 @@ class WindowTrace {
   // An event's name: one the full arena refused (id 0) says so, never "".
   uint32_t event_name(uint32_t arena_id) { return arena_id ? name(arena_id) : text(trace::kLostName); }
   uint32_t text(std::string_view s) { return writer_->intern(s); }
-  uint32_t shapes(uint32_t id);
+  uint32_t shapes(uint32_t id) {
+    // Most events have none, and every event drained asks: no call for those.
+    return id ? add_shapes(id) : 0;
+  }
   uint32_t thread(uint32_t instance) {
     if (instance < thread_map_.size() && thread_map_[instance]) return thread_map_[instance] - 1;
     return add_thread(instance);
@@ -108,6 +111,7 @@ class WindowTrace {
 
  private:
   uint32_t add_name(uint32_t arena_id);
+  uint32_t add_shapes(uint32_t id);
   void note_compile(const trace::Event& e);
   uint32_t add_thread(uint32_t instance);
 

@@ -195,6 +195,40 @@ TEST_CASE("many processes and threads across many chunks", "[format]") {
   CHECK(total == expect.size());
 }
 
+// The writer checks its columns' room once per event, for ten-byte varints
+// in every column: events of the widest values, between narrow ones, past a
+// chunk's end, must come back as they went in.
+TEST_CASE("events of ten-byte values round-trip as the columns grow", "[format]") {
+  TempDir dir;
+  const std::string path = dir.file("wide.bin");
+  auto w = testing::open_writer(path, {});
+  REQUIRE(w);
+  const uint32_t p = w->add_process({1, 0, "p", 0});
+  const uint32_t th = w->add_thread({p, 1, "t", 0, 0});
+  const uint32_t name = w->intern("wide");
+  std::vector<trace::Event> expect;
+  constexpr int64_t kFar = int64_t(1) << 60;  // within the format's time range, a nine-byte delta
+  for (int i = 0; i < 70'000; ++i) {          // past kEventsPerChunk (64 Ki)
+    const bool wide = i % 3 != 0;
+    trace::Event e = make_event(th, name, wide ? (i % 2 ? kFar : -kFar) : i, wide ? kFar : i + 1);
+    if (wide) {
+      e.seq_nr = i % 2 ? INT64_MAX : INT64_MIN;
+      e.fwd_thread_id = UINT64_MAX - uint64_t(i);
+      e.arg = UINT64_MAX;
+      e.flags = 0xffff;
+      e.scope = 0xff;
+    }
+    expect.push_back(e);
+    w->add_event(e);
+  }
+  REQUIRE(w->finish().ok());
+  auto t = format::read_trace(path, nullptr);
+  INFO(t.error());
+  REQUIRE(t);
+  REQUIRE(t->events.size() == expect.size());
+  for (size_t i = 0; i < expect.size(); ++i) require_same_event(t->events[i], expect[i]);
+}
+
 TEST_CASE("writer misuse is reported by finish and leaves no file", "[format]") {
   TempDir dir;
   auto w = testing::open_writer(dir.file("bad.bin"), {});

@@ -8,8 +8,8 @@
 #include "format/byte_io.hpp"
 #include "format/chunk_writer.hpp"
 #include "format/collective_chunk.hpp"
-#include "format/column_buffer.hpp"
 #include "format/cuda_chunk.hpp"
+#include "format/event_columns.hpp"
 #include "format/exclusive_file.hpp"
 #include "format/footer_chunk.hpp"
 #include "format/format_layout.hpp"
@@ -84,7 +84,7 @@ struct TraceWriter::Impl {
   std::string lanes;
   uint32_t lane_count = 0;
 
-  std::array<ColumnBuffer, kEventColumns> columns;
+  EventColumns<kEventColumns> columns;
   uint32_t chunk_events = 0;
   uint64_t chunk_index = 0;
   std::vector<ThreadDelta> deltas;
@@ -195,21 +195,37 @@ struct TraceWriter::Impl {
     flush_metadata();
     std::string raw;
     size_t total = 0;
-    for (const auto& c : columns) total += c.size();
+    for (size_t c = 0; c < kEventColumns; ++c) total += columns.size(c);
     raw.reserve(total + 64);
     put_varint(raw, chunk_events);
     put_varint(raw, kEventColumns);
-    for (const auto& c : columns) put_varint(raw, c.size());
-    for (auto& c : columns) {
-      raw += c.view();
-      c.clear();
-    }
+    for (size_t c = 0; c < kEventColumns; ++c) put_varint(raw, columns.size(c));
+    for (size_t c = 0; c < kEventColumns; ++c) raw += columns.view(c);
+    columns.clear();
     write_chunk(ChunkType::Events, raw);
     chunk_events = 0;
     ++chunk_index;
   }
 
-  void add_event(const trace::Event& in) {
+  // Whether `e` is written as it is: times within the format's range, and
+  // every id it names already in the file. Memory and CUDA kinds (their
+  // records' counts) and anything odd take the slow path, which says what
+  // is wrong.
+  bool plain(const trace::Event& e) const {
+    return !finished && e.start_ns >= -kMaxAbsTimeNs && e.start_ns <= kMaxAbsTimeNs && e.end_ns >= -kMaxAbsTimeNs &&
+           e.end_ns <= kMaxAbsTimeNs && e.thread < thread_counts.size() && e.stack <= stack_table.count() &&
+           e.name < string_count && e.shapes < string_count && uint8_t(e.kind) <= kKindMask &&
+           e.kind != trace::EventKind::Memory && !kind_has_cuda_info(uint8_t(e.kind));
+  }
+
+  // Inline: the launcher writes every event it drains through here.
+  [[gnu::always_inline]] void add_event(const trace::Event& e) {
+    if (plain(e)) [[likely]]
+      return append(e);
+    add_checked_event(e);
+  }
+
+  [[gnu::noinline]] void add_checked_event(const trace::Event& in) {
     if (finished) return fail("add_event after finish()");
     trace::Event e = in;
     if (e.start_ns < -kMaxAbsTimeNs || e.start_ns > kMaxAbsTimeNs || e.end_ns < -kMaxAbsTimeNs ||
@@ -233,29 +249,36 @@ struct TraceWriter::Impl {
     if (kind_has_cuda_info(uint8_t(e.kind)) && e.arg > uint64_t(cuda_first) + cuda_count)
       return fail("event refers to CUDA record " + std::to_string(e.arg) + " of " +
                   std::to_string(cuda_first + cuda_count));
+    append(e);
+  }
+
+  // `e`, checked, into the chunk.
+  [[gnu::always_inline]] void append(const trace::Event& e) {
     ThreadDelta& d = deltas[e.thread];
     if (d.chunk != chunk_index) d = ThreadDelta{chunk_index, 0, 0};
-    bool has_seq = e.seq_nr != -1;
+    const bool has_seq = e.seq_nr != -1;
+    columns.reserve_event();
     // Differences wrap in uint64 so every int64 pair round-trips exactly.
-    columns[kColThread].put_varint(e.thread);
-    columns[kColKind].put_varint(uint64_t(e.kind) | (has_seq ? kKindHasSeqNr : 0));
-    columns[kColName].put_varint(e.name);
-    columns[kColStart].put_svarint(int64_t(uint64_t(e.start_ns) - uint64_t(d.start)));
-    columns[kColDuration].put_varint(uint64_t(e.end_ns) - uint64_t(e.start_ns));
-    columns[kColScope].put_varint(e.scope);
-    columns[kColFlags].put_varint(e.flags);
-    columns[kColShapes].put_varint(e.shapes);
+    columns.put_varint(kColThread, e.thread);
+    columns.put_varint(kColKind, uint64_t(e.kind) | (has_seq ? kKindHasSeqNr : 0));
+    columns.put_varint(kColName, e.name);
+    columns.put_svarint(kColStart, int64_t(uint64_t(e.start_ns) - uint64_t(d.start)));
+    columns.put_varint(kColDuration, uint64_t(e.end_ns) - uint64_t(e.start_ns));
+    columns.put_varint(kColScope, e.scope);
+    columns.put_varint(kColFlags, e.flags);
+    columns.put_varint(kColShapes, e.shapes);
     if (has_seq) {
-      columns[kColSeqNr].put_svarint(int64_t(uint64_t(e.seq_nr) - uint64_t(d.seq_nr)));
+      columns.put_svarint(kColSeqNr, int64_t(uint64_t(e.seq_nr) - uint64_t(d.seq_nr)));
       d.seq_nr = e.seq_nr;
     }
-    columns[kColFwdThread].put_varint(e.fwd_thread_id);
-    columns[kColArg].put_varint(e.arg);
-    columns[kColStack].put_varint(e.stack);
+    columns.put_varint(kColFwdThread, e.fwd_thread_id);
+    columns.put_varint(kColArg, e.arg);
+    columns.put_varint(kColStack, e.stack);
     d.start = e.end_ns;
     ++thread_counts[e.thread].events;
     ++events_written;
-    if (++chunk_events == kEventsPerChunk) flush_events();
+    if (++chunk_events == kEventsPerChunk) [[unlikely]]
+      flush_events();
   }
 
   std::string footer() const {
