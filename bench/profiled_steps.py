@@ -249,23 +249,32 @@ class TriggerServer:
             except socket.timeout:
                 if self.worker is not None and self.worker.poll() is not None:
                     return
-        with conn, conn.makefile("rb") as f:
-            for line in f:
-                mode, pid = line.decode().split()
-                p = subprocess.Popen([self.ptprof, "trigger", "--pid", pid, "--steps", str(WINDOW_STEPS)] +
-                                     TRIGGER_FLAGS[mode], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                said = []
-                for out in p.stderr:
-                    said.append(out)
-                    if "waiting for it" in out:
-                        break
-                self.triggers.append(p)
-                if said and "waiting for it" in said[-1]:
-                    conn.sendall(b"posted\n")
-                else:
-                    p.wait()
-                    conn.sendall(("ptprof trigger failed (%s): %s\n" % (p.returncode, " ".join(
-                        x.strip() for x in said))).encode())
+        try:
+            with conn, conn.makefile("rb") as f:
+                for line in f:
+                    self.start_trigger(conn, line)
+        except (ConnectionResetError, BrokenPipeError):
+            # The worker reads the answers only now and then (trigger_failed):
+            # when it exits with some unread, its end resets the connection.
+            # Its triggers' exits are checked in close().
+            pass
+
+    def start_trigger(self, conn, line):
+        mode, pid = line.decode().split()
+        p = subprocess.Popen([self.ptprof, "trigger", "--pid", pid, "--steps", str(WINDOW_STEPS)] +
+                             TRIGGER_FLAGS[mode], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        said = []
+        for out in p.stderr:
+            said.append(out)
+            if "waiting for it" in out:
+                break
+        self.triggers.append(p)
+        if said and "waiting for it" in said[-1]:
+            conn.sendall(b"posted\n")
+        else:
+            p.wait()
+            conn.sendall(("ptprof trigger failed (%s): %s\n" % (p.returncode, " ".join(
+                x.strip() for x in said))).encode())
 
     def close(self):
         self.thread.join()

@@ -455,7 +455,7 @@ def render(fig):
     L.append("### 4, 5. Trace size and report (`bench/trace_outputs.py`)")
     L.append("")
     L.append("The same %d steps of the small-op loop recorded by each (ptprof: a schedule that skips the "
-             "warm-up). Report: `ptprof report` (whole process, /usr/bin/time) against "
+             "warm-up). Report: `ptprof report` (whole process, the cheapest of 5 runs) against "
              "`key_averages().table()` (time, and the resident memory it adds at its peak)." %
              (fig["outputs"][0]["steps"] if fig["outputs"] else 0))
     L.append("")
