@@ -9,7 +9,7 @@
 #include "format/chunk_writer.hpp"
 #include "format/collective_chunk.hpp"
 #include "format/cuda_chunk.hpp"
-#include "format/event_columns.hpp"
+#include "format/event_chunk.hpp"
 #include "format/exclusive_file.hpp"
 #include "format/footer_chunk.hpp"
 #include "format/format_layout.hpp"
@@ -28,14 +28,6 @@ using namespace detail;
 uint32_t format_version() { return kFormatVersion; }
 
 namespace {
-
-// Delta bases of one thread within the current event chunk; `chunk` tells
-// whether they belong to it or are stale (and so reset to zero).
-struct ThreadDelta {
-  uint64_t chunk = UINT64_MAX;
-  int64_t start = 0;
-  int64_t seq_nr = 0;
-};
 
 struct ThreadCounts {
   uint64_t events = 0;
@@ -84,10 +76,7 @@ struct TraceWriter::Impl {
   std::string lanes;
   uint32_t lane_count = 0;
 
-  EventColumns<kEventColumns> columns;
-  uint32_t chunk_events = 0;
-  uint64_t chunk_index = 0;
-  std::vector<ThreadDelta> deltas;
+  EventChunk events;
   uint64_t events_written = 0;
 
   void fail(std::string msg) {
@@ -190,21 +179,10 @@ struct TraceWriter::Impl {
   }
 
   void flush_events() {
-    if (chunk_events == 0) return;
+    if (events.events() == 0) return;
     // Everything an event may reference goes out before the event.
     flush_metadata();
-    std::string raw;
-    size_t total = 0;
-    for (size_t c = 0; c < kEventColumns; ++c) total += columns.size(c);
-    raw.reserve(total + 64);
-    put_varint(raw, chunk_events);
-    put_varint(raw, kEventColumns);
-    for (size_t c = 0; c < kEventColumns; ++c) put_varint(raw, columns.size(c));
-    for (size_t c = 0; c < kEventColumns; ++c) raw += columns.view(c);
-    columns.clear();
-    write_chunk(ChunkType::Events, raw);
-    chunk_events = 0;
-    ++chunk_index;
+    write_chunk(ChunkType::Events, events.take());
   }
 
   // Whether `e` is written as it is: times within the format's range, and
@@ -254,30 +232,9 @@ struct TraceWriter::Impl {
 
   // `e`, checked, into the chunk.
   [[gnu::always_inline]] void append(const trace::Event& e) {
-    ThreadDelta& d = deltas[e.thread];
-    if (d.chunk != chunk_index) d = ThreadDelta{chunk_index, 0, 0};
-    const bool has_seq = e.seq_nr != -1;
-    columns.reserve_event();
-    // Differences wrap in uint64 so every int64 pair round-trips exactly.
-    columns.put_varint(kColThread, e.thread);
-    columns.put_varint(kColKind, uint64_t(e.kind) | (has_seq ? kKindHasSeqNr : 0));
-    columns.put_varint(kColName, e.name);
-    columns.put_svarint(kColStart, int64_t(uint64_t(e.start_ns) - uint64_t(d.start)));
-    columns.put_varint(kColDuration, uint64_t(e.end_ns) - uint64_t(e.start_ns));
-    columns.put_varint(kColScope, e.scope);
-    columns.put_varint(kColFlags, e.flags);
-    columns.put_varint(kColShapes, e.shapes);
-    if (has_seq) {
-      columns.put_svarint(kColSeqNr, int64_t(uint64_t(e.seq_nr) - uint64_t(d.seq_nr)));
-      d.seq_nr = e.seq_nr;
-    }
-    columns.put_varint(kColFwdThread, e.fwd_thread_id);
-    columns.put_varint(kColArg, e.arg);
-    columns.put_varint(kColStack, e.stack);
-    d.start = e.end_ns;
     ++thread_counts[e.thread].events;
     ++events_written;
-    if (++chunk_events == kEventsPerChunk) [[unlikely]]
+    if (events.append(e)) [[unlikely]]
       flush_events();
   }
 
@@ -364,7 +321,7 @@ uint32_t TraceWriter::add_thread(const trace::Thread& t) {
   put_svarint(m.threads.records, t.tid);
   put_bytes(m.threads.records, t.name);
   m.thread_counts.push_back(ThreadCounts{0, t.dropped});
-  m.deltas.emplace_back();
+  m.events.add_thread();
   uint32_t index = m.threads.first + m.threads.count++;
   if (t.device >= 0) {
     put_varint(m.lanes, index);
