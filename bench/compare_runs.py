@@ -1,6 +1,8 @@
 """Two runs of scripts/bench.sh side by side: every figure of both, and
 whether the two are within 15% of each other (issue #27 asks that of every
-ratio, run twice on the same code).
+ratio, run twice on the same code); then the figures that are differences
+near zero (ns per op over no profiler, across processes), whose change is
+given in ns.
 
     python3 bench/compare_runs.py RUN1/figures.json RUN2/figures.json
 
@@ -28,17 +30,29 @@ def figures(path):
             out["%s %s" % (t, k)] = m["ratio"]["cpu"].get(k)
         out["%s start-up estimate/measured" % t] = m.get("estimate_over_measured")
         out["%s own-steps/measured" % t] = m.get("own_steps_over_measured")
+    near_zero = {}
     for e in fig["end_to_end"]:
         t = e["torch"][:4]
-        for mode, r in e["loops"]["small"]["modes"].items():
+        modes = e["loops"]["small"]["modes"]
+        for mode, r in modes.items():
             if mode != "none":
-                out["%s across %s ns/op" % (t, mode)] = r["ns_per_op"]
+                # The ratio of steps; the ns per op over no profiler is a
+                # difference near zero (its sign flips with the noise), so it
+                # is compared in ns, not in percent.
+                out["%s across %s step / none's" % (t, mode)] = r["step_us"] / modes["none"]["step_us"]
+                near_zero["%s across %s ns/op" % (t, mode)] = r["ns_per_op"]
+    for r in fig.get("registered", []):
+        out["%s callback set before ns/op (in-process)" % r["torch"][:4]] = r["sets"]["bridge"]["ns_per_op"]
+        out["%s step watcher ns/op (in-process)" % r["torch"][:4]] = r["sets"]["watcher"]["ns_per_op"]
+        if r.get("agent_steps"):
+            out["%s step hook ns/op (in-process)" % r["torch"][:4]] = r["agent_steps"]["ns_per_op"]
     oc = fig.get("op_cost")
     if oc:
         out["C++ ptprof/floor"], out["C++ own ns/op"], out["TSC read ns"] = oc["ratio"], oc["own_ns"], oc["tsc_ns"]
-    # The mean, not the p50: percentiles come in whole 10 ns here (the timer's step).
+    # Per batch, not the p50: percentiles come in whole 10 ns here (the timer's
+    # step). Runs before 2026-12-05 have the mean over batches instead.
     for k, v in fig["hot_path"].items():
-        out["hot path %s mean ns" % k] = v["mean"]
+        out["hot path %s per batch ns" % k] = v.get("batch", v.get("mean"))
     d = fig["drain"]
     for t, r in d["threads"].items():
         out["drain M/s per core, %s writers" % t] = 1 / r["launcher_cpu_s_per_m"]
@@ -60,13 +74,13 @@ def figures(path):
         for model, m in rm["models"].items():
             for k in OPTION_RATIOS:
                 out["%s %s (wall)" % (model, k)] = m["ratio"]["wall"].get(k)
-    return out, fig["seconds"], fig["date"]
+    return out, near_zero, fig["seconds"], fig["date"]
 
 
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: compare_runs.py RUN1.json RUN2.json")
-    (a, sa, da), (b, sb, db) = figures(sys.argv[1]), figures(sys.argv[2])
+    (a, za, sa, da), (b, zb, sb, db) = figures(sys.argv[1]), figures(sys.argv[2])
     print("| figure | run 1 (%s UTC, %.0f s) | run 2 (%s UTC, %.0f s) | within 15%% |" % (da, sa, db, sb))
     print("|---|---:|---:|---|")
     n = ok = 0
@@ -80,6 +94,16 @@ def main():
         ok += d <= 0.15
         print("| %s | %.2f | %.2f | %s |" % (k, x, y, "yes" if d <= 0.15 else "no (%.0f%%)" % (d * 100)))
     print("\n%d of %d figures within 15%%." % (ok, n))
+    if za:
+        print("\nDifferences near zero, compared in ns:\n")
+        print("| figure | run 1 | run 2 | change ns |")
+        print("|---|---:|---:|---:|")
+        for k in za:
+            x, y = za.get(k), zb.get(k)
+            if x is None or y is None:
+                print("| %s | %s | %s | n/a |" % (k, x, y))
+            else:
+                print("| %s | %.1f | %.1f | %+.1f |" % (k, x, y, y - x))
 
 
 if __name__ == "__main__":

@@ -60,9 +60,11 @@ window start, torch.profiler's first step after its start, the floor's first
 step after it is switched on), nor the first step after one (the profiler's
 work at the end of a window leaves the caches cold for it; the window ends
 themselves are bench/torch_overhead.py's item 3). A process's *added* time is
-its median profiled step less its median unprofiled step, on the wall clock
-and in the thread's CPU time; the figures are medians over rounds, ratios
-medians of per-round ratios. What a process under `ptprof run` pays whether
+the median over its profiled steps of each step less its local baseline (the
+median of the LOCAL_PLAIN steady unprofiled steps on each side of it; the
+median profiled step less the median unprofiled one where a process does not
+interleave them), on the wall clock and in the thread's CPU time; the figures
+are medians over rounds, ratios medians of per-round ratios. What a process under `ptprof run` pays whether
 it records or not (outside windows) cannot be measured within one process:
 bench/torch_overhead.py's on-demand mode measures it against processes
 without ptprof.
@@ -82,6 +84,7 @@ installs it into .venv on first use).
 """
 
 import argparse
+import bisect
 import json
 import os
 import re
@@ -315,6 +318,7 @@ def trigger_windows_worker(args, step, recording, floor):
     if args.torch_modes:
         plan.update(TORCH_PLAN)
     plain = []
+    seq = []  # every kept step in order: (kind, (wall, cpu))
     own = []  # per window, its steady recorded steps less the step before its opening step
     control = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     control.connect(args.trigger_socket)
@@ -340,6 +344,7 @@ def trigger_windows_worker(args, step, recording, floor):
             # The last step closed the window: not steady after all.
             kept, with_own = last_kept
             kept.pop()
+            seq.pop()
             if with_own:
                 own[-1].pop()
         last_kept = None
@@ -354,6 +359,7 @@ def trigger_windows_worker(args, step, recording, floor):
             t = timed(step)
             if previous:  # a window's first step is not steady
                 times[current].append(t)
+                seq.append((current, t))
                 if base is not None:
                     own[-1].append(t[1] - base)
                 last_kept = (times[current], base is not None)
@@ -370,7 +376,9 @@ def trigger_windows_worker(args, step, recording, floor):
                 tmode = args.torch_modes[(turn - 1) % len(args.torch_modes)]
                 with profile(activities=[ProfilerActivity.CPU], **TORCH_OPTIONS[tmode]):
                     step()
-                    times[tmode].extend(timed(step) for _ in range(TORCH_BLOCK))
+                    block = [timed(step) for _ in range(TORCH_BLOCK)]
+                times[tmode].extend(block)
+                seq.extend((tmode, t) for t in block)
                 previous = False
                 i += 1
                 continue
@@ -388,6 +396,7 @@ def trigger_windows_worker(args, step, recording, floor):
             elif steady:
                 kept = times["floor"] if floor_on else plain
                 kept.append(t)
+                seq.append(("floor" if floor_on else "plain", t))
                 last_kept = (kept, False)
         previous = profiled
         i += 1
@@ -398,7 +407,7 @@ def trigger_windows_worker(args, step, recording, floor):
     # The agent keeps the newest 64 differences, WINDOW_STEPS - 1 a window
     # (its windows' last steps carry no closing); these are the same windows'.
     newest = [d for w in own[-(OWN_STEPS_KEPT // (WINDOW_STEPS - 1)):] for d in w]
-    return times, plain, newest
+    return times, plain, newest, seq
 
 
 def worker(args):
@@ -424,8 +433,8 @@ def worker(args):
         handle = ctypes.c_ulonglong(lib.ptprof_bench_floor_handle(0))
         floor = lambda on: lib.ptprof_bench_floor_enable(handle, on)  # noqa: E731
     if args.window_modes:
-        times, plain, own = trigger_windows_worker(args, step, recording, floor)
-        print(json.dumps(medians(res, times, plain, own)))
+        times, plain, own, seq = trigger_windows_worker(args, step, recording, floor)
+        print(json.dumps(medians(res, times, plain, own, seq)))
         return
     if args.worker == "torch":
         times, plain = torch_phase(step, list(TORCH_OPTIONS), args.pairs)
@@ -484,14 +493,42 @@ def torch_phase(step, modes, pairs):
     return times, plain
 
 
-def medians(res, times, plain, own=None):
+# A step's local baseline: the median of this many steady plain steps on each
+# side of it (fewer at the ends of the run).
+LOCAL_PLAIN = 4
+
+
+def local_added(seq, mode, k):
+    """The median over `mode`'s steps in `seq` of each step less its local
+    baseline, in clock `k`. A process drifts: in one process the same kind of
+    step moved by about the profilers' cost between stretches of the run
+    (BERT's steps, 2026-12-05), so its steps are set against the plain steps
+    around them, not against every plain step of the run (six processes:
+    the rounds' ptprof / torch.profiler spread 0.26 of its median that way,
+    0.11 this way)."""
+    at = [i for i, (kind, _) in enumerate(seq) if kind == "plain"]
+    diffs = []
+    for i, (kind, t) in enumerate(seq):
+        if kind != mode:
+            continue
+        j = bisect.bisect_left(at, i)
+        near = at[max(0, j - LOCAL_PLAIN):j + LOCAL_PLAIN]
+        diffs.append(t[k] - statistics.median(seq[n][1][k] for n in near))
+    return statistics.median(diffs)
+
+
+def medians(res, times, plain, own=None, seq=None):
     """`res` with each mode's median plain and profiled step per clock, and
-    (`own`) the own-steps differences' median under "ptprof"."""
+    (`own`) the own-steps differences' median under "ptprof". With `seq`
+    (every kept step in order: (kind, (wall, cpu))), also each mode's added
+    time against local baselines (local_added)."""
     for mode, t in times.items():
         res[mode] = {}
         for clock, k in (("wall", 0), ("cpu", 1)):
             res[mode][clock] = {"plain": statistics.median(x[k] for x in plain),
                                 "profiled": statistics.median(x[k] for x in t)}
+            if seq:
+                res[mode][clock]["added"] = local_added(seq, mode, k)
     if own:
         res["ptprof"]["own_steps_bench_ms"] = statistics.median(own) / 1e6
     return res
@@ -542,6 +579,12 @@ def run(args, model, kind, with_floor=False, window_modes=(), torch_modes=()):
     return res
 
 
+def added_ns(rec):
+    """A process's added time for one mode and clock: against local baselines
+    where the process kept its steps in order, else the two medians."""
+    return rec["added"] if "added" in rec else rec["profiled"] - rec["plain"]
+
+
 def summarize(rounds_data, modes, ops):
     """Per model and clock: the unprofiled step (median over every process and
     round), each mode's added ms and ns per op (medians over rounds), the
@@ -553,7 +596,7 @@ def summarize(rounds_data, modes, ops):
              "added_ms_rounds": {}}
         for clock in ("wall", "cpu"):
             m["step_ms"][clock] = statistics.median(r[mode][clock]["plain"] for r in rounds for mode in modes) / 1e6
-            added = {mode: [(r[mode][clock]["profiled"] - r[mode][clock]["plain"]) / 1e6 for r in rounds]
+            added = {mode: [added_ns(r[mode][clock]) / 1e6 for r in rounds]
                      for mode in modes}
             m["added_ms_rounds"][clock] = added
             m["added_ms"][clock] = {mode: statistics.median(v) for mode, v in added.items()}
@@ -569,7 +612,7 @@ def summarize(rounds_data, modes, ops):
         if "ptprof" in modes:
             est = [r["ptprof"].get("estimate_ns_per_op") for r in rounds]
             if all(e is not None for e in est) and m["ops"]:
-                meas = [(r["ptprof"]["cpu"]["profiled"] - r["ptprof"]["cpu"]["plain"]) / m["ops"] for r in rounds]
+                meas = [added_ns(r["ptprof"]["cpu"]) / m["ops"] for r in rounds]
                 m["estimate_ns_per_op"] = statistics.median(est)
                 per_round = [e / x for e, x in zip(est, meas) if x > 0]
                 m["estimate_over_measured"] = statistics.median(per_round) if per_round else float("nan")

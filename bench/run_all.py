@@ -14,7 +14,9 @@ The items (Performance issues #14 and #27):
                     one process a round, 7 rounds; ptprof's estimate and its cost
                     measured on its own steps; bench/torch_overhead.py across processes: none,
                     on demand (outside windows) and a second run without a
-                    profiler (the noise), 4 rounds
+                    profiler (the noise), 4 rounds; bench/registered_callbacks.py:
+                    the callbacks ptprof keeps registered outside windows, within
+                    one process
   4 bytes per event bench/trace_outputs.py: ptprof's trace vs torch.profiler's JSON
   5 report          the same: `ptprof report` vs key_averages().table(), per million events
   6 drain           bench_record flood with 1, 2 and 8 writer threads; a paced sweep
@@ -23,7 +25,7 @@ The items (Performance issues #14 and #27):
                     launcher memory, trace size, `ptprof report` time and peak memory
   8 real models     bench/profiled_steps.py: GPT-2 and BERT (transformers) training steps,
                     ptprof and torch.profiler with each option, torch 2.x, as
-                    item 2 (one process a round), 4 rounds
+                    item 2 (one process a round), 6 rounds
   9 many ranks      `ptprof report` over 64 synthetic rank files, one decoding thread
                     and the default
 The targets table (issue #27) goes between the bench:targets markers.
@@ -97,7 +99,7 @@ def hot_path(build):
         m = re.match(r"(\S+), (\d) thread\(s\)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", line)
         if m:
             rows["%s/%s" % (m.group(1), m.group(2))] = {"p50": float(m.group(3)), "p90": float(m.group(4)),
-                                                        "p99": float(m.group(5)), "mean": float(m.group(6))}
+                                                        "p99": float(m.group(5)), "batch": float(m.group(6))}
     return rows
 
 
@@ -166,6 +168,34 @@ def end_to_end(build, python, rounds, steps, scratch, modes, window=True):
     print(p.stdout, flush=True)
     with open(out) as f:
         return json.load(f)
+
+
+def registered_callbacks(build, python, scratch):
+    """What torch charges per op for the callbacks the bridge keeps registered
+    outside windows, within one process (bench/registered_callbacks.py)."""
+    out = os.path.join(scratch, "registered-%d.json" % abs(hash(python)))
+    script = os.path.join(HERE, "registered_callbacks.py")
+    env = dict(os.environ, PTPROF_BUILD_DIR=build)
+    p = sh([python, script, "--json", out], env=env, stderr=None)
+    if p.returncode != 0:
+        raise RuntimeError("registered_callbacks.py failed with %s" % python)
+    print(p.stdout, flush=True)
+    with open(out) as f:
+        res = json.load(f)
+    # What ptprof's own step tracking costs instead, where the bootstrap does it.
+    traces = os.path.join(scratch, "agent-steps")
+    p = sh([os.path.join(build, "bin", "ptprof"), "run", "-o", traces, "--on-demand", "--", python, script,
+            "--agent-steps", "--json", out], env=env, stderr=None)
+    shutil.rmtree(traces, ignore_errors=True)
+    if p.returncode != 0:
+        raise RuntimeError("registered_callbacks.py --agent-steps failed with %s" % python)
+    print(p.stdout, flush=True)
+    with open(out) as f:
+        res["agent_steps"] = json.load(f).get("agent_steps")
+    # Outside windows the bridge keeps no callback where the bootstrap
+    # reports the steps (torch 2.x), the watcher alone elsewhere.
+    res["keeps"] = "none" if res["agent_steps"] else "watcher"
+    return res
 
 
 # ---- items 2 and 8: steps profiled within one process ----------------------
@@ -343,15 +373,16 @@ def render(fig):
     hp = fig["hot_path"]
     L.append("### 1. Agent hot path (`bench/record_bench.sh`)")
     L.append("")
-    L.append("ns per recorded event (`ptprof_mark`), an empty clock bracket subtracted; the mean over batches "
-             "of 1000 is not limited by the clock's granularity.")
+    L.append("ns per recorded event (`ptprof_mark`), an empty clock bracket subtracted; per batch: batches of "
+             "1000 events timed whole, not limited by the clock's granularity, the median batch (a batch in "
+             "which the writer lost its core does not move it).")
     L.append("")
-    L.append("| writer threads | p50 ns | p99 ns | mean ns (batches) | arena full: p50 / p99 |")
+    L.append("| writer threads | p50 ns | p99 ns | per batch ns | arena full: p50 / p99 |")
     L.append("|---:|---:|---:|---:|---:|")
     for t in ("1", "2"):
         a = hp.get("ptprof/" + t, {})
         b = hp.get("ptprof-arena-full/" + t, {})
-        L.append("| %s | %s | %s | %s | %s / %s |" % (t, fmt(a.get("p50")), fmt(a.get("p99")), fmt(a.get("mean")),
+        L.append("| %s | %s | %s | %s | %s / %s |" % (t, fmt(a.get("p50")), fmt(a.get("p99")), fmt(a.get("batch", a.get("mean"))),
                                                      fmt(b.get("p50")), fmt(b.get("p99"))))
     L.append("")
     oc = fig.get("op_cost")
@@ -375,7 +406,8 @@ def render(fig):
     L.append("")
     L.append("The small-op loop (8 x (Linear 64->64, ReLU), batch 8, SGD). **Within one process** "
              "(`profiled_steps.py`): each process alternates profiled and unprofiled steady steps, and a mode's "
-             "added time is the difference of its medians (the thread's CPU time, %s steady steps of each kind "
+             "added time is the median over its steps of each step less its local baseline, the median of the 4 "
+             "steady plain steps on each side of it (a process drifts; the thread's CPU time, %s steady steps of each kind "
              "per process); *floor* is one global RecordFunction callback that does nothing, torch's own cost once "
              "anyone listens, switched on and off in ptprof's own process between its windows (so ptprof / floor "
              "compares a process with itself); ptprof's options take turns in that process, one window each "
@@ -441,16 +473,42 @@ def render(fig):
              "processes running the same loop differ by (the noise the others are read against)." %
              fig["across_rounds"])
     L.append("")
-    L.append("| torch | ops/step | mode | step µs | ns/op over no profiler | per round |")
-    L.append("|---|---:|---|---:|---:|---|")
+    L.append("| torch | ops/step | mode | step µs | step / none's | ns/op over no profiler | per round |")
+    L.append("|---|---:|---|---:|---:|---:|---|")
     for e in fig["end_to_end"]:
         for loop, le in e["loops"].items():
             for mode, r in le["modes"].items():
-                L.append("| %s | %d | %s | %s | %s | %s |" % (
+                L.append("| %s | %d | %s | %s | %s | %s | %s |" % (
                     e["torch"], e["ops"][loop], mode, fmt(r["step_us"]),
+                    "—" if mode == "none" else fmt(r["step_us"] / le["modes"]["none"]["step_us"], "%.3f"),
                     "—" if mode == "none" else fmt(r["ns_per_op"]),
                     "" if mode == "none" else " ".join("%.0f" % v for v in r.get("ns_per_op_rounds", []))))
     L.append("")
+    if fig.get("registered"):
+        rc = fig["registered"][0]
+        L.append("**Outside windows, within one process** (`registered_callbacks.py`, %d pairs of blocks of %d "
+                 "steps, the thread's CPU time, median over the pairs): what torch charges per operator for "
+                 "RecordFunction callbacks registered by the torch bridge's calls, in a process without ptprof, "
+                 "with them and without in alternate blocks: the set the bridge kept outside windows until "
+                 "2026-12-05 (four operator variants, disabled, and the USER_SCOPE step watcher), and each part "
+                 "alone. What ptprof keeps now: nothing where the Python bootstrap reports the optimizer's steps "
+                 "(torch 2.x; `tests/integration/test_outside_windows.py` asks torch at every step), the watcher "
+                 "alone elsewhere; and what the bootstrap's report costs instead (its optimizer step hook and "
+                 "the agent's end of a step: blocks with it and without, in a process under `ptprof run "
+                 "--on-demand`)." % (rc["blocks"], rc["steps"]))
+        L.append("")
+        L.append("| torch | ops/step | the set before ns/op | per pair | the step watcher alone | "
+                 "the four variants alone | ptprof keeps now | the bootstrap's step hook ns/op | per pair |")
+        L.append("|---|---:|---:|---|---:|---:|---|---:|---|")
+        for r in fig["registered"]:
+            b, a = r["sets"]["bridge"], r.get("agent_steps")
+            L.append("| %s | %d | %.1f | %s | %.1f | %.1f | %s | %s | %s |" % (
+                r["torch"], r["ops"], b["ns_per_op"], " ".join("%.0f" % x for x in b["ns_per_op_blocks"]),
+                r["sets"]["watcher"]["ns_per_op"], r["sets"]["variants"]["ns_per_op"],
+                {"none": "no callback", "watcher": "the watcher"}.get(r.get("keeps"), "the set before"),
+                fmt(a["ns_per_op"], "%.1f") if a else "—",
+                " ".join("%.0f" % x for x in a["ns_per_op_blocks"]) if a else ""))
+        L.append("")
     # 4, 5
     L.append("### 4, 5. Trace size and report (`bench/trace_outputs.py`)")
     L.append("")
@@ -530,9 +588,9 @@ def render(fig):
         L.append("Training steps of two transformers architectures (small configs, random weights, AdamW, one "
                  "intra-op thread), torch %s, %d round(s), measured within one process as in item 2 (ptprof's "
                  "options, the floor and torch.profiler's options in one process a round; %d steady steps of each "
-                 "kind per process). Wall clock and the thread's CPU time. Less stable than item 2: the same "
-                 "kind of step moves within a process by about the profilers' cost here, so these ratios "
-                 "moved by up to 26%% between two runs of the same code (\"Real models\" below)." %
+                 "kind per process; each step against its local baseline, as in item 2). Wall clock and the "
+                 "thread's CPU time. Less stable than item 2: the same kind of step moves within a process by "
+                 "about the profilers' cost here (\"Real models\" below)." %
                  (rm["torch"], rm["rounds"], rm["pairs"]))
         L.append("")
         L.append("| model (ops/step) | mode | wall ms/step | added wall ms | CPU ms/step | added CPU ms |")
@@ -588,9 +646,19 @@ def noise_of(e):
     return statistics.median(abs(x) for x in r) if r else float("nan")
 
 
+def now_blocks(r):
+    """Per pair of blocks, what ptprof now costs outside windows in one
+    process: the bootstrap's step hook where it reports the steps, else the
+    watcher the bridge keeps (the set before for runs before 2026-12-05)."""
+    if r.get("keeps") == "none":
+        return r["agent_steps"]["ns_per_op_blocks"]
+    return r["sets"]["watcher" if r.get("keeps") == "watcher" else "bridge"]["ns_per_op_blocks"]
+
+
 def outside_verdict(fig):
     """Met when, on every torch, ptprof-on-demand's cost is within the noise
-    between two processes without a profiler."""
+    between two processes without a profiler, and the callbacks ptprof keeps
+    registered outside windows are not measurable within one process."""
     verdicts = []
     for e in fig["end_to_end"]:
         od = e["loops"]["small"]["modes"].get("ptprof-on-demand", {}).get("ns_per_op", float("nan"))
@@ -600,8 +668,16 @@ def outside_verdict(fig):
         verdicts.append(abs(od) <= noise)
     if not verdicts:
         return "n/a"
-    return "met: within the noise" if all(verdicts) else "missed: above the noise on %d of %d" % (
+    across = "within the noise across processes" if all(verdicts) else "above the noise on %d of %d" % (
         verdicts.count(False), len(verdicts))
+    # Within one process: measurable when all pairs of blocks but one or two
+    # put the registered callbacks above none.
+    inside = [now_blocks(r) for r in fig.get("registered", [])]
+    measurable = [sum(1 for x in b if x > 0) >= len(b) - 2 for b in inside]
+    if any(measurable):
+        return "missed: %s; measurable within one process on %d of %d" % (across, measurable.count(True),
+                                                                           len(measurable))
+    return ("met: " if all(verdicts) else "missed: ") + across
 
 
 def render_targets(fig):
@@ -645,9 +721,13 @@ def render_targets(fig):
                      "met" if max(oc["ratio_rounds"]) <= 1.1 else "missed" if min(oc["ratio_rounds"]) > 1.1
                      else "unresolved"))
     od = lambda e, c: e["loops"]["small"]["modes"].get("ptprof-on-demand", {}).get("ns_per_op", float("nan"))  # noqa
-    L.append("| outside windows: nothing measurable (ns/op over no profiler, on-demand never triggered; against "
-             "it, a second process without a profiler: the noise) | %s; noise %s | %s |" % (
-                 per_torch(od, "%.0f"), per_torch(lambda e, c: noise_of(e), "%.0f"), outside_verdict(fig)))
+    L.append("| outside windows: nothing measurable (across processes: ns/op over no profiler, on-demand never "
+             "triggered, against a second process without a profiler: the noise; within one process: the "
+             "callbacks ptprof keeps registered, or where it keeps none its Python step hook) | %s; noise %s; "
+             "in one process %s | %s |" % (
+                 per_torch(od, "%.0f"), per_torch(lambda e, c: noise_of(e), "%.0f"),
+                 " / ".join("%.0f" % statistics.median(now_blocks(r)) for r in fig.get("registered", [])) or "n/a",
+                 outside_verdict(fig)))
     est = lambda e, c: c["models"]["small"].get("estimate_over_measured", float("nan"))  # noqa: E731
     own = [o["models"]["small"].get("own_steps_over_measured", float("nan")) for o in fig["steps_core"]]
     own_ok = bool(own) and all(v == v and 0.75 <= v <= 1.25 for v in own)
@@ -733,13 +813,13 @@ def main():
         ap.error("unknown items %s; accepted: %s" % (",".join(sorted(only - ALL)), ",".join(sorted(ALL))))
     # Sized for a 2-core machine: under 10 minutes. Within one process (one
     # process a round, every option in it): the small-op loop 7 rounds,
-    # the real models 4; across processes (outside windows) 4 (runs took
+    # the real models 6 (4 gave ratios 16-18% apart in two runs); across processes (outside windows) 4 (runs took
     # 523-615 s with 6). The processes are mostly start-up (a real model's
     # about 12 s, importing transformers alone 4.4), so they time many
     # steps of each kind: the small-op loop 80, the real models 40 (10 took
     # 15 s a process, 30 took 18).
     rounds, across_rounds, steps, model_rounds, pairs, small_pairs = \
-        (2, 2, 200, 1, 8, 40) if args.quick else (7, 4, 200, 4, 40, 80)
+        (2, 2, 200, 1, 8, 40) if args.quick else (7, 4, 200, 6, 40, 80)
     long_events, long_rate = (1_000_000, 2e6) if args.quick else (20_000_000, 2e6)
     rounds = args.rounds or rounds
     long_events = args.long_events or long_events
@@ -750,7 +830,7 @@ def main():
            "small_pairs": small_pairs, "across_rounds": across_rounds,
            "drain_seconds": drain_seconds, "floods": FLOODS, "long_events": long_events, "long_rate": long_rate,
            "hot_path": {},
-           "end_to_end": [], "steps_core": [], "outputs": [],
+           "end_to_end": [], "registered": [], "steps_core": [], "outputs": [],
            "drain": {"threads": {}, "sweep": []},
            "long_run": {}, "real_models": None, "rank_report": None}
     scratch = tempfile.mkdtemp(prefix="ptprof-bench-")
@@ -776,6 +856,8 @@ def main():
             if "2" in only:
                 log("2. across processes, torch %s, %d rounds" % (version, across_rounds))
                 fig["end_to_end"].append(end_to_end(build, python, across_rounds, steps, scratch, CORE_MODES))
+                log("2. the bridge's registered callbacks within one process, torch %s" % version)
+                fig["registered"].append(registered_callbacks(build, python, scratch))
                 log("2. within one process, torch %s, %d rounds" % (version, rounds))
                 fig["steps_core"].append(profiled_steps(build, python, "small", STEP_MODES, rounds, small_pairs,
                                                         scratch))

@@ -11,6 +11,15 @@ using namespace ptprof::agent;
 // The model's outermost forward returned (PTPROF_STEP=forward or auto).
 PTPROF_EXPORT void ptprof_boot_forward_ended(void) { g_runtime.forward_ended(); }
 
+// From now on the bootstrap reports the scopes that end steps (torch 2.x's
+// optimizer step hooks, the DataLoader iterator): 1 when this run's step rule
+// takes them (the bridge then keeps no callback outside windows), else 0.
+PTPROF_EXPORT int ptprof_boot_reports_steps(void) { return g_runtime.python_reports_steps() ? 1 : 0; }
+
+// One of them ended on the calling thread: `name` as torch names the scope
+// ("Optimizer.step#SGD.step", "enumerate(DataLoader)#...__next__").
+PTPROF_EXPORT void ptprof_boot_scope_ended(const char* name) { g_runtime.python_scope_ended(name); }
+
 // This process runs a DataLoader's worker loop as worker `index` (-1: not
 // known); it is labelled so unless the agent already knew what it is.
 PTPROF_EXPORT void ptprof_boot_dataloader_worker(int index) { g_runtime.dataloader_worker_started(index); }

@@ -218,7 +218,34 @@ uint32_t Runtime::intern(const char* s, const char** text) {
 
 void Runtime::scope_ended(ThreadState& t, const char* name) {
   if (!active()) return;
-  if (t.take_step_end(name && step_ends_at(name), current_step())) end_step();
+  // The step-ending scopes the bootstrap reports are counted once, from it;
+  // their end here only releases a step end it held back.
+  const bool reported = name && python_steps_.load(std::memory_order_acquire) &&
+                        (StepRule::is_optimizer_step(name) || StepRule::is_dataloader_next(name));
+  if (t.take_step_end(name && !reported && step_ends_at(name), current_step())) end_step();
+}
+
+bool Runtime::python_reports_steps() {
+  if (!active()) return false;
+  switch (config_->step.kind) {
+    case StepRule::Kind::Optimizer:
+    case StepRule::Kind::DataLoader:
+    case StepRule::Kind::Auto:
+    case StepRule::Kind::Forward:
+      break;
+    default:  // the user scopes (or ranges, or calls) that end steps are seen only by the bridge
+      return false;
+  }
+  python_steps_.store(true, std::memory_order_release);
+  windows_.set_scopes_wanted(false);
+  return true;
+}
+
+void Runtime::python_scope_ended(const char* name) {
+  if (!active() || !name || !python_steps_.load(std::memory_order_acquire)) return;
+  if (!StepRule::is_optimizer_step(name) && !StepRule::is_dataloader_next(name)) return;
+  ThreadState* t = thread_state();
+  if (t && t->take_step_end(step_ends_at(name), current_step())) end_step();
 }
 
 void Runtime::op_ended(ThreadState& t, const char* name) {

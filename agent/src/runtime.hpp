@@ -121,6 +121,17 @@ class Runtime {
   // The model's outermost forward ended on the calling thread (the Python
   // bootstrap reports it under PTPROF_STEP=forward or auto).
   void forward_ended();
+  // The Python bootstrap reports, from now on, the ends of the scopes that
+  // end steps under the optimizer, DataLoader, auto and forward rules
+  // (torch 2.x's optimizer step hooks, the DataLoader iterator's __next__):
+  // the torch bridge then registers no callback outside windows (any
+  // registered callback costs every operator). Returns whether this run's
+  // rule takes them (the bootstrap drops its hooks otherwise).
+  bool python_reports_steps();
+  // One of them ended on the calling thread, reported by the bootstrap:
+  // inside the optimizer's scope, whose own end (when the bridge saw its
+  // start) then closes the step (ThreadState::take_step_end).
+  void python_scope_ended(const char* name);
   // The Python bootstrap's switch for torch's profiler flag
   // (python_window_flag.hpp); returns whether a window records now, or -1
   // when the agent is inert or the process has no CPython to call back.
@@ -256,6 +267,7 @@ class Runtime {
   std::atomic<uint32_t> named_step_id_{0};
   WindowController windows_;
   PythonWindowFlag python_window_flag_;
+  std::atomic<bool> python_steps_{false};  // python_reports_steps()
 
   NoDestructor<CuptiConsumer> cupti_;
 

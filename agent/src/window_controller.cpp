@@ -170,7 +170,7 @@ void WindowController::cuda_profiler_api(bool start) {
 }
 
 int WindowController::bridge_mode(bool recording) const {
-  if (!recording) return 0;
+  if (!recording) return scopes_wanted_ ? PTPROF_BRIDGE_SCOPES : 0;
   const uint32_t options = window_options();
   return PTPROF_BRIDGE_OPS | ((options & wire::kWindowShapes) != 0 ? PTPROF_BRIDGE_SHAPES : 0) |
          ((options & wire::kWindowMemory) != 0 ? PTPROF_BRIDGE_MEMORY : 0);
@@ -195,6 +195,12 @@ void WindowController::install_bridge_switch(void (*set_recording)(int)) {
   if (step_ == 0 && recording() && !following_) {
     if (ThreadState* t = thread_state()) t->emit_instant(wire::RecordType::Step, 0, t->now());
   }
+}
+
+void WindowController::set_scopes_wanted(bool on) {
+  std::lock_guard lock(step_mu_);
+  scopes_wanted_ = on;
+  set_bridge_recording(recording());
 }
 
 void WindowController::publish_window_state() { publish_window_word(window_word(windows_)); }

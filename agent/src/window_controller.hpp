@@ -80,6 +80,10 @@ class WindowController {
   // The torch bridge is loaded: `set_recording` (bridge_api.h) is its
   // switch, from now on given the current window's mode.
   void install_bridge_switch(void (*set_recording)(int));
+  // Whether the bridge watches the user scopes outside windows
+  // (PTPROF_BRIDGE_SCOPES): yes until the Python bootstrap reports the
+  // scopes that end steps itself (Runtime::python_reports_steps).
+  void set_scopes_wanted(bool on);
 
   // The GPU activity protocol (shm_abi.hpp, BoundaryKind::GpuFlushed), for
   // the CUPTI consumer: set while it collects, so that the launcher holds
@@ -183,7 +187,8 @@ class WindowController {
   wire::ProcessSlot* ancestor_ = nullptr;  // follow()
   bool following_ = false;                 // the windows are the ancestor's: no step of this process's has ended
   void (*bridge_set_recording_)(int) = nullptr;
-  int bridge_mode_ = 0;  // last mode given to the bridge
+  int bridge_mode_ = 0;        // last mode given to the bridge
+  bool scopes_wanted_ = true;  // set_scopes_wanted
   StepCostMeter meter_;
   bool step_began_recording_ = false;  // whether the current step was recording when it began
 

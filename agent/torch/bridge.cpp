@@ -1,13 +1,22 @@
 // libptprof_torch.so: turns RecordFunction callbacks into agent calls
-// (bridge_api.h). Global callbacks:
+// (bridge_api.h). Global callbacks, each registered only while the agent's
+// mode asks for it and removed after (at::removeCallback): torch takes its
+// no-callback fast path only when no global callback at all is registered;
+// a disabled one, or one for user scopes only, still costs every operator
+// (5-25 ns, bench/registered_callbacks.py):
 //   (a) ops: every scope; start -> ptprof_agent_op_begin, end -> op_end.
 //       One variant per combination of shapes (needsInputs) and memory
-//       reporting; at most one is enabled, the one the agent's mode asks
-//       for, and none in skip/wait steps (at::disableCallback), so torch
-//       then takes its no-callback fast path and never calls us.
-//   (b) step watcher: USER_SCOPE only, always on; its end reports the scope
-//       name so the agent can end a step (Optimizer.step#...). Its start
-//       also keeps the thread's profiler state in step with the windows.
+//       reporting, the one the window records with; none outside windows.
+//       It also watches the user scopes, as (b) does, after the operator's
+//       begin and end.
+//   (b) the scope watcher: USER_SCOPE only, outside windows when the agent
+//       needs the user scopes' ends to end steps (Optimizer.step#...: the
+//       Python bootstrap reports those itself on torch 2.x). Its start also
+//       keeps the thread's profiler state in step with the windows.
+//   The two hand the user scopes over while both are registered, through
+//   g_scope_owner: a scope is begun by the one that owned the scopes at its
+//   start, which alone ends it (its context says so), so none is lost or
+//   counted twice.
 // The profiler state (memory_reporter.hpp) sits in the PROFILER_STATE slot of
 // threads while a window records, memory or not: torch opens the scopes it
 // emits only for a profiler (_RecordFunctionFast: compiled graphs' "## Call
@@ -17,12 +26,12 @@
 // so torch skips those scopes there as without ptprof.
 //   (c) only when PTPROF_STEP names an operator: the operators' ends, always
 //       on, for the same reason.
-// (a) is registered first, all variants at once: torch runs global callbacks
-// in registration order, so a user scope's op_end is written before the step
-// it ends is closed, whichever variant a later window enables.
+// (a) ends a user scope's operator before it reports the scope's end, so the
+// operator is written before the step the scope ends is closed.
 #include <ATen/record_function.h>
 #include <torch/version.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -47,12 +56,15 @@ namespace {
 // and OpBeginPayload.
 constexpr size_t kShapesCapacity = wire::kMaxOpShapesBytes;
 
-// The op callback variants, indexed by variant(shapes, memory); written once
-// in init, before any is enabled; read-only after.
+// The op callback variants, indexed by variant(shapes, memory).
 constexpr int kVariants = 4;
 constexpr int variant(bool shapes, bool memory) { return (shapes ? 1 : 0) | (memory ? 2 : 0); }
-at::CallbackHandle g_op_callbacks[kVariants] = {};
 bool g_registered = false;
+// Who begins the user scopes: nobody, the scope watcher (b) or the operator
+// callback (a). Changed under g_toggle_mutex while both callbacks concerned
+// are registered; read by their starts.
+enum class ScopeOwner : int { None, Watcher, Ops };
+std::atomic<ScopeOwner> g_scope_owner{ScopeOwner::None};
 // The state every thread's PROFILER_STATE slot gets in recording windows.
 std::shared_ptr<c10::DebugInfoBase> g_memory_reporter;
 
@@ -62,6 +74,32 @@ std::shared_ptr<c10::DebugInfoBase> g_memory_reporter;
 // torch's callback version).
 std::mutex g_toggle_mutex;
 int g_enabled = -1;
+// torch's handles of what is registered now (valid while the flag is set).
+at::CallbackHandle g_op_callback = 0;
+bool g_watching = false;
+at::CallbackHandle g_watcher = 0;
+
+// The thread's profiler state follows the windows at each user scope (a
+// thread that runs no operator in a window still gets it before a compiled
+// graph's scope; one whose window ended loses it at its next user scope).
+void follow_windows(bool recording) {
+  if (recording)
+    MemoryReporter::install(g_memory_reporter);
+  else if (ptprof_agent_profile_memory() == 0)
+    MemoryReporter::step_aside(g_memory_reporter);
+}
+
+// What a scope's start returns when it began the scope: its end then ends it.
+struct ScopeBegun final : at::ObserverContext {};
+
+// A user scope starts: begun here when `me` owns the scopes (a few per step:
+// the allocation is not on the operators' path).
+std::unique_ptr<at::ObserverContext> begin_scope(ScopeOwner me) {
+  if (g_scope_owner.load(std::memory_order_acquire) != me) return nullptr;
+  follow_windows(ptprof_agent_recording() != 0);
+  ptprof_agent_scope_begin();
+  return std::make_unique<ScopeBegun>();
+}
 
 // Kept out of op_start so that the shapes buffer (on the stack: a
 // thread_local in a dlopen-ed library costs a __tls_get_addr call, and the
@@ -106,28 +144,23 @@ std::unique_ptr<at::ObserverContext> op_start(const at::RecordFunction& fn) {
   // compared on every other op.
   if (is_param_comms(op.name)) [[unlikely]]
     report_collective(op.handle);
+  if (fn.scope() == at::RecordScope::USER_SCOPE) [[unlikely]]
+    return begin_scope(ScopeOwner::Ops);
   return nullptr;
 }
 
-void op_end(const at::RecordFunction& fn, at::ObserverContext*) { ptprof_agent_op_end(fn.handle()); }
-
-// The thread's profiler state follows the windows at each user scope (a
-// thread that runs no operator in a window still gets it before a compiled
-// graph's scope; one whose window ended loses it at its next user scope).
-void follow_windows(bool recording) {
-  if (recording)
-    MemoryReporter::install(g_memory_reporter);
-  else if (ptprof_agent_profile_memory() == 0)
-    MemoryReporter::step_aside(g_memory_reporter);
+// `ctx`: set by begin_scope when this callback began the user scope.
+void op_end(const at::RecordFunction& fn, at::ObserverContext* ctx) {
+  ptprof_agent_op_end(fn.handle());
+  if (ctx != nullptr) [[unlikely]]
+    ptprof_agent_scope_end(op_name(fn));
 }
 
-std::unique_ptr<at::ObserverContext> watch_start(const at::RecordFunction&) {
-  follow_windows(ptprof_agent_recording() != 0);
-  ptprof_agent_scope_begin();
-  return nullptr;
-}
+std::unique_ptr<at::ObserverContext> watch_start(const at::RecordFunction&) { return begin_scope(ScopeOwner::Watcher); }
 
-void watch_end(const at::RecordFunction& fn, at::ObserverContext*) { ptprof_agent_scope_end(op_name(fn)); }
+void watch_end(const at::RecordFunction& fn, at::ObserverContext* ctx) {
+  if (ctx != nullptr) ptprof_agent_scope_end(op_name(fn));
+}
 
 // PTPROF_STEP names an operator: every operator's end, whatever the step
 // (the user scopes' watcher above never sees operators, and the op
@@ -135,13 +168,38 @@ void watch_end(const at::RecordFunction& fn, at::ObserverContext*) { ptprof_agen
 std::unique_ptr<at::ObserverContext> watch_op_start(const at::RecordFunction&) { return nullptr; }
 void watch_op_end(const at::RecordFunction& fn, at::ObserverContext*) { ptprof_agent_op_watched_end(op_name(fn)); }
 
+constexpr at::RecordFunctionCallback::StartCallback kStarts[kVariants] = {
+    &op_start<false, false>, &op_start<true, false>, &op_start<false, true>, &op_start<true, true>};
+
+// needsIds: handles pair begins with ends in the agent (without it torch
+// leaves them 0). needsInputs only in the shapes variants: boxing inputs is
+// the most expensive thing a callback can ask of torch.
+at::CallbackHandle add_op_callback(int v) {
+  return at::addGlobalCallback(
+      at::RecordFunctionCallback(kStarts[v], &op_end).needsInputs((v & 1) != 0).needsIds(true));
+}
+
+// Both under g_toggle_mutex.
+void add_watcher() {
+  if (g_watching) return;
+  g_watcher =
+      at::addGlobalCallback(at::RecordFunctionCallback(&watch_start, &watch_end).scopes({at::RecordScope::USER_SCOPE}));
+  g_watching = true;
+}
+void remove_watcher() {
+  if (!g_watching) return;
+  at::removeCallback(g_watcher);
+  g_watching = false;
+}
+
 // Safe from inside a RecordFunction end callback (the agent calls it from
-// watch_end): torch 1.13 holds no lock while running callbacks, a RecordFunction
-// runs the end callbacks it captured at its start whatever happens later, and
-// other threads pick the change up at their next RecordFunction through an
-// atomic version check (see the report in agent/torch/README.md). Switching
-// variants disables the old one before enabling the new: never two at once,
-// which would record an op twice.
+// op_end and watch_end): torch holds no lock while running callbacks, a
+// RecordFunction runs the end callbacks it captured at its start whatever is
+// registered later, and other threads pick the change up at their next
+// RecordFunction through an atomic version check (see the report in
+// agent/torch/README.md). Switching variants removes the old one before
+// adding the new: never two at once, which would record an op twice; the
+// watcher holds the user scopes meanwhile.
 void set_recording(int mode) {
   std::lock_guard lock(g_toggle_mutex);
   if (!g_registered) return;
@@ -151,17 +209,36 @@ void set_recording(int mode) {
   // The calling thread (the one ending the step) gets or loses the profiler
   // state at once: the next step's first scope may be a compiled graph's.
   follow_windows(want >= 0);
-  if (want == g_enabled) return;
-  // Tensor identity is wanted only in the memory and shapes variant: the
-  // TensorImpls it pinned are let go when that variant stops.
-  if (g_enabled == variant(true, true)) impl_pins().clear();
-  if (g_enabled >= 0) at::disableCallback(g_op_callbacks[g_enabled]);
-  if (want >= 0) at::reenableCallback(g_op_callbacks[want]);
-  g_enabled = want;
+  if (want != g_enabled) {
+    add_watcher();
+    g_scope_owner.store(ScopeOwner::Watcher, std::memory_order_release);
+    if (g_enabled >= 0) {
+      // Tensor identity is wanted only in the memory and shapes variant: the
+      // TensorImpls it pinned are let go when that variant stops.
+      if (g_enabled == variant(true, true)) impl_pins().clear();
+      at::removeCallback(g_op_callback);
+    }
+    if (want >= 0) g_op_callback = add_op_callback(want);
+    g_enabled = want;
+  }
+  // The new owner is registered before it takes the scopes over; the old one
+  // is removed after.
+  if (g_enabled >= 0) {
+    g_scope_owner.store(ScopeOwner::Ops, std::memory_order_release);
+    remove_watcher();
+  } else if ((mode & PTPROF_BRIDGE_SCOPES) != 0) {
+    add_watcher();
+    g_scope_owner.store(ScopeOwner::Watcher, std::memory_order_release);
+  } else {
+    g_scope_owner.store(ScopeOwner::None, std::memory_order_release);
+    remove_watcher();
+  }
 }
 
+// Until the agent says what it wants (WindowController::install_bridge_switch):
+// the user scopes watched, as a step may end at one.
 int initial_mode() {
-  if (ptprof_agent_recording() == 0) return 0;
+  if (ptprof_agent_recording() == 0) return PTPROF_BRIDGE_SCOPES;
   return PTPROF_BRIDGE_OPS | (ptprof_agent_record_shapes() != 0 ? PTPROF_BRIDGE_SHAPES : 0) |
          (ptprof_agent_profile_memory() != 0 ? PTPROF_BRIDGE_MEMORY : 0);
 }
@@ -207,31 +284,24 @@ int init(void (**set_recording_out)(int), char* why, uint32_t why_len) {
   if (!at::isRecordFunctionEnabled())
     ptprof_agent_warn("RecordFunction is disabled on the thread that loaded torch; its operators are not recorded");
 
-  // Handles pair begins with ends in the agent; without needsIds torch leaves
-  // them 0. needsInputs only in the shapes variants: boxing inputs is the
-  // most expensive thing a callback can ask of torch, and a disabled
-  // callback asks nothing.
   g_memory_reporter = std::make_shared<MemoryReporter>();
   ForkGuard::install();
   ImplPins::hold_across_fork();
   if (ptprof_agent_profile_memory() != 0)
     MemoryReporter::install(g_memory_reporter);  // the thread that imports torch, before any op
-  constexpr at::RecordFunctionCallback::StartCallback kStarts[kVariants] = {
-      &op_start<false, false>, &op_start<true, false>, &op_start<false, true>, &op_start<true, true>};
   {
     std::lock_guard lock(g_toggle_mutex);
-    for (int v = 0; v < kVariants; ++v) {
-      g_op_callbacks[v] = at::addGlobalCallback(
-          at::RecordFunctionCallback(kStarts[v], &op_end).needsInputs((v & 1) != 0).needsIds(true));
-      at::disableCallback(g_op_callbacks[v]);
-    }
     g_registered = true;
   }
-  at::addGlobalCallback(at::RecordFunctionCallback(&watch_start, &watch_end).scopes({at::RecordScope::USER_SCOPE}));
-  // Calibrated on the plain variant (what a default run records), with both
-  // callbacks in place, as every op will run; then the variant this step wants.
+  // Calibrated on the plain variant (what a default run records), alone, as
+  // in a window; then what this step wants.
   set_recording(PTPROF_BRIDGE_OPS);
-  calibrate_op_cost(g_op_callbacks[variant(false, false)]);
+  at::CallbackHandle plain = 0;
+  {
+    std::lock_guard lock(g_toggle_mutex);
+    plain = g_op_callback;
+  }
+  calibrate_op_cost(plain);  // not under the mutex: its operators may end a step, which toggles
   set_recording(initial_mode());
   // After the calibration: its operators are ours, not the program's steps.
   if (ptprof_agent_step_watches_ops() != 0)

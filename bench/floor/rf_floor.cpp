@@ -3,6 +3,8 @@
 // installed; ptprof's cost is measured on top of it.
 #include <ATen/record_function.h>
 
+#include <vector>
+
 namespace {
 std::unique_ptr<at::ObserverContext> noop_start(const at::RecordFunction&) { return nullptr; }
 void noop_end(const at::RecordFunction&, at::ObserverContext*) {}
@@ -35,4 +37,34 @@ extern "C" __attribute__((visibility("default"))) void ptprof_bench_floor_enable
     at::reenableCallback(handle);
   else
     at::disableCallback(handle);
+}
+
+// What the torch bridge keeps registered outside its windows
+// (agent/torch/bridge.cpp): `variants` operator callbacks, disabled, asking
+// for ids (every other one for inputs too), and with `watcher` a USER_SCOPE
+// callback, the step watcher. Registered and removed as a set within one
+// process (bench/registered_callbacks.py), which measures what torch charges
+// for them when nothing records.
+namespace {
+std::vector<at::CallbackHandle>& bridge_set() {
+  static std::vector<at::CallbackHandle> handles;
+  return handles;
+}
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) void ptprof_bench_add_bridge_set(int variants, int watcher) {
+  for (int v = 0; v < variants; ++v) {
+    const at::CallbackHandle h = at::addGlobalCallback(
+        at::RecordFunctionCallback(&noop_start, &noop_end).needsInputs((v & 1) != 0).needsIds(true));
+    at::disableCallback(h);
+    bridge_set().push_back(h);
+  }
+  if (watcher != 0)
+    bridge_set().push_back(at::addGlobalCallback(
+        at::RecordFunctionCallback(&noop_start, &noop_end).scopes({at::RecordScope::USER_SCOPE})));
+}
+
+extern "C" __attribute__((visibility("default"))) void ptprof_bench_remove_bridge_set() {
+  for (const at::CallbackHandle h : bridge_set()) at::removeCallback(h);
+  bridge_set().clear();
 }

@@ -111,15 +111,18 @@ int ptprof_agent_memory_recording(void);
 // Records `m` on the calling thread.
 void ptprof_agent_memory(const struct ptprof_memory_event* m);
 
-// What `set_recording(mode)` asks of the bridge, as bits; 0: no operator
-// callback at all (torch's fast path). A window's options may differ from the
-// last window's (`ptprof trigger --record-shapes`), so shapes and memory are
-// switched with the operators, never fixed when the bridge loads.
+// What `set_recording(mode)` asks of the bridge, as bits; 0: no callback at
+// all (torch's fast path: any registered global callback, even a disabled one
+// or one for user scopes only, costs every operator 5-25 ns). A window's
+// options may differ from the last window's (`ptprof trigger
+// --record-shapes`), so shapes and memory are switched with the operators,
+// never fixed when the bridge loads.
 // NOLINTBEGIN(readability-identifier-naming): a C API
 enum {
-  PTPROF_BRIDGE_OPS = 1,     // operator events
+  PTPROF_BRIDGE_OPS = 1,     // operator events (the operator callback also watches the user scopes)
   PTPROF_BRIDGE_SHAPES = 2,  // ... with their input shapes (torch boxes the inputs)
   PTPROF_BRIDGE_MEMORY = 4,  // ... and torch's memory reporting on every thread that runs one
+  PTPROF_BRIDGE_SCOPES = 8,  // without OPS: the user scopes' ends (a step may end at one), nothing else
 };
 // NOLINTEND(readability-identifier-naming)
 

@@ -2,7 +2,7 @@
 (docs/bootstrap.md). Run by the bootstrap's entry, ``sitecustomize.py`` beside
 this package, only under ``ptprof run``; never imported by a program.
 
-Six things, the first two only when the run needs them:
+Seven things, the first two only when the run needs them:
 
 - ``PTPROF_STEP=forward`` or ``auto``: a step ends where the model's forward
   returns. Eager ``nn.Module`` calls emit no RecordFunction, so the agent
@@ -14,6 +14,10 @@ Six things, the first two only when the run needs them:
   outside any other, ends none). The agent decides what the end means
   (``ptprof_boot_forward_ended``: under ``auto`` an optimizer that steps takes
   over). With no such rule there are no hooks: they cost every module call.
+- torch 2.x: the ends of the optimizer's step and of the DataLoader's
+  ``__next__``, which end steps, reported from Python
+  (``ptprof/_step_scopes.py``), so that the torch bridge registers no
+  callback outside windows (any registered callback costs every operator).
 - torch 2.x: torch's Python code emits some scopes only while its own
   profiler is on (it reads ``torch.autograd.profiler._is_profiler_enabled``:
   compiled graphs, Dynamo's compile-time ``(dynamo_timed)`` scopes...). The
@@ -63,6 +67,8 @@ def _agent():
         worker = lib.ptprof_boot_dataloader_worker
         distributed = lib.ptprof_boot_distributed
         mark = lib.ptprof_mark
+        reports_steps = lib.ptprof_boot_reports_steps
+        scope_ended = lib.ptprof_boot_scope_ended
     except (OSError, AttributeError):
         return None
     forward_ended.argtypes = []
@@ -75,7 +81,11 @@ def _agent():
     distributed.restype = None
     mark.argtypes = [ctypes.c_char_p]
     mark.restype = None
-    return forward_ended, window_flag, worker, distributed, mark
+    reports_steps.argtypes = []
+    reports_steps.restype = ctypes.c_int
+    scope_ended.argtypes = [ctypes.c_char_p]
+    scope_ended.restype = None
+    return forward_ended, window_flag, worker, distributed, mark, reports_steps, scope_ended
 
 
 def torch_imported(torch):
@@ -83,9 +93,12 @@ def torch_imported(torch):
     agent = _agent()
     if agent is None:
         return
-    forward_ended, window_flag, worker, distributed, mark = agent
+    forward_ended, window_flag, worker, distributed, mark, reports_steps, scope_ended = agent
     if os.environ.get("PTPROF_STEP", "").strip() in ("forward", "auto"):
         watch_model_forward(torch, forward_ended)
+    from ptprof._step_scopes import report_step_scopes
+
+    report_step_scopes(torch, scope_ended, reports_steps, _keep)
     kernels = inductor_kernels(torch)
     follow_windows(torch, window_flag, CompileWatcher(torch, mark, kernels), tensor_owners(torch), kernels)
     label_dataloader_workers(torch, worker)

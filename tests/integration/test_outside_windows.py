@@ -1,0 +1,132 @@
+"""Outside its windows ptprof registers no RecordFunction callback with
+torch 2.x (issue #27): torch takes its no-callback fast path only when none at
+all is registered, and even a disabled one or a user-scope watcher cost every
+operator (bench/registered_callbacks.py). The steps that end at the
+optimizer's or the DataLoader's scopes are then seen from Python
+(agent/python/ptprof/_step_scopes.py), and come out as before.
+
+References that cannot drift: torch's own answer to "is any global callback
+registered?" (at::hasGlobalCallbacks, asked by the script at each step),
+torch.profiler.schedule's recorded steps and the script's loop counts."""
+
+import json
+import os
+import textwrap
+
+import ptproftest as T
+import torch
+from torch.profiler import ProfilerAction, schedule
+
+TORCH2 = int(torch.__version__.split(".")[0]) >= 2
+
+HAS_CALLBACKS_CPP = """
+#include <ATen/record_function.h>
+extern "C" __attribute__((visibility("default"))) int ptprof_test_has_global_callbacks() {
+  return at::hasGlobalCallbacks() ? 1 : 0;
+}
+"""
+
+# 10 batches from a DataLoader, an SGD step each; the script notes at the
+# start of each step whether torch has any global callback, and writes the
+# list to $SEEN.
+TRAIN = """
+import ctypes, json, os, sys, torch, torch.nn as nn
+sys.path.insert(0, os.environ["TESTS_DIR"])
+import torch_cxx
+lib = ctypes.CDLL(torch_cxx.build(os.environ["HAS_CALLBACKS"], os.environ["CXX_CACHE"]))
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+from torch.utils.data import DataLoader, TensorDataset
+seen = []
+loader = DataLoader(TensorDataset(torch.randn(80, 16), torch.randn(80, 4)), batch_size=8)
+for x, y in loader:
+    seen.append(lib.ptprof_test_has_global_callbacks())
+    loss = ((model(x) - y) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+with open(os.environ["SEEN"], "w") as f:
+    json.dump(seen, f)
+"""
+
+SCHEDULE = dict(wait=2, warmup=0, active=2, repeat=2)
+
+
+def torch_recorded(steps):
+    fn = schedule(**SCHEDULE)
+    return [s for s in range(steps) if fn(s) in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)]
+
+
+def run(d, *flags, step=None):
+    src = os.path.join(d, "has_callbacks.cpp")
+    with open(src, "w") as f:
+        f.write(textwrap.dedent(HAS_CALLBACKS_CPP))
+    script = os.path.join(d, "train.py")
+    with open(script, "w") as f:
+        f.write(textwrap.dedent(TRAIN))
+    seen, out = os.path.join(d, "seen.json"), os.path.join(d, "out")
+    env = T.clean_env(TESTS_DIR=T.HERE, HAS_CALLBACKS=src, CXX_CACHE=os.path.join(d, "cxx"), SEEN=seen)
+    if step:
+        env["PTPROF_STEP"] = step
+    proc = T.run_ptprof(["run", "-o", out] + list(flags) + ["--", T.PYTHON, script], env=env)
+    T.check_eq(proc.returncode, 0, "the script runs under ptprof\n" + T.describe(proc))
+    with open(seen) as f:
+        return json.load(f), proc, out
+
+
+def recorded_steps(out):
+    return [s["step"] for s in T.report_json(out)["steps"]]
+
+
+def test_no_callback_in_steps_outside_windows():
+    """A schedule's wait steps: torch has no global callback there with torch
+    2.x (with 1.13, which has no global optimizer hook, the user scopes'
+    watcher stays); in the recorded steps it has ptprof's."""
+    with T.tempdir() as d:
+        seen, proc, out = run(d, "--schedule", ",".join("%s=%d" % kv for kv in SCHEDULE.items()))
+        recorded = torch_recorded(10)
+        T.check_eq([i for i, s in enumerate(seen) if s], list(range(10)) if not TORCH2 else recorded,
+                   "the steps in which torch has a global callback\n" + T.describe(proc))
+        T.check_eq(recorded_steps(out), recorded, "the steps recorded")
+        T.check("steps: 10 ended" in proc.stderr, "every optimizer step ends a step\n" + T.describe(proc))
+        rows = {r["name"]: r["calls"] for r in T.report_json(out)["rows"]}
+        T.check_eq(rows.get("Optimizer.step#SGD.step"), len(recorded),
+                   "one optimizer step per recorded step, whole: %s" % rows)
+
+
+def test_on_demand_never_triggered_registers_nothing():
+    with T.tempdir() as d:
+        seen, proc, _ = run(d, "--on-demand")
+        T.check_eq(seen, [0 if TORCH2 else 1] * 10, "torch's global callbacks at each step\n" + T.describe(proc))
+        T.check(", 0 events, 0 dropped" in proc.stderr, "nothing recorded\n" + T.describe(proc))
+
+
+def test_dataloader_rule_from_python():
+    """--step dataloader: the batches end the steps (11 __next__ calls, the
+    last raising StopIteration), seen from Python with torch 2.x. Batch i is
+    taken in step i and ends it, so the script's i-th look is in step i + 1."""
+    with T.tempdir() as d:
+        seen, proc, out = run(d, "--schedule", ",".join("%s=%d" % kv for kv in SCHEDULE.items()),
+                              step="dataloader")
+        T.check("steps: 11 ended" in proc.stderr, "one step per batch and one for the end\n" + T.describe(proc))
+        recorded = torch_recorded(11)
+        T.check_eq([i + 1 for i, s in enumerate(seen) if s], [i + 1 for i in range(10)] if not TORCH2 else
+                   [s for s in recorded if s <= 10], "the steps in which torch has a global callback\n" +
+                   T.describe(proc))
+        T.check_eq(recorded_steps(out), recorded, "the steps recorded")
+
+
+def test_a_named_scope_keeps_the_watcher():
+    """--step NAME of a user scope: only the bridge sees it end, so its
+    watcher stays registered outside windows."""
+    with T.tempdir() as d:
+        seen, proc, out = run(d, "--schedule", ",".join("%s=%d" % kv for kv in SCHEDULE.items()),
+                              step="Optimizer.zero_grad#SGD.zero_grad")
+        T.check_eq(seen, [1] * 10, "the watcher stays\n" + T.describe(proc))
+        T.check("steps: 10 ended" in proc.stderr, "each zero_grad ends a step\n" + T.describe(proc))
+        T.check_eq(recorded_steps(out), torch_recorded(10), "the steps recorded")
+
+
+if __name__ == "__main__":
+    T.main()
