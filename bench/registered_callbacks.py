@@ -21,7 +21,7 @@ Across processes (torch_overhead.py's ptprof-on-demand against a process
 without a profiler) the same costs are read against noise of the same size;
 within one process they are not.
 
-    python bench/registered_callbacks.py [--blocks 12] [--steps 150] [--json OUT]
+    python bench/registered_callbacks.py [--blocks 16] [--steps 150] [--json OUT]
     ptprof run --on-demand -- python bench/registered_callbacks.py --agent-steps [--json OUT]
 """
 
@@ -43,7 +43,7 @@ SETS = (("bridge", 4, 1), ("watcher", 0, 1), ("variants", 4, 0))
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--blocks", type=int, default=12, help="blocks with the set, and as many without, per set")
+    ap.add_argument("--blocks", type=int, default=16, help="blocks with the set, and as many without, per set")
     ap.add_argument("--steps", type=int, default=150, help="steps timed per block (after an untimed one)")
     ap.add_argument("--floor-lib", default=None, help="the floor library; default: built for this torch")
     ap.add_argument("--json", help="also write the figures to this file as JSON")

@@ -7,7 +7,7 @@ text around them is kept). scripts/bench.sh is the front end:
 The items (Performance issues #14 and #27):
   1 hot path        bench/record_bench.sh: ns per event, p50/p99, 1 and 2 writer threads;
                     bench/floor/op_cost.cpp: one at::add_out in C++ (torch 1.13) with no
-                    callback, the floor and ptprof, 5 rounds, and one TSC read
+                    callback, the floor and ptprof, 7 rounds, and one TSC read
   2 per op          bench/profiled_steps.py on both torches, small-op loop, within one
                     process: ptprof with each option (it triggers its own windows),
                     the floor and torch.profiler with each option between them,
@@ -839,7 +839,7 @@ def main():
             log("1. hot path")
             fig["hot_path"] = hot_path(build)
             log("1. an operator's cost in C++ (torch 1.13)")
-            fig["op_cost"] = op_cost(build, 3 if args.quick else 5)
+            fig["op_cost"] = op_cost(build, 3 if args.quick else 7)
         if "6" in only:
             log("6. drain")
             fig["drain"] = drain(build, scratch, drain_seconds)
