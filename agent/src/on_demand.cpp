@@ -97,6 +97,8 @@ void WindowController::watch_triggers() {
       std::lock_guard lock(step_mu_);
       if (stopped_) return;
       seq = session_->trigger_seq.load(std::memory_order_acquire);
+      // The bootstrap folds no step end from here to the next the agent sees.
+      if (seq != trigger_seen_) fold_wake_.store(1, std::memory_order_release);
       const StepTransition t = trigger_by_time(seq, clock::monotonic_ns());
       if (t.end_window || t.begin_window) ended = apply(t, clock::ticks_ordered(clock_kind_));
       if (windows_.in_window && trigger_steps_left_ == 0) {

@@ -16,9 +16,21 @@ PTPROF_EXPORT void ptprof_boot_forward_ended(void) { g_runtime.forward_ended(); 
 // takes them (the bridge then keeps no callback outside windows), else 0.
 PTPROF_EXPORT int ptprof_boot_reports_steps(void) { return g_runtime.python_reports_steps() ? 1 : 0; }
 
-// One of them ended on the calling thread: `name` as torch names the scope
-// ("Optimizer.step#SGD.step", "enumerate(DataLoader)#...__next__").
-PTPROF_EXPORT void ptprof_boot_scope_ended(const char* name) { g_runtime.python_scope_ended(name); }
+// `count` of them ended on the calling thread, the last one now: `name` as
+// torch names the scope ("Optimizer.step#SGD.step",
+// "enumerate(DataLoader)#...__next__"). Returns how many of the next ends of
+// that kind the bootstrap counts itself and hands over with the next call
+// (python_step_folding.cpp).
+PTPROF_EXPORT uint32_t ptprof_boot_scopes_ended(const char* name, uint32_t count) {
+  return g_runtime.python_scopes_ended(name, count);
+}
+
+// The word that is 1 while the bootstrap must fold no end (a trigger came):
+// read from Python at each end it would fold.
+PTPROF_EXPORT const uint32_t* ptprof_boot_fold_wake(void) {
+  static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) && std::atomic<uint32_t>::is_always_lock_free);
+  return reinterpret_cast<const uint32_t*>(&g_runtime.python_fold_wake());
+}
 
 // This process runs a DataLoader's worker loop as worker `index` (-1: not
 // known); it is labelled so unless the agent already knew what it is.

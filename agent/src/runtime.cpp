@@ -241,25 +241,18 @@ bool Runtime::python_reports_steps() {
   return true;
 }
 
-void Runtime::python_scope_ended(const char* name) {
-  if (!active() || !name || !python_steps_.load(std::memory_order_acquire)) return;
-  if (!StepRule::is_optimizer_step(name) && !StepRule::is_dataloader_next(name)) return;
-  ThreadState* t = thread_state();
-  if (t && t->take_step_end(step_ends_at(name), current_step())) end_step();
-}
-
 void Runtime::op_ended(ThreadState& t, const char* name) {
   if (!active() || !name || config_->step.name != name) return;
   header_->step_candidates[wire::kStepCandidateNamed].fetch_add(1, std::memory_order_relaxed);
   if (t.take_step_end(true, current_step())) end_step();
 }
 
-bool Runtime::step_ends_at(std::string_view name) {
+bool Runtime::step_ends_at(std::string_view name, uint32_t times) {
   const StepRule& rule = config_->step;
   const bool optimizer = StepRule::is_optimizer_step(name);
   const bool batch = !optimizer && StepRule::is_dataloader_next(name);
-  if (optimizer) header_->step_candidates[wire::kStepCandidateOptimizer].fetch_add(1, std::memory_order_relaxed);
-  if (batch) header_->step_candidates[wire::kStepCandidateDataLoader].fetch_add(1, std::memory_order_relaxed);
+  if (optimizer) header_->step_candidates[wire::kStepCandidateOptimizer].fetch_add(times, std::memory_order_relaxed);
+  if (batch) header_->step_candidates[wire::kStepCandidateDataLoader].fetch_add(times, std::memory_order_relaxed);
   if (rule.kind == StepRule::Kind::Auto) {
     if (optimizer) return auto_chooses(StepRule::Kind::Optimizer);
     if (batch) return auto_chooses(StepRule::Kind::DataLoader);
@@ -267,7 +260,7 @@ bool Runtime::step_ends_at(std::string_view name) {
   }
   const bool ends = rule.ends_step(name);
   if (ends && rule.kind == StepRule::Kind::Named)
-    header_->step_candidates[wire::kStepCandidateNamed].fetch_add(1, std::memory_order_relaxed);
+    header_->step_candidates[wire::kStepCandidateNamed].fetch_add(times, std::memory_order_relaxed);
   return ends;
 }
 

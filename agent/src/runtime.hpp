@@ -128,10 +128,18 @@ class Runtime {
   // registered callback costs every operator). Returns whether this run's
   // rule takes them (the bootstrap drops its hooks otherwise).
   bool python_reports_steps();
-  // One of them ended on the calling thread, reported by the bootstrap:
-  // inside the optimizer's scope, whose own end (when the bridge saw its
-  // start) then closes the step (ThreadState::take_step_end).
-  void python_scope_ended(const char* name);
+  // `count` of them ended on the calling thread, reported by the bootstrap:
+  // the last one now, inside the optimizer's scope, whose own end (when the
+  // bridge saw its start) then closes the step (ThreadState::take_step_end);
+  // the others earlier, folded by the bootstrap where the previous call said
+  // they could be. Returns how many of the next ends of the same kind the
+  // bootstrap may fold (python_step_folding.cpp): ends that change nothing
+  // but the step's number and the counts, so that a step outside windows
+  // costs no call into the agent.
+  uint32_t python_scopes_ended(const char* name, uint32_t count);
+  // Set (to 1) when the bootstrap must report the next end at once instead
+  // of folding it: a trigger arrived (WindowController::fold_wake).
+  const std::atomic<uint32_t>& python_fold_wake() const { return windows_.fold_wake(); }
   // The Python bootstrap's switch for torch's profiler flag
   // (python_window_flag.hpp); returns whether a window records now, or -1
   // when the agent is inert or the process has no CPython to call back.
@@ -244,7 +252,11 @@ class Runtime {
   ProcessRoleInfo fork_role_;
   // Whether a scope called `name` ends a step; counts what some rule would
   // end a step at, for the run's summary.
-  bool step_ends_at(std::string_view name);
+  // Counts `times` ends of scope `name` as step candidates.
+  bool step_ends_at(std::string_view name, uint32_t times = 1);
+  // python_scopes_ended's answer: how many ends of the optimizer's
+  // (`optimizer`) or the DataLoader's kind may be folded.
+  uint32_t foldable_python_ends(bool optimizer);
   // Under `auto`: whether a step end of `kind` ends a step, choosing the rule
   // when none was chosen yet (Optimizer always takes over).
   bool auto_chooses(StepRule::Kind kind);

@@ -64,6 +64,10 @@ class StepCostMeter {
     previous_ = began != ended ? kMixed : ended ? kRecorded : kUnrecorded;
   }
 
+  // Steps ended without a call (python_step_folding.cpp): the next call's
+  // CPU time spans several steps.
+  void steps_folded() { previous_ = kMixed; }
+
   // The medians, once there are kMinSteps pairs and unrecorded steps.
   std::optional<Figures> figures() const {
     if (added_.count < kMinSteps || unrecorded_.count < kMinSteps) return std::nullopt;

@@ -125,6 +125,7 @@ void WindowController::end_step() {
   std::optional<uint32_t> ended;
   {
     std::lock_guard lock(step_mu_);
+    fold_wake_.store(0, std::memory_order_relaxed);  // before the trigger is read (apply_step)
     measure_step_end();
     const uint64_t ticks = clock::ticks_ordered(clock_kind_);
     if (following_) ended = stop_following(ticks);

@@ -76,6 +76,17 @@ class WindowController {
   // PTPROF_STEP=cudaProfilerApi each Start..Stop is one step, recorded as
   // the schedule says; nothing is recorded between a Stop and the next Start.
   void cuda_profiler_api(bool start);
+  // Step ends folded by the Python bootstrap (python_step_folding.cpp):
+  // `count` steps ended where foldable_steps said they change nothing but
+  // the step's number.
+  void fold_steps(uint64_t count);
+  // How many of the next step ends change nothing but the step's number
+  // (at most `most`; none in a window, and under a schedule not the last
+  // `metered` before one).
+  uint32_t foldable_steps(uint32_t most, uint32_t metered);
+  // 1 from a trigger's arrival to the next step end the agent sees: the
+  // bootstrap folds no end while it is set.
+  const std::atomic<uint32_t>& fold_wake() const { return fold_wake_; }
 
   // The torch bridge is loaded: `set_recording` (bridge_api.h) is its
   // switch, from now on given the current window's mode.
@@ -191,6 +202,8 @@ class WindowController {
   bool scopes_wanted_ = true;  // set_scopes_wanted
   StepCostMeter meter_;
   bool step_began_recording_ = false;  // whether the current step was recording when it began
+  bool folded_last_ = false;           // the last step end handed folded ones over
+  std::atomic<uint32_t> fold_wake_{0};
 
   std::atomic<WindowEndListener> window_end_listener_{nullptr};
   std::atomic<RecordingListener> recording_listener_{nullptr};

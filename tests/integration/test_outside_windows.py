@@ -11,6 +11,7 @@ torch.profiler.schedule's recorded steps and the script's loop counts."""
 
 import json
 import os
+import re
 import textwrap
 
 import ptproftest as T
@@ -26,9 +27,9 @@ extern "C" __attribute__((visibility("default"))) int ptprof_test_has_global_cal
 }
 """
 
-# 10 batches from a DataLoader, an SGD step each; the script notes at the
-# start of each step whether torch has any global callback, and writes the
-# list to $SEEN.
+# $STEPS batches (10 unless set) from a DataLoader, an SGD step each; the
+# script notes at the start of each step whether torch has any global
+# callback, and writes the list to $SEEN.
 TRAIN = """
 import ctypes, json, os, sys, torch, torch.nn as nn
 sys.path.insert(0, os.environ["TESTS_DIR"])
@@ -39,7 +40,8 @@ model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4))
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 from torch.utils.data import DataLoader, TensorDataset
 seen = []
-loader = DataLoader(TensorDataset(torch.randn(80, 16), torch.randn(80, 4)), batch_size=8)
+steps = int(os.environ.get("STEPS", "10"))
+loader = DataLoader(TensorDataset(torch.randn(8 * steps, 16), torch.randn(8 * steps, 4)), batch_size=8)
 for x, y in loader:
     seen.append(lib.ptprof_test_has_global_callbacks())
     loss = ((model(x) - y) ** 2).mean()
@@ -53,12 +55,12 @@ with open(os.environ["SEEN"], "w") as f:
 SCHEDULE = dict(wait=2, warmup=0, active=2, repeat=2)
 
 
-def torch_recorded(steps):
-    fn = schedule(**SCHEDULE)
+def torch_recorded(steps, plan=SCHEDULE):
+    fn = schedule(**plan)
     return [s for s in range(steps) if fn(s) in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)]
 
 
-def run(d, *flags, step=None):
+def run(d, *flags, step=None, steps=10):
     src = os.path.join(d, "has_callbacks.cpp")
     with open(src, "w") as f:
         f.write(textwrap.dedent(HAS_CALLBACKS_CPP))
@@ -66,7 +68,7 @@ def run(d, *flags, step=None):
     with open(script, "w") as f:
         f.write(textwrap.dedent(TRAIN))
     seen, out = os.path.join(d, "seen.json"), os.path.join(d, "out")
-    env = T.clean_env(TESTS_DIR=T.HERE, HAS_CALLBACKS=src, CXX_CACHE=os.path.join(d, "cxx"), SEEN=seen)
+    env = T.clean_env(TESTS_DIR=T.HERE, HAS_CALLBACKS=src, CXX_CACHE=os.path.join(d, "cxx"), SEEN=seen, STEPS=str(steps))
     if step:
         env["PTPROF_STEP"] = step
     proc = T.run_ptprof(["run", "-o", out] + list(flags) + ["--", T.PYTHON, script], env=env)
@@ -93,6 +95,28 @@ def test_no_callback_in_steps_outside_windows():
         rows = {r["name"]: r["calls"] for r in T.report_json(out)["rows"]}
         T.check_eq(rows.get("Optimizer.step#SGD.step"), len(recorded),
                    "one optimizer step per recorded step, whole: %s" % rows)
+
+
+def test_long_waits_fold_and_count_every_step():
+    """Wait steps longer than the agent lets the bootstrap fold at once (32,
+    agent/src/python_step_folding.cpp): the recorded steps are still
+    torch.profiler.schedule's, every step is counted (the ends held in
+    Python at exit too), and the cost meter has its unrecorded steps right
+    before each window. With torch 2.x the bootstrap folds the wait steps, so
+    the meter sees few of them: under half (it saw every one before)."""
+    plan = dict(wait=75, warmup=1, active=2, repeat=2)
+    steps = 199  # 52 after the second window: a fold still held at exit
+    with T.tempdir() as d:
+        _, proc, out = run(d, "--schedule", ",".join("%s=%d" % kv for kv in plan.items()), steps=steps)
+        T.check_eq(recorded_steps(out), torch_recorded(steps, plan), "the steps recorded\n" + T.describe(proc))
+        T.check("steps: %d ended" % steps in proc.stderr, "every optimizer step ends a step\n" + T.describe(proc))
+        meter = re.search(r"measured on its own steps .*: (\d+) steady recorded steps, .* of (\d+)\)", proc.stderr)
+        if T.check(meter, "the run measures its own steps\n" + T.describe(proc)):
+            pairs, unrecorded = int(meter.group(1)), int(meter.group(2))
+            T.check(pairs >= 2, "recorded steps paired with the unrecorded step before them: %d" % pairs)
+            waits = steps - 2 * (plan["warmup"] + plan["active"])
+            T.check(unrecorded < waits // 2 if TORCH2 else unrecorded > waits // 2,
+                    "unrecorded steps the agent measured: %d of %d" % (unrecorded, waits))
 
 
 def test_on_demand_never_triggered_registers_nothing():

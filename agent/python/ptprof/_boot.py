@@ -68,7 +68,8 @@ def _agent():
         distributed = lib.ptprof_boot_distributed
         mark = lib.ptprof_mark
         reports_steps = lib.ptprof_boot_reports_steps
-        scope_ended = lib.ptprof_boot_scope_ended
+        scopes_ended = lib.ptprof_boot_scopes_ended
+        fold_wake = lib.ptprof_boot_fold_wake
     except (OSError, AttributeError):
         return None
     forward_ended.argtypes = []
@@ -83,9 +84,12 @@ def _agent():
     mark.restype = None
     reports_steps.argtypes = []
     reports_steps.restype = ctypes.c_int
-    scope_ended.argtypes = [ctypes.c_char_p]
-    scope_ended.restype = None
-    return forward_ended, window_flag, worker, distributed, mark, reports_steps, scope_ended
+    scopes_ended.argtypes = [ctypes.c_char_p, ctypes.c_uint32]
+    scopes_ended.restype = ctypes.c_uint32
+    fold_wake.argtypes = []
+    fold_wake.restype = ctypes.c_void_p
+    wake = ctypes.c_uint32.from_address(fold_wake())
+    return forward_ended, window_flag, worker, distributed, mark, reports_steps, (scopes_ended, wake)
 
 
 def torch_imported(torch):
@@ -93,12 +97,12 @@ def torch_imported(torch):
     agent = _agent()
     if agent is None:
         return
-    forward_ended, window_flag, worker, distributed, mark, reports_steps, scope_ended = agent
+    forward_ended, window_flag, worker, distributed, mark, reports_steps, scopes_ended = agent
     if os.environ.get("PTPROF_STEP", "").strip() in ("forward", "auto"):
         watch_model_forward(torch, forward_ended)
     from ptprof._step_scopes import report_step_scopes
 
-    report_step_scopes(torch, scope_ended, reports_steps, _keep)
+    report_step_scopes(torch, scopes_ended, reports_steps, _keep)
     kernels = inductor_kernels(torch)
     follow_windows(torch, window_flag, CompileWatcher(torch, mark, kernels), tensor_owners(torch), kernels)
     label_dataloader_workers(torch, worker)

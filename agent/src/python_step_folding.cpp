@@ -1,0 +1,96 @@
+// The step ends the Python bootstrap reports (torch 2.x: the optimizer's
+// step hook, the DataLoader iterator; agent/python/ptprof/_step_scopes.py),
+// folded outside windows.
+//
+// A report is a call through ctypes and a step end in the agent: about 1 us
+// warm and several in a real step, where the agent's and ctypes' code and
+// data are cold (bench/registered_callbacks.py --agent-steps). Outside
+// windows most of them change nothing but the step's number, so each call
+// says how many of the next ends of its kind change nothing else, and the
+// bootstrap counts those in Python and hands the count over with the next
+// report it makes (or at exit). What stays exact:
+//   - the schedule: only steps whose action is None are folded, and the last
+//     kMeteredSteps of them before a window are reported one by one, so the
+//     cost meter (step_cost_meter.hpp) has its unrecorded steps just before;
+//   - on demand: a trigger sets fold_wake, which the bootstrap reads before
+//     each fold, so the window opens at the next step's end as before; and
+//     after each folded call the next end is reported alone, so the meter
+//     has unrecorded steps to pair the window's with;
+//   - the counts: a folded end is counted as a step candidate (and a step)
+//     when it is handed over; at most kMaxFoldedSteps ends are held at once.
+// Not folded: windows, a child that follows its ancestor's windows, the
+// cudaProfilerApi rule, auto before the optimizer has stepped (a batch may
+// end steps until then), a rule that names a scope (the bridge watches it).
+#include "runtime.hpp"
+#include "thread_state.hpp"
+#include "window_controller.hpp"
+
+namespace ptprof::agent {
+
+namespace {
+// The most ends the bootstrap holds: what a process that ends without
+// running Python's atexit (os._exit, a signal) leaves uncounted.
+constexpr uint32_t kMaxFoldedSteps = 32;
+// Unrecorded steps reported one by one before a scheduled window.
+constexpr uint32_t kMeteredSteps = 3;
+}  // namespace
+
+uint32_t Runtime::python_scopes_ended(const char* name, uint32_t count) {
+  if (!active() || !name || count == 0 || !python_steps_.load(std::memory_order_acquire)) return 0;
+  const bool optimizer = StepRule::is_optimizer_step(name);
+  if (!optimizer && !StepRule::is_dataloader_next(name)) return 0;
+  // The folded ends came where the last call said they could: each is what
+  // this one would be without a window (foldable_python_ends).
+  if (count > 1 && step_ends_at(name, count - 1)) windows_.fold_steps(count - 1);
+  ThreadState* t = thread_state();
+  if (t && t->take_step_end(step_ends_at(name), current_step())) end_step();
+  return foldable_python_ends(optimizer);
+}
+
+uint32_t Runtime::foldable_python_ends(bool optimizer) {
+  bool ends_steps = false;
+  switch (config_->step.kind) {
+    case StepRule::Kind::Optimizer:
+      ends_steps = optimizer;
+      break;
+    case StepRule::Kind::DataLoader:
+      ends_steps = !optimizer;
+      break;
+    case StepRule::Kind::Forward:
+      break;
+    case StepRule::Kind::Auto:
+      // Settled once the optimizer has stepped: its ends end steps, no batch does.
+      if (header_->auto_rule.load(std::memory_order_relaxed) != uint32_t(StepRule::Kind::Optimizer) + 1) return 0;
+      ends_steps = optimizer;
+      break;
+    default:
+      return 0;
+  }
+  return ends_steps ? windows_.foldable_steps(kMaxFoldedSteps, kMeteredSteps) : kMaxFoldedSteps;
+}
+
+void WindowController::fold_steps(uint64_t count) {
+  std::lock_guard lock(step_mu_);
+  step_ += count;
+  current_step_.store(step_, std::memory_order_relaxed);
+  header_->steps_ended.store(step_, std::memory_order_relaxed);
+  meter_.steps_folded();
+  folded_last_ = true;
+}
+
+uint32_t WindowController::foldable_steps(uint32_t most, uint32_t metered) {
+  std::lock_guard lock(step_mu_);
+  if (config_->step.kind == StepRule::Kind::CudaProfilerApi || following_ || stopped_ || windows_.in_window ||
+      recording())
+    return 0;
+  if (folded_last_) {  // this end is the meter's, alone
+    folded_last_ = false;
+    return 0;
+  }
+  if (config_->on_demand) return session_->trigger_seq.load(std::memory_order_acquire) == trigger_seen_ ? most : 0;
+  uint32_t none = 0;  // steps after this one that begin with nothing to record
+  while (none < most + metered && config_->schedule.action(step_ + 1 + none) == StepAction::None) ++none;
+  return none > metered ? none - metered : 0;
+}
+
+}  // namespace ptprof::agent
