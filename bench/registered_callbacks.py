@@ -10,12 +10,13 @@ block with the set less the one without it (every other pair the other way
 round).
 
 Since 2026-12-05 the bridge registers none of them outside windows where
-the Python bootstrap reports the optimizer's steps itself (torch 2.x:
-ptprof/_step_scopes.py), and keeps the watcher alone elsewhere (torch 1.13).
-What the bootstrap's report costs instead, a Python hook and the agent's end
-of a step, is measured with --agent-steps in a process under `ptprof run
---on-demand`: blocks with torch's global optimizer post-hooks as the
-bootstrap left them and emptied, alternating.
+the Python bootstrap reports the optimizer's steps itself
+(ptprof/_step_scopes.py: a wrapper of the optimizer classes' step), and keeps the watcher alone
+elsewhere (a rule that names a user scope). What the bootstrap's report
+costs instead, a Python hook (which folds most ends outside windows) and the
+agent's end of a step, is measured with --agent-steps in a process under
+`ptprof run --on-demand`: blocks with the hooks as the bootstrap left them
+(its CLASS_STEP_HOOKS) and emptied, alternating.
 
 Across processes (torch_overhead.py's ptprof-on-demand against a process
 without a profiler) the same costs are read against noise of the same size;
@@ -105,7 +106,10 @@ def agent_steps(args, block, ops):
     optimizer hooks)."""
     import importlib
 
-    hooks = getattr(importlib.import_module("torch.optim.optimizer"), "_global_optimizer_post_hooks", None)
+    try:  # the bootstrap's wrapper of the optimizer classes' step calls these
+        hooks = importlib.import_module("ptprof._step_scopes").CLASS_STEP_HOOKS
+    except ImportError:
+        hooks = None
     if not hooks:
         print("agent steps: no optimizer step hook of ptprof's in this process", flush=True)
         return None

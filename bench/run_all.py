@@ -193,7 +193,8 @@ def registered_callbacks(build, python, scratch):
     with open(out) as f:
         res["agent_steps"] = json.load(f).get("agent_steps")
     # Outside windows the bridge keeps no callback where the bootstrap
-    # reports the steps (torch 2.x), the watcher alone elsewhere.
+    # reports the steps (torch 2.x; 1.13 since 2026-12-05 (2)), the watcher
+    # alone elsewhere.
     res["keeps"] = "none" if res["agent_steps"] else "watcher"
     return res
 
@@ -492,9 +493,11 @@ def render(fig):
                  "with them and without in alternate blocks: the set the bridge kept outside windows until "
                  "2026-12-05 (four operator variants, disabled, and the USER_SCOPE step watcher), and each part "
                  "alone. What ptprof keeps now: nothing where the Python bootstrap reports the optimizer's steps "
-                 "(torch 2.x; `tests/integration/test_outside_windows.py` asks torch at every step), the watcher "
-                 "alone elsewhere; and what the bootstrap's report costs instead (its optimizer step hook and "
-                 "the agent's end of a step: blocks with it and without, in a process under `ptprof run "
+                 "(torch 2.x's global optimizer hook; since 2026-12-05 (2) the optimizer classes' wrapped step, "
+                 "on 1.13 too; `tests/integration/test_outside_windows.py` asks torch at every step), the "
+                 "watcher alone elsewhere; and what the bootstrap's report costs instead (its optimizer step "
+                 "hook, which outside windows folds most step ends in Python since 2026-12-05 (2), and the "
+                 "agent's end of a step: blocks with it and without, in a process under `ptprof run "
                  "--on-demand`)." % (rc["blocks"], rc["steps"]))
         L.append("")
         L.append("| torch | ops/step | the set before ns/op | per pair | the step watcher alone | "

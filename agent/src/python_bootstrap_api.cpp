@@ -11,8 +11,8 @@ using namespace ptprof::agent;
 // The model's outermost forward returned (PTPROF_STEP=forward or auto).
 PTPROF_EXPORT void ptprof_boot_forward_ended(void) { g_runtime.forward_ended(); }
 
-// From now on the bootstrap reports the scopes that end steps (torch 2.x's
-// optimizer step hooks, the DataLoader iterator): 1 when this run's step rule
+// From now on the bootstrap reports the scopes that end steps (the
+// optimizer's step, the DataLoader iterator): 1 when this run's step rule
 // takes them (the bridge then keeps no callback outside windows), else 0.
 PTPROF_EXPORT int ptprof_boot_reports_steps(void) { return g_runtime.python_reports_steps() ? 1 : 0; }
 

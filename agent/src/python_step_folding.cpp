@@ -1,6 +1,6 @@
-// The step ends the Python bootstrap reports (torch 2.x: the optimizer's
-// step hook, the DataLoader iterator; agent/python/ptprof/_step_scopes.py),
-// folded outside windows.
+// The step ends the Python bootstrap reports (the optimizer's step, the
+// DataLoader iterator; agent/python/ptprof/_step_scopes.py), folded outside
+// windows.
 //
 // A report is a call through ctypes and a step end in the agent: about 1 us
 // warm and several in a real step, where the agent's and ctypes' code and

@@ -123,15 +123,15 @@ class Runtime {
   void forward_ended();
   // The Python bootstrap reports, from now on, the ends of the scopes that
   // end steps under the optimizer, DataLoader, auto and forward rules
-  // (torch 2.x's optimizer step hooks, the DataLoader iterator's __next__):
+  // (the optimizer's step, the DataLoader iterator's __next__):
   // the torch bridge then registers no callback outside windows (any
   // registered callback costs every operator). Returns whether this run's
   // rule takes them (the bootstrap drops its hooks otherwise).
   bool python_reports_steps();
   // `count` of them ended on the calling thread, reported by the bootstrap:
-  // the last one now, inside the optimizer's scope, whose own end (when the
-  // bridge saw its start) then closes the step (ThreadState::take_step_end);
-  // the others earlier, folded by the bootstrap where the previous call said
+  // the last one now, right after the scope's end (a report inside a scope
+  // begun in the step waits for its end: ThreadState::take_step_end); the
+  // others earlier, folded by the bootstrap where the previous call said
   // they could be. Returns how many of the next ends of the same kind the
   // bootstrap may fold (python_step_folding.cpp): ends that change nothing
   // but the step's number and the counts, so that a step outside windows

@@ -11,7 +11,7 @@
 //       begin and end.
 //   (b) the scope watcher: USER_SCOPE only, outside windows when the agent
 //       needs the user scopes' ends to end steps (Optimizer.step#...: the
-//       Python bootstrap reports those itself on torch 2.x). Its start also
+//       Python bootstrap reports those itself). Its start also
 //       keeps the thread's profiler state in step with the windows.
 //   The two hand the user scopes over while both are registered, through
 //   g_scope_owner: a scope is begun by the one that owned the scopes at its

@@ -1,9 +1,10 @@
-"""Outside its windows ptprof registers no RecordFunction callback with
-torch 2.x (issue #27): torch takes its no-callback fast path only when none at
+"""Outside its windows ptprof registers no RecordFunction callback
+(issue #27): torch takes its no-callback fast path only when none at
 all is registered, and even a disabled one or a user-scope watcher cost every
 operator (bench/registered_callbacks.py). The steps that end at the
 optimizer's or the DataLoader's scopes are then seen from Python
-(agent/python/ptprof/_step_scopes.py), and come out as before.
+(agent/python/ptprof/_step_scopes.py: torch 2.x's global optimizer hook,
+torch 1.13's optimizer classes' wrapped step), and come out as before.
 
 References that cannot drift: torch's own answer to "is any global callback
 registered?" (at::hasGlobalCallbacks, asked by the script at each step),
@@ -15,10 +16,7 @@ import re
 import textwrap
 
 import ptproftest as T
-import torch
 from torch.profiler import ProfilerAction, schedule
-
-TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 
 HAS_CALLBACKS_CPP = """
 #include <ATen/record_function.h>
@@ -82,13 +80,12 @@ def recorded_steps(out):
 
 
 def test_no_callback_in_steps_outside_windows():
-    """A schedule's wait steps: torch has no global callback there with torch
-    2.x (with 1.13, which has no global optimizer hook, the user scopes'
-    watcher stays); in the recorded steps it has ptprof's."""
+    """A schedule's wait steps: torch has no global callback there; in the
+    recorded steps it has ptprof's."""
     with T.tempdir() as d:
         seen, proc, out = run(d, "--schedule", ",".join("%s=%d" % kv for kv in SCHEDULE.items()))
         recorded = torch_recorded(10)
-        T.check_eq([i for i, s in enumerate(seen) if s], list(range(10)) if not TORCH2 else recorded,
+        T.check_eq([i for i, s in enumerate(seen) if s], recorded,
                    "the steps in which torch has a global callback\n" + T.describe(proc))
         T.check_eq(recorded_steps(out), recorded, "the steps recorded")
         T.check("steps: 10 ended" in proc.stderr, "every optimizer step ends a step\n" + T.describe(proc))
@@ -102,8 +99,8 @@ def test_long_waits_fold_and_count_every_step():
     agent/src/python_step_folding.cpp): the recorded steps are still
     torch.profiler.schedule's, every step is counted (the ends held in
     Python at exit too), and the cost meter has its unrecorded steps right
-    before each window. With torch 2.x the bootstrap folds the wait steps, so
-    the meter sees few of them: under half (it saw every one before)."""
+    before each window. The bootstrap folds the wait steps, so the meter sees
+    few of them: under half (it saw every one before)."""
     plan = dict(wait=75, warmup=1, active=2, repeat=2)
     steps = 199  # 52 after the second window: a fold still held at exit
     with T.tempdir() as d:
@@ -115,14 +112,57 @@ def test_long_waits_fold_and_count_every_step():
             pairs, unrecorded = int(meter.group(1)), int(meter.group(2))
             T.check(pairs >= 2, "recorded steps paired with the unrecorded step before them: %d" % pairs)
             waits = steps - 2 * (plan["warmup"] + plan["active"])
-            T.check(unrecorded < waits // 2 if TORCH2 else unrecorded > waits // 2,
+            T.check(unrecorded < waits // 2,
                     "unrecorded steps the agent measured: %d of %d" % (unrecorded, waits))
+
+
+# A subclass whose step calls its base class's, both classes wrapped by torch
+# (an instance of each), and an exception in a step: 30 outermost steps.
+NESTED = """
+import torch
+model = torch.nn.Linear(4, 4)
+base = torch.optim.SGD(model.parameters(), lr=0.01)
+class Mine(torch.optim.SGD):
+    def step(self, closure=None):
+        return super().step(closure)
+class Failing(torch.optim.SGD):
+    def step(self, closure=None):
+        super().step(closure)
+        raise RuntimeError("this step fails")
+opt = Mine(model.parameters(), lr=0.01)
+for i in range(20):
+    model(torch.randn(2, 4)).sum().backward()
+    opt.step()
+try:
+    Failing(model.parameters(), lr=0.01).step()
+except RuntimeError:
+    pass
+for i in range(10):
+    base.step()
+"""
+
+
+def test_nested_steps_end_one_step():
+    """A step that calls another optimizer's wrapped step ends one step, as
+    the nested scopes do; a step that raises ends none, and the count goes
+    on right after it."""
+    plan = dict(wait=3, warmup=0, active=2, repeat=3)
+    with T.tempdir() as d:
+        script = os.path.join(d, "nested.py")
+        with open(script, "w") as f:
+            f.write(textwrap.dedent(NESTED))
+        out = os.path.join(d, "out")
+        proc = T.run_ptprof(["run", "-o", out, "--schedule", ",".join("%s=%d" % kv for kv in plan.items()), "--",
+                             T.PYTHON, script], env=T.clean_env())
+        T.check_eq(proc.returncode, 0, "the script runs under ptprof\n" + T.describe(proc))
+        T.check("steps: 30 ended" in proc.stderr, "one step per outermost step\n" + T.describe(proc))
+        T.check_eq(recorded_steps(out), torch_recorded(30, plan), "the steps recorded")
 
 
 def test_on_demand_never_triggered_registers_nothing():
     with T.tempdir() as d:
         seen, proc, _ = run(d, "--on-demand")
-        T.check_eq(seen, [0 if TORCH2 else 1] * 10, "torch's global callbacks at each step\n" + T.describe(proc))
+        T.check_eq(seen, [0] * 10, "torch's global callbacks at each step\n" + T.describe(proc))
         T.check(", 0 events, 0 dropped" in proc.stderr, "nothing recorded\n" + T.describe(proc))
 
 
@@ -135,8 +175,7 @@ def test_dataloader_rule_from_python():
                               step="dataloader")
         T.check("steps: 11 ended" in proc.stderr, "one step per batch and one for the end\n" + T.describe(proc))
         recorded = torch_recorded(11)
-        T.check_eq([i + 1 for i, s in enumerate(seen) if s], [i + 1 for i in range(10)] if not TORCH2 else
-                   [s for s in recorded if s <= 10], "the steps in which torch has a global callback\n" +
+        T.check_eq([i + 1 for i, s in enumerate(seen) if s], [s for s in recorded if s <= 10], "the steps in which torch has a global callback\n" +
                    T.describe(proc))
         T.check_eq(recorded_steps(out), recorded, "the steps recorded")
 

@@ -14,9 +14,9 @@ Seven things, the first two only when the run needs them:
   outside any other, ends none). The agent decides what the end means
   (``ptprof_boot_forward_ended``: under ``auto`` an optimizer that steps takes
   over). With no such rule there are no hooks: they cost every module call.
-- torch 2.x: the ends of the optimizer's step and of the DataLoader's
-  ``__next__``, which end steps, reported from Python
-  (``ptprof/_step_scopes.py``), so that the torch bridge registers no
+- the ends of the optimizer's step and of the DataLoader's ``__next__``,
+  which end steps, reported from Python (``ptprof/_step_scopes.py``; folded
+  outside windows where the agent allows), so that the torch bridge registers no
   callback outside windows (any registered callback costs every operator).
 - torch 2.x: torch's Python code emits some scopes only while its own
   profiler is on (it reads ``torch.autograd.profiler._is_profiler_enabled``:

@@ -1,17 +1,18 @@
-"""The ends of the scopes that end steps, reported from Python (torch 2.x), so
-that the torch bridge keeps no RecordFunction callback outside windows.
+"""The ends of the scopes that end steps, reported from Python, so that the
+torch bridge keeps no RecordFunction callback outside windows.
 
 torch takes its no-callback fast path only when no global RecordFunction
 callback at all is registered: the bridge's user-scope watcher alone, which
 sees ``Optimizer.step#<Class>.step`` and ``enumerate(DataLoader)#<Iter>.__next__``
 end, cost every operator 15-22 ns in steps that record nothing
 (bench/registered_callbacks.py). Here the same two are seen without one:
-torch's global optimizer step post-hook (torch >= 2.0), which runs inside the
-optimizer's scope, and a wrapper of the DataLoader iterator's ``__next__``
-(after it returns or raises, as its scope ends). The agent decides what an end
-means (its step rule) and takes them only once it has said it will
-(``ptprof_boot_reports_steps``); torch 1.13 has no global optimizer hook, so
-there the bridge keeps its watcher.
+each optimizer class's ``step``, which torch wraps in the scope when the
+class's first instance is made, wrapped once more (reporting after the
+scope's end, the outermost step only: torch 2.x's global post-hooks run
+inside every step, a nested one too), and a wrapper of the DataLoader
+iterator's ``__next__`` (after it returns or raises, as its scope ends). The
+agent decides what an end means (its step rule) and takes them only once it
+has said it will (``ptprof_boot_reports_steps``).
 
 Each report says how many of the next ends of its kind change nothing but
 the counts (outside windows, agent/src/python_step_folding.cpp): those are
@@ -70,7 +71,7 @@ def report_step_scopes(torch, agent, reports_steps, keep):
         dataloader = importlib.import_module("torch.utils.data.dataloader")
     except ImportError:
         return False
-    register = getattr(optimizer, "register_optimizer_step_post_hook", None)
+    register = _class_step_hooks(optimizer)
     iterator = getattr(dataloader, "_BaseDataLoaderIter", None)
     if register is None or iterator is None or getattr(iterator.__next__, "_ptprof_wrapped", False):
         return False
@@ -108,3 +109,67 @@ def report_step_scopes(torch, agent, reports_steps, keep):
     handle.remove()
     iterator.__next__ = next_batch
     return False
+
+
+# The hooks called after each outermost step of a wrapped optimizer class
+# (the benchmark empties and refills it: bench/registered_callbacks.py
+# --agent-steps).
+CLASS_STEP_HOOKS = {}
+
+
+def _class_step_hooks(optimizer):
+    """``register(hook)`` for the optimizers' steps: ``hook(opt, args,
+    kwargs)`` after each outermost step of an optimizer whose class torch
+    wraps in its scope (every class that has an instance, from ``__init__``
+    and ``__setstate__``: ``Optimizer._patch_step_function``, on torch 1.13
+    ``_hook_for_profile``). After the scope's end, not inside it as torch
+    2.x's global post-hooks are, and only for the outermost step: a step that
+    calls another wrapped step (a subclass's ``super().step()``, a wrapper
+    optimizer's inner one) ends one step, as the scopes nest; an exception
+    leaves the count right. Returns a handle with ``remove()``; None where
+    torch does not wrap so."""
+    base = getattr(optimizer, "Optimizer", None)
+    patch = next((n for n in ("_patch_step_function", "_hook_for_profile") if hasattr(base, n)), None)
+    original = getattr(base, patch, None) if patch else None
+    if original is None or getattr(original, "_ptprof_wrapped", False):
+        return None
+    depth = [0]  # a step that calls its base class's wrapped step reports once
+
+    @functools.wraps(original)
+    def patch_step(self):
+        original(self)
+        cls = type(self)
+        step = getattr(cls, "step", None)
+        if not getattr(step, "hooked", False) or getattr(step, "_ptprof_wrapped", False):
+            return
+
+        @functools.wraps(step)  # keeps torch's `hooked`
+        def wrapper(*args, **kwargs):
+            depth[0] += 1
+            try:
+                out = step(*args, **kwargs)
+            finally:
+                depth[0] -= 1
+            if depth[0] == 0:
+                for hook in CLASS_STEP_HOOKS.values():
+                    hook(args[0], args, kwargs)
+            return out
+
+        wrapper._ptprof_wrapped = True
+        cls.step = wrapper
+
+    patch_step._ptprof_wrapped = True
+
+    def register(hook):
+        setattr(base, patch, patch_step)
+        CLASS_STEP_HOOKS[id(hook)] = hook
+
+        class Handle:
+            @staticmethod
+            def remove():
+                CLASS_STEP_HOOKS.pop(id(hook), None)
+                setattr(base, patch, original)
+
+        return Handle()
+
+    return register
