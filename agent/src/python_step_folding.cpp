@@ -14,8 +14,9 @@
 //     cost meter (step_cost_meter.hpp) has its unrecorded steps just before;
 //   - on demand: a trigger sets fold_wake, which the bootstrap reads before
 //     each fold, so the window opens at the next step's end as before; and
-//     after each folded call the next end is reported alone, so the meter
-//     has unrecorded steps to pair the window's with;
+//     the first kReportedAfterWindow ends after a window, and the end after
+//     each folded call, are reported alone, so the meter has an unrecorded
+//     step close before the next window to pair its steps with;
 //   - the counts: a folded end is counted as a step candidate (and a step)
 //     when it is handed over; at most kMaxFoldedSteps ends are held at once.
 // Not folded: windows, a child that follows its ancestor's windows, the
@@ -33,6 +34,8 @@ namespace {
 constexpr uint32_t kMaxFoldedSteps = 32;
 // Unrecorded steps reported one by one before a scheduled window.
 constexpr uint32_t kMeteredSteps = 3;
+// On demand, unrecorded steps reported one by one after a window.
+constexpr uint32_t kReportedAfterWindow = 16;
 }  // namespace
 
 uint32_t Runtime::python_scopes_ended(const char* name, uint32_t count) {
@@ -80,10 +83,20 @@ void WindowController::fold_steps(uint64_t count) {
 
 uint32_t WindowController::foldable_steps(uint32_t most, uint32_t metered) {
   std::lock_guard lock(step_mu_);
-  if (config_->step.kind == StepRule::Kind::CudaProfilerApi || following_ || stopped_ || windows_.in_window ||
-      recording())
+  if (config_->step.kind == StepRule::Kind::CudaProfilerApi || following_ || stopped_) return 0;
+  if (windows_.in_window || recording()) {
+    reported_unrecorded_ = 0;
     return 0;
-  if (folded_last_) {  // this end is the meter's, alone
+  }
+  // The meter's steps, each reported alone: the one after each folded call,
+  // and on demand the first kReportedAfterWindow after a window, so that a
+  // window triggered soon after another is measured against the step before
+  // it (the steps right after a window are slower: the launcher drains it).
+  if (config_->on_demand && reported_unrecorded_ < kReportedAfterWindow) {
+    ++reported_unrecorded_;
+    return 0;
+  }
+  if (folded_last_) {
     folded_last_ = false;
     return 0;
   }

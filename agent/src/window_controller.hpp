@@ -82,7 +82,7 @@ class WindowController {
   void fold_steps(uint64_t count);
   // How many of the next step ends change nothing but the step's number
   // (at most `most`; none in a window, and under a schedule not the last
-  // `metered` before one).
+  // `metered` before one; python_step_folding.cpp).
   uint32_t foldable_steps(uint32_t most, uint32_t metered);
   // 1 from a trigger's arrival to the next step end the agent sees: the
   // bootstrap folds no end while it is set.
@@ -203,6 +203,7 @@ class WindowController {
   StepCostMeter meter_;
   bool step_began_recording_ = false;  // whether the current step was recording when it began
   bool folded_last_ = false;           // the last step end handed folded ones over
+  uint32_t reported_unrecorded_ = 0;   // step ends reported alone since the last window
   std::atomic<uint32_t> fold_wake_{0};
 
   std::atomic<WindowEndListener> window_end_listener_{nullptr};
