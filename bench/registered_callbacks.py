@@ -11,8 +11,8 @@ round).
 
 Since 2026-12-05 the bridge registers none of them outside windows where
 the Python bootstrap reports the optimizer's steps itself
-(ptprof/_step_scopes.py: a wrapper of the optimizer classes' step), and keeps the watcher alone
-elsewhere (a rule that names a user scope). What the bootstrap's report
+(ptprof/_step_scopes.py: a wrapper of the optimizer classes' step), and
+keeps the watcher alone elsewhere (a rule that names a user scope). What the bootstrap's report
 costs instead, a Python hook (which folds most ends outside windows) and the
 agent's end of a step, is measured with --agent-steps in a process under
 `ptprof run --on-demand`: blocks with the hooks as the bootstrap left them

@@ -251,8 +251,7 @@ class Runtime {
   ProcessRoleInfo role_;
   ProcessRoleInfo fork_role_;
   // Whether a scope called `name` ends a step; counts what some rule would
-  // end a step at, for the run's summary.
-  // Counts `times` ends of scope `name` as step candidates.
+  // end a step at, for the run's summary (`times` ends of it).
   bool step_ends_at(std::string_view name, uint32_t times = 1);
   // python_scopes_ended's answer: how many ends of the optimizer's
   // (`optimizer`) or the DataLoader's kind may be folded.

@@ -3,8 +3,8 @@
 all is registered, and even a disabled one or a user-scope watcher cost every
 operator (bench/registered_callbacks.py). The steps that end at the
 optimizer's or the DataLoader's scopes are then seen from Python
-(agent/python/ptprof/_step_scopes.py: torch 2.x's global optimizer hook,
-torch 1.13's optimizer classes' wrapped step), and come out as before.
+(agent/python/ptprof/_step_scopes.py: a wrapper of the optimizer classes'
+step, the DataLoader iterator's), and come out as before.
 
 References that cannot drift: torch's own answer to "is any global callback
 registered?" (at::hasGlobalCallbacks, asked by the script at each step),
@@ -66,7 +66,8 @@ def run(d, *flags, step=None, steps=10):
     with open(script, "w") as f:
         f.write(textwrap.dedent(TRAIN))
     seen, out = os.path.join(d, "seen.json"), os.path.join(d, "out")
-    env = T.clean_env(TESTS_DIR=T.HERE, HAS_CALLBACKS=src, CXX_CACHE=os.path.join(d, "cxx"), SEEN=seen, STEPS=str(steps))
+    env = T.clean_env(TESTS_DIR=T.HERE, HAS_CALLBACKS=src, CXX_CACHE=os.path.join(d, "cxx"), SEEN=seen,
+                      STEPS=str(steps))
     if step:
         env["PTPROF_STEP"] = step
     proc = T.run_ptprof(["run", "-o", out] + list(flags) + ["--", T.PYTHON, script], env=env)
