@@ -65,19 +65,29 @@ bool PythonRuntime::user_file(const char* filename) {
     return false;
   if (!stdlib_known_) {
     stdlib_known_ = true;
-    // The directory of the os module is the standard library's.
-    if (PythonApi::Object* os = api_.import("os")) {
-      if (PythonApi::Object* file = api_.get_attr(os, "__file__")) {
-        if (const char* path = api_.utf8(file)) {
-          std::string_view p(path);
-          if (size_t slash = p.rfind('/'); slash != std::string_view::npos) stdlib_dir_ = p.substr(0, slash + 1);
-        }
-        api_.decref(file);
-      }
-      api_.decref(os);
-    }
+    // The directory of the os module is the standard library's; ptprof's own
+    // Python (the bootstrap's wrappers around the optimizer's step and the
+    // DataLoader, ptprof.range as a decorator) is not the user's either.
+    stdlib_dir_ = module_dir("os");
+    ptprof_dir_ = module_dir("ptprof");
   }
-  return stdlib_dir_.empty() || !f.starts_with(stdlib_dir_);
+  const auto in = [f](const std::string& dir) { return !dir.empty() && f.starts_with(dir); };
+  return !in(stdlib_dir_) && !in(ptprof_dir_);
+}
+
+std::string PythonRuntime::module_dir(const char* name) {
+  std::string dir;
+  if (PythonApi::Object* module = api_.import(name)) {
+    if (PythonApi::Object* file = api_.get_attr(module, "__file__")) {
+      if (const char* path = api_.utf8(file)) {
+        std::string_view p(path);
+        if (size_t slash = p.rfind('/'); slash != std::string_view::npos) dir = p.substr(0, slash + 1);
+      }
+      api_.decref(file);
+    }
+    api_.decref(module);
+  }
+  return dir;
 }
 
 }  // namespace ptprof::agent

@@ -138,9 +138,10 @@ class PythonRuntime {
   bool distrust_layout() { return raw_frames_.exchange(false, std::memory_order_relaxed); }
 
   // Whether `filename` is the user's code rather than the library's: not in
-  // the interpreter's standard library, site-packages, dist-packages, nor
-  // "<frozen ...>" code. Call with the GIL held (the first call asks the
-  // interpreter where its standard library is).
+  // the interpreter's standard library, site-packages, dist-packages, ptprof's
+  // own Python package, nor "<frozen ...>" code. Call with the GIL held (the
+  // first call asks the interpreter where the standard library and ptprof
+  // are); a Python error it raises is the caller's to drop.
   bool user_file(const char* filename);
 
  private:
@@ -155,6 +156,9 @@ class PythonRuntime {
   // holding mu_ while it waits for the GIL would deadlock a fork's handlers.
   bool stdlib_known_ = false;
   std::string stdlib_dir_;  // "/usr/lib/python3.11/"
+  std::string ptprof_dir_;  // the directory of ptprof's package, where `ptprof run` put it
+  // The directory of module `name`'s file ("" when it cannot be imported).
+  std::string module_dir(const char* name);
 };
 
 }  // namespace ptprof::agent
