@@ -30,7 +30,7 @@ unprofiled steps, and only differences within a process are used:
                     ptprof / floor compares one process with itself
     ptprof[+OPT]    one process, `ptprof run --on-demand`, whose windows
                     are triggered one option at a time (`ptprof trigger --pid
-                    ... --steps 5 [--record-shapes | --profile-memory |
+                    ... --steps 8 [--record-shapes | --profile-memory |
                     --with-stack]`, started by this script's parent process
                     when the worker asks over a socket, TriggerServer), so
                     every option is measured against the same process's
@@ -41,8 +41,8 @@ unprofiled steps, and only differences within a process are used:
     ptprof+attribution  ptprof run --python-attribution --schedule
                     wait=2,warmup=0,active=3,repeat=0, a process of its own
                     (no trigger option asks for it)
-    torch           torch.profiler.profile(activities=[CPU]) around five
-                    steps (four timed), and each option of it (record_shapes,
+    torch           torch.profiler.profile(activities=[CPU]) around seven
+                    steps (six timed), and each option of it (record_shapes,
                     profile_memory, with_stack) taking turns; in ptprof's
                     process, one profile() between two of its windows, when
                     no window is under way or asked for (ptprof records
@@ -107,7 +107,13 @@ PTPROF_FLAGS = {"ptprof": [], "ptprof+shapes": ["--record-shapes"], "ptprof+memo
 # The options a trigger can ask for, window by window: measured in one process.
 TRIGGER_FLAGS = {"ptprof": [], "ptprof+shapes": ["--record-shapes"], "ptprof+memory": ["--profile-memory"],
                  "ptprof+stack": ["--with-stack"]}
-WINDOW_STEPS = 5  # a triggered window: its first and last steps are not steady
+# A triggered window: its first and last steps are not steady. Eight steps,
+# six of them steady: with five (three steady) twice as many gaps between
+# windows (the plan below, a `ptprof trigger` each, on torch 1.13 50-70 ms
+# for each torch.profiler block's exit) took most of a round: the small-op
+# loop's took 14.7 s on torch 1.13 with five, 11.6-12.3 with eight; gpt2's
+# 23.5 and 15.9 s (2026-12-05, 80 and 40 steps of each kind).
+WINDOW_STEPS = 8
 OWN_STEPS_KEPT = 64  # the run summary's median is over its newest 64 differences (step_cost_meter.hpp)
 TORCH_OPTIONS = {"torch": {}, "torch+shapes": {"record_shapes": True}, "torch+memory": {"profile_memory": True},
                  "torch+stack": {"with_stack": True}}
@@ -179,8 +185,9 @@ def timed(step):
 # rebuilds its callback cache; the window's end leaves caches cold).
 FLOOR_PLAN = {1: ("plain", False), 2: ("plain", True), 3: ("floor", False), 4: ("floor", True),
               5: ("floor", True), 6: ("plain", False), 7: ("plain", True)}
-# torch.profiler: steady steps timed per profile() (after one untimed step).
-TORCH_BLOCK = 4
+# torch.profiler: steady steps timed per profile() (after one untimed step);
+# as many as a window has, so that its options are done in as many gaps.
+TORCH_BLOCK = 6
 # ...and in ptprof's process, after FLOOR_PLAN: one profile() block (a step
 # of the plan), then two plain steps that are not steady (after the
 # profile's exit they took 1.4 and 1.1 x a plain step, small-op loop, torch
@@ -371,6 +378,8 @@ def trigger_windows_worker(args, step, recording, floor):
             if floor and (kind == "floor") != floor_on:
                 floor_on = kind == "floor"
                 floor(1 if floor_on else 0)
+            if kind == "torch" and all(len(times[m]) > args.pairs for m in args.torch_modes):
+                kind, steady = "plain", False  # torch.profiler's steps are all taken
             if kind == "torch":
                 # No trigger is under way: this step and the block's are not in a window.
                 tmode = args.torch_modes[(turn - 1) % len(args.torch_modes)]

@@ -131,6 +131,9 @@ def op_cost(build, rounds):
     m = re.search(r"([\d.]+) ns/read", sh([exe, "tsc"]).stdout)
     med = {k: statistics.median(v) for k, v in runs.items()}
     # Per round, so that a round's load enters both sides of each difference.
+    # (Each mode's best round instead, tried 2026-12-05: one floor process
+    # faster than the other six moved the ratio from 1.78 to 2.50 between two
+    # runs, where the median of the rounds' ratios gave 1.73 and 1.80.)
     share = [p - f for p, f in zip(runs["ptprof"], runs["floor"])]
     ratio = [(p - n) / (f - n) for n, f, p in zip(runs["none"], runs["floor"], runs["ptprof"]) if f > n]
     return {"rounds": runs, "median": med, "own_ns": statistics.median(share), "own_ns_rounds": share,
@@ -298,8 +301,9 @@ def timed_ptprof_run(build, out_dir, args, ptprof_args=()):
 
 # Unpaced floods per writer count: the launcher's cost per event is the
 # cheapest of these (a shared machine only adds to it; one flood each moved
-# by 26-41% between two runs of the same code, 2026-12-04).
-FLOODS = 3
+# by 26-41% between two runs of the same code, 2026-12-04; the best of 3
+# by 22-33%, 2026-12-05, when the machine was slow for a minute).
+FLOODS = 5
 
 
 def drain(build, scratch, seconds):
@@ -412,9 +416,9 @@ def render(fig):
              "per process); *floor* is one global RecordFunction callback that does nothing, torch's own cost once "
              "anyone listens, switched on and off in ptprof's own process between its windows (so ptprof / floor "
              "compares a process with itself); ptprof's options take turns in that process, one window each "
-             "(it triggers its own windows: `ptprof trigger --steps 5` with the option; the first and last step "
+             "(it triggers its own windows: `ptprof trigger --steps 8` with the option; the first and last step "
              "of a window, and the step before it, are not steady); *torch* is torch.profiler with the same "
-             "option, its options taking turns in the same process, one `profile()` of four steady steps "
+             "option, its options taking turns in the same process, one `profile()` of six steady steps "
              "between two windows. Medians over %d rounds (each round one process)." % (
                  fig.get("small_pairs", "12"), fig["rounds"]))
     L.append("")
@@ -516,8 +520,10 @@ def render(fig):
     L.append("### 4, 5. Trace size and report (`bench/trace_outputs.py`)")
     L.append("")
     L.append("The same %d steps of the small-op loop recorded by each (ptprof: a schedule that skips the "
-             "warm-up). Report: `ptprof report` (whole process, the cheapest of 5 runs) against "
-             "`key_averages().table()` (time, and the resident memory it adds at its peak)." %
+             "warm-up). Report: `ptprof report` (whole process, the cheapest of 15 runs) against "
+             "`key_averages().table()` (its first call, the cheapest of 3 processes, each followed by 5 of the "
+             "reports so that both sides' cheapest come from the same minutes; time, and the resident memory it "
+             "adds at its peak)." %
              (fig["outputs"][0]["steps"] if fig["outputs"] else 0))
     L.append("")
     L.append("| torch | ptprof events | bytes/event | torch events | JSON bytes/event | size ratio | "
@@ -820,7 +826,9 @@ def main():
     # 523-615 s with 6). The processes are mostly start-up (a real model's
     # about 12 s, importing transformers alone 4.4), so they time many
     # steps of each kind: the small-op loop 80, the real models 40 (10 took
-    # 15 s a process, 30 took 18).
+    # 15 s a process, 30 took 18). On the Intel Xeon guest of 2026-12-05 the
+    # whole run took 587-618 s with windows of 5 steps, 522-571 s with 8
+    # (profiled_steps.py's WINDOW_STEPS).
     rounds, across_rounds, steps, model_rounds, pairs, small_pairs = \
         (2, 2, 200, 1, 8, 40) if args.quick else (7, 4, 200, 6, 40, 80)
     long_events, long_rate = (1_000_000, 2e6) if args.quick else (20_000_000, 2e6)
