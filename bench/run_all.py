@@ -7,7 +7,8 @@ text around them is kept). scripts/bench.sh is the front end:
 The items (Performance issues #14 and #27):
   1 hot path        bench/record_bench.sh: ns per event, p50/p99, 1 and 2 writer threads;
                     bench/floor/op_cost.cpp: one at::add_out in C++ (torch 1.13) with no
-                    callback, the floor and ptprof, 7 rounds, and one TSC read
+                    callback, the floor and ptprof, 150 cycles within one process,
+                    and one TSC read
   2 per op          bench/profiled_steps.py on both torches, small-op loop, within one
                     process: ptprof with each option (it triggers its own windows),
                     the floor and torch.profiler with each option between them,
@@ -103,42 +104,45 @@ def hot_path(build):
     return rows
 
 
-def op_cost(build, rounds):
+def op_cost(build, cycles):
     """ptprof's own share of an operator's cost, from C++ (bench/floor/op_cost.cpp,
-    torch 1.13's libtorch): one tiny at::add_out, best of 15 x 200,000, with no
-    callback, with the floor (one do-nothing callback asking for ids, as ptprof's
-    does) and under `ptprof run`, the three interleaved per round; and one TSC
-    read. None when the bench was built without libtorch."""
+    torch 1.13's libtorch): one tiny at::add_out, within one process under
+    `ptprof run --step manual --schedule wait=2,active=1`: each cycle of three
+    steps is a block with no callback, one with the floor (one do-nothing
+    callback asking for ids, as ptprof's does) and one in ptprof's window, each
+    the best of 5 x 5,000 operators; the ratio is the median of the cycles'.
+    And one TSC read. None when the bench was built without libtorch.
+    (Across processes, 7 rounds of three processes, until 2026-12-05: the
+    machine's drift between processes moved the ratio by up to 47% between
+    two runs; within one process it moved by 9% over six runs.)"""
     exe = os.path.join(build, "bin", "bench_op_cost")
     if not os.path.exists(exe):
         return None
-    runs = {"none": [], "floor": [], "ptprof": []}
     out = tempfile.mkdtemp(prefix="ptprof-op-cost-")
     try:
-        for _ in range(rounds):
-            for mode in runs:
-                cmd = [exe, "floor" if mode == "floor" else "none"]
-                if mode == "ptprof":
-                    cmd = [os.path.join(build, "bin", "ptprof"), "run", "-o", out, "--"] + cmd
-                p = sh(cmd)
-                m = re.search(r"([\d.]+) ns/op", p.stdout)
-                if p.returncode != 0 or not m:
-                    raise RuntimeError("%s failed:\n%s" % (" ".join(cmd), p.stderr[-2000:]))
-                runs[mode].append(float(m.group(1)))
-                shutil.rmtree(out, ignore_errors=True)
+        cmd = [os.path.join(build, "bin", "ptprof"), "run", "-o", out, "--step", "manual", "--schedule",
+               "wait=2,active=1", "--", exe, "blocks", str(cycles), "5000"]
+        p = sh(cmd)
+        rows = re.findall(r"cycle \d+ none ([\d.]+) floor ([\d.]+) ptprof ([\d.]+) ns/op", p.stdout)
+        m = re.search(r"(\d+) events, (\d+) dropped", p.stderr)
+        if p.returncode != 0 or len(rows) != cycles or not m:
+            raise RuntimeError("%s failed:\n%s%s" % (" ".join(cmd), p.stdout[-1000:], p.stderr[-2000:]))
+        dropped = int(m.group(2))
     finally:
         shutil.rmtree(out, ignore_errors=True)
-    m = re.search(r"([\d.]+) ns/read", sh([exe, "tsc"]).stdout)
+    runs = {"none": [float(r[0]) for r in rows], "floor": [float(r[1]) for r in rows],
+            "ptprof": [float(r[2]) for r in rows]}
+    t = re.search(r"([\d.]+) ns/read", sh([exe, "tsc"]).stdout)
     med = {k: statistics.median(v) for k, v in runs.items()}
-    # Per round, so that a round's load enters both sides of each difference.
-    # (Each mode's best round instead, tried 2026-12-05: one floor process
-    # faster than the other six moved the ratio from 1.78 to 2.50 between two
-    # runs, where the median of the rounds' ratios gave 1.73 and 1.80.)
+    # Per cycle: the three blocks of a cycle are under a second apart, so the
+    # machine's drift enters both sides of each difference.
     share = [p - f for p, f in zip(runs["ptprof"], runs["floor"])]
     ratio = [(p - n) / (f - n) for n, f, p in zip(runs["none"], runs["floor"], runs["ptprof"]) if f > n]
-    return {"rounds": runs, "median": med, "own_ns": statistics.median(share), "own_ns_rounds": share,
-            "ratio": statistics.median(ratio) if ratio else float("nan"), "ratio_rounds": ratio,
-            "tsc_ns": float(m.group(1)) if m else float("nan")}
+    q = statistics.quantiles(ratio, n=4) if len(ratio) >= 2 else [float("nan")] * 3
+    return {"rounds": runs, "cycles": cycles, "dropped": dropped, "median": med,
+            "own_ns": statistics.median(share), "own_ns_quartiles": statistics.quantiles(share, n=4),
+            "ratio": statistics.median(ratio) if ratio else float("nan"), "ratio_quartiles": [q[0], q[2]],
+            "tsc_ns": float(t.group(1)) if t else float("nan")}
 
 
 # ---- items 2, 3 -------------------------------------------------------------
@@ -392,19 +396,22 @@ def render(fig):
     L.append("")
     oc = fig.get("op_cost")
     if oc:
-        L.append("One operator in C++ (`bench/floor/op_cost.cpp`, torch 1.13's libtorch: a tiny `at::add_out`, "
-                 "best of 15 x 200,000 per process, %d rounds of the three processes interleaved): what the "
-                 "floor (one do-nothing callback asking for ids, as ptprof's does) and ptprof add, and what is "
-                 "ptprof's own; no Python, so the differences are not lost in a step's noise." %
-                 len(oc["rounds"]["none"]))
+        L.append("One operator in C++ (`bench/floor/op_cost.cpp`, torch 1.13's libtorch: a tiny `at::add_out`), "
+                 "within one process under `ptprof run --step manual --schedule wait=2,active=1`: %d cycles of "
+                 "three steps, a block of operators with no callback, one with the floor (one do-nothing callback "
+                 "asking for ids, as ptprof's does) and one in ptprof's window, each the best of 5 x 5,000 "
+                 "operators (the two unrecorded blocks in turn first). What the floor and ptprof add, and what is "
+                 "ptprof's own: medians over the cycles, the ratio and the own cost per cycle (quartiles in "
+                 "brackets); %s events dropped; no Python, so the differences are not lost in a step's noise." %
+                 (oc["cycles"], "{:,}".format(oc["dropped"])))
         L.append("")
-        L.append("| none ns/op | floor ns/op | ptprof ns/op | ptprof's own ns/op (per round) | ptprof / floor "
-                 "(added, per round) | one TSC read ns |")
+        L.append("| none ns/op | floor ns/op | ptprof ns/op | ptprof's own ns/op (quartiles) | ptprof / floor "
+                 "(added; quartiles) | one TSC read ns |")
         L.append("|---:|---:|---:|---|---|---:|")
-        L.append("| %.1f | %.1f | %.1f | %.1f (%s) | %.2f (%s) | %.1f |" % (
+        L.append("| %.1f | %.1f | %.1f | %.1f (%.0f-%.0f) | %.2f (%.2f-%.2f) | %.1f |" % (
             oc["median"]["none"], oc["median"]["floor"], oc["median"]["ptprof"], oc["own_ns"],
-            " ".join("%.0f" % x for x in oc["own_ns_rounds"]), oc["ratio"],
-            " ".join("%.2f" % x for x in oc["ratio_rounds"]), oc["tsc_ns"]))
+            oc["own_ns_quartiles"][0], oc["own_ns_quartiles"][2], oc["ratio"], oc["ratio_quartiles"][0],
+            oc["ratio_quartiles"][1], oc["tsc_ns"]))
         L.append("")
     # 2
     L.append("### 2. Per-operator cost (`bench/profiled_steps.py`, `bench/torch_overhead.py`)")
@@ -498,8 +505,9 @@ def render(fig):
                  "2026-12-05 (four operator variants, disabled, and the USER_SCOPE step watcher), and each part "
                  "alone. What ptprof keeps now: nothing where the Python bootstrap reports the optimizer's steps "
                  "(torch 2.x's global optimizer hook; since 2026-12-05 (2) the optimizer classes' wrapped step, "
-                 "on 1.13 too; `tests/integration/test_outside_windows.py` asks torch at every step), the "
-                 "watcher alone elsewhere; and what the bootstrap's report costs instead (its optimizer step "
+                 "on 1.13 too; `tests/integration/test_outside_windows.py` asks torch at every step) and under the "
+                 "`manual` and `cudaProfilerApi` rules (no user scope ends their steps; since 2026-12-05 (4)), the "
+                 "watcher alone where a rule names a user scope; and what the bootstrap's report costs instead (its optimizer step "
                  "hook, which outside windows folds most step ends in Python since 2026-12-05 (2), and the "
                  "agent's end of a step: blocks with it and without, in a process under `ptprof run "
                  "--on-demand`)." % (rc["blocks"], rc["steps"]))
@@ -724,11 +732,12 @@ def render_targets(fig):
                 "not resolved: the rounds fall on both sides of the goal (noise between processes, see below)"))
     oc = fig.get("op_cost")
     if oc:
-        L.append("| the same, one `at::add_out` in C++ (torch 1.13; ptprof's own ns/op, of which two TSC reads) | "
+        q1, q3 = oc["ratio_quartiles"]
+        L.append("| the same, one `at::add_out` in C++ (torch 1.13, within one process; median and quartiles of "
+                 "%d cycles, met or missed when the middle half agree; ptprof's own ns/op, of which two TSC reads) | "
                  "%.2f (%.2f-%.2f); own %.0f ns, TSC 2 x %.1f ns | %s |" % (
-                     oc["ratio"], min(oc["ratio_rounds"]), max(oc["ratio_rounds"]), oc["own_ns"], oc["tsc_ns"],
-                     "met" if max(oc["ratio_rounds"]) <= 1.1 else "missed" if min(oc["ratio_rounds"]) > 1.1
-                     else "unresolved"))
+                     oc["cycles"], oc["ratio"], q1, q3, oc["own_ns"], oc["tsc_ns"],
+                     "met" if q3 <= 1.1 else "missed" if q1 > 1.1 else "unresolved"))
     od = lambda e, c: e["loops"]["small"]["modes"].get("ptprof-on-demand", {}).get("ns_per_op", float("nan"))  # noqa
     L.append("| outside windows: nothing measurable (across processes: ns/op over no profiler, on-demand never "
              "triggered, against a second process without a profiler: the noise; within one process: the "
@@ -850,7 +859,7 @@ def main():
             log("1. hot path")
             fig["hot_path"] = hot_path(build)
             log("1. an operator's cost in C++ (torch 1.13)")
-            fig["op_cost"] = op_cost(build, 3 if args.quick else 7)
+            fig["op_cost"] = op_cost(build, 50 if args.quick else 150)
         if "6" in only:
             log("6. drain")
             fig["drain"] = drain(build, scratch, drain_seconds)

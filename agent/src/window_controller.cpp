@@ -20,6 +20,10 @@ void WindowController::configure(const Config& config, CuptiConsumer& cupti) {
   run_options_ = (config.record_shapes ? wire::kWindowShapes : 0) | (config.profile_memory ? wire::kWindowMemory : 0) |
                  (config.with_stack ? wire::kWindowStack : 0);
   window_options_.store(run_options_, std::memory_order_relaxed);
+  // Steps that only ptprof.step() or cudaProfilerStart/Stop end: no user
+  // scope ends one, so outside windows the bridge registers nothing at all
+  // (a user-scope watcher alone costs every operator: bench/registered_callbacks.py).
+  scopes_wanted_ = config.step.kind != StepRule::Kind::Manual && config.step.kind != StepRule::Kind::CudaProfilerApi;
 }
 
 void WindowController::attach(wire::SessionHeader& session, wire::ProcessSlot& slot, wire::ProcessHeader& header,

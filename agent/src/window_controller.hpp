@@ -93,7 +93,8 @@ class WindowController {
   void install_bridge_switch(void (*set_recording)(int));
   // Whether the bridge watches the user scopes outside windows
   // (PTPROF_BRIDGE_SCOPES): yes until the Python bootstrap reports the
-  // scopes that end steps itself (Runtime::python_reports_steps).
+  // scopes that end steps itself (Runtime::python_reports_steps); never for
+  // the manual and cudaProfilerApi rules (configure).
   void set_scopes_wanted(bool on);
 
   // The GPU activity protocol (shm_abi.hpp, BoundaryKind::GpuFlushed), for
@@ -199,7 +200,7 @@ class WindowController {
   bool following_ = false;                 // the windows are the ancestor's: no step of this process's has ended
   void (*bridge_set_recording_)(int) = nullptr;
   int bridge_mode_ = 0;        // last mode given to the bridge
-  bool scopes_wanted_ = true;  // set_scopes_wanted
+  bool scopes_wanted_ = true;  // configure, set_scopes_wanted
   StepCostMeter meter_;
   bool step_began_recording_ = false;  // whether the current step was recording when it began
   bool folded_last_ = false;           // the last step end handed folded ones over

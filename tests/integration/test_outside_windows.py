@@ -25,9 +25,10 @@ extern "C" __attribute__((visibility("default"))) int ptprof_test_has_global_cal
 }
 """
 
-# $STEPS batches (10 unless set) from a DataLoader, an SGD step each; the
-# script notes at the start of each step whether torch has any global
-# callback, and writes the list to $SEEN.
+# $STEPS batches (10 unless set) from a DataLoader, an SGD step each (and a
+# ptprof.step() after it when $MANUAL_STEPS is set); the script notes at the
+# start of each step whether torch has any global callback, and writes the
+# list to $SEEN.
 TRAIN = """
 import ctypes, json, os, sys, torch, torch.nn as nn
 sys.path.insert(0, os.environ["TESTS_DIR"])
@@ -46,6 +47,9 @@ for x, y in loader:
     opt.zero_grad()
     loss.backward()
     opt.step()
+    if os.environ.get("MANUAL_STEPS"):
+        import ptprof
+        ptprof.step()
 with open(os.environ["SEEN"], "w") as f:
     json.dump(seen, f)
 """
@@ -58,7 +62,7 @@ def torch_recorded(steps, plan=SCHEDULE):
     return [s for s in range(steps) if fn(s) in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)]
 
 
-def run(d, *flags, step=None, steps=10):
+def run(d, *flags, step=None, steps=10, manual_steps=False):
     src = os.path.join(d, "has_callbacks.cpp")
     with open(src, "w") as f:
         f.write(textwrap.dedent(HAS_CALLBACKS_CPP))
@@ -70,6 +74,8 @@ def run(d, *flags, step=None, steps=10):
                       STEPS=str(steps))
     if step:
         env["PTPROF_STEP"] = step
+    if manual_steps:
+        env["MANUAL_STEPS"] = "1"
     proc = T.run_ptprof(["run", "-o", out] + list(flags) + ["--", T.PYTHON, script], env=env)
     T.check_eq(proc.returncode, 0, "the script runs under ptprof\n" + T.describe(proc))
     with open(seen) as f:
@@ -178,6 +184,20 @@ def test_dataloader_rule_from_python():
         recorded = torch_recorded(11)
         T.check_eq([i + 1 for i, s in enumerate(seen) if s], [s for s in recorded if s <= 10], "the steps in which torch has a global callback\n" +
                    T.describe(proc))
+        T.check_eq(recorded_steps(out), recorded, "the steps recorded")
+
+
+def test_manual_steps_register_nothing_outside_windows():
+    """--step manual: only ptprof.step() ends a step, so no user scope needs
+    watching and torch has no global callback in the wait steps, as with the
+    optimizer's steps seen from Python; the recorded steps are the schedule's."""
+    with T.tempdir() as d:
+        seen, proc, out = run(d, "--schedule", ",".join("%s=%d" % kv for kv in SCHEDULE.items()),
+                              step="manual", manual_steps=True)
+        recorded = torch_recorded(10)
+        T.check_eq([i for i, s in enumerate(seen) if s], recorded,
+                   "the steps in which torch has a global callback\n" + T.describe(proc))
+        T.check("steps: 10 ended" in proc.stderr, "each ptprof.step() ends a step\n" + T.describe(proc))
         T.check_eq(recorded_steps(out), recorded, "the steps recorded")
 
 
