@@ -12,7 +12,8 @@
 namespace ptprof::launcher {
 
 void init_logging() {
-  auto logger = spdlog::stderr_logger_st("ptprof");
+  // _mt: the collector drains on several threads (DrainPool), which may warn.
+  auto logger = spdlog::stderr_logger_mt("ptprof");
   logger->set_pattern("%n: %l: %v");
   spdlog::set_default_logger(std::move(logger));
   spdlog::set_level(spdlog::level::warn);

@@ -18,6 +18,7 @@
 #include "cli/commands.hpp"
 #include "cli/output_dir.hpp"
 #include "cli/run_summary.hpp"
+#include "cli/thread_count.hpp"
 #include "collect/collector.hpp"
 #include "collect/file_window_sink.hpp"
 #include "collect/run_names.hpp"
@@ -212,7 +213,7 @@ std::vector<std::string> target_environment(Environment env, const launcher::Ses
   return envv;
 }
 
-launcher::CollectorOptions collector_options(const Config& config) {
+launcher::CollectorOptions collector_options(const Config& config, unsigned drain_threads) {
   launcher::CollectorOptions copts;
   copts.output_dir = config.output;
   copts.host = launcher::file_safe_host(host_name());
@@ -220,6 +221,7 @@ launcher::CollectorOptions collector_options(const Config& config) {
   copts.schedule = config.schedule.to_string();
   copts.realtime_offset_ns = int64_t(clock::realtime_ns()) - int64_t(clock::monotonic_ns());
   copts.interrupted = launcher::run_interrupted;
+  copts.drain_threads = drain_threads;
   return copts;
 }
 
@@ -258,6 +260,11 @@ int run(const RunOptions& o) {
   Environment env = current_environment();
   const std::optional<Config> config = validate(o, env);
   if (!config) return 2;
+  const Result<unsigned> drain_threads = cli::drain_threads();
+  if (!drain_threads) {
+    spdlog::error("run: {}", drain_threads.error());
+    return 2;
+  }
   auto paths = launcher::find_install_paths();
   if (!paths) {
     spdlog::error("run: {}", paths.error());
@@ -278,7 +285,7 @@ int run(const RunOptions& o) {
   }
   describe_session(*(*session)->header(), *config, o.command);
   launcher::FileWindowSink sink(config->on_trace_ready);
-  launcher::Collector collector(**session, collector_options(*config), clock_kind, sink);
+  launcher::Collector collector(**session, collector_options(*config, *drain_threads), clock_kind, sink);
   launcher::TriggerService triggers(**session, collector, sink);
   launcher::become_subreaper();
   auto target = launcher::Target::start(o.command, target_environment(std::move(env), **session, *paths, *config));

@@ -1,11 +1,11 @@
 #include "cli/report_inputs.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <thread>
 
 #include <spdlog/spdlog.h>
 
+#include "cli/thread_count.hpp"
 #include "ptprof/analysis/trace_file.hpp"
 
 namespace ptprof::cli {
@@ -41,12 +41,10 @@ Status add_traces(const std::vector<std::string>& paths, std::string_view comman
 
 unsigned report_threads() {
   constexpr unsigned kMost = 8;
-  if (const char* env = std::getenv("PTPROF_REPORT_THREADS"); env && *env) {
-    char* end = nullptr;
-    const unsigned long n = std::strtoul(env, &end, 10);
-    if (*end == '\0' && env[0] != '-' && n >= 1 && n <= 1024) return unsigned(n);
-    spdlog::warn("PTPROF_REPORT_THREADS={} is not a number of threads from 1 to 1024; ignored", env);
-  }
+  if (auto n = threads_from_env("PTPROF_REPORT_THREADS"); !n)
+    spdlog::warn("{}; ignored", n.error());
+  else if (*n)
+    return **n;
   return std::clamp(std::thread::hardware_concurrency(), 1u, kMost);
 }
 

@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -95,6 +96,18 @@ bool Collector::process_gone(ProcessCollector& p, size_t index) {
   return !pid_running(p.pid());
 }
 
+void Collector::for_each_process(const std::function<void(size_t)>& work) {
+  if (!pool_ && opts_.drain_threads > 1 && processes_.size() > 1) {
+    pool_.emplace(opts_.drain_threads);
+    spdlog::debug("{} processes: drained on {} threads", processes_.size(), pool_->threads());
+  }
+  if (pool_) {
+    pool_->for_each(processes_.size(), work);
+  } else {
+    for (size_t i = 0; i < processes_.size(); ++i) work(i);
+  }
+}
+
 uint64_t Collector::poll() {
   auto now = std::chrono::steady_clock::now();
   if (now - last_resample_ > std::chrono::milliseconds(100)) {
@@ -103,13 +116,16 @@ uint64_t Collector::poll() {
   }
   uint64_t horizon = clock::ticks_ordered(conv_.kind());
   attach_new_processes();
-  uint64_t n = 0;
+  std::atomic<uint64_t> n{0};
   bool check_liveness = now - last_liveness_ > std::chrono::milliseconds(50);
   if (check_liveness) last_liveness_ = now;
-  for (size_t i = 0; i < processes_.size(); ++i) {
+  // Each process on one thread: what it touches besides its own state is
+  // read-only in a round (the horizon, the clock map, the other processes'
+  // pids, which process_gone reads) or takes the sink's lock.
+  for_each_process([&](size_t i) {
     auto& p = *processes_[i];
-    if (p.finished()) continue;
-    n += p.drain(horizon);
+    if (p.finished()) return;
+    n.fetch_add(p.drain(horizon), std::memory_order_relaxed);
     p.finish_ready_windows();
     if (check_liveness && process_gone(p, i)) {
       // A process killed in a window (SIGKILL, a crash its agent did not
@@ -120,8 +136,8 @@ uint64_t Collector::poll() {
         spdlog::debug("process {} ended without closing its window: closed for the processes that follow it", p.pid());
       p.finish();
     }
-  }
-  return n;
+  });
+  return n.load(std::memory_order_relaxed);
 }
 
 bool Collector::all_finished() {
@@ -137,7 +153,7 @@ bool Collector::all_finished() {
 void Collector::finish_all() {
   attach_new_processes();
   abandon_pending();
-  for (auto& p : processes_) p->finish();
+  for_each_process([&](size_t i) { processes_[i]->finish(); });
 }
 
 Collector::WindowProgress Collector::window_progress(uint32_t index) const {

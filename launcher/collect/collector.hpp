@@ -1,13 +1,20 @@
 // Drains a whole session: finds the processes that register, drains each
 // (ProcessCollector), decides when a process is gone, and keeps the totals
-// for the summary.
+// for the summary. With several processes and opts.drain_threads > 1 it
+// drains them on that many threads (DrainPool), each process on one thread
+// in a round; everything else here runs on the caller's thread, between
+// rounds.
 #pragma once
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "collect/drain_pool.hpp"
+#include "collect/locked_window_sink.hpp"
 #include "collect/process_collector.hpp"
 #include "collect/session.hpp"
 #include "collect/window_sink.hpp"
@@ -58,11 +65,14 @@ class Collector {
   void attach(wire::ProcessSlot& slot);
   void abandon_pending();
   bool process_gone(ProcessCollector& p, size_t index);
+  // work(i) for each process, on the pool's threads once there are two.
+  void for_each_process(const std::function<void(size_t)>& work);
 
   Session& session_;
   CollectorOptions opts_;
   clock::Converter conv_;
-  WindowSink& sink_;
+  LockedWindowSink sink_;  // the processes' windows may end on several threads at once
+  std::optional<DrainPool> pool_;
   std::vector<std::unique_ptr<ProcessCollector>> processes_;
   std::vector<wire::ProcessSlot*> slots_;  // each process's session slot, as processes_
   uint32_t slots_claimed_ = 0;             // slots below this were claimed by some process

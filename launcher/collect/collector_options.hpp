@@ -25,6 +25,10 @@ struct CollectorOptions {
   // step the interrupt cut short, shown partial as after a kill, even when
   // the program caught the KeyboardInterrupt and exited cleanly. Null: never.
   bool (*interrupted)() = nullptr;
+  // Threads that drain the session's processes, each process on one of them
+  // at a time; 1: the caller's alone. `ptprof run` takes it from
+  // PTPROF_DRAIN_THREADS or the cores (launcher/cli/thread_count.hpp).
+  unsigned drain_threads = 1;
 };
 
 }  // namespace ptprof::launcher

@@ -32,11 +32,28 @@ def op_calls(path):
 
 
 def test_every_process_has_its_own_file_and_ops():
+    check_tree()
+
+
+def test_processes_drained_on_three_threads_are_the_same():
+    """The launcher's drain on several threads (PTPROF_DRAIN_THREADS, one
+    process on one thread at a time): the same files and ops, and the
+    debug log says it used them."""
+    check_tree(drain_threads=3)
+
+
+def check_tree(drain_threads=None):
     with T.tempdir() as d:
         out = os.path.join(d, "out")
         roles_file = os.path.join(d, "roles.txt")
-        proc = T.run_ptprof(["run", "-o", out, "--", T.PYTHON, SCRIPT, roles_file])
+        env = T.clean_env()
+        if drain_threads:
+            env.update(PTPROF_DRAIN_THREADS=str(drain_threads), PTPROF_LOG_LEVEL="debug")
+        proc = T.run_ptprof(["run", "-o", out, "--", T.PYTHON, SCRIPT, roles_file], env=env)
         T.check_eq(proc.returncode, 0, "ptprof run\n" + T.describe(proc))
+        if drain_threads:
+            T.check(re.search(r"ptprof: debug: \d+ processes: drained on %d threads" % drain_threads, proc.stderr),
+                    "the launcher says it drained on %d threads\n%s" % (drain_threads, T.describe(proc)))
         roles = T.read_roles(roles_file)
         T.check_eq(sorted(roles), sorted(EXPECTED), "roles that ran")
         T.check_eq(len(set(roles.values())), len(roles), "every role is a process of its own: %r" % roles)

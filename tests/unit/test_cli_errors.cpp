@@ -64,3 +64,30 @@ TEST_CASE("cli: an unknown command is named, with the commands there are", "[cli
                            Catch::Contains("report") && Catch::Contains("info"));
   CHECK_THAT(r.output, !Catch::Contains("A subcommand is required"));
 }
+
+TEST_CASE("cli: PTPROF_DRAIN_THREADS that is not a number of threads stops run before the target starts",
+          "[cli][reliability]") {
+  TempDir tmp;
+  const fs::path marker = tmp.path / "started";
+  const std::string in_tmp = "cd " + tmp.path.string() + " && PTPROF_DRAIN_THREADS=";
+  const std::string run = " " + kPtprof + " run -- touch " + marker.string();
+  for (const std::string value : {"0", "-2", "two", "3x", "2000"}) {
+    INFO(value);
+    std::string cmd = in_tmp;
+    cmd += value;
+    cmd += run;
+    auto r = sh(cmd);
+    INFO(r.output);
+    CHECK(r.status == 2);
+    std::string said = "PTPROF_DRAIN_THREADS='";
+    said += value;
+    said += "' is not a number of threads from 1 to 1024";
+    CHECK_THAT(r.output, Catch::Contains(said));
+    CHECK(!fs::exists(marker));
+  }
+  // Empty is unset: the default.
+  auto r = sh("cd " + tmp.path.string() + " && PTPROF_DRAIN_THREADS= " + kPtprof + " run -- touch " + marker.string());
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(fs::exists(marker));
+}

@@ -83,10 +83,17 @@ TEST_CASE("run's schedule flags override their keys of the schedule, which the t
 TEST_CASE("every range and mark of 4 threads in 3 processes is recorded once, in its pid and tid", "[launcher]") {
   TempDir out;
   const int per_thread = 200;
-  auto r = sh(kPtprof + " run -o " + out.path.string() + " -- " + kPrograms + "/capi_threads_fork " +
-              std::to_string(per_thread));
+  // The processes drained on one thread, and on two (DrainPool), which the
+  // debug log says it used.
+  const int drain_threads = GENERATE(1, 2);
+  auto r = sh("PTPROF_LOG_LEVEL=debug PTPROF_DRAIN_THREADS=" + std::to_string(drain_threads) + " " + kPtprof +
+              " run -o " + out.path.string() + " -- " + kPrograms + "/capi_threads_fork " + std::to_string(per_thread));
   INFO(r.output);
   REQUIRE(r.status == 0);
+  if (drain_threads > 1)
+    CHECK_THAT(r.output, Catch::Contains("processes: drained on " + std::to_string(drain_threads) + " threads"));
+  else
+    CHECK_THAT(r.output, !Catch::Contains("drained on"));
   auto traces = read_all(out.path);
 
   // name -> (pid, tid) of each occurrence
@@ -193,12 +200,16 @@ TEST_CASE("the agent exports its API and the calls it interposes, nothing else",
 TEST_CASE("children forked in bursts are all profiled, and nothing is left in /dev/shm", "[launcher]") {
   TempDir out;
   const int children = 200;
+  // Drained on one thread and on three (processes attach, finish and are
+  // written while the pool drains the others).
+  const int drain_threads = GENERATE(1, 3);
   // Debug logging names the session (other tests' sessions may come and go
   // meanwhile, so /dev/shm is checked for this one's objects only).
-  auto r = sh("PTPROF_LOG_LEVEL=debug " + kPtprof + " run -o " + out.path.string() + " -- " + kPrograms +
-              "/fork_burst " + std::to_string(children) + " 50");
+  auto r = sh("PTPROF_LOG_LEVEL=debug PTPROF_DRAIN_THREADS=" + std::to_string(drain_threads) + " " + kPtprof +
+              " run -o " + out.path.string() + " -- " + kPrograms + "/fork_burst " + std::to_string(children) + " 50");
   INFO(r.output);
   REQUIRE(r.status == 0);
+  if (drain_threads > 1) CHECK_THAT(r.output, Catch::Contains("processes: drained on 3 threads"));
   std::set<int> pids;
   int child_marks = 0;
   for (auto& t : read_all(out.path)) {
