@@ -67,7 +67,8 @@ interleave them), on the wall clock and in the thread's CPU time; the figures
 are medians over rounds, ratios medians of per-round ratios. What a process under `ptprof run` pays whether
 it records or not (outside windows) cannot be measured within one process:
 bench/torch_overhead.py's on-demand mode measures it against processes
-without ptprof.
+without ptprof (`scripts/bench.sh --across-processes`; below the noise
+between processes on a 2-core VM).
 
 ptprof's own estimate (the run summary's cost line, `N ops x C ns`) is
 compared with its measured added time per operator, and what the run summary

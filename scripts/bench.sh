@@ -4,6 +4,7 @@
 # items 1-9). Under 10 minutes on a 2-core machine; --quick about a third.
 #
 #   scripts/bench.sh [--quick] [--build DIR] [--no-doc] [--only 1,2,4,6,7,8,9]
+#                    [--across-processes]
 #
 # Builds what the benchmarks need first (ptprof, the agent, bench_record,
 # rank_trace_gen); torch bridges and the floor library are built on first use
@@ -18,7 +19,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --build) build=$2; shift 2 ;;
     --build=*) build=${1#--build=}; shift ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) args+=("$1"); shift ;;
   esac
 done

@@ -12,38 +12,53 @@ namespace fs = std::filesystem;
 
 using ptprof::testing::kPtprof;
 using ptprof::testing::sh;
+using ptprof::testing::ShellRun;
 using ptprof::testing::TempDir;
+
+namespace {
+
+// `ptprof run ARGS -- touch MARKER` in TMP with ENV before it: what ptprof
+// said, and whether the target started (MARKER exists; removed first).
+struct Attempt {
+  ShellRun run;
+  bool started;
+};
+
+Attempt run_touch(const TempDir& tmp, const std::string& env, const std::string& args) {
+  const fs::path marker = tmp.path / "started";
+  fs::remove(marker);
+  std::string cmd = "cd " + tmp.path.string() + " && " + env;
+  cmd += " " + kPtprof + " run " + args + " -- touch " + marker.string();
+  ShellRun r = sh(cmd);
+  return {r, fs::exists(marker)};
+}
+
+}  // namespace
 
 TEST_CASE("cli: an option given '--' as its value is an error, not a value", "[cli][reliability]") {
   TempDir tmp;
-  const fs::path marker = tmp.path / "started";
-  const std::string in_tmp = "cd " + tmp.path.string() + " && " + kPtprof + " run ";
-  const std::string touch = " -- touch " + marker.string();
   for (const std::string opt : {"-o", "--output", "--on-trace-ready"}) {
     INFO(opt);
-    std::string cmd = in_tmp;
-    cmd += opt;
-    cmd += touch;
-    auto r = sh(cmd);
+    auto [r, started] = run_touch(tmp, "", opt);
     INFO(r.output);
     CHECK(r.status == 2);
     CHECK_THAT(r.output, Catch::Contains(opt.substr(0, 2) == "--" ? opt : std::string("--output")));
-    CHECK(!fs::exists(marker));
+    CHECK(!started);
     CHECK(!fs::exists(tmp.path / "--"));
   }
 }
 
 TEST_CASE("cli: --output '' and PTPROF_OUTPUT='' are rejected alike", "[cli][reliability]") {
   TempDir tmp;
-  const fs::path marker = tmp.path / "started";
-  auto flag = sh("cd " + tmp.path.string() + " && " + kPtprof + " run --output '' -- touch " + marker.string());
-  auto env = sh("cd " + tmp.path.string() + " && PTPROF_OUTPUT= " + kPtprof + " run -- touch " + marker.string());
-  INFO(flag.output);
-  INFO(env.output);
-  CHECK(flag.status == 2);
-  CHECK(env.status == 2);
-  CHECK(flag.output == env.output);
-  CHECK(!fs::exists(marker));
+  auto flag = run_touch(tmp, "", "--output ''");
+  auto env = run_touch(tmp, "PTPROF_OUTPUT=", "");
+  INFO(flag.run.output);
+  INFO(env.run.output);
+  CHECK(flag.run.status == 2);
+  CHECK(env.run.status == 2);
+  CHECK(flag.run.output == env.run.output);
+  CHECK(!flag.started);
+  CHECK(!env.started);
   CHECK(!fs::exists(tmp.path / "ptprof-out"));
 }
 
@@ -68,26 +83,20 @@ TEST_CASE("cli: an unknown command is named, with the commands there are", "[cli
 TEST_CASE("cli: PTPROF_DRAIN_THREADS that is not a number of threads stops run before the target starts",
           "[cli][reliability]") {
   TempDir tmp;
-  const fs::path marker = tmp.path / "started";
-  const std::string in_tmp = "cd " + tmp.path.string() + " && PTPROF_DRAIN_THREADS=";
-  const std::string run = " " + kPtprof + " run -- touch " + marker.string();
   for (const std::string value : {"0", "-2", "two", "3x", "2000"}) {
     INFO(value);
-    std::string cmd = in_tmp;
-    cmd += value;
-    cmd += run;
-    auto r = sh(cmd);
+    auto [r, started] = run_touch(tmp, "PTPROF_DRAIN_THREADS=" + value, "");
     INFO(r.output);
     CHECK(r.status == 2);
     std::string said = "PTPROF_DRAIN_THREADS='";
     said += value;
     said += "' is not a number of threads from 1 to 1024";
     CHECK_THAT(r.output, Catch::Contains(said));
-    CHECK(!fs::exists(marker));
+    CHECK(!started);
   }
   // Empty is unset: the default.
-  auto r = sh("cd " + tmp.path.string() + " && PTPROF_DRAIN_THREADS= " + kPtprof + " run -- touch " + marker.string());
+  auto [r, started] = run_touch(tmp, "PTPROF_DRAIN_THREADS=", "");
   INFO(r.output);
   CHECK(r.status == 0);
-  CHECK(fs::exists(marker));
+  CHECK(started);
 }
