@@ -17,15 +17,23 @@ runs. Prints a Markdown table and how many figures agree.
 import json
 import sys
 
-OPTION_RATIOS = ("ptprof/floor", "ptprof/torch", "ptprof+shapes/torch+shapes", "ptprof+memory/torch+memory",
-                 "ptprof+stack/torch+stack")
+OPTION_RATIOS = (
+    "ptprof/floor",
+    "ptprof/torch",
+    "ptprof+shapes/torch+shapes",
+    "ptprof+memory/torch+memory",
+    "ptprof+stack/torch+stack",
+)
 
 
 def is_ratio(name):
     """A ratio of two costs measured in the same run, as opposed to an
     absolute figure (ns, M/s, bytes), which moves with the machine's speed."""
-    return any(name.endswith(k) or (" %s " % k) in name for k in OPTION_RATIOS) or \
-        name.endswith("/measured") or "speed-up" in name
+    return (
+        any(name.endswith(k) or (" %s " % k) in name for k in OPTION_RATIOS)
+        or name.endswith("/measured")
+        or "speed-up" in name
+    )
 
 
 def figures(path):

@@ -13,6 +13,7 @@ first run, so each process takes the same path through the compiler.
 Prints each mode's median step time per round and the medians of the
 per-round ratios to no profiler.
 """
+
 import argparse
 import os
 import statistics
@@ -20,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-SCRIPT = r'''
+SCRIPT = r"""
 import os, statistics, sys, time
 import torch, torch.nn as nn
 torch.set_num_threads(1)
@@ -37,7 +38,7 @@ for i in range(int(sys.argv[1])):
     opt.step()
     times.append(time.thread_time_ns() - t0)
 print("STEP_US %.2f" % (statistics.median(times[50:]) / 1000.0))
-'''
+"""
 
 
 def step_us(cmd, env):
@@ -72,12 +73,13 @@ def main():
         for r in range(args.rounds):
             for mode, ptprof in modes:
                 results[mode].append(step_us(command(ptprof), env))
-            print("round %d: %s" % (r + 1, "  ".join("%s %.1f us" % (m, results[m][-1]) for m, _ in modes)),
-                  flush=True)
+            print("round %d: %s" % (r + 1, "  ".join("%s %.1f us" % (m, results[m][-1]) for m, _ in modes)), flush=True)
         for mode, _ in modes[1:]:
             ratios = [a / b for a, b in zip(results[mode], results["none"])]
-            print("%s / none: median %.3f (per round: %s)" % (mode, statistics.median(ratios),
-                                                           ", ".join("%.3f" % x for x in ratios)))
+            print(
+                "%s / none: median %.3f (per round: %s)"
+                % (mode, statistics.median(ratios), ", ".join("%.3f" % x for x in ratios))
+            )
 
 
 if __name__ == "__main__":

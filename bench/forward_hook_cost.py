@@ -48,9 +48,13 @@ def worker(calls):
 def run_mode(mode, args):
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--calls", str(args.calls)]
     if mode != "none":
-        cmd = [args.ptprof, "run", "-o", args.out, "--schedule", "skip_first=1000000,active=1"] + MODES[mode] + \
-              ["--"] + cmd
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cmd = (
+            [args.ptprof, "run", "-o", args.out, "--schedule", "skip_first=1000000,active=1"]
+            + MODES[mode]
+            + ["--"]
+            + cmd
+        )
+    proc = subprocess.run(cmd, capture_output=True, text=True)
     for line in proc.stdout.splitlines():
         if line.startswith("{"):
             return json.loads(line)["ns_per_module_call"]

@@ -100,14 +100,33 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = ["small", "gpt2", "bert"]
-MODES = ["floor", "ptprof", "ptprof+shapes", "ptprof+memory", "ptprof+stack", "ptprof+attribution", "torch",
-         "torch+shapes", "torch+memory", "torch+stack"]
+MODES = [
+    "floor",
+    "ptprof",
+    "ptprof+shapes",
+    "ptprof+memory",
+    "ptprof+stack",
+    "ptprof+attribution",
+    "torch",
+    "torch+shapes",
+    "torch+memory",
+    "torch+stack",
+]
 ALTERNATING = "wait=2,warmup=0,active=3,repeat=0"  # steady steps: the 2nd and 3rd
-PTPROF_FLAGS = {"ptprof": [], "ptprof+shapes": ["--record-shapes"], "ptprof+memory": ["--profile-memory"],
-                "ptprof+stack": ["--with-stack"], "ptprof+attribution": ["--python-attribution"]}
+PTPROF_FLAGS = {
+    "ptprof": [],
+    "ptprof+shapes": ["--record-shapes"],
+    "ptprof+memory": ["--profile-memory"],
+    "ptprof+stack": ["--with-stack"],
+    "ptprof+attribution": ["--python-attribution"],
+}
 # The options a trigger can ask for, window by window: measured in one process.
-TRIGGER_FLAGS = {"ptprof": [], "ptprof+shapes": ["--record-shapes"], "ptprof+memory": ["--profile-memory"],
-                 "ptprof+stack": ["--with-stack"]}
+TRIGGER_FLAGS = {
+    "ptprof": [],
+    "ptprof+shapes": ["--record-shapes"],
+    "ptprof+memory": ["--profile-memory"],
+    "ptprof+stack": ["--with-stack"],
+}
 # A triggered window: its first and last steps are not steady. Eight steps,
 # six of them steady: with five (three steady) twice as many gaps between
 # windows (the plan below, a `ptprof trigger` each, on torch 1.13 50-70 ms
@@ -116,17 +135,29 @@ TRIGGER_FLAGS = {"ptprof": [], "ptprof+shapes": ["--record-shapes"], "ptprof+mem
 # 23.5 and 15.9 s (2026-12-05, 80 and 40 steps of each kind).
 WINDOW_STEPS = 8
 OWN_STEPS_KEPT = 64  # the run summary's median is over its newest 64 differences (step_cost_meter.hpp)
-TORCH_OPTIONS = {"torch": {}, "torch+shapes": {"record_shapes": True}, "torch+memory": {"profile_memory": True},
-                 "torch+stack": {"with_stack": True}}
+TORCH_OPTIONS = {
+    "torch": {},
+    "torch+shapes": {"record_shapes": True},
+    "torch+memory": {"profile_memory": True},
+    "torch+stack": {"with_stack": True},
+}
 # Ratios of added time: (numerator, denominator).
-PAIRS = [("ptprof", "floor"), ("ptprof", "torch"), ("ptprof+shapes", "torch+shapes"),
-         ("ptprof+memory", "torch+memory"), ("ptprof+stack", "torch+stack"), ("ptprof+attribution", "ptprof")]
+PAIRS = [
+    ("ptprof", "floor"),
+    ("ptprof", "torch"),
+    ("ptprof+shapes", "torch+shapes"),
+    ("ptprof+memory", "torch+memory"),
+    ("ptprof+stack", "torch+stack"),
+    ("ptprof+attribution", "ptprof"),
+]
 # "ptprof: this run's cost: ... (N ops x C ns, ...)" (launcher/cli/run_summary.cpp).
 OP_COST = re.compile(r"([0-9]+) ops? x ([0-9.]+) ns")
 # "ptprof: measured on its own steps (...): +X ms per recorded step (median; ...)", or "... no slower than
 # unrecorded ones (median difference -X ms, ...)" (launcher/cli/step_cost_line.cpp).
-OWN_STEPS = re.compile(r"measured on its own steps \(.*?\): (?:\+([0-9.]+) ms per recorded step|recorded steps were "
-                       r"no slower than unrecorded ones \(median difference ([-+0-9.]+) ms)")
+OWN_STEPS = re.compile(
+    r"measured on its own steps \(.*?\): (?:\+([0-9.]+) ms per recorded step|recorded steps were "
+    r"no slower than unrecorded ones \(median difference ([-+0-9.]+) ms)"
+)
 
 
 def torch_overhead():
@@ -155,12 +186,21 @@ def build_model(name):
         ids = torch.randint(0, cfg.vocab_size, (2, 32))
         batch = {"input_ids": ids, "labels": ids}
     elif name == "bert":
-        cfg = transformers.BertConfig(num_hidden_layers=2, hidden_size=64, num_attention_heads=2,
-                                      intermediate_size=256, vocab_size=1024, max_position_embeddings=32,
-                                      num_labels=2)
+        cfg = transformers.BertConfig(
+            num_hidden_layers=2,
+            hidden_size=64,
+            num_attention_heads=2,
+            intermediate_size=256,
+            vocab_size=1024,
+            max_position_embeddings=32,
+            num_labels=2,
+        )
         model = transformers.BertForSequenceClassification(cfg)
-        batch = {"input_ids": torch.randint(0, cfg.vocab_size, (4, 32)),
-                 "attention_mask": torch.ones(4, 32, dtype=torch.long), "labels": torch.randint(0, 2, (4,))}
+        batch = {
+            "input_ids": torch.randint(0, cfg.vocab_size, (4, 32)),
+            "attention_mask": torch.ones(4, 32, dtype=torch.long),
+            "labels": torch.randint(0, 2, (4,)),
+        }
     else:
         raise ValueError(name)
     model.train()
@@ -184,8 +224,15 @@ def timed(step):
 # index after a window (1-based): the floor is switched on before step 3 and
 # off before step 6, and the step after any switch is not steady (torch
 # rebuilds its callback cache; the window's end leaves caches cold).
-FLOOR_PLAN = {1: ("plain", False), 2: ("plain", True), 3: ("floor", False), 4: ("floor", True),
-              5: ("floor", True), 6: ("plain", False), 7: ("plain", True)}
+FLOOR_PLAN = {
+    1: ("plain", False),
+    2: ("plain", True),
+    3: ("floor", False),
+    4: ("floor", True),
+    5: ("floor", True),
+    6: ("plain", False),
+    7: ("plain", True),
+}
 # torch.profiler: steady steps timed per profile() (after one untimed step);
 # as many as a window has, so that its options are done in as many gaps.
 TORCH_BLOCK = 6
@@ -272,8 +319,12 @@ class TriggerServer:
 
     def start_trigger(self, conn, line):
         mode, pid = line.decode().split()
-        p = subprocess.Popen([self.ptprof, "trigger", "--pid", pid, "--steps", str(WINDOW_STEPS)] +
-                             TRIGGER_FLAGS[mode], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        p = subprocess.Popen(
+            [self.ptprof, "trigger", "--pid", pid, "--steps", str(WINDOW_STEPS)] + TRIGGER_FLAGS[mode],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         said = []
         for out in p.stderr:
             said.append(out)
@@ -284,8 +335,9 @@ class TriggerServer:
             conn.sendall(b"posted\n")
         else:
             p.wait()
-            conn.sendall(("ptprof trigger failed (%s): %s\n" % (p.returncode, " ".join(
-                x.strip() for x in said))).encode())
+            conn.sendall(
+                ("ptprof trigger failed (%s): %s\n" % (p.returncode, " ".join(x.strip() for x in said))).encode()
+            )
 
     def close(self):
         self.thread.join()
@@ -295,6 +347,128 @@ class TriggerServer:
             _, err = p.communicate()
             if p.returncode != 0:
                 self.errors.append("ptprof trigger failed (%d): %s" % (p.returncode, err.strip()))
+
+
+class TriggeredWindows:
+    """trigger_windows_worker's loop state, one step at a time: which kind
+    of step comes next by the plan, where each kept step's time goes, and
+    the trigger under way."""
+
+    def __init__(self, args, step, floor, control, profile, cpu):
+        self.args, self.step, self.floor, self.control = args, step, floor, control
+        self.profile, self.cpu = profile, cpu  # torch.profiler's, imported before the loop
+        self.modes = args.window_modes
+        self.times = {m: [] for m in self.modes + args.torch_modes}
+        if floor:
+            self.times["floor"] = []
+        self.plan = dict(FLOOR_PLAN)
+        if args.torch_modes:
+            self.plan.update(TORCH_PLAN)
+        self.plain = []
+        self.seq = []  # every kept step in order: (kind, (wall, cpu))
+        self.own = []  # per window, its steady recorded steps less the step before its opening step
+        self.current, self.turn = None, 0
+        self.previous = False  # the last step was recorded
+        self.last_kept = None  # where the last step's time went: (list, own appended too) or None
+        self.outside = 0  # unrecorded steps since the last window
+        self.posted = False  # this gap's trigger is posted: the steps up to the window are not steady
+        self.floor_on = False
+        self.pending = []  # CPU ns of the steps since this gap's trigger was posted
+        self.base = None  # the own-steps baseline of the window under way
+
+    def enough(self):
+        return min(len(self.plain), min(len(v) for v in self.times.values())) >= self.args.pairs + 1
+
+    def finished(self):
+        """Every kind has its steps and the last window has ended (so that
+        the agent's newest windows are this loop's too)."""
+        return self.enough() and not self.posted and not self.previous
+
+    def one_step(self, profiled):
+        """One step, recorded or not as the agent says. Returns False for a
+        torch.profiler block, which the step limit does not count."""
+        if profiled != self.previous and self.last_kept is not None:
+            self.drop_last_kept()
+        self.last_kept = None
+        if profiled:
+            self.recorded_step()
+        else:
+            self.outside += 1
+            if self.outside == 1:
+                self.pending = []
+            if not self.unrecorded_step():
+                self.previous = False
+                return False
+        self.previous = profiled
+        return True
+
+    def drop_last_kept(self):
+        """The last step closed the window: not steady after all."""
+        kept, with_own = self.last_kept
+        kept.pop()
+        self.seq.pop()
+        if with_own:
+            self.own[-1].pop()
+
+    def recorded_step(self):
+        """A step in a window: kept unless it is the window's first."""
+        if not self.previous:
+            if not self.posted:
+                sys.exit("profiled_steps: a window began that no trigger asked for")
+            self.posted = False
+            self.own.append([])
+            self.base = self.pending[-2] if len(self.pending) >= 2 else None  # pending[-1] opened the window
+        self.outside = 0
+        t = timed(self.step)
+        if self.previous:  # a window's first step is not steady
+            self.times[self.current].append(t)
+            self.seq.append((self.current, t))
+            if self.base is not None:
+                self.own[-1].append(t[1] - self.base)
+            self.last_kept = (self.times[self.current], self.base is not None)
+
+    def unrecorded_step(self):
+        """A step between windows, by the plan: plain, the floor's or a
+        torch.profiler block; after the plan the next trigger is posted.
+        Returns False for a torch.profiler block."""
+        kind, steady = self.plan.get(self.outside, ("plain", True))
+        if self.floor and (kind == "floor") != self.floor_on:
+            self.floor_on = kind == "floor"
+            self.floor(1 if self.floor_on else 0)
+        if kind == "torch" and all(len(self.times[m]) > self.args.pairs for m in self.args.torch_modes):
+            kind, steady = "plain", False  # torch.profiler's steps are all taken
+        if kind == "torch":
+            self.torch_block()
+            return False
+        if self.outside > len(self.plan) and not self.posted and not self.enough():
+            # The plan ends plain, so the floor is off up to the window.
+            self.current = self.modes[self.turn % len(self.modes)]
+            self.turn += 1
+            post_trigger(self.control, self.current)
+            self.posted = True
+        t = timed(self.step)
+        if self.posted:
+            self.pending.append(t[1])
+            if len(self.pending) % 500 == 0:
+                trigger_failed(self.control)
+        elif steady:
+            kept = self.times["floor"] if self.floor_on else self.plain
+            kept.append(t)
+            self.seq.append(("floor" if self.floor_on else "plain", t))
+            self.last_kept = (kept, False)
+        return True
+
+    def torch_block(self):
+        """One profile() of torch.profiler's next option: an untimed step and
+        TORCH_BLOCK timed ones."""
+        # No trigger is under way: this step and the block's are not in a window.
+        torch_modes = self.args.torch_modes
+        tmode = torch_modes[(self.turn - 1) % len(torch_modes)]
+        with self.profile(activities=[self.cpu], **TORCH_OPTIONS[tmode]):
+            self.step()
+            block = [timed(self.step) for _ in range(TORCH_BLOCK)]
+        self.times[tmode].extend(block)
+        self.seq.extend((tmode, t) for t in block)
 
 
 def trigger_windows_worker(args, step, recording, floor):
@@ -318,106 +492,25 @@ def trigger_windows_worker(args, step, recording, floor):
     baseline is the step before the opening one (the agent's is the
     opening step itself, timed before the window opens)."""
     from torch.profiler import ProfilerActivity, profile
-    modes = args.window_modes
-    times = {m: [] for m in modes + args.torch_modes}
-    if floor:
-        times["floor"] = []
-    plan = dict(FLOOR_PLAN)
-    if args.torch_modes:
-        plan.update(TORCH_PLAN)
-    plain = []
-    seq = []  # every kept step in order: (kind, (wall, cpu))
-    own = []  # per window, its steady recorded steps less the step before its opening step
+
     control = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     control.connect(args.trigger_socket)
-    current, turn = None, 0
-    previous = False  # the last step was recorded
-    last_kept = None  # where the last step's time went: (list, own appended too) or None
-    outside = 0  # unrecorded steps since the last window
-    posted = False  # this gap's trigger is posted: the steps up to the window are not steady
-    floor_on = False
-    pending = []  # CPU ns of the steps since this gap's trigger was posted
-    base = None  # the own-steps baseline of the window under way
-    limit = 40 * len(modes) * args.pairs + 200
+    loop = TriggeredWindows(args, step, floor, control, profile, ProfilerActivity.CPU)
+    limit = 40 * len(args.window_modes) * args.pairs + 200
     i = 0
-
-    def enough():
-        return min(len(plain), min(len(v) for v in times.values())) >= args.pairs + 1
-
-    # Until every kind has its steps and the last window has ended (so that
-    # the agent's newest windows are this loop's too).
-    while not enough() or posted or previous:
-        profiled = bool(recording())
-        if profiled != previous and last_kept is not None:
-            # The last step closed the window: not steady after all.
-            kept, with_own = last_kept
-            kept.pop()
-            seq.pop()
-            if with_own:
-                own[-1].pop()
-        last_kept = None
-        if profiled:
-            if not previous:
-                if not posted:
-                    sys.exit("profiled_steps: a window began that no trigger asked for")
-                posted = False
-                own.append([])
-                base = pending[-2] if len(pending) >= 2 else None  # pending[-1] opened the window
-            outside = 0
-            t = timed(step)
-            if previous:  # a window's first step is not steady
-                times[current].append(t)
-                seq.append((current, t))
-                if base is not None:
-                    own[-1].append(t[1] - base)
-                last_kept = (times[current], base is not None)
-        else:
-            outside += 1
-            if outside == 1:
-                pending = []
-            kind, steady = plan.get(outside, ("plain", True))
-            if floor and (kind == "floor") != floor_on:
-                floor_on = kind == "floor"
-                floor(1 if floor_on else 0)
-            if kind == "torch" and all(len(times[m]) > args.pairs for m in args.torch_modes):
-                kind, steady = "plain", False  # torch.profiler's steps are all taken
-            if kind == "torch":
-                # No trigger is under way: this step and the block's are not in a window.
-                tmode = args.torch_modes[(turn - 1) % len(args.torch_modes)]
-                with profile(activities=[ProfilerActivity.CPU], **TORCH_OPTIONS[tmode]):
-                    step()
-                    block = [timed(step) for _ in range(TORCH_BLOCK)]
-                times[tmode].extend(block)
-                seq.extend((tmode, t) for t in block)
-                previous = False
-                i += 1
-                continue
-            if outside > len(plan) and not posted and not enough():
-                # The plan ends plain, so the floor is off up to the window.
-                current = modes[turn % len(modes)]
-                turn += 1
-                post_trigger(control, current)
-                posted = True
-            t = timed(step)
-            if posted:
-                pending.append(t[1])
-                if len(pending) % 500 == 0:
-                    trigger_failed(control)
-            elif steady:
-                kept = times["floor"] if floor_on else plain
-                kept.append(t)
-                seq.append(("floor" if floor_on else "plain", t))
-                last_kept = (kept, False)
-        previous = profiled
+    while not loop.finished():
+        counted = loop.one_step(bool(recording()))
         i += 1
-        if i > limit:
-            sys.exit("profiled_steps: %d plain steps and %s after %d" % (len(plain), {k: len(v) for k, v in
-                                                                                    times.items()}, i))
+        if counted and i > limit:
+            sys.exit(
+                "profiled_steps: %d plain steps and %s after %d"
+                % (len(loop.plain), {k: len(v) for k, v in loop.times.items()}, i)
+            )
     control.close()
     # The agent keeps the newest 64 differences, WINDOW_STEPS - 1 a window
     # (its windows' last steps carry no closing); these are the same windows'.
-    newest = [d for w in own[-(OWN_STEPS_KEPT // (WINDOW_STEPS - 1)):] for d in w]
-    return times, plain, newest, seq
+    newest = [d for w in loop.own[-(OWN_STEPS_KEPT // (WINDOW_STEPS - 1)) :] for d in w]
+    return loop.times, loop.plain, newest, loop.seq
 
 
 def worker(args):
@@ -478,8 +571,10 @@ def worker(args):
             plain.append(timed(step))
         i += 1
         if i > limit:
-            sys.exit("profiled_steps: %s: %d plain steps and %s after %d" %
-                     (args.worker, len(plain), {k: len(v) for k, v in times.items()}, i))
+            sys.exit(
+                "profiled_steps: %s: %d plain steps and %s after %d"
+                % (args.worker, len(plain), {k: len(v) for k, v in times.items()}, i)
+            )
     print(json.dumps(medians(res, times, plain)))
 
 
@@ -489,6 +584,7 @@ def torch_phase(step, modes, pairs):
     untimed one: a profile's exit leaves caches cold), until each has
     `pairs`. Returns the steps of each option and the plain ones."""
     from torch.profiler import ProfilerActivity, profile
+
     times = {m: [] for m in modes}
     plain = []
     i = 0
@@ -522,7 +618,7 @@ def local_added(seq, mode, k):
         if kind != mode:
             continue
         j = bisect.bisect_left(at, i)
-        near = at[max(0, j - LOCAL_PLAIN):j + LOCAL_PLAIN]
+        near = at[max(0, j - LOCAL_PLAIN) : j + LOCAL_PLAIN]
         diffs.append(t[k] - statistics.median(seq[n][1][k] for n in near))
     return statistics.median(diffs)
 
@@ -535,8 +631,10 @@ def medians(res, times, plain, own=None, seq=None):
     for mode, t in times.items():
         res[mode] = {}
         for clock, k in (("wall", 0), ("cpu", 1)):
-            res[mode][clock] = {"plain": statistics.median(x[k] for x in plain),
-                                "profiled": statistics.median(x[k] for x in t)}
+            res[mode][clock] = {
+                "plain": statistics.median(x[k] for x in plain),
+                "profiled": statistics.median(x[k] for x in t),
+            }
             if seq:
                 res[mode][clock]["added"] = local_added(seq, mode, k)
     if own:
@@ -550,10 +648,24 @@ def run(args, model, kind, with_floor=False, window_modes=(), torch_modes=()):
     its own windows, these options in turn; `torch_modes`: and times these
     torch.profiler options between them."""
     floor_lib = args.floor_lib if kind == "floor" or with_floor else ""
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", kind, "--models", model,
-           "--pairs", str(args.pairs), "--warmup", str(args.warmup), "--floor-lib", floor_lib or "",
-           "--window-modes", ",".join(window_modes),
-           "--torch-modes", ",".join(torch_modes)]
+    cmd = [
+        sys.executable,
+        os.path.abspath(__file__),
+        "--worker",
+        kind,
+        "--models",
+        model,
+        "--pairs",
+        str(args.pairs),
+        "--warmup",
+        str(args.warmup),
+        "--floor-lib",
+        floor_lib or "",
+        "--window-modes",
+        ",".join(window_modes),
+        "--torch-modes",
+        ",".join(torch_modes),
+    ]
     server = None
     if kind in PTPROF_FLAGS:
         out = os.path.join(args.out, "ptprof-" + kind.replace("+", "-"))
@@ -602,17 +714,23 @@ def summarize(rounds_data, modes, ops):
     measured cost per op."""
     out = {}
     for model, rounds in rounds_data.items():
-        m = {"ops": ops.get(model, 0), "step_ms": {}, "added_ms": {}, "ns_per_op": {}, "ratio": {},
-             "added_ms_rounds": {}}
+        m = {
+            "ops": ops.get(model, 0),
+            "step_ms": {},
+            "added_ms": {},
+            "ns_per_op": {},
+            "ratio": {},
+            "added_ms_rounds": {},
+        }
         for clock in ("wall", "cpu"):
             m["step_ms"][clock] = statistics.median(r[mode][clock]["plain"] for r in rounds for mode in modes) / 1e6
-            added = {mode: [added_ns(r[mode][clock]) / 1e6 for r in rounds]
-                     for mode in modes}
+            added = {mode: [added_ns(r[mode][clock]) / 1e6 for r in rounds] for mode in modes}
             m["added_ms_rounds"][clock] = added
             m["added_ms"][clock] = {mode: statistics.median(v) for mode, v in added.items()}
             # Operators per step are counted by the torch.profiler process (nan without one).
-            m["ns_per_op"][clock] = {mode: v * 1e6 / m["ops"] if m["ops"] else float("nan")
-                                     for mode, v in m["added_ms"][clock].items()}
+            m["ns_per_op"][clock] = {
+                mode: v * 1e6 / m["ops"] if m["ops"] else float("nan") for mode, v in m["added_ms"][clock].items()
+            }
             ratios = {}
             for a, b in PAIRS:
                 if a in modes and b in modes:
@@ -643,19 +761,25 @@ def summarize(rounds_data, modes, ops):
 
 def print_summary(s):
     for model, m in s.items():
-        print("\n%s (%d ops per step): unprofiled step %.3f ms wall, %.3f ms CPU" % (
-            model, m["ops"], m["step_ms"]["wall"], m["step_ms"]["cpu"]))
+        print(
+            "\n%s (%d ops per step): unprofiled step %.3f ms wall, %.3f ms CPU"
+            % (model, m["ops"], m["step_ms"]["wall"], m["step_ms"]["cpu"])
+        )
         print("%-20s %10s %10s %10s" % ("mode", "+wall ms", "+cpu ms", "cpu ns/op"))
         for mode, wall in m["added_ms"]["wall"].items():
             print("%-20s %10.3f %10.3f %10.1f" % (mode, wall, m["added_ms"]["cpu"][mode], m["ns_per_op"]["cpu"][mode]))
         for k, ratio in m["ratio"]["wall"].items():
             print("  %s: wall %.2f, cpu %.2f" % (k, ratio, m["ratio"]["cpu"][k]))
         if "estimate_ns_per_op" in m:
-            print("  ptprof's estimate %.1f ns/op, %.2f x its measured cost" % (m["estimate_ns_per_op"],
-                                                                               m["estimate_over_measured"]))
+            print(
+                "  ptprof's estimate %.1f ns/op, %.2f x its measured cost"
+                % (m["estimate_ns_per_op"], m["estimate_over_measured"])
+            )
         if "own_steps_added_ms" in m:
-            print("  ptprof's own steps: +%.3f ms per step, %.2f x its measured cost" % (m["own_steps_added_ms"],
-                                                                                     m["own_steps_over_measured"]))
+            print(
+                "  ptprof's own steps: +%.3f ms per step, %.2f x its measured cost"
+                % (m["own_steps_added_ms"], m["own_steps_over_measured"])
+            )
 
 
 def build_floor():
@@ -663,7 +787,8 @@ def build_floor():
     return torch_overhead().build_floor()
 
 
-def main():
+def parse_args():
+    """The command line, checked: (args, the modes asked for)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ptprof", default="build/bin/ptprof")
     ap.add_argument("--floor-lib", default=None, help="the floor library; default: built for this torch")
@@ -690,19 +815,11 @@ def main():
             ap.error("unknown mode %r; accepted: %s" % (x, ", ".join(MODES)))
     if args.rounds < 1 or args.pairs < 1 or args.warmup < 0:
         ap.error("--rounds and --pairs must be at least 1, --warmup at least 0")
-    if args.worker:
-        worker(args)
-        return
-    if any(m != "small" for m in args.models):
-        try:
-            import transformers  # noqa: F401
-        except ImportError:
-            sys.exit("profiled_steps: transformers is not importable by %s (pip install transformers)" %
-                     sys.executable)
-    if "floor" in modes and not args.floor_lib:
-        args.floor_lib = build_floor()
-    args.ptprof = os.path.abspath(args.ptprof)
-    args.out = tempfile.mkdtemp(prefix="ptprof-profiled-steps-")
+    return args, modes
+
+
+def measure(args, modes):
+    """Every round's processes, each model's: (per model its rounds' figures, per model its operators a step)."""
     # One process for ptprof's options (it triggers its own windows, one option
     # each in turn), with the floor and torch.profiler's options between its
     # windows, so that every ratio compares one process with itself; one for
@@ -716,28 +833,56 @@ def main():
         kinds.append("floor")
     if torch_modes and not window_modes:
         kinds.append("torch")
+    ops = {}
+    data = {model: [] for model in args.models}
+    for rnd in range(args.rounds):
+        for model in args.models:
+            r = {}
+            for kind in kinds:
+                with_windows = kind == "ptprof" and bool(window_modes)
+                got = run(
+                    args,
+                    model,
+                    kind,
+                    floor_with_ptprof and kind == "ptprof",
+                    window_modes if with_windows else (),
+                    torch_modes if with_windows else (),
+                )
+                ops[model] = got.pop("ops", ops.get(model, 0))
+                r.update({k: v for k, v in got.items() if k in modes})
+            data[model].append(r)
+        print("round %d/%d done" % (rnd + 1, args.rounds), file=sys.stderr, flush=True)
+    return data, ops
+
+
+def main():
+    args, modes = parse_args()
+    if args.worker:
+        worker(args)
+        return
+    if any(m != "small" for m in args.models):
+        try:
+            import transformers  # noqa: F401
+        except ImportError:
+            sys.exit("profiled_steps: transformers is not importable by %s (pip install transformers)" % sys.executable)
+    if "floor" in modes and not args.floor_lib:
+        args.floor_lib = build_floor()
+    args.ptprof = os.path.abspath(args.ptprof)
+    args.out = tempfile.mkdtemp(prefix="ptprof-profiled-steps-")
     try:
-        ops = {}
-        data = {model: [] for model in args.models}
-        for rnd in range(args.rounds):
-            for model in args.models:
-                r = {}
-                for kind in kinds:
-                    with_windows = kind == "ptprof" and bool(window_modes)
-                    got = run(args, model, kind, floor_with_ptprof and kind == "ptprof",
-                              window_modes if with_windows else (), torch_modes if with_windows else ())
-                    ops[model] = got.pop("ops", ops.get(model, 0))
-                    r.update({k: v for k, v in got.items() if k in modes})
-                data[model].append(r)
-            print("round %d/%d done" % (rnd + 1, args.rounds), file=sys.stderr, flush=True)
+        data, ops = measure(args, modes)
         import torch
+
         s = summarize(data, modes, ops)
         print("torch %s, %d rounds, %d pairs of steps per process" % (torch.__version__, args.rounds, args.pairs))
         print_summary(s)
         if args.json:
             with open(args.json, "w") as f:
-                json.dump({"torch": torch.__version__, "rounds": args.rounds, "pairs": args.pairs, "models": s,
-                           "raw": data}, f, indent=1)
+                json.dump(
+                    {"torch": torch.__version__, "rounds": args.rounds, "pairs": args.pairs, "models": s, "raw": data},
+                    f,
+                    indent=1,
+                )
     finally:
         shutil.rmtree(args.out, ignore_errors=True)
 

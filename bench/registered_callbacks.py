@@ -48,12 +48,16 @@ def main():
     ap.add_argument("--steps", type=int, default=150, help="steps timed per block (after an untimed one)")
     ap.add_argument("--floor-lib", default=None, help="the floor library; default: built for this torch")
     ap.add_argument("--json", help="also write the figures to this file as JSON")
-    ap.add_argument("--agent-steps", action="store_true",
-                    help="under `ptprof run`: the cost of the bootstrap's optimizer step hook instead")
+    ap.add_argument(
+        "--agent-steps",
+        action="store_true",
+        help="under `ptprof run`: the cost of the bootstrap's optimizer step hook instead",
+    )
     args = ap.parse_args()
     if args.blocks < 1 or args.steps < 1:
         ap.error("--blocks and --steps must be at least 1")
     import torch
+
     torch.set_num_threads(1)
     step = torch_overhead.build_loop("small")
     ops = torch_overhead.count_ops(step)
@@ -89,11 +93,23 @@ def main():
             lib.ptprof_bench_remove_bridge_set()
             without = first if first is not None else block()
             diffs.append((registered - without) / ops)
-        out["sets"][name] = {"variants": variants, "watcher": watcher, "ns_per_op": statistics.median(diffs),
-                             "ns_per_op_blocks": diffs}
-        print("%-9s (%d disabled operator variants, %s step watcher): %+.1f ns/op (blocks %s)" % (
-            name, variants, "a" if watcher else "no", out["sets"][name]["ns_per_op"],
-            " ".join("%.0f" % d for d in diffs)), flush=True)
+        out["sets"][name] = {
+            "variants": variants,
+            "watcher": watcher,
+            "ns_per_op": statistics.median(diffs),
+            "ns_per_op_blocks": diffs,
+        }
+        print(
+            "%-9s (%d disabled operator variants, %s step watcher): %+.1f ns/op (blocks %s)"
+            % (
+                name,
+                variants,
+                "a" if watcher else "no",
+                out["sets"][name]["ns_per_op"],
+                " ".join("%.0f" % d for d in diffs),
+            ),
+            flush=True,
+        )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)
@@ -123,8 +139,11 @@ def agent_steps(args, block, ops):
         hooked = first if first is not None else block()
         diffs.append((hooked - without) / ops)
     res = {"ns_per_op": statistics.median(diffs), "ns_per_op_blocks": diffs}
-    print("agent steps (the bootstrap's optimizer step hook and the agent's end of a step): %+.1f ns/op "
-          "(blocks %s)" % (res["ns_per_op"], " ".join("%.0f" % d for d in diffs)), flush=True)
+    print(
+        "agent steps (the bootstrap's optimizer step hook and the agent's end of a step): %+.1f ns/op "
+        "(blocks %s)" % (res["ns_per_op"], " ".join("%.0f" % d for d in diffs)),
+        flush=True,
+    )
     return res
 
 

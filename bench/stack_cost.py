@@ -30,13 +30,19 @@ import subprocess
 import sys
 import time
 
-MODES = {"ptprof": [], "ptprof+attribution": ["--python-attribution"],
-         "ptprof+pystack": ["--with-stack", "--no-native-stack"], "ptprof+stack": ["--with-stack"]}
+MODES = {
+    "ptprof": [],
+    "ptprof+attribution": ["--python-attribution"],
+    "ptprof+pystack": ["--with-stack", "--no-native-stack"],
+    "ptprof+stack": ["--with-stack"],
+}
 
 
 def worker(n, torch_stack):
     import contextlib
+
     import torch
+
     torch.set_num_threads(1)
     x = torch.zeros(1)
 
@@ -50,8 +56,11 @@ def worker(n, torch_stack):
     run(2000)  # warm up
     times = []
     for _ in range(5):
-        prof = (torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], with_stack=True)
-                if torch_stack else contextlib.nullcontext())
+        prof = (
+            torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], with_stack=True)
+            if torch_stack
+            else contextlib.nullcontext()
+        )
         with prof:
             t0 = time.thread_time_ns()
             run(n)
@@ -82,20 +91,27 @@ def main():
     per = {m: [] for m in modes}
     for r in range(args.rounds):
         # Alternate the order so that no mode always runs first in a round.
-        for m, prefix in (list(modes.items()) if r % 2 == 0 else list(reversed(modes.items()))):
-            cmd = prefix + (["--"] if prefix else []) + [sys.executable, os.path.abspath(__file__), "--worker",
-                                                         "--ops", str(args.ops)]
+        for m, prefix in list(modes.items()) if r % 2 == 0 else list(reversed(modes.items())):
+            cmd = (
+                prefix
+                + (["--"] if prefix else [])
+                + [sys.executable, os.path.abspath(__file__), "--worker", "--ops", str(args.ops)]
+            )
             if m == "torch+stack":
                 cmd.append("--torch-stack")
-            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            p = subprocess.run(cmd, capture_output=True, text=True)
             if p.returncode != 0:
                 sys.exit("%s failed:\n%s" % (m, p.stderr[-2000:]))
             per[m].append(json.loads(p.stdout.strip().splitlines()[-1])["ns_per_op"])
         print("round %d/%d done" % (r + 1, args.rounds), file=sys.stderr, flush=True)
-    print("top-level torch.add loop, %d rounds x %d ops; cost over ptprof = median of differences within a round"
-          % (args.rounds, args.ops))
-    print("%-20s %10s %18s %16s %22s" % ("mode", "ns/op", "ns/op over ptprof", "ns/op over none",
-                                          "/ torch+stack's (over none)"))
+    print(
+        "top-level torch.add loop, %d rounds x %d ops; cost over ptprof = median of differences within a round"
+        % (args.rounds, args.ops)
+    )
+    print(
+        "%-20s %10s %18s %16s %22s"
+        % ("mode", "ns/op", "ns/op over ptprof", "ns/op over none", "/ torch+stack's (over none)")
+    )
     torch_add = statistics.median(a - b for a, b in zip(per["torch+stack"], per["none"]))
     for m in modes:
         over_ptprof = statistics.median(a - b for a, b in zip(per[m], per["ptprof"]))

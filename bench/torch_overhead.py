@@ -76,17 +76,39 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_DIR = os.path.dirname(HERE)
 FLOOR_SOURCE = os.path.join(HERE, "floor", "rf_floor.cpp")
 
-DEFAULT_MODES = ["none", "floor", "ptprof", "ptprof+shapes", "ptprof+memory", "torch", "torch+shapes", "torch+memory",
-                 "ptprof+attribution", "ptprof+stack", "torch+stack", "ptprof-alternating"]
+DEFAULT_MODES = [
+    "none",
+    "floor",
+    "ptprof",
+    "ptprof+shapes",
+    "ptprof+memory",
+    "torch",
+    "torch+shapes",
+    "torch+memory",
+    "ptprof+attribution",
+    "ptprof+stack",
+    "torch+stack",
+    "ptprof-alternating",
+]
 MODES = DEFAULT_MODES + ["ptprof+pystack", "ptprof-on-demand", "floor+inputs", "none-again"]
 ALTERNATING = "wait=1,warmup=0,active=1,repeat=0"
 LOOPS = ["small", "conv"]
-PTPROF_FLAGS = {"ptprof": [], "ptprof+shapes": ["--record-shapes"], "ptprof+memory": ["--profile-memory"],
-                "ptprof-on-demand": ["--on-demand"], "ptprof+attribution": ["--python-attribution"],
-                "ptprof+stack": ["--with-stack"], "ptprof+pystack": ["--with-stack", "--no-native-stack"],
-                "ptprof-alternating": ["--schedule", ALTERNATING]}
-TORCH_OPTIONS = {"torch": {}, "torch+shapes": {"record_shapes": True}, "torch+memory": {"profile_memory": True},
-                 "torch+stack": {"with_stack": True}}
+PTPROF_FLAGS = {
+    "ptprof": [],
+    "ptprof+shapes": ["--record-shapes"],
+    "ptprof+memory": ["--profile-memory"],
+    "ptprof-on-demand": ["--on-demand"],
+    "ptprof+attribution": ["--python-attribution"],
+    "ptprof+stack": ["--with-stack"],
+    "ptprof+pystack": ["--with-stack", "--no-native-stack"],
+    "ptprof-alternating": ["--schedule", ALTERNATING],
+}
+TORCH_OPTIONS = {
+    "torch": {},
+    "torch+shapes": {"record_shapes": True},
+    "torch+memory": {"profile_memory": True},
+    "torch+stack": {"with_stack": True},
+}
 
 
 def build_loop(kind):
@@ -103,10 +125,19 @@ def build_loop(kind):
         x = torch.randn(8, 64)
         y = torch.randn(8, 64)
     else:
-        model = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                              nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                              nn.Conv2d(32, 32, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
-                              nn.Flatten(), nn.Linear(32, 10))
+        model = nn.Sequential(
+            nn.Conv2d(3, 16, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(16, 32, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(32, 32, 3, padding=1),
+            nn.ReLU(),
+            nn.AdaptiveAvgPool2d(1),
+            nn.Flatten(),
+            nn.Linear(32, 10),
+        )
         x = torch.randn(8, 3, 32, 32)
         y = torch.randn(8, 10)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
@@ -123,6 +154,7 @@ def build_loop(kind):
 
 def count_ops(step):
     from torch.profiler import ProfilerActivity, profile
+
     with profile(activities=[ProfilerActivity.CPU]) as p:
         step()
     return len(p.events())
@@ -155,6 +187,7 @@ def steps_for(args, loop):
 def worker(args):
     """One process: every loop of --loops under one mode; prints JSON."""
     from torch.profiler import ProfilerActivity, profile, schedule
+
     mode = args.worker
     result = {}
     if mode == "ops":
@@ -189,9 +222,11 @@ def worker(args):
                 # result building, and here the trace's export too.
                 trace = os.path.join(args.out, "torch-window.json")
                 times = []
-                with profile(activities=[ProfilerActivity.CPU],
-                             schedule=schedule(wait=0, warmup=0, active=args.window_steps, repeat=0),
-                             on_trace_ready=lambda p: p.export_chrome_trace(trace)) as p:
+                with profile(
+                    activities=[ProfilerActivity.CPU],
+                    schedule=schedule(wait=0, warmup=0, active=args.window_steps, repeat=0),
+                    on_trace_ready=lambda p, trace=trace: p.export_chrome_trace(trace),
+                ) as p:
                     for _ in range(args.window_steps * 4):
                         t0 = now_ns()
                         step()
@@ -209,9 +244,22 @@ OP_COST = re.compile(r"([0-9]+) ops? x ([0-9.]+) ns")
 
 
 def run_mode(args, mode, window=False):
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", mode, "--steps", str(args.steps),
-           "--floor-lib", args.floor_lib or "", "--window-steps", str(args.window_steps),
-           "--loops", ",".join(args.loops if not window else ["small"]), "--out", args.out]
+    cmd = [
+        sys.executable,
+        os.path.abspath(__file__),
+        "--worker",
+        mode,
+        "--steps",
+        str(args.steps),
+        "--floor-lib",
+        args.floor_lib or "",
+        "--window-steps",
+        str(args.window_steps),
+        "--loops",
+        ",".join(args.loops if not window else ["small"]),
+        "--out",
+        args.out,
+    ]
     if mode in PTPROF_FLAGS:
         out = os.path.join(args.out, "ptprof-" + mode.replace("+", "-"))
         shutil.rmtree(out, ignore_errors=True)
@@ -223,7 +271,7 @@ def run_mode(args, mode, window=False):
         cmd = pre + ["--"] + cmd
     if mode == "none-again":
         cmd[cmd.index("--worker") + 1] = "none"
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         sys.exit("benchmark worker %s failed:\n%s" % (mode, proc.stderr[-3000:]))
     res = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -242,8 +290,11 @@ def build_floor():
     finally:
         sys.path.pop(0)
     build_dir = os.environ.get("PTPROF_BUILD_DIR")
-    cache = (os.path.join(build_dir, "torch-cxx-cache") if build_dir else
-             os.path.join(tempfile.gettempdir(), "ptprof-torch-cxx-cache-%d" % os.getuid()))
+    cache = (
+        os.path.join(build_dir, "torch-cxx-cache")
+        if build_dir
+        else os.path.join(tempfile.gettempdir(), "ptprof-torch-cxx-cache-%d" % os.getuid())
+    )
     try:
         return torch_cxx.build(FLOOR_SOURCE, cache)
     except torch_cxx.BuildError as e:
@@ -278,29 +329,40 @@ def median_or_nan(values):
     return statistics.median(values) if values else float("nan")
 
 
+def paired(per_mode, a, b):
+    """The median over rounds of mode a's step less mode b's (nan when either is missing)."""
+    if a not in per_mode or b not in per_mode:
+        return float("nan")
+    return statistics.median(x - y for x, y in zip(per_mode[a], per_mode[b]))
+
+
 def summarize(args, ops, medians, window, op_costs, alternating=None):
     """The figures, as a JSON-able dict: per loop, per mode."""
     import torch
+
     out = {"torch": torch.__version__, "rounds": args.rounds, "ops": ops, "timer": TIMER, "loops": {}}
     for loop, per_mode in medians.items():
-
-        def paired(a, b):
-            if a not in per_mode or b not in per_mode:
-                return float("nan")
-            return statistics.median(x - y for x, y in zip(per_mode[a], per_mode[b]))
-
         rows = {}
         for m, v in per_mode.items():
-            rows[m] = {"step_us": statistics.median(v) / 1e3,
-                       "added_us": paired(m, "none") / 1e3,
-                       "ns_per_op": paired(m, "none") / ops[loop],
-                       "ns_per_op_over_floor": paired(m, "floor") / ops[loop]}
+            rows[m] = {
+                "step_us": statistics.median(v) / 1e3,
+                "added_us": paired(per_mode, m, "none") / 1e3,
+                "ns_per_op": paired(per_mode, m, "none") / ops[loop],
+                "ns_per_op_over_floor": paired(per_mode, m, "floor") / ops[loop],
+            }
             if "none" in per_mode:
                 rows[m]["ns_per_op_rounds"] = [(x - n) / ops[loop] for x, n in zip(v, per_mode["none"])]
         ratios = {}
-        for a, b in (("ptprof", "floor"), ("ptprof", "torch"), ("ptprof+shapes", "torch+shapes"), ("ptprof+shapes", "floor+inputs"),
-                     ("ptprof+memory", "torch+memory"), ("ptprof+stack", "torch+stack"),
-                     ("ptprof+pystack", "torch+stack"), ("ptprof+attribution", "ptprof")):
+        for a, b in (
+            ("ptprof", "floor"),
+            ("ptprof", "torch"),
+            ("ptprof+shapes", "torch+shapes"),
+            ("ptprof+shapes", "floor+inputs"),
+            ("ptprof+memory", "torch+memory"),
+            ("ptprof+stack", "torch+stack"),
+            ("ptprof+pystack", "torch+stack"),
+            ("ptprof+attribution", "ptprof"),
+        ):
             if a in per_mode and b in per_mode and "none" in per_mode:
                 r = [(x - n) / (y - n) for x, y, n in zip(per_mode[a], per_mode[b], per_mode["none"]) if y > n]
                 ratios["%s/%s" % (a, b)] = median_or_nan(r)
@@ -311,7 +373,9 @@ def summarize(args, ops, medians, window, op_costs, alternating=None):
             entry["estimate_over_measured"] = est / rows["ptprof"]["ns_per_op"] if "ptprof" in rows else float("nan")
             if alternating and alternating["diffs"]:
                 # Each round's own estimate against its own difference.
-                per_round = [e / (d / ops[loop]) for e, d in zip(alternating["estimates"], alternating["diffs"]) if d > 0]
+                per_round = [
+                    e / (d / ops[loop]) for e, d in zip(alternating["estimates"], alternating["diffs"]) if d > 0
+                ]
                 entry["in_process_ns_per_op"] = statistics.median(alternating["diffs"]) / ops[loop]
                 entry["in_process_ns_per_op_rounds"] = [d / ops[loop] for d in alternating["diffs"]]
                 entry["estimate_over_in_process"] = median_or_nan(per_round)
@@ -329,40 +393,56 @@ def summarize(args, ops, medians, window, op_costs, alternating=None):
 
 
 def print_summary(s):
-    print("torch %s, %d rounds, steps timed in %s time; per-step and per-op figures are medians of differences "
-          "within a round" % (s["torch"], s["rounds"], "wall-clock" if s["timer"] == "wall" else "thread CPU"))
+    print(
+        "torch %s, %d rounds, steps timed in %s time; per-step and per-op figures are medians of differences "
+        "within a round" % (s["torch"], s["rounds"], "wall-clock" if s["timer"] == "wall" else "thread CPU")
+    )
     for loop, e in s["loops"].items():
         print("\n%s loop: %d operators per step, %d steps per run" % (loop, s["ops"][loop], e["steps"]))
         print("%-15s %11s %11s %14s %16s" % ("mode", "step (us)", "added (us)", "ns/op vs none", "ns/op vs floor"))
         for m, r in e["modes"].items():
-            print("%-15s %11.1f %11.1f %14.1f %16.1f" % (m, r["step_us"], r["added_us"], r["ns_per_op"],
-                                                         r["ns_per_op_over_floor"]))
+            print(
+                "%-15s %11.1f %11.1f %14.1f %16.1f"
+                % (m, r["step_us"], r["added_us"], r["ns_per_op"], r["ns_per_op_over_floor"])
+            )
         for k, v in e["ratios"].items():
             a, b = k.split("/")
             print("%s adds %.2f x what %s adds" % (a, v, b))
         if "estimate_ns_per_op" in e:
-            print("ptprof's own estimate: %.1f ns/op, %.2f x the measured difference"
-                  % (e["estimate_ns_per_op"], e["estimate_over_measured"]))
+            print(
+                "ptprof's own estimate: %.1f ns/op, %.2f x the measured difference"
+                % (e["estimate_ns_per_op"], e["estimate_over_measured"])
+            )
         if "in_process_ns_per_op" in e:
-            print("recorded less unrecorded steps of one process: %.1f ns/op (rounds: %s); estimate / that: %.2f "
-                  "(rounds: %s)" % (e["in_process_ns_per_op"],
-                                    " ".join("%.0f" % v for v in e["in_process_ns_per_op_rounds"]),
-                                    e["estimate_over_in_process"],
-                                    " ".join("%.2f" % v for v in e["estimate_over_in_process_rounds"])))
+            print(
+                "recorded less unrecorded steps of one process: %.1f ns/op (rounds: %s); estimate / that: %.2f "
+                "(rounds: %s)"
+                % (
+                    e["in_process_ns_per_op"],
+                    " ".join("%.0f" % v for v in e["in_process_ns_per_op_rounds"]),
+                    e["estimate_over_in_process"],
+                    " ".join("%.2f" % v for v in e["estimate_over_in_process_rounds"]),
+                )
+            )
         if "wait_step_ns_per_op" in e:
-            print("unrecorded (wait) steps of that process over no profiler: %.1f ns/op (rounds: %s)"
-                  % (e["wait_step_ns_per_op"], " ".join("%.0f" % v for v in e["wait_step_ns_per_op_rounds"])))
+            print(
+                "unrecorded (wait) steps of that process over no profiler: %.1f ns/op (rounds: %s)"
+                % (e["wait_step_ns_per_op"], " ".join("%.0f" % v for v in e["wait_step_ns_per_op_rounds"]))
+            )
     if "window_end_us" in s:
         w = s["window_end_us"]
-        print("\nwindow end, extra time in the step that ends a window: ptprof %.1f us, torch.profiler %.1f us "
-              "(stop, results and export_chrome_trace)" % (w.get("ptprof", float("nan")), w.get("torch", float("nan"))))
+        print(
+            "\nwindow end, extra time in the step that ends a window: ptprof %.1f us, torch.profiler %.1f us "
+            "(stop, results and export_chrome_trace)" % (w.get("ptprof", float("nan")), w.get("torch", float("nan")))
+        )
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ptprof", default="build/bin/ptprof")
-    ap.add_argument("--floor-lib", default=None,
-                    help="the floor library; default: build bench/floor/rf_floor.cpp for this torch")
+    ap.add_argument(
+        "--floor-lib", default=None, help="the floor library; default: build bench/floor/rf_floor.cpp for this torch"
+    )
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--steps", type=int, default=300, help="steps per run of the small loop (conv: a fifth)")
     ap.add_argument("--window-steps", type=int, default=10)
@@ -374,10 +454,10 @@ def main():
     ap.add_argument("--window-run", action="store_true")
     ap.add_argument("--no-window", action="store_true", help="skip the window-end runs (item 3)")
     args = ap.parse_args()
-    args.loops = [l for l in args.loops.split(",") if l]
-    for l in args.loops:
-        if l not in LOOPS:
-            ap.error("unknown loop %r; accepted: %s" % (l, ", ".join(LOOPS)))
+    args.loops = [loop for loop in args.loops.split(",") if loop]
+    for loop in args.loops:
+        if loop not in LOOPS:
+            ap.error("unknown loop %r; accepted: %s" % (loop, ", ".join(LOOPS)))
 
     if args.worker:
         worker(args)
@@ -416,6 +496,7 @@ def main():
                 window["ptprof"].append(window_cost(res["small"]["window"], args.window_steps))
             print("round %d/%d done" % (r + 1, args.rounds), file=sys.stderr, flush=True)
         import torch  # noqa: F401  (its version goes into the figures)
+
         s = summarize(args, ops, medians, window, op_costs, alternating)
         print_summary(s)
         if args.json:

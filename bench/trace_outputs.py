@@ -54,6 +54,7 @@ def rss_bytes():
 
 def torch_worker(steps, out_json):
     from torch.profiler import ProfilerActivity, profile
+
     step = torch_overhead.build_loop("small")
     for _ in range(WARMUP):
         step()
@@ -73,9 +74,19 @@ def torch_worker(steps, out_json):
     # Kineto writes {"traceEvents": [...]}; a torch without Kineto (Debian's
     # 1.13) writes the list alone.
     n = sum(1 for e in (doc["traceEvents"] if isinstance(doc, dict) else doc) if e.get("ph") == "X")
-    print(json.dumps({"events": n, "function_events": len(p.events()), "json_bytes": os.path.getsize(out_json),
-                      "export_s": export_s, "table_s": table_s, "table_peak_added_bytes": max(0, peak_added),
-                      "table_lines": table.count("\n")}))
+    print(
+        json.dumps(
+            {
+                "events": n,
+                "function_events": len(p.events()),
+                "json_bytes": os.path.getsize(out_json),
+                "export_s": export_s,
+                "table_s": table_s,
+                "table_peak_added_bytes": max(0, peak_added),
+                "table_lines": table.count("\n"),
+            }
+        )
+    )
 
 
 def plain_worker(steps):
@@ -98,18 +109,37 @@ def main():
         return plain_worker(args.steps)
 
     import torch
+
     tmp = tempfile.mkdtemp(prefix="ptprof-bench-outputs-")
     try:
         me = os.path.abspath(__file__)
         out = os.path.join(tmp, "ptprof")
         # The warm-up steps are skipped; the optimizer's step ends each step.
-        subprocess.run([os.path.abspath(args.ptprof), "run", "-o", out, "--schedule",
-                        "skip_first=%d,wait=0,warmup=0,active=%d,repeat=1" % (WARMUP, args.steps), "--",
-                        sys.executable, me, "--worker", "plain", "--steps", str(args.steps)],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=True)
+        subprocess.run(
+            [
+                os.path.abspath(args.ptprof),
+                "run",
+                "-o",
+                out,
+                "--schedule",
+                "skip_first=%d,wait=0,warmup=0,active=%d,repeat=1" % (WARMUP, args.steps),
+                "--",
+                sys.executable,
+                me,
+                "--worker",
+                "plain",
+                "--steps",
+                str(args.steps),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=True,
+        )
         files = glob.glob(os.path.join(out, "*.bin"))
-        info = subprocess.run([os.path.abspath(args.ptprof), "info"] + files, stdout=subprocess.PIPE, text=True,
-                              check=True).stdout
+        info = subprocess.run(
+            [os.path.abspath(args.ptprof), "info"] + files, stdout=subprocess.PIPE, text=True, check=True
+        ).stdout
         p_events = sum(int(n) for n in re.findall(r"total +events (\d+)", info))
         # The report takes a few hundredths of a second: /usr/bin/time's
         # wall time (0.01 s steps) made 0.02 or 0.04 s of it, so the
@@ -119,22 +149,46 @@ def main():
         timing = os.path.join(tmp, "time")
         secs, kb, runs = float("inf"), 0, []
         for _ in range(TABLE_RUNS):
-            proc = subprocess.run([sys.executable, me, "--worker", "torch", "--steps", str(args.steps), "--out",
-                                   os.path.join(tmp, "torch.json")], stdout=subprocess.PIPE, text=True, check=True)
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    me,
+                    "--worker",
+                    "torch",
+                    "--steps",
+                    str(args.steps),
+                    "--out",
+                    os.path.join(tmp, "torch.json"),
+                ],
+                stdout=subprocess.PIPE,
+                text=True,
+                check=True,
+            )
             runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
             for _ in range(REPORT_REPEATS // TABLE_RUNS):
                 began = time.perf_counter()
-                subprocess.run(["/usr/bin/time", "-f", "%M", "-o", timing, os.path.abspath(args.ptprof), "report"] +
-                               files, stdout=subprocess.DEVNULL, check=True)
+                subprocess.run(
+                    ["/usr/bin/time", "-f", "%M", "-o", timing, os.path.abspath(args.ptprof), "report"] + files,
+                    stdout=subprocess.DEVNULL,
+                    check=True,
+                )
                 secs = min(secs, time.perf_counter() - began)
                 with open(timing) as f:
                     kb = max(kb, int(f.read().split()[-1]))
         t = min(runs, key=lambda r: r["table_s"])
         t["table_s_runs"] = [r["table_s"] for r in runs]
         p_bytes = sum(os.path.getsize(f) for f in files)
-        s = {"torch": torch.__version__, "steps": args.steps, "torch_profiler": t,
-             "ptprof": {"events": p_events, "trace_bytes": p_bytes, "report_s": float(secs),
-                        "report_peak_rss_bytes": int(kb) * 1024}}
+        s = {
+            "torch": torch.__version__,
+            "steps": args.steps,
+            "torch_profiler": t,
+            "ptprof": {
+                "events": p_events,
+                "trace_bytes": p_bytes,
+                "report_s": float(secs),
+                "report_peak_rss_bytes": int(kb) * 1024,
+            },
+        }
         print(json.dumps(s, indent=1))
         if args.json:
             with open(args.json, "w") as f:

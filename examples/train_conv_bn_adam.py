@@ -8,6 +8,7 @@ Conv2d + BatchNorm2d + ReLU + MaxPool2d + Linear on tiny random images
 
 STEPS (environment) sets the number of training steps (default 10).
 """
+
 import os
 
 import torch
@@ -42,7 +43,7 @@ def main():
     optimizer = optim.Adam(model.parameters(), lr=1e-3)
     model.train()
 
-    for step in range(steps):
+    for _ in range(steps):
         inputs = torch.randn(4, 3, 16, 16, device=device)
         targets = torch.randint(0, 10, (4,), device=device)
         optimizer.zero_grad()

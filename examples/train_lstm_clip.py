@@ -8,6 +8,7 @@ operators, clipping's norm/mul, and AdamW.
 
 STEPS (environment) sets the number of training steps (default 10).
 """
+
 import os
 
 import torch
@@ -36,7 +37,7 @@ def main():
     criterion = nn.CrossEntropyLoss()
     optimizer = optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
 
-    for step in range(steps):
+    for _ in range(steps):
         tokens = torch.randint(0, 50, (4, 12), device=device)
         targets = torch.randint(0, 5, (4,), device=device)
         optimizer.zero_grad()

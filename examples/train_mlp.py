@@ -8,6 +8,7 @@ with no change:
 
 STEPS (environment) sets the number of training steps (default 5).
 """
+
 import os
 
 import torch
@@ -19,7 +20,7 @@ from torch.profiler import record_function
 # A simple model
 class SimpleModel(nn.Module):
     def __init__(self):
-        super(SimpleModel, self).__init__()
+        super().__init__()
         self.linear1 = nn.Linear(784, 128)
         self.relu = nn.ReLU()
         self.linear2 = nn.Linear(128, 10)
@@ -42,7 +43,7 @@ def main():
     inputs = torch.randn(64, 1, 28, 28)
     targets = torch.randint(0, 10, (64,))
 
-    for step in range(steps):
+    for _ in range(steps):
         with record_function("model_train"):
             # forward
             outputs = model(inputs)

@@ -11,6 +11,7 @@ records steps 3-5 and 8-10 (counting from 1) into two windows.
 
 STEPS (environment) sets the number of training steps (default 10).
 """
+
 import os
 
 import torch
@@ -21,7 +22,7 @@ from torch.profiler import record_function
 
 class SimpleModel(nn.Module):
     def __init__(self):
-        super(SimpleModel, self).__init__()
+        super().__init__()
         self.linear1 = nn.Linear(784, 128)
         self.relu = nn.ReLU()
         self.linear2 = nn.Linear(128, 10)
@@ -52,7 +53,7 @@ def main():
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
-        print(f"Step {step+1} done")
+        print(f"Step {step + 1} done")
 
 
 if __name__ == "__main__":

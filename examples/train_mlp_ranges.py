@@ -10,6 +10,7 @@ records its ranges as torch.profiler does (user_annotation):
 
 STEPS (environment) sets the number of training steps (default 5).
 """
+
 import os
 
 import torch
@@ -20,7 +21,7 @@ from torch.profiler import record_function
 
 class SimpleModel(nn.Module):
     def __init__(self):
-        super(SimpleModel, self).__init__()
+        super().__init__()
         self.linear1 = nn.Linear(784, 128)
         self.relu = nn.ReLU()
         self.linear2 = nn.Linear(128, 10)
@@ -41,7 +42,7 @@ def main():
     criterion = nn.CrossEntropyLoss()
     optimizer = optim.SGD(model.parameters(), lr=0.01)
 
-    for step in range(steps):
+    for _ in range(steps):
         with record_function("data_loading"):  # stands in for loading a batch
             inputs = torch.randn(64, 1, 28, 28).to(device)
             targets = torch.randint(0, 10, (64,)).to(device)

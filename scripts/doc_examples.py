@@ -79,8 +79,15 @@ def argv_of(command, ptprof_bin, python):
 def run_command(command, ptprof_bin, python, cwd, env):
     """(exit status, output lines): stdout and stderr in one stream, in the
     order a terminal would show them."""
-    proc = subprocess.run(argv_of(command, ptprof_bin, python), cwd=cwd, env=env, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT_S)
+    proc = subprocess.run(
+        argv_of(command, ptprof_bin, python),
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
     return proc.returncode, proc.stdout.rstrip("\n").split("\n") if proc.stdout.strip() else []
 
 
@@ -172,10 +179,10 @@ def differences(command, documented, actual, same_torch=True):
     another torch than the documented one (`same_torch` false) the ops differ,
     so only the lines without numbers (titles, column titles, separators) must
     come in order. The per-step tables must number the same steps."""
-    want = [shape(l) for l in documented if l.strip()]
-    got = [shape(l) for l in actual if l.strip()]
-    if not any(CUDA_NOTE_RE.match(l) for l in documented):
-        got = [g for g, l in zip(got, [l for l in actual if l.strip()]) if not CUDA_NOTE_RE.match(l)]
+    want = [shape(line) for line in documented if line.strip()]
+    got = [shape(line) for line in actual if line.strip()]
+    if not any(CUDA_NOTE_RE.match(line) for line in documented):
+        got = [g for g, line in zip(got, [line for line in actual if line.strip()]) if not CUDA_NOTE_RE.match(line)]
     problems = []
     if is_run(command) or not same_torch:
         if not same_torch:
@@ -192,6 +199,7 @@ def differences(command, documented, actual, same_torch=True):
 
 def shape_diff(want, got):
     import difflib
+
     return "\n".join(difflib.unified_diff(want, got, "documented", "actual", lineterm="", n=1))
 
 
@@ -202,7 +210,7 @@ def render(results):
     out = []
     for cmd, _, lines in results:
         out.append("$ " + cmd)
-        out.extend(l.rstrip() for l in lines)
+        out.extend(line.rstrip() for line in lines)
     return "\n".join(out) + "\n"
 
 
@@ -210,15 +218,24 @@ def machine_line(python):
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo") as f:
-            cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    torch = subprocess.run([python, "-c", "import torch; print(torch.__version__)"], stdout=subprocess.PIPE,
-                           stderr=subprocess.DEVNULL, text=True).stdout.strip() or "(none)"
+    torch = (
+        subprocess.run(
+            [python, "-c", "import torch; print(torch.__version__)"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        ).stdout.strip()
+        or "(none)"
+    )
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
     load = os.getloadavg()[0]
-    return ("<!-- example-machine -->made %s on %s (%d cores, load average %.1f), torch %s "
-            "(`%s`)<!-- /example-machine -->" % (when, cpu, os.cpu_count(), load, torch, python))
+    return (
+        "<!-- example-machine -->made %s on %s (%d cores, load average %.1f), torch %s "
+        "(`%s`)<!-- /example-machine -->" % (when, cpu, os.cpu_count(), load, torch, python)
+    )
 
 
 def rewrite(path, ptprof_bin, python, source_dir, env):
@@ -232,7 +249,7 @@ def rewrite(path, ptprof_bin, python, source_dir, env):
         for cmd, status, lines in results:
             if status != 0:
                 sys.exit("%s, example %s: `%s` exited %d:\n%s" % (path, block.name, cmd, status, "\n".join(lines)))
-        text = text[:block.span[0]] + render(results) + text[block.span[1]:]
+        text = text[: block.span[0]] + render(results) + text[block.span[1] :]
     text = MACHINE_RE.sub(lambda m: machine_line(python), text)
     with open(path, "w") as f:
         f.write(text)

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The house rules, checked: clang-format (.clang-format) and clang-tidy
+"""The house rules, checked: the layering (scripts/check_layers.py, against
+docs/architecture.md's map), then clang-format (.clang-format) and clang-tidy
 (.clang-tidy) over the project's C++ sources. Exits 1 on any finding, 2 on a
 usage error. Called by scripts/lint.sh (see there for the options).
 
@@ -22,6 +23,13 @@ describe, so a fresh clone (CI) re-checks only what changed since someone ran
 the lint on it; `--all` ignores it. A key is a SHA-256 of the inputs above,
 so an entry can only ever vouch for exactly the text it was computed from.
 clang-format is fast and always runs on every file.
+
+The project's Python (python/, bench/, scripts/, tests/, examples/) is checked by ruff,
+`ruff check` and `ruff format --check` with the rules of pyproject.toml
+([tool.ruff]): .venv's ruff (scripts/setup.sh installs the pinned version
+there with PTPROF_SETUP_TESTS=1), else RUFF, else one on PATH. Without ruff
+the Python is not checked and the stage says so; under CI that is a failure.
+It needs no build and takes well under a second.
 """
 
 import argparse
@@ -31,6 +39,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -53,9 +62,13 @@ def sha256_file(path):
 
 
 def project_files():
-    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "--",
-                          "*.cpp", "*.hpp", "*.h"], cwd=ROOT, check=True, stdout=subprocess.PIPE,
-                         text=True).stdout
+    out = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "--", "*.cpp", "*.hpp", "*.h"],
+        cwd=ROOT,
+        check=True,
+        stdout=subprocess.PIPE,
+        text=True,
+    ).stdout
     return sorted(set(out.split()))
 
 
@@ -123,8 +136,10 @@ def read_clean():
 
 
 def write_clean(keys):
-    header = ("# scripts/lint.py: keys of translation units clang-tidy found clean (see its\n"
-              "# docstring). Written by scripts/lint.sh; commit it with the code.\n")
+    header = (
+        "# scripts/lint.py: keys of translation units clang-tidy found clean (see its\n"
+        "# docstring). Written by scripts/lint.sh; commit it with the code.\n"
+    )
     tmp = CLEAN_LIST + ".tmp"
     with open(tmp, "w") as f:
         f.write(header)
@@ -135,6 +150,66 @@ def write_clean(keys):
 def run_format(fmt, files):
     r = subprocess.run([fmt, "--dry-run", "--Werror"] + files, cwd=ROOT)
     return r.returncode == 0
+
+
+PYTHON_DIRS = ("python", "bench", "scripts", "tests", "examples")
+
+
+def find_ruff():
+    """RUFF, else .venv's ruff (the version scripts/setup.sh pins), else one on PATH; None without."""
+    if os.environ.get("RUFF"):
+        return os.environ["RUFF"]
+    venv_ruff = os.path.join(ROOT, ".venv", "bin", "ruff")
+    if os.access(venv_ruff, os.X_OK):
+        return venv_ruff
+    return shutil.which("ruff")
+
+
+def under_ci():
+    # As tests/integration/ptproftest.py reads it: set, and not a "no".
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def run_ruff():
+    """ruff check and ruff format --check over PYTHON_DIRS: True when clean
+    (or when ruff is missing outside CI, which is said)."""
+    ruff = find_ruff()
+    if ruff is None:
+        ci = under_ci()
+        print(
+            "lint: ruff: not found (.venv/bin/ruff, RUFF or PATH), so the Python is not checked%s: "
+            "PTPROF_SETUP_TESTS=1 bash scripts/setup.sh installs it into .venv"
+            % ("; under CI that is a failure" if ci else ""),
+            file=sys.stderr,
+            flush=True,
+        )
+        return not ci
+    t0 = time.monotonic()
+    paths = [d for d in PYTHON_DIRS if os.path.isdir(os.path.join(ROOT, d))]
+    # No colours, no cache written into the checkout: the same output with or
+    # without a terminal.
+    env = dict(os.environ, NO_COLOR="1")
+    env.pop("FORCE_COLOR", None)
+    common = ["--no-cache"]
+    version = subprocess.run([ruff, "--version"], stdout=subprocess.PIPE, text=True).stdout.strip()
+    checked = subprocess.run([ruff, "check", *common, "--output-format", "concise", *paths], cwd=ROOT, env=env)
+    formatted = subprocess.run(
+        [ruff, "format", "--check", *common, "--output-format", "concise", *paths], cwd=ROOT, env=env
+    )
+    ok = checked.returncode == 0 and formatted.returncode == 0
+    print(
+        "lint: %s: check %s, format %s over %s (%.1f s)%s"
+        % (
+            version or "ruff",
+            "ok" if checked.returncode == 0 else "FINDINGS",
+            "ok" if formatted.returncode == 0 else "FINDINGS",
+            " ".join(p + "/" for p in paths),
+            time.monotonic() - t0,
+            "" if formatted.returncode == 0 else ": `%s format %s` rewrites the files named" % (ruff, " ".join(paths)),
+        ),
+        flush=True,
+    )
+    return ok
 
 
 UNITY_INCLUDE = re.compile(r'^#include "(/[^"]+)"$', re.M)
@@ -168,25 +243,42 @@ def expand_unity(db):
 
 def tidy_one(tidy, build, path):
     t0 = time.monotonic()
-    r = subprocess.run([tidy, "-p", build, "--quiet", path], cwd=ROOT, stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True)
-    noise = re.compile(r"^[0-9]+ warnings? (and [0-9]+ errors? )?generated\.$|^Suppressed [0-9]+ warnings|"
-                       r"^Use -header-filter=|^$")
-    text = "\n".join(l for l in r.stdout.splitlines() if not noise.match(l.strip()))
+    r = subprocess.run(
+        [tidy, "-p", build, "--quiet", path], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    noise = re.compile(
+        r"^[0-9]+ warnings? (and [0-9]+ errors? )?generated\.$|^Suppressed [0-9]+ warnings|"
+        r"^Use -header-filter=|^$"
+    )
+    text = "\n".join(line for line in r.stdout.splitlines() if not noise.match(line.strip()))
     return path, r.returncode == 0, text, time.monotonic() - t0
 
 
 def main():
-    ap = argparse.ArgumentParser(prog="scripts/lint.sh", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("build", nargs="?", default=os.path.join(ROOT, "build"),
-                    help="build directory with compile_commands.json (default: build)")
+    ap = argparse.ArgumentParser(
+        prog="scripts/lint.sh", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "build",
+        nargs="?",
+        default=os.path.join(ROOT, "build"),
+        help="build directory with compile_commands.json (default: build)",
+    )
     ap.add_argument("--all", action="store_true", help="check every unit, ignoring remembered clean results")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2, help="clang-tidy processes at once")
     args = ap.parse_args()
 
     tidy = os.environ.get("CLANG_TIDY", "clang-tidy-14")
     fmt = os.environ.get("CLANG_FORMAT", "clang-format-14")
+    # The layering first: it needs no build and says in a second what would
+    # otherwise surface as an odd include much later (docs/architecture.md).
+    t0 = time.monotonic()
+    layers = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "check_layers.py"), "--root", ROOT])
+    layers_ok = layers.returncode == 0
+    print("lint: check_layers: %s (%.1f s)" % ("ok" if layers_ok else "FINDINGS", time.monotonic() - t0), flush=True)
+
+    python_ok = run_ruff()
+
     db_path = os.path.join(args.build, "compile_commands.json")
     if not os.path.isfile(db_path):
         print("lint: %s is missing; configure with CMake first" % db_path, file=sys.stderr)
@@ -195,8 +287,10 @@ def main():
     t0 = time.monotonic()
     files = project_files()
     ok = run_format(fmt, files)
-    print("lint: clang-format: %d files, %s (%.0f s)" % (len(files), "ok" if ok else "FINDINGS",
-                                                       time.monotonic() - t0), flush=True)
+    print(
+        "lint: clang-format: %d files, %s (%.0f s)" % (len(files), "ok" if ok else "FINDINGS", time.monotonic() - t0),
+        flush=True,
+    )
 
     entries = {}
     db = json.load(open(db_path))
@@ -221,8 +315,11 @@ def main():
     known = set() if args.all else read_clean()
     unit_keys = {u: keys.key(entries[u]) for u in units if u in entries}
     todo = [u for u, k in unit_keys.items() if k is None or k not in known]
-    print("lint: clang-tidy: %d units, %d remembered clean, %d to check with %d jobs" %
-          (len(unit_keys), len(unit_keys) - len(todo), len(todo), args.jobs), flush=True)
+    print(
+        "lint: clang-tidy: %d units, %d remembered clean, %d to check with %d jobs"
+        % (len(unit_keys), len(unit_keys) - len(todo), len(todo), args.jobs),
+        flush=True,
+    )
 
     clean = {k for u, k in unit_keys.items() if k is not None and u not in todo}
     failed = []
@@ -235,13 +332,14 @@ def main():
                 clean.add(unit_keys[path])
             if not good:
                 failed.append(path)
-            print("lint: [%d/%d] %s %s (%.0f s)" % (n, len(todo), path, "ok" if good else "FINDINGS", secs),
-                  flush=True)
+            print("lint: [%d/%d] %s %s (%.0f s)" % (n, len(todo), path, "ok" if good else "FINDINGS", secs), flush=True)
     # Remember what is clean now: exactly this tree's units (stale keys go).
     write_clean(clean)
-    print("lint: clang-tidy: %d checked in %.0f s, %d with findings%s" %
-          (len(todo), time.monotonic() - t1, len(failed), (": " + " ".join(failed)) if failed else ""))
-    return 0 if ok and not failed else 1
+    print(
+        "lint: clang-tidy: %d checked in %.0f s, %d with findings%s"
+        % (len(todo), time.monotonic() - t1, len(failed), (": " + " ".join(failed)) if failed else "")
+    )
+    return 0 if ok and not failed and layers_ok and python_ok else 1
 
 
 if __name__ == "__main__":

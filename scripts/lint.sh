@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# The house rules, checked: clang-format (.clang-format) on every C++ file and
-# clang-tidy (.clang-tidy) on every translation unit. Exits non-zero on any
-# finding.
+# The house rules, checked: the layering of includes (scripts/check_layers.py,
+# the map in docs/architecture.md; needs no build), clang-format
+# (.clang-format) on every C++ file, clang-tidy (.clang-tidy) on every
+# translation unit, and ruff (check and format, pyproject.toml's [tool.ruff])
+# on all of the project's Python: python/, bench/, scripts/, tests/. Exits
+# non-zero on any finding.
 #
 #   scripts/lint.sh [build-dir] [--all] [-j N]
 #

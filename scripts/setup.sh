@@ -38,9 +38,10 @@ PACKAGES=(build-essential cmake pkg-config libspdlog-dev libcli11-dev catch2
 # decodes the Perfetto export, headless Chromium opens the HTML report, Clang
 # and its runtimes (libFuzzer, ASan, UBSan) build the fuzz targets
 # (scripts/fuzz.sh), clang-tidy and clang-format check the house rules
-# (scripts/lint.sh); GCC's sanitizer runtimes (scripts/sanitize.sh) come with
-# build-essential. ccache lets the wheel's build (scripts/wheel.sh) reuse this
-# build's objects instead of compiling them a second time.
+# (scripts/lint.sh; ruff, for the Python, goes into .venv below); GCC's
+# sanitizer runtimes (scripts/sanitize.sh) come with build-essential. ccache
+# lets the wheel's build (scripts/wheel.sh) reuse this build's objects instead
+# of compiling them a second time.
 if [[ "${PTPROF_SETUP_TESTS:-0}" == 1 ]]; then
   PACKAGES+=(protobuf-compiler chromium clang-14 libclang-rt-14-dev clang-tidy-14 clang-format-14 ninja-build ccache)
 fi
@@ -81,12 +82,16 @@ if [[ "${PTPROF_NO_VENV:-0}" != 1 ]]; then
   # Holistic Trace Analysis reads the Chrome export in the tests; pyarrow
   # writes and reads the Parquet dataset (ptprof export --parquet), DuckDB
   # queries it (ptprof query), Dask's distributed scheduler runs the same
-  # queries on a local cluster (ptprof query --dask).
+  # queries on a local cluster (ptprof query --dask). ruff checks and formats
+  # the project's Python in the lint stage (scripts/lint.py), pinned: its
+  # findings and its format change from one version to the next.
   VENV_PACKAGES=('torch>=2,<3' numpy)
   VENV_IMPORTS='import torch, numpy'
+  RUFF_VERSION=0.17.6
   if [[ "${PTPROF_SETUP_TESTS:-0}" == 1 ]]; then
-    VENV_PACKAGES+=(HolisticTraceAnalysis pyarrow duckdb 'dask[distributed]')
+    VENV_PACKAGES+=(HolisticTraceAnalysis pyarrow duckdb 'dask[distributed]' "ruff==$RUFF_VERSION")
     VENV_IMPORTS+=', hta, pyarrow, duckdb, distributed'
+    VENV_IMPORTS+="; import importlib.metadata as m; assert m.version('ruff') == '$RUFF_VERSION'"
   fi
   if ! "$VENV_PY" -c "$VENV_IMPORTS" >/dev/null 2>&1; then
     if [[ ! -x "$VENV_PY" ]]; then

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds ptprof and runs the whole test suite: the house rules (scripts/lint.sh:
-# clang-format and clang-tidy, only what changed since a remembered clean
-# result), unit and integration tests (CTest, in build/, the Release build
-# users get), the wheel (scripts/wheel.sh, tests/install/test_wheel.py:
+# clang-format, clang-tidy (only what changed since a remembered clean
+# result) and ruff over the Python), unit and integration tests (CTest, in
+# build/, the Release build users get), the wheel (scripts/wheel.sh, tests/install/test_wheel.py:
 # installed into fresh virtual environments), the GPU check's dry run from
 # that wheel (scripts/gpu-check.sh --dry-run), then the same under sanitizers (scripts/sanitize.sh:
 # build-asan, build-tsan) and each fuzz target for a bounded time

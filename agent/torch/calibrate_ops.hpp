@@ -1,4 +1,4 @@
-// The operator cost of this process (agent/src/cost_calibration.hpp): a tiny
+// The operator cost of this process (agent/src/record/cost_calibration.hpp): a tiny
 // training step timed with ptprof's operator callback on and off,
 // interleaved; the difference of each side's fastest round, divided by the
 // operators it recorded, is what ptprof adds to one operator, torch's

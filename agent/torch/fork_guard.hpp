@@ -13,7 +13,7 @@
 // prepare handler never waits for long.
 //
 // The bridge's toggle mutex needs no such care: it is taken only under the
-// agent's step mutex, which the agent holds across fork (runtime.cpp).
+// agent's step mutex, which the agent holds across fork (agent/src/runtime/runtime.cpp).
 #pragma once
 #include <c10/core/CPUAllocator.h>
 #include <pthread.h>

@@ -17,7 +17,7 @@
 // disabled profiler it reads as "no profiler" there. torch.profiler's
 // enableProfiler requires the slot to be empty ("Profiler is already enabled
 // on this thread"), so the agent wraps it and the reporter steps aside
-// (step_aside(), agent/src/torch_profiler_hooks.cpp).
+// (step_aside(), agent/src/api/torch_profiler_hooks.cpp).
 //
 // The slot is thread-local but travels with c10::ThreadLocalState (autograd
 // workers, at::launch, JIT forks), so a thread that runs ops for another

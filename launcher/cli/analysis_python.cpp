@@ -6,13 +6,29 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "cli/commands.hpp"
 #include "process/install_paths.hpp"
-
-extern char** environ;
+#include "process/subprocess.hpp"
 
 namespace ptprof::cli {
+namespace {
+
+constexpr std::string_view kPythonPathEntry = "PYTHONPATH=";
+
+// The helper's environment (launcher::helper_environment: no agent preloaded,
+// no session) with ptprof's package first on PYTHONPATH, ahead of the user's.
+std::vector<std::string> module_environment(const std::string& python_dir) {
+  std::vector<std::string> env;
+  for (std::string& kv : launcher::helper_environment())
+    if (kv.rfind(kPythonPathEntry, 0) != 0) env.push_back(std::move(kv));
+  const char* old = std::getenv("PYTHONPATH");
+  env.push_back(std::string(kPythonPathEntry) + python_dir + (old && *old ? ":" + std::string(old) : ""));
+  return env;
+}
+
+}  // namespace
 
 int run_analysis_module(const std::string& command, const std::string& python_opt, const std::string& module,
                         const std::vector<std::string>& args) {
@@ -20,7 +36,7 @@ int run_analysis_module(const std::string& command, const std::string& python_op
   if (!paths) return usage_error(command, paths.error());
   if (paths->python_dir.empty())
     return usage_error(command,
-                       "cannot find ptprof's Python package (ptprof/" + module.substr(7) + ".py) next to this ptprof");
+                       "cannot find ptprof's Python package (for python -m " + module + ") next to this ptprof");
   std::string python = python_opt;
   if (python.empty()) {
     const char* env = std::getenv("PTPROF_ANALYSIS_PYTHON");
@@ -28,16 +44,11 @@ int run_analysis_module(const std::string& command, const std::string& python_op
   }
   std::vector<std::string> argv = {python, "-m", module, "--ptprof", paths->launcher};
   argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, "PYTHONPATH=", 11) != 0) env.emplace_back(*e);
-  const char* old = std::getenv("PYTHONPATH");
-  env.push_back("PYTHONPATH=" + paths->python_dir + (old && *old ? ":" + std::string(old) : ""));
-  std::vector<char*> cargv, cenv;
-  for (auto& s : argv) cargv.push_back(s.data());
-  cargv.push_back(nullptr);
-  for (auto& s : env) cenv.push_back(s.data());
-  cenv.push_back(nullptr);
+  const std::vector<std::string> env = module_environment(paths->python_dir);
+  auto cargv = launcher::exec_strings(argv);
+  auto cenv = launcher::exec_strings(env);
+  // Spawned, not run_to_completion: the module's stdio is the user's terminal
+  // (tables, progress), passed through as it is.
   pid_t pid = 0;
   if (int err = ::posix_spawnp(&pid, cargv[0], nullptr, nullptr, cargv.data(), cenv.data()); err != 0)
     return usage_error(command, "--python " + python + ": cannot run it (" + std::strerror(err) +

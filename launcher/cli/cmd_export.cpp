@@ -30,7 +30,7 @@ struct ExportArgs {
   std::string max_file_size;
   std::string parquet;
   std::string python;
-  std::string columns;  // the hand-off to ptprof/dataset.py (--columns), not for users
+  std::string columns;  // the hand-off to ptprof.dataset (--columns), not for users
   bool paced = false;
 };
 
@@ -66,7 +66,7 @@ int write_columns(const std::vector<std::string>& files, const std::string& dir,
   return 0;
 }
 
-// `--parquet OUT`: ptprof/dataset.py, run by a Python with pyarrow, drives
+// `--parquet OUT`: ptprof.dataset, run by a Python with pyarrow, drives
 // this command's --columns and writes the Parquet files.
 int write_parquet(const ExportArgs& a, const std::vector<std::string>& files) {
   namespace fs = std::filesystem;
@@ -168,7 +168,7 @@ void add_export(CLI::App& app, int& exit_code) {
                   "The interpreter that writes --parquet (it must import pyarrow). Default: PTPROF_ANALYSIS_PYTHON "
                   "(set to its own Python by the wheel's ptprof command), "
                   "else python3 on PATH");
-  // The columnar hand-off ptprof/dataset.py reads: an interface between
+  // The columnar hand-off ptprof.dataset reads: an interface between
   // ptprof's two halves, not a format for users.
   cmd->add_option("--columns", args->columns)->group("");
   cmd->add_flag("--paced", args->paced)->group("");

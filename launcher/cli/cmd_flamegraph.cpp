@@ -20,11 +20,11 @@ struct FlamegraphArgs {
 };
 
 int run_flamegraph(const FlamegraphArgs& args) {
-  const auto metric = flamegraph::parse_metric(args.metric);
+  const auto metric = stacks::flamegraph::parse_metric(args.metric);
   if (!metric)
     return usage_error("flamegraph",
                        "unknown --metric '" + args.metric + "'; accepted: self_cpu, self_cuda, alloc_bytes");
-  flamegraph::Builder builder(*metric);
+  stacks::flamegraph::Builder builder(*metric);
   Status read =
       read_traces(args.inputs, "flamegraph", [&](const std::string&, const trace::Trace& t) { builder.add(t); });
   if (!read) return usage_error("flamegraph", read.message());

@@ -1,7 +1,7 @@
 // `ptprof query DATASET`: SQL over a dataset of `ptprof export --parquet`,
-// run by DuckDB in ptprof/query.py, or as a Dask job (ptprof/query_dask.py);
-// the report's sections are SQL files (agent/python/ptprof/sql/*.sql) a user
-// can read and adapt.
+// run by DuckDB in ptprof/dataset/query.py, or as a Dask job
+// (ptprof/dataset/query_dask.py); the report's sections are SQL files
+// (python/ptprof/dataset/sql/*.sql) a user can read and adapt.
 #include <filesystem>
 #include <memory>
 
@@ -41,7 +41,7 @@ int run_query(const QueryArgs& a) {
     args.push_back("--sql");
     args.push_back(q);
   }
-  return run_analysis_module("query", a.python, "ptprof.query", args);
+  return run_analysis_module("query", a.python, "ptprof.dataset.query", args);
 }
 
 }  // namespace
@@ -53,10 +53,10 @@ void add_query(CLI::App& app, int& exit_code) {
       "SQL over a dataset that `ptprof export --parquet` wrote, with DuckDB: views named as its tables\n"
       "(ops, steps, gpu, cuda_api, memory, collectives, stacks, processes, threads, windows, runs;\n"
       "docs/dataset.md). --report computes the report's operator table, steps, ranks, step-time\n"
-      "stragglers and collective arrivals by SQL, from the files in ptprof/sql/ (printed with --format json as\n"
-      "`ptprof report --format json` names them). With --dask SCHEDULER_ADDRESS the sections are a Dask\n"
-      "job: a task per partition (a run's 64-rank bucket) and one reduction per section, on the cluster\n"
-      "whose workers see the dataset at the same path (docs/scale.md).");
+      "stragglers and collective arrivals by SQL, from the files in ptprof/dataset/sql/ (printed with\n"
+      "--format json as `ptprof report --format json` names them). With --dask SCHEDULER_ADDRESS the\n"
+      "sections are a Dask job: a task per partition (a run's 64-rank bucket) and one reduction per\n"
+      "section, on the cluster whose workers see the dataset at the same path (docs/scale.md).");
   cmd->add_option("dataset", args->dataset, "The dataset's directory")->required();
   cmd->add_option("--sql", args->sql, "A query to run (repeat for several), e.g. \"SELECT count(*) FROM ops\"");
   cmd->add_flag("--report", args->report, "The report's sections, computed by SQL");

@@ -41,9 +41,9 @@ std::string join(const std::vector<std::string_view>& items) {
   return s;
 }
 
-int write_html(const report::Report& r, const report::HtmlBaseline* baseline, const memory::Summary& memory,
-               const report::HtmlEvents* events, const std::string& path) {
-  const Status written = exporting::write_file(path, report::render_html(r, baseline, &memory, events));
+int write_html(const report::Report& r, const html::HtmlBaseline* baseline, const memory::Summary& memory,
+               const html::HtmlEvents* events, const std::string& path) {
+  const Status written = exporting::write_file(path, html::render_html(r, baseline, &memory, events));
   if (!written) return usage_error("report", "cannot write " + written.message());
   note("ptprof report: wrote " + path + "\n" + report::drops_warning(r));
   return 0;
@@ -88,8 +88,8 @@ int run_report(const ReportArgs& a) {
   std::optional<memory::SummaryBuilder> mem;
   if (!a.html.empty()) mem.emplace();
   // The page's timeline and flame graphs: the events of the window reported.
-  std::unique_ptr<report::HtmlEvents> page_events;
-  if (!a.html.empty()) page_events = std::make_unique<report::HtmlEvents>();
+  std::unique_ptr<html::HtmlEvents> page_events;
+  if (!a.html.empty()) page_events = std::make_unique<html::HtmlEvents>();
   std::vector<uint32_t> seen_windows;
   // The page's sections need every event; the printed formats read each
   // trace as they aggregate it (only JSON shows the steps' phases).
@@ -127,7 +127,7 @@ int run_report(const ReportArgs& a) {
     auto base = read_compared_side({a.baseline}, "report");
     if (!base) return usage_error("report", "--baseline: " + base.error());
     // Sorted as `ptprof diff` sorts by default; the page's table re-sorts.
-    report::HtmlBaseline b{
+    html::HtmlBaseline b{
         diff::compare(base->report, std::move(*compared).finish(), diff::SortKey::SelfCpuTime, base->info, run_info),
         base->report.files};
     return write_html(r, &b, mem_summary, page_events.get(), a.html);

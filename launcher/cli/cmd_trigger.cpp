@@ -143,7 +143,7 @@ int trigger(const TriggerOptions& o) {
   // writes its own.
   h.trigger_claimer.store(0, std::memory_order_release);
   h.trigger_seq.store(seq + 1, std::memory_order_release);
-  // Every agent's trigger watcher (agent/src/on_demand.cpp) sleeps on it.
+  // Every agent's trigger watcher (agent/src/window/on_demand.cpp) sleeps on it.
   futex_wake_shared(&h.trigger_seq);
   std::fprintf(stderr, "ptprof: trigger: window %u of session %s requested (%s); waiting for it\n", seq,
                s.name().c_str() + 1, o.pid ? ("process " + std::to_string(*o.pid)).c_str() : "every process");

@@ -19,7 +19,7 @@
 
 namespace ptprof::launcher::decoded {
 
-struct Skipped {};  // Pad, ThreadName, a type or kind of a later version
+struct Skipped {};  // Pad, the reserved type, a type or kind of a later version
 struct Malformed {
   uint32_t bytes = 0;  // what the ring loses by it (the ledger's malformed_bytes)
 };
@@ -235,7 +235,7 @@ void decode_record(const wire::RecordHeader& h, On&& on) {
       return on(r, decoded::GraphNode{p.node_id, p.original_id, p.op, p.graph_id});
     }
     default:
-      return on(r, decoded::Skipped{});  // Pad, ThreadName
+      return on(r, decoded::Skipped{});  // Pad, wire::kReservedRecordType
   }
 }
 

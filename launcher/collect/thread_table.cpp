@@ -29,7 +29,7 @@ void ThreadTable::attach_new() {
     // rounds. Either way it is a new thread: the old one's slot was Free.
     const auto state = wire::SlotState(slot.state.load(std::memory_order_acquire));
     if (state != wire::SlotState::Ready && state != wire::SlotState::Retired) continue;
-    if (t.reader.valid()) replaced_corrupt_bytes_ += t.reader.corrupt_bytes;
+    if (t.reader.valid()) replaced_corrupt_bytes_ += t.reader.corrupt_bytes();
     t.reader = wire::RingReader(wire::ring_control(base_, header_, t.slot), wire::ring_data(base_, header_, t.slot),
                                 wire::slot_ring_bytes(header_, slot));
     t.live = true;
@@ -93,7 +93,7 @@ uint64_t ThreadTable::dropped() const {
 
 uint64_t ThreadTable::corrupt_bytes() const {
   uint64_t bytes = replaced_corrupt_bytes_;
-  for (const auto& t : slots_) bytes += t.reader.corrupt_bytes;
+  for (const auto& t : slots_) bytes += t.reader.corrupt_bytes();
   return bytes;
 }
 

@@ -26,6 +26,7 @@ being measured.
 TIMING.json: workload.py --timing's, {"none"|"torch.profiler"|"ptprof":
 {"steps", "warmup", "step_ms"}}.
 """
+
 import json
 import sys
 
@@ -45,9 +46,14 @@ def from_ptprof(report):
         if m["name"].startswith("Memcpy"):
             memcpy[m["name"]] = {"count": m["time_ns"]["count"], "bytes": m["bytes"]["total"]}
     kernel_names = set(kernels)
-    ops = [(r["name"], r.get("cuda_total_us", 0.0)) for r in report.get("rows", [])
-           if r.get("cuda_total_us", 0.0) > 0 and r["name"] not in kernel_names and not r["name"].startswith("Memcpy")
-           and r["name"] != "Memset"]
+    ops = [
+        (r["name"], r.get("cuda_total_us", 0.0))
+        for r in report.get("rows", [])
+        if r.get("cuda_total_us", 0.0) > 0
+        and r["name"] not in kernel_names
+        and not r["name"].startswith("Memcpy")
+        and r["name"] != "Memset"
+    ]
     ops.sort(key=lambda kv: -kv[1])
     cuda_memory = {}
     for r in report.get("rows", []):
@@ -56,11 +62,19 @@ def from_ptprof(report):
             e = cuda_memory.setdefault(r["name"], {"self": 0, "total": 0})
             e["self"] += self_b
             e["total"] += total_b
-    overheads = {o["name"]: {"count": o["time_ns"]["count"], "total_us": o["time_ns"]["total"] / 1000.0}
-                 for o in gpu.get("overheads", [])}
-    return {"kernels": kernels, "kernel_total_us": gpu.get("kernel_total_ns", 0) / 1000.0,
-            "top_ops": [[k, v] for k, v in ops[:10]], "memcpy": memcpy, "cuda_memory": cuda_memory,
-            "overheads": overheads, "cost": report.get("ptprof_cost")}
+    overheads = {
+        o["name"]: {"count": o["time_ns"]["count"], "total_us": o["time_ns"]["total"] / 1000.0}
+        for o in gpu.get("overheads", [])
+    }
+    return {
+        "kernels": kernels,
+        "kernel_total_us": gpu.get("kernel_total_ns", 0) / 1000.0,
+        "top_ops": [[k, v] for k, v in ops[:10]],
+        "memcpy": memcpy,
+        "cuda_memory": cuda_memory,
+        "overheads": overheads,
+        "cost": report.get("ptprof_cost"),
+    }
 
 
 def overhead_lines(label, torch_o, ptprof_o):
@@ -84,9 +98,17 @@ def step_time_lines(label, timing, cost):
     lines = ["== %s: step time (ms, mean after the warm-up steps; added: against no profiler)" % label]
     if cost:
         steps = (timing or {}).get("ptprof", {}).get("steps")
-        lines.append("ptprof's own estimate of its cost: %.3f ms over the run (%d ops x %.1f ns, %d records x %.1f ns)%s"
-                     % (cost["added_ms"], cost["ops"], cost["op_ns"], cost["records"], cost["record_ns"],
-                        ", %.4f ms a step" % (cost["added_ms"] / steps) if steps else ""))
+        lines.append(
+            "ptprof's own estimate of its cost: %.3f ms over the run (%d ops x %.1f ns, %d records x %.1f ns)%s"
+            % (
+                cost["added_ms"],
+                cost["ops"],
+                cost["op_ns"],
+                cost["records"],
+                cost["record_ns"],
+                ", %.4f ms a step" % (cost["added_ms"] / steps) if steps else "",
+            )
+        )
     if not timing:
         return lines + ["not measured (no timing file)"]
     base = timing.get("none")
@@ -116,8 +138,10 @@ def memory_side_by_side(label, torch_mem, ptprof_mem):
 
     ranked = sorted(names, key=lambda n: (-size(n), n))
     shown = ranked[:10] + [n for n in ranked[10:] if n in differ]
-    lines = ["== %s: CUDA memory per op (Self CUDA Mem, CUDA Mem; bytes; top 10 by absolute bytes)" % label,
-             "%-40s %14s %14s %14s %14s" % ("op", "torch self", "ptprof self", "torch total", "ptprof total")]
+    lines = [
+        "== %s: CUDA memory per op (Self CUDA Mem, CUDA Mem; bytes; top 10 by absolute bytes)" % label,
+        "%-40s %14s %14s %14s %14s" % ("op", "torch self", "ptprof self", "torch total", "ptprof total"),
+    ]
     for n in shown:
         t, p = torch_mem.get(n, zero), ptprof_mem.get(n, zero)
         mark = "  <-- Self CUDA Mem differs" if n in differ else ""
@@ -129,8 +153,10 @@ def memory_side_by_side(label, torch_mem, ptprof_mem):
     if not torch_mem:
         failures.append("%s: torch.profiler recorded no CUDA memory (was it run with profile_memory=True?)" % label)
     for n in sorted(differ, key=lambda n: (-size(n), n)):
-        failures.append("%s: op %r: Self CUDA Mem %d B under torch.profiler, %d B under ptprof (must be equal)"
-                        % (label, n, torch_mem.get(n, zero)["self"], ptprof_mem.get(n, zero)["self"]))
+        failures.append(
+            "%s: op %r: Self CUDA Mem %d B under torch.profiler, %d B under ptprof (must be equal)"
+            % (label, n, torch_mem.get(n, zero)["self"], ptprof_mem.get(n, zero)["self"])
+        )
     return lines, failures
 
 
@@ -144,16 +170,21 @@ def side_by_side(label, torch_s, ptprof_s, timing=None):
         t = torch_s["kernels"].get(n, {"count": 0, "total_us": 0.0})
         p = ptprof_s["kernels"].get(n, {"count": 0, "total_us": 0.0})
         mark = "" if t["count"] == p["count"] else "  <-- count differs"
-        lines.append("%-60s %10d %10d %12.1f %12.1f%s" % (n[:60], t["count"], p["count"], t["total_us"], p["total_us"], mark))
+        lines.append(
+            "%-60s %10d %10d %12.1f %12.1f%s" % (n[:60], t["count"], p["count"], t["total_us"], p["total_us"], mark)
+        )
         if t["count"] != p["count"]:
-            failures.append("%s: kernel %r: %d instances under torch.profiler, %d under ptprof" %
-                            (label, n, t["count"], p["count"]))
+            failures.append(
+                "%s: kernel %r: %d instances under torch.profiler, %d under ptprof" % (label, n, t["count"], p["count"])
+            )
     tt, pt = torch_s["kernel_total_us"], ptprof_s["kernel_total_us"]
     diff = abs(pt - tt) / tt if tt > 0 else (0.0 if pt == 0 else float("inf"))
     lines.append("total kernel time: torch %.1f us, ptprof %.1f us (%.1f%% apart)" % (tt, pt, 100 * diff))
     if diff > TIME_TOLERANCE:
-        failures.append("%s: total kernel time %.1f us under torch.profiler, %.1f us under ptprof (more than %d%% apart)"
-                        % (label, tt, pt, int(100 * TIME_TOLERANCE)))
+        failures.append(
+            "%s: total kernel time %.1f us under torch.profiler, %.1f us under ptprof (more than %d%% apart)"
+            % (label, tt, pt, int(100 * TIME_TOLERANCE))
+        )
     lines.append("== %s: top ops by CUDA total (us)" % label)
     top_t, top_p = torch_s["top_ops"], ptprof_s["top_ops"]
     for i in range(max(len(top_t), len(top_p))):
@@ -166,7 +197,9 @@ def side_by_side(label, torch_s, ptprof_s, timing=None):
         p = ptprof_s["memcpy"].get(kind, {"count": 0, "bytes": 0})
         lines.append("%-20s torch %6d %12d | ptprof %6d %12d" % (kind, t["count"], t["bytes"], p["count"], p["bytes"]))
     mem_lines, mem_failures = memory_side_by_side(label, torch_s.get("cuda_memory", {}), ptprof_s["cuda_memory"])
-    more = overhead_lines(label, torch_s.get("overheads", {}), ptprof_s["overheads"]) + step_time_lines(label, timing, ptprof_s.get("cost"))
+    more = overhead_lines(label, torch_s.get("overheads", {}), ptprof_s["overheads"]) + step_time_lines(
+        label, timing, ptprof_s.get("cost")
+    )
     return lines + mem_lines + more, failures + mem_failures
 
 

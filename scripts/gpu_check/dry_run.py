@@ -1,19 +1,20 @@
 """What scripts/gpu-check.sh --dry-run does with Python, where a GPU is missing.
 
-    python dry_run.py formats CANNED_DIR OUT_DIR
-        The canned GPU outputs (CANNED_DIR/mlp.{torch,ptprof,timing}.json,
-        synthetic) must have the formats that this checkout writes: the
-        workloads' summaries and timings and `ptprof report --format json`
-        as the dry run just wrote them on the CPU (OUT_DIR/MODEL.*.json).
-        A report on the CPU lacks only the CUDA columns and keys, which are
-        named. compare.py's reading and table code then runs on the CPU
-        outputs (no GPU numbers there: run, not judged). Exits 1 when a
-        format drifted.
-    python dry_run.py break REPORT.json BROKEN.json
-        A copy of a ptprof report with one kernel instance more and one
-        op's Self CUDA Mem one caching-allocator block (512 B) larger:
-        compare.py must name both.
+python dry_run.py formats CANNED_DIR OUT_DIR
+    The canned GPU outputs (CANNED_DIR/mlp.{torch,ptprof,timing}.json,
+    synthetic) must have the formats that this checkout writes: the
+    workloads' summaries and timings and `ptprof report --format json`
+    as the dry run just wrote them on the CPU (OUT_DIR/MODEL.*.json).
+    A report on the CPU lacks only the CUDA columns and keys, which are
+    named. compare.py's reading and table code then runs on the CPU
+    outputs (no GPU numbers there: run, not judged). Exits 1 when a
+    format drifted.
+python dry_run.py break REPORT.json BROKEN.json
+    A copy of a ptprof report with one kernel instance more and one
+    op's Self CUDA Mem one caching-allocator block (512 B) larger:
+    compare.py must name both.
 """
+
 import json
 import os
 import sys
@@ -48,8 +49,9 @@ def check_canned_report(canned, problems):
     if row_keys(canned) != set(canned_cols):
         problems.append("canned report: its rows' keys are not its columns'")
     if not ROW_KEYS_READ <= set(canned_cols) or not GPU_KEYS_READ <= set(canned.get("gpu", {})):
-        problems.append("canned report: lacks what compare.py reads (%s, gpu: %s)" %
-                        (sorted(ROW_KEYS_READ), sorted(GPU_KEYS_READ)))
+        problems.append(
+            "canned report: lacks what compare.py reads (%s, gpu: %s)" % (sorted(ROW_KEYS_READ), sorted(GPU_KEYS_READ))
+        )
 
 
 def check_report(canned, real, model, problems):
@@ -69,8 +71,9 @@ def check_report(canned, real, model, problems):
     if any("cuda" not in k for k in cuda_cols):
         problems.append("%s: the canned report has columns ptprof does not write: %s" % (model, cuda_cols))
     if "gpu" in real and set(real["gpu"]) != set(canned["gpu"]):
-        problems.append("%s: the report's gpu keys %s, the canned %s" % (model, sorted(real["gpu"]),
-                                                                       sorted(canned["gpu"])))
+        problems.append(
+            "%s: the report's gpu keys %s, the canned %s" % (model, sorted(real["gpu"]), sorted(canned["gpu"]))
+        )
     return cuda_cols
 
 
@@ -88,15 +91,23 @@ def formats(canned_dir, out_dir):
         real_report = load(os.path.join(out_dir, model + ".ptprof.json"))
         real_timing = load(os.path.join(out_dir, model + ".timing.json"))
         if set(real_torch) != set(canned_torch):
-            problems.append("%s: torch summary keys %s, the canned %s" % (model, sorted(real_torch),
-                                                                        sorted(canned_torch)))
+            problems.append(
+                "%s: torch summary keys %s, the canned %s" % (model, sorted(real_torch), sorted(canned_torch))
+            )
         if set(real_timing) != RUNS or any(set(real_timing[r]) != set(canned_timing["none"]) for r in real_timing):
             problems.append("%s: timing %s, the canned %s" % (model, real_timing, canned_timing))
         cuda_cols = check_report(canned_report, real_report, model, problems)
         lines, _ = compare.side_by_side(model, real_torch, compare.from_ptprof(real_report), real_timing)
-        print("%s: %s (the CPU's report lacks %s%s); compare.py ran on the CPU outputs: %d lines" %
-              (model, "formats as canned" if len(problems) == before else "FORMATS DRIFTED",
-               ", ".join(cuda_cols), "" if "gpu" in real_report else ", gpu", len(lines)))
+        print(
+            "%s: %s (the CPU's report lacks %s%s); compare.py ran on the CPU outputs: %d lines"
+            % (
+                model,
+                "formats as canned" if len(problems) == before else "FORMATS DRIFTED",
+                ", ".join(cuda_cols),
+                "" if "gpu" in real_report else ", gpu",
+                len(lines),
+            )
+        )
     for p in problems:
         print("FORMAT: " + p)
     return 1 if problems else 0

@@ -11,6 +11,7 @@ kernel is "captured outside the window", none dropped. In both, kernels per
 replay equal torch.profiler's (which attributes them to cudaGraphLaunch).
 Prints one line per check; exits 1 on a mismatch.
 """
+
 import json
 import sys
 
@@ -44,17 +45,23 @@ def main(argv):
         replays = sum(r["replays"] for r in rows)
         kernels = sum(r["kernels"] for r in rows)
         per_replay = kernels / replays if replays else 0
-        check(abs(per_replay - want_per_replay) < 1e-9,
-              "%s: kernels per replay %.2f, torch.profiler's %.2f" % (label, per_replay, want_per_replay))
+        check(
+            abs(per_replay - want_per_replay) < 1e-9,
+            "%s: kernels per replay %.2f, torch.profiler's %.2f" % (label, per_replay, want_per_replay),
+        )
         if outside:
             check(list(ops) == [OUTSIDE], "%s: every replayed kernel %r: %r" % (label, OUTSIDE, ops))
         else:
-            check(ops and all(op.startswith("aten::") for op in ops),
-                  "%s: every replayed kernel attributed to its capturing aten op: %r" % (label, ops))
+            check(
+                ops and all(op.startswith("aten::") for op in ops),
+                "%s: every replayed kernel attributed to its capturing aten op: %r" % (label, ops),
+            )
         # Graph work is never counted unmatched: all of it is attributed.
-        check(gpu.get("graph_work", 0) >= kernels > 0,
-              "%s: graph work attributed by its capture %r, of it outside %r (graph kernels %d)"
-              % (label, gpu.get("graph_work"), gpu.get("graph_work_outside"), kernels))
+        check(
+            gpu.get("graph_work", 0) >= kernels > 0,
+            "%s: graph work attributed by its capture %r, of it outside %r (graph kernels %d)"
+            % (label, gpu.get("graph_work"), gpu.get("graph_work_outside"), kernels),
+        )
     return 1 if bad else 0
 
 

@@ -10,6 +10,7 @@ the replays under torch.profiler (CPU and CUDA activity), then writes
 {"replays": n, "kernels": k}: every kernel it recorded is a replay's, so
 k / n is what ptprof's "kernels per replay" must be.
 """
+
 import argparse
 import json
 import os
@@ -53,7 +54,8 @@ def main():
                 torch.cuda.synchronize()
                 if args.torch_profiler:
                     prof = torch.profiler.profile(
-                        activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA])
+                        activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+                    )
                     prof.__enter__()
                     opt.step()
                     continue

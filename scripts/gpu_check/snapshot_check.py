@@ -11,6 +11,7 @@ bytes (trace actions alloc, free_completed), the segments live at the end
 (count, reserved bytes) and the bytes allocated in them at the end. Prints
 one line per check; exits 1 on a mismatch.
 """
+
 import pickle
 import sys
 from collections import defaultdict
@@ -30,8 +31,9 @@ def summary(path):
         d = s[seg.get("device", 0)]
         d["segments at the end"] += 1
         d["reserved at the end"] += int(seg.get("total_size", 0))
-        d["allocated at the end"] += sum(int(b.get("size", 0)) for b in seg.get("blocks", [])
-                                         if b.get("state") == "active_allocated")
+        d["allocated at the end"] += sum(
+            int(b.get("size", 0)) for b in seg.get("blocks", []) if b.get("state") == "active_allocated"
+        )
     return snap, s
 
 
@@ -46,8 +48,10 @@ def main(argv):
         for key in sorted(set(want[device]) | set(got[device])):
             ok = want[device][key] == got[device][key]
             bad += 0 if ok else 1
-            print("%s device %d %s: torch %d, ptprof %d" % ("ok      " if ok else "MISMATCH", device, key,
-                                                            want[device][key], got[device][key]))
+            print(
+                "%s device %d %s: torch %d, ptprof %d"
+                % ("ok      " if ok else "MISMATCH", device, key, want[device][key], got[device][key])
+            )
     try:  # torch's own readers accept the file (they raise on what they cannot read)
         import torch.cuda._memory_viz as viz
 

@@ -10,6 +10,7 @@ dumped at the end (_dump_snapshot): what ptprof's `memory --snapshot` of the
 same script run under `ptprof run --profile-memory` is compared with
 (snapshot_check.py).
 """
+
 import argparse
 
 import torch

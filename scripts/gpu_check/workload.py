@@ -21,6 +21,7 @@ With --timing, the mean wall time of a step after the first `warmup` steps
 NAME: {NAME: {"steps": n, "warmup": w, "step_ms": t}}, so that one file
 holds the run without a profiler and those under each profiler.
 """
+
 import argparse
 import gzip
 import json
@@ -40,8 +41,15 @@ class ConvNet(nn.Module):
     def __init__(self):
         super().__init__()
         self.features = nn.Sequential(
-            nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.AdaptiveAvgPool2d(1))
+            nn.Conv2d(3, 16, 3, padding=1),
+            nn.BatchNorm2d(16),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(16, 32, 3, padding=1),
+            nn.BatchNorm2d(32),
+            nn.ReLU(),
+            nn.AdaptiveAvgPool2d(1),
+        )
         self.head = nn.Linear(32, 10)
 
     def forward(self, x):
@@ -54,6 +62,7 @@ def train(model_name, device, steps, warmup):
     dev = torch.device(device)
     if model_name == "mlp":
         from train_mlp import SimpleModel
+
         model = SimpleModel().to(dev)
         inputs = torch.randn(64, 1, 28, 28)
     else:
@@ -99,12 +108,16 @@ def summarize(prof, trace_path):
             m["count"] += 1
             m["bytes"] += int(e.get("args", {}).get("bytes", 0))
     cpu_names = {x.name for x in prof.events() if x.device_type.name == "CPU"}
-    ops = [(e.key, e.device_time_total) for e in prof.key_averages()
-           if e.device_time_total > 0 and e.key in cpu_names]
+    ops = [(e.key, e.device_time_total) for e in prof.key_averages() if e.device_time_total > 0 and e.key in cpu_names]
     ops.sort(key=lambda kv: -kv[1])
-    return {"kernels": kernels, "kernel_total_us": sum(k["total_us"] for k in kernels.values()),
-            "top_ops": [[k, v] for k, v in ops[:10]], "memcpy": memcpy, "cuda_memory": cuda_memory(prof),
-            "overheads": overheads}
+    return {
+        "kernels": kernels,
+        "kernel_total_us": sum(k["total_us"] for k in kernels.values()),
+        "top_ops": [[k, v] for k, v in ops[:10]],
+        "memcpy": memcpy,
+        "cuda_memory": cuda_memory(prof),
+        "overheads": overheads,
+    }
 
 
 def cuda_memory(prof):
@@ -152,6 +165,7 @@ def main():
         loss, step_ms = train(a.model, a.device, a.steps, warmup)
     else:
         from torch.profiler import ProfilerActivity, profile
+
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if a.device == "cuda" else [])
         with profile(activities=activities, profile_memory=True) as prof:
             loss, step_ms = train(a.model, a.device, a.steps, warmup)
@@ -163,8 +177,10 @@ def main():
             json.dump(summary, f, indent=1)
     if a.timing:
         record_timing(a.timing, a.run, a.steps, warmup, step_ms)
-    print("workload %s on %s: %d steps, final loss %.4f, %.3f ms a step after %d warm-up steps"
-          % (a.model, a.device, a.steps, loss, step_ms, warmup))
+    print(
+        "workload %s on %s: %d steps, final loss %.4f, %.3f ms a step after %d warm-up steps"
+        % (a.model, a.device, a.steps, loss, step_ms, warmup)
+    )
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ void report_on(const trace::Trace& t, const std::string& path) {
     (void)report::render_csv(r, 20);
     (void)report::render_json(r, 0);
     (void)report::drops_warning(r);
-    (void)report::render_html(r);
+    (void)html::render_html(r);
     diff::Diff d = diff::compare(r, r, diff::SortKey::SelfCpuTime);
     (void)diff::render_table(d, 0);
     (void)diff::render_json(d, 0);

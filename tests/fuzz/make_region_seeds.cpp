@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
       wire::emit(r.ring(t), RecordType::RangePop, 0, 40);
       wire::emit(r.ring(t), RecordType::RangePop, 0, 50);
       wire::emit(r.ring(t), RecordType::Step, 1, 60);
-      wire::emit(r.ring(t), RecordType::ThreadName, r.name("renamed"), 70);
+      wire::emit(r.ring(t), wire::kReservedRecordType, r.name("renamed"), 70);  // skipped
     }
     write(dir, "ranges_marks_steps", r.dump(0, UINT64_MAX));
     write(dir, "ranges_marks_steps_session_tsc", r.dump(fuzz::kThroughSession | fuzz::kTscClock, UINT64_MAX));

@@ -21,14 +21,18 @@ def analysis_python():
     py = os.environ.get("PTPROF_ANALYSIS_PYTHON", "")
     if not py or not os.access(py, os.X_OK):
         return None
-    probe = subprocess.run([py, "-c", "import pyarrow.parquet, duckdb"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    probe = subprocess.run(
+        [py, "-c", "import pyarrow.parquet, duckdb"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     return py if probe.returncode == 0 else None
 
 
 def need_pyarrow():
     if analysis_python() is None:
-        T.skip("no Python with pyarrow and duckdb (PTPROF_ANALYSIS_PYTHON=%r; scripts/setup.sh puts them in .venv)" %
-               os.environ.get("PTPROF_ANALYSIS_PYTHON", ""))
+        T.skip(
+            "no Python with pyarrow and duckdb (PTPROF_ANALYSIS_PYTHON=%r; scripts/setup.sh puts them in .venv)"
+            % os.environ.get("PTPROF_ANALYSIS_PYTHON", "")
+        )
 
 
 def export(paths, out):
@@ -40,8 +44,12 @@ def export(paths, out):
 
 def read(out, *tables):
     """{table: {"schema": [[column, type]], "rows": [{...}], "files": [...]}}."""
-    proc = subprocess.run([analysis_python(), DUMP, out] + list(tables), stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, timeout=300)
+    proc = subprocess.run(
+        [analysis_python(), DUMP, out] + list(tables),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if proc.returncode != 0:
         raise AssertionError("reading the dataset failed: " + proc.stderr)
     return json.loads(proc.stdout)
@@ -72,8 +80,16 @@ def sql_rows(out, sql):
     return json.loads(proc.stdout) if proc.returncode == 0 else None
 
 
-SUMMED = ("dur_ns", "self_ns", "cuda_total_ns", "self_cuda_ns", "cpu_memory_bytes", "self_cpu_memory_bytes",
-          "cuda_memory_bytes", "self_cuda_memory_bytes")
+SUMMED = (
+    "dur_ns",
+    "self_ns",
+    "cuda_total_ns",
+    "self_cuda_ns",
+    "cpu_memory_bytes",
+    "self_cpu_memory_bytes",
+    "cuda_memory_bytes",
+    "self_cuda_memory_bytes",
+)
 
 
 def check_rollups(out):
@@ -81,22 +97,40 @@ def check_rollups(out):
     equals the same sums over the ops rows, and the collectives not nested are
     the calls (an index in their step, or outside every step)."""
     sums = ", ".join("sum(%s)::BIGINT AS %s" % (c, c) for c in SUMMED)
-    by_sql = sql_rows(out, "SELECT rank, pid, kind, key, folded, count(*)::BIGINT AS calls, %s, "
-                           "(count(*) FILTER (WHERE outermost_op))::BIGINT AS outermost_calls, "
-                           "coalesce(sum(dur_ns) FILTER (WHERE outermost_op), 0)::BIGINT AS outermost_ns "
-                           "FROM ops GROUP BY ALL ORDER BY ALL" % sums)
-    written = sql_rows(out, "SELECT rank, pid, kind, key, folded, calls, %s, outermost_calls, outermost_ns "
-                            "FROM op_totals ORDER BY ALL" % ", ".join(SUMMED))
+    by_sql = sql_rows(
+        out,
+        "SELECT rank, pid, kind, key, folded, count(*)::BIGINT AS calls, %s, "
+        "(count(*) FILTER (WHERE outermost_op))::BIGINT AS outermost_calls, "
+        "coalesce(sum(dur_ns) FILTER (WHERE outermost_op), 0)::BIGINT AS outermost_ns "
+        "FROM ops GROUP BY ALL ORDER BY ALL" % sums,
+    )
+    written = sql_rows(
+        out,
+        "SELECT rank, pid, kind, key, folded, calls, %s, outermost_calls, outermost_ns "
+        "FROM op_totals ORDER BY ALL" % ", ".join(SUMMED),
+    )
     T.check(by_sql and any(r["outermost_calls"] for r in by_sql), "ops to sum, outermost ones among them")
-    T.check(written == by_sql, "op_totals equals the ops rows summed (first difference: %r)" %
-            (next((p for p in zip(written or [], by_sql or []) if p[0] != p[1]), None),))
-    steps = sql_rows(out, "SELECT s.id, s.operators_ns AS written, coalesce(sum(o.dur_ns), 0)::BIGINT AS by_sql "
-                          "FROM steps s LEFT JOIN ops o ON o.run = s.run AND o.parent_id = s.id "
-                          "AND o.kind IN ('op', 'range') GROUP BY ALL ORDER BY s.id")
+    T.check(
+        written == by_sql,
+        "op_totals equals the ops rows summed (first difference: %r)"
+        % (next((p for p in zip(written or [], by_sql or []) if p[0] != p[1]), None),),
+    )
+    steps = sql_rows(
+        out,
+        "SELECT s.id, s.operators_ns AS written, coalesce(sum(o.dur_ns), 0)::BIGINT AS by_sql "
+        "FROM steps s LEFT JOIN ops o ON o.run = s.run AND o.parent_id = s.id "
+        "AND o.kind IN ('op', 'range') GROUP BY ALL ORDER BY s.id",
+    )
     T.check(steps and any(s["written"] > 0 for s in steps), "steps with ops in them: %r" % (steps or [])[:3])
-    T.check_eq([s for s in steps or [] if s["written"] != s["by_sql"]], [],
-               "steps.operators_ns against the ops rows whose parent is the step")
-    calls = sql_rows(out, "SELECT count(*) FILTER (WHERE nested AND index_in_step IS NOT NULL) AS nested_with_index, "
-                          "count(*) FILTER (WHERE NOT nested AND step IS NOT NULL AND index_in_step IS NULL) "
-                          "AS calls_without_index FROM collectives")
+    T.check_eq(
+        [s for s in steps or [] if s["written"] != s["by_sql"]],
+        [],
+        "steps.operators_ns against the ops rows whose parent is the step",
+    )
+    calls = sql_rows(
+        out,
+        "SELECT count(*) FILTER (WHERE nested AND index_in_step IS NOT NULL) AS nested_with_index, "
+        "count(*) FILTER (WHERE NOT nested AND step IS NOT NULL AND index_in_step IS NULL) "
+        "AS calls_without_index FROM collectives",
+    )
     T.check_eq(calls, [{"nested_with_index": 0, "calls_without_index": 0}], "collectives: only calls are indexed")

@@ -28,8 +28,11 @@ def main(root, tables):
         files = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(path) for f in fs)
         schema = pq.read_schema(os.path.join(root, files[0])) if files else None
         data = ds.dataset(path, format="parquet", partitioning=None if table == "runs" else PARTITIONING).to_table()
-        out[table] = {"schema": [[f.name, str(f.type)] for f in schema] if schema else [],
-                      "rows": data.to_pylist(), "files": files}
+        out[table] = {
+            "schema": [[f.name, str(f.type)] for f in schema] if schema else [],
+            "rows": data.to_pylist(),
+            "files": files,
+        }
     json.dump(out, sys.stdout)
 
 

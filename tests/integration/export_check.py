@@ -21,16 +21,22 @@ def hta_python():
         T.skip("no virtual environment at %s (scripts/setup.sh makes it)" % VENV_PYTHON)
     proc = T.run([VENV_PYTHON, "-c", "import hta.trace_analysis"])
     if proc.returncode != 0:
-        T.skip("HolisticTraceAnalysis is not importable with %s: %s" %
-               (VENV_PYTHON, proc.stderr.strip().splitlines()[-1:] or "?"))
+        T.skip(
+            "HolisticTraceAnalysis is not importable with %s: %s"
+            % (VENV_PYTHON, proc.stderr.strip().splitlines()[-1:] or "?")
+        )
     return VENV_PYTHON
 
 
 def trace_example(d, script, *extra_run_args, env=None):
     """`ptprof run --record-shapes` of examples/SCRIPT into d/trace; returns that dir."""
     out = os.path.join(d, "trace")
-    proc = T.run_ptprof(["run", "-o", out, "--record-shapes"] + list(extra_run_args) +
-                        ["--", T.PYTHON, os.path.join(T.EXAMPLES_DIR, script)], env=env)
+    proc = T.run_ptprof(
+        ["run", "-o", out, "--record-shapes"]
+        + list(extra_run_args)
+        + ["--", T.PYTHON, os.path.join(T.EXAMPLES_DIR, script)],
+        env=env,
+    )
     if proc.returncode != 0:
         raise AssertionError("ptprof run %s failed: %s" % (script, T.describe(proc)))
     return out
@@ -116,8 +122,10 @@ def check_chrome(doc, what):
         if STEP.match(e["name"]):
             steps[key].append(span)
     T.check(not bad, what + ": events with a bad ts/dur: %r" % bad[:3])
-    T.check(all(v == {"s", "f"} for v in flows.values()),
-            what + ": flows without both ends: %r" % [k for k, v in flows.items() if v != {"s", "f"}][:5])
+    T.check(
+        all(v == {"s", "f"} for v in flows.values()),
+        what + ": flows without both ends: %r" % [k for k, v in flows.items() if v != {"s", "f"}][:5],
+    )
     for key, spans in per_thread.items():
         spans.sort(key=lambda s: (s[0], -s[1]))
         open_ends, crossing = [], []
@@ -129,7 +137,11 @@ def check_chrome(doc, what):
                 crossing.append((start, end, open_ends[-1]))
             open_ends.append(end)
         T.check_eq(crossing, [], what + ": events of thread %r crossing the end of their parent" % (key,))
-        outside = [(s, start, end) for s in steps[key] for start, end in spans
-                   if s[0] <= start < s[1] - 1e-6 and end > s[1] + 1e-6]
+        outside = [
+            (s, start, end)
+            for s in steps[key]
+            for start, end in spans
+            if s[0] <= start < s[1] - 1e-6 and end > s[1] + 1e-6
+        ]
         T.check_eq(outside, [], what + ": events starting in a ProfilerStep but ending after it")
     return names

@@ -34,8 +34,7 @@ def describe(trace_dir, include_last):
         by_name = collections.Counter(names[i] for i in df["name"])
         by_cat = collections.Counter(names[i] for i in df["cat"])
         steps = sorted(int(m.group(1)) for n in by_name for m in [STEP.match(n)] if m)
-        out[str(rank)] = {"events": int(len(df)), "by_name": by_name, "by_category": by_cat,
-                          "steps": steps}
+        out[str(rank)] = {"events": int(len(df)), "by_name": by_name, "by_category": by_cat, "steps": steps}
     return out
 
 

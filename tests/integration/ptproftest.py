@@ -26,6 +26,38 @@ skipped (Not Run), not passed. With CI set (CI=true; anything but empty, 0,
 false, no, off), where the test command has installed everything the suite
 needs, a skip is a failure: the file exits 1 and says which tests skipped
 and why.
+
+A test file says what it needs in its own lines, after its imports, each
+written on one line as here:
+
+    REQUIRES = ("torch2",)
+    COST_S = 200
+    TIMEOUT_S = 3600
+
+tests/CMakeLists.txt reads them at configure time (cmake/TestDeclarations.cmake;
+an edit re-configures) and fails the configure, naming the file, on a word
+it does not know or a line that begins like one of these and is not one.
+REQUIRES holds words of REQUIREMENTS; a file without it runs on every torch:
+
+    no_torch    runs no real torch: registered once, under the first torch
+                of the matrix, not once per torch (never with another word)
+    cuda_torch  needs a build of torch with CUDA (pip's wheel; no GPU):
+                registered only for such torches, where it cannot skip
+    torch2      needs torch 2.x (what only torch 2.x writes, torch.compile):
+                registered only for a torch 2.x
+
+COST_S is the file's seconds on an idle 2-core machine with pip's torch
+(halved for a torch 1.x: no CUDA libraries to load, simpler programs), a
+rough guide and never a limit: CTest starts the costliest first, so that a
+fresh build (no CTestCostData.txt yet) does not end with one long test
+running alone while the other cores wait. Only the slowest files give one.
+TIMEOUT_S replaces CTest's limit of 900 s for a file that needs longer.
+main() checks the same lines again when the file runs: a word it does not
+know is a failure there too.
+
+This is not pytest because not every torch interpreter of the matrix has
+it: Debian's /usr/bin/python3 with its torch 1.13 (python3-torch) has no
+pytest, and the venv's comes only as a dependency of HolisticTraceAnalysis.
 """
 
 import contextlib
@@ -44,13 +76,18 @@ BUILD_DIR = os.environ.get("PTPROF_BUILD_DIR") or os.path.join(SOURCE_DIR, "buil
 PTPROF_BIN = os.environ.get("PTPROF_BIN") or os.path.join(BUILD_DIR, "bin", "ptprof")
 PYTHON = os.environ.get("PTPROF_PYTHON") or sys.executable
 EXAMPLES_DIR = os.path.join(SOURCE_DIR, "examples")
-PYTHON_MODULE_DIR = os.path.join(SOURCE_DIR, "agent", "python")
+PYTHON_MODULE_DIR = os.path.join(SOURCE_DIR, "python")
 AGENT_LIB = os.path.join(BUILD_DIR, "lib", "libptprof_agent.so")
 TORCH_PROFILE_WRAPPER = os.path.join(HERE, "torch_profile_wrapper.py")
 
 DEFAULT_TIMEOUT = 300
 # CTest's SKIP_RETURN_CODE for these files (tests/CMakeLists.txt); automake's.
 SKIP_EXIT_CODE = 77
+
+# The words a test file's REQUIRES may hold (the module docstring says what
+# each means). cmake/TestDeclarations.cmake reads this line and fails the
+# configure if its words are not the ones tests/CMakeLists.txt has rules for.
+REQUIREMENTS = ("no_torch", "cuda_torch", "torch2")
 
 _passed = 0
 _failed = 0
@@ -94,10 +131,15 @@ def check_eq(actual, expected, msg):
 def clean_env(**overrides):
     """os.environ without PTPROF_* settings of the caller (but keeping where
     the binaries are) and without LD_PRELOAD; then `overrides` (None removes)."""
-    keep = {"PTPROF_BIN", "PTPROF_PYTHON", "PTPROF_SOURCE_DIR", "PTPROF_BUILD_DIR", "PTPROF_BRIDGE_CACHE",
-            "PTPROF_TORCH_VERSION"}
-    env = {k: v for k, v in os.environ.items()
-           if (not k.startswith("PTPROF_") or k in keep) and k != "LD_PRELOAD"}
+    keep = {
+        "PTPROF_BIN",
+        "PTPROF_PYTHON",
+        "PTPROF_SOURCE_DIR",
+        "PTPROF_BUILD_DIR",
+        "PTPROF_BRIDGE_CACHE",
+        "PTPROF_TORCH_VERSION",
+    }
+    env = {k: v for k, v in os.environ.items() if (not k.startswith("PTPROF_") or k in keep) and k != "LD_PRELOAD"}
     for k, v in overrides.items():
         if v is None:
             env.pop(k, None)
@@ -108,9 +150,15 @@ def clean_env(**overrides):
 
 def run(cmd, env=None, cwd=None, timeout=DEFAULT_TIMEOUT, input=None):
     """Runs `cmd` (a list), capturing text stdout and stderr."""
-    return subprocess.run(cmd, env=env if env is not None else clean_env(), cwd=cwd,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          timeout=timeout, input=input)
+    return subprocess.run(
+        cmd,
+        env=env if env is not None else clean_env(),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        input=input,
+    )
 
 
 def run_ptprof(args, env=None, cwd=None, timeout=DEFAULT_TIMEOUT):
@@ -127,7 +175,10 @@ def run_python(args, env=None, cwd=None, timeout=DEFAULT_TIMEOUT):
 def describe(proc):
     """A CompletedProcess as text for a failure message."""
     return "exit %s\n--- stdout ---\n%s\n--- stderr ---\n%s" % (
-        proc.returncode, proc.stdout[-4000:], proc.stderr[-4000:])
+        proc.returncode,
+        proc.stdout[-4000:],
+        proc.stderr[-4000:],
+    )
 
 
 def report_json(paths, *extra, env=None, cwd=None):
@@ -135,18 +186,26 @@ def report_json(paths, *extra, env=None, cwd=None):
     AssertionError with the output when the command fails or prints no JSON."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    proc = run_ptprof(["report", "--format", "json"] + [str(p) for p in paths] + list(extra),
-                      env=env, cwd=cwd)
+    proc = run_ptprof(["report", "--format", "json"] + [str(p) for p in paths] + list(extra), env=env, cwd=cwd)
     if proc.returncode != 0:
         raise AssertionError("ptprof report failed: " + describe(proc))
     try:
         return json.loads(proc.stdout)
     except ValueError as e:
-        raise AssertionError("ptprof report printed no valid JSON (%s): %s" % (e, describe(proc)))
+        raise AssertionError("ptprof report printed no valid JSON (%s): %s" % (e, describe(proc))) from e
 
 
-def torch_profile_full(script, out_json, wait=None, warmup=None, active=None, repeat=None,
-                       skip_first=None, env=None, timeout=DEFAULT_TIMEOUT):
+def torch_profile_full(
+    script,
+    out_json,
+    wait=None,
+    warmup=None,
+    active=None,
+    repeat=None,
+    skip_first=None,
+    env=None,
+    timeout=DEFAULT_TIMEOUT,
+):
     """Runs `script` under torch.profiler (torch_profile_wrapper.py) and
     returns everything it wrote: {"rows": [...], "by_name": {name: count},
     "windows": [[row, ...], ...], "steps": N, "schedule": ...} (see the
@@ -154,8 +213,13 @@ def torch_profile_full(script, out_json, wait=None, warmup=None, active=None, re
     repeat/skip_first are given; then, as in torch.profiler.schedule and
     PTPROF_SCHEDULE, active defaults to 1 and the others to 0."""
     cmd = [TORCH_PROFILE_WRAPPER, "--quiet", "--out", out_json]
-    for flag, value in (("--wait", wait), ("--warmup", warmup), ("--active", active),
-                        ("--repeat", repeat), ("--skip-first", skip_first)):
+    for flag, value in (
+        ("--wait", wait),
+        ("--warmup", warmup),
+        ("--active", active),
+        ("--repeat", repeat),
+        ("--skip-first", skip_first),
+    ):
         if value is not None:
             cmd += [flag, value]
     proc = run_python(cmd + ["--", script], env=env, timeout=timeout)
@@ -202,6 +266,26 @@ def have_ptprof():
     return os.path.isfile(PTPROF_BIN) and os.access(PTPROF_BIN, os.X_OK)
 
 
+def declaration_errors(module):
+    """What is wrong with `module`'s REQUIRES, COST_S and TIMEOUT_S (the module
+    docstring says what they may be), one message each; empty when nothing is."""
+    errors = []
+    requires = getattr(module, "REQUIRES", ())
+    if not isinstance(requires, tuple) or not all(isinstance(w, str) for w in requires):
+        errors.append("REQUIRES is %r, not a tuple of words" % (requires,))
+        requires = ()
+    for word in requires:
+        if word not in REQUIREMENTS:
+            errors.append("REQUIRES names %r, not one of %s" % (word, ", ".join(REQUIREMENTS)))
+    if "no_torch" in requires and len(requires) > 1:
+        errors.append("REQUIRES %r: no_torch runs no torch, so it cannot need one" % (requires,))
+    for name in ("COST_S", "TIMEOUT_S"):
+        value = getattr(module, name, None)
+        if value is not None and (type(value) is not int or value <= 0):
+            errors.append("%s is %r, not a whole number of seconds above 0" % (name, value))
+    return errors
+
+
 def main(tests=None):
     """Runs `tests` (default: the test_* functions of __main__, in the order
     they are defined), prints 'N passed, N failed' and exits."""
@@ -211,6 +295,8 @@ def main(tests=None):
         module = sys.modules["__main__"]
         tests = [v for k, v in vars(module).items() if k.startswith("test_") and callable(v)]
         tests.sort(key=lambda f: getattr(getattr(f, "__code__", None), "co_firstlineno", 0))
+        for error in declaration_errors(module):
+            check(False, "%s: %s" % (os.path.basename(getattr(module, "__file__", "?")), error))
     only = os.environ.get("PTPROF_TEST_ONLY")  # run a subset: comma-separated names
     if only:
         names = set(only.split(","))
@@ -247,8 +333,10 @@ def exit_status():
     if not _skips:
         return 0
     if skips_fail():
-        print("CI=%s: a skipped test is a failure here (the test command installs what the suite needs):"
-              % os.environ.get("CI"))
+        print(
+            "CI=%s: a skipped test is a failure here (the test command installs what the suite needs):"
+            % os.environ.get("CI")
+        )
         for s in _skips:
             print("  - " + s)
         return 1

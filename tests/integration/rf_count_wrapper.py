@@ -93,8 +93,18 @@ def main(argv=None):
     sched = schedule_from_args(args)
     lib = load_counter(args.cache_dir or default_cache_dir())
     s = sched or {"skip_first": 0, "wait": 0, "warmup": 0, "active": 1, "repeat": 0}
-    if lib.rf_counter_start(0 if args.no_shapes else 1, 1 if sched else 0, s["skip_first"], s["wait"],
-                            s["warmup"], s["active"], s["repeat"]) != 0:
+    if (
+        lib.rf_counter_start(
+            0 if args.no_shapes else 1,
+            1 if sched else 0,
+            s["skip_first"],
+            s["wait"],
+            s["warmup"],
+            s["active"],
+            s["repeat"],
+        )
+        != 0
+    ):
         sys.exit("rf_counter_start failed")
 
     script = os.path.abspath(args.script)
@@ -124,9 +134,9 @@ def main(argv=None):
     if sched is not None:
         # The counter's schedule is torch.profiler.schedule's.
         from torch.profiler import ProfilerAction, schedule
+
         fn = schedule(**s)
-        expected = [n for n in range(steps + 1)
-                    if fn(n) in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)]
+        expected = [n for n in range(steps + 1) if fn(n) in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)]
         if recorded != expected:
             sys.exit("rf_counter's schedule disagrees with torch.profiler.schedule: %r vs %r" % (recorded, expected))
 

@@ -3,9 +3,9 @@
 // input shapes), with the same rules as ptprof's report, decided by real
 // nesting (each thread's begin/end stack) rather than by timestamps:
 //
-//  * Steps (ptprof's default `optimizer` step rule, agent/src/runtime.cpp
+//  * Steps (ptprof's default `optimizer` step rule, agent/src/runtime/runtime.cpp
 //    Runtime::scope_ended and ThreadState::take_step_end in
-//    agent/src/thread_state.hpp): each thread keeps the USER_SCOPEs open on
+//    agent/src/record/thread_state.hpp): each thread keeps the USER_SCOPEs open on
 //    it, each with the step it began in.
 //    When a USER_SCOPE named "Optimizer.step#<Class>.step" ends, the current
 //    step ends, unless the innermost scope still open on that thread began in
@@ -271,7 +271,7 @@ __attribute__((visibility("default"))) int64_t rf_counter_step() { return g_step
 
 __attribute__((visibility("default"))) int64_t rf_counter_window_of(int64_t step) { return g_schedule.window_of(step); }
 
-// JSON quoting of its own (not analysis/src/report/text_util.hpp's): the counter is
+// JSON quoting of its own (not analysis/src/text/text_util.hpp's): the counter is
 // compiled against torch alone and shares no code with what it checks.
 __attribute__((visibility("default"))) int rf_counter_write_json(const char* path) {
   auto quote = [](std::string& out, const std::string& s) {

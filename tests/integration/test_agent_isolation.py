@@ -14,6 +14,8 @@ import os
 
 import ptproftest as T
 
+REQUIRES = ("no_torch",)
+
 PROGRAMS = os.path.join(T.BUILD_DIR, "bin")
 AGENT = os.path.join(T.BUILD_DIR, "lib", "libptprof_agent.so")
 STUB_CUDA = os.path.join(T.BUILD_DIR, "tests", "stub-cuda")
@@ -24,8 +26,10 @@ def preloaded_and_in_session(cmd, d):
     `ptprof run` writing into `d`: [(how, CompletedProcess, output directory
     or None)]."""
     out = os.path.join(d, "out")
-    return [("preloaded", T.run(cmd, env=T.clean_env(LD_PRELOAD=AGENT)), None),
-            ("ptprof run", T.run_ptprof(["run", "-o", out, "--"] + cmd), out)]
+    return [
+        ("preloaded", T.run(cmd, env=T.clean_env(LD_PRELOAD=AGENT)), None),
+        ("ptprof run", T.run_ptprof(["run", "-o", out, "--"] + cmd), out),
+    ]
 
 
 def need_stub_cuda(program):
@@ -48,10 +52,12 @@ def test_program_that_closes_all_descriptors_keeps_its_files_and_events():
         T.check_eq(proc.returncode, 0, "the program's files hold what it wrote\n" + T.describe(proc))
         T.check("files intact" in proc.stdout, "the program checked its files\n" + T.describe(proc))
         T.check("is gone" not in proc.stderr, "no false 'launcher is gone'\n" + T.describe(proc))
-        T.check("lost" not in proc.stderr and "not recorded" not in proc.stderr,
-                "no event lost\n" + T.describe(proc))
+        T.check("lost" not in proc.stderr and "not recorded" not in proc.stderr, "no event lost\n" + T.describe(proc))
         rows = {r["name"]: r for r in T.report_json(out)["rows"]}
-        calls = lambda name: rows.get(name, {}).get("calls", 0)
+
+        def calls(name):
+            return rows.get(name, {}).get("calls", 0)
+
         T.check_eq(calls("fd-reuse.thread"), 2 * 4 * 100, "every thread's marks\n" + T.describe(proc))
         T.check_eq(calls("fd-reuse.child"), 1, "the forked child's mark")
         T.check_eq(calls("fd-reuse.after"), 1, "the last mark")
@@ -98,8 +104,9 @@ def test_each_cuda_call_reaches_its_callers_copy_of_the_runtime():
     cmd = [os.path.join(PROGRAMS, "cuda_two_copies"), os.path.join(STUB_CUDA, "plugin", "libcudart.so.12")]
     with T.tempdir() as d:
         for how, proc, out in preloaded_and_in_session(cmd, d):
-            T.check_eq((proc.returncode, proc.stdout.strip()), (0, "own 1 plugin 1"),
-                       "%s\n%s" % (how, T.describe(proc)))
+            T.check_eq(
+                (proc.returncode, proc.stdout.strip()), (0, "own 1 plugin 1"), "%s\n%s" % (how, T.describe(proc))
+            )
             if out and proc.returncode == 0:
                 rows = {r["name"]: r["calls"] for r in T.report_json(out)["rows"]}
                 T.check_eq(rows.get("cudaMalloc"), 1, "the program's own cudaMalloc is recorded")
@@ -112,7 +119,7 @@ def test_a_program_without_cuda_finds_none_and_a_runtime_loaded_later_is_used():
     again). Now: nothing is found before, the runtime is reached after, also
     through a reference bound to the agent's export. A weak reference binds
     to the export even without a runtime (error 3 until one is loaded): kept
-    on purpose, docs/architecture.md says why (an IFUNC export would make
+    on purpose, docs/design/gpu.md says why (an IFUNC export would make
     glibc print a "Relink" error for ordinary libraries)."""
     need_stub_cuda("cuda_absent")
     cmd = [os.path.join(PROGRAMS, "cuda_absent"), os.path.join(STUB_CUDA, "runtime", "libcudart.so.13")]

@@ -63,7 +63,7 @@ def write(d, name, text):
 def seen(proc, tag="SEEN "):
     for line in proc.stdout.splitlines():
         if line.startswith(tag):
-            return json.loads(line[len(tag):])
+            return json.loads(line[len(tag) :])
     raise AssertionError("the script printed no %r line\n%s" % (tag, T.describe(proc)))
 
 
@@ -83,8 +83,10 @@ def test_user_sitecustomize_and_pythonpath_kept():
         s = seen(proc)
         T.check_eq(s["user_sitecustomize"], "1", "the user's sitecustomize ran")
         T.check(s["pythonpath"].split(":")[-1] == user_dir, "PYTHONPATH keeps the user's entry: %s" % s["pythonpath"])
-        T.check(user_dir in s["sys_path"] and "/user-sitecustomize-added" in s["sys_path"],
-                "sys.path keeps the user's entry and what their sitecustomize added: %s" % s["sys_path"])
+        T.check(
+            user_dir in s["sys_path"] and "/user-sitecustomize-added" in s["sys_path"],
+            "sys.path keeps the user's entry and what their sitecustomize added: %s" % s["sys_path"],
+        )
         T.check(T.PYTHON_MODULE_DIR in s["sys_path"], "`import ptprof` still works in the program")
         T.check("ptprof._boot" in s["ptprof_modules"], "the bootstrap ran once torch was imported: %s" % s)
         T.check_eq(s.get("forward_hooks"), 0, "no module hooks under the default step rule")
@@ -132,8 +134,11 @@ def test_profiler_flag_follows_the_window():
         proc = run_script(d, script, "--step", "manual", "--schedule", "wait=1,warmup=1,active=2")
         # Step 1 is the warmup: recorded and discarded, as torch.profiler's
         # warmup (which sets the flag too).
-        T.check_eq(seen(proc, "FLAGS "), [False, True, True, True, False],
-                   "torch's profiler flag is on in the warmup and recorded steps (1 to 3) only")
+        T.check_eq(
+            seen(proc, "FLAGS "),
+            [False, True, True, True, False],
+            "torch's profiler flag is on in the warmup and recorded steps (1 to 3) only",
+        )
         proc = run_script(d, script, "--step", "manual")
         T.check_eq(seen(proc, "FLAGS "), [True] * 5, "on throughout without a schedule (one window)")
 

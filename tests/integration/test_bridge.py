@@ -8,17 +8,18 @@ import textwrap
 
 import ptproftest as T
 
+COST_S = 230
+
 BUILDING = "building the torch bridge for torch"
 CANNOT = "cannot build the torch bridge"
 
 
 def lines_with(text, needle):
-    return [l for l in text.splitlines() if needle in l]
+    return [line for line in text.splitlines() if needle in line]
 
 
 def op_rows(out):
-    return {r["name"]: r["calls"] for r in T.report_json(out)["rows"]
-            if not r["name"].startswith("ProfilerStep")}
+    return {r["name"]: r["calls"] for r in T.report_json(out)["rows"] if not r["name"].startswith("ProfilerStep")}
 
 
 def write(path, code):
@@ -42,13 +43,20 @@ def copying_compiler(d, before=""):
     the fixture."""
     path = os.path.join(d, "copying-c++")
     with open(path, "w") as f:
-        f.write("#!/bin/sh\n" + textwrap.dedent(before) + textwrap.dedent("""\
+        f.write(
+            "#!/bin/sh\n"
+            + textwrap.dedent(before)
+            + textwrap.dedent(
+                """\
             while [ $# -gt 0 ]; do
               if [ "$1" = -o ]; then out=$2; fi
               shift
             done
             exec cp %s "$out"
-        """ % fixture_library()))
+        """
+                % fixture_library()
+            )
+        )
     os.chmod(path, 0o755)
     return path
 
@@ -60,15 +68,17 @@ def test_first_run_builds_then_cache_is_used():
         runs = []
         for i in range(2):
             out = os.path.join(d, "out%d" % i)
-            proc = T.run_ptprof(["run", "-o", out, "--schedule", "wait=1,warmup=1,active=3", "--",
-                                 T.PYTHON, script], env=env)
+            proc = T.run_ptprof(
+                ["run", "-o", out, "--schedule", "wait=1,warmup=1,active=3", "--", T.PYTHON, script], env=env
+            )
             T.check_eq(proc.returncode, 0, "run %d\n%s" % (i, T.describe(proc)))
             runs.append((proc, op_rows(out)))
         first, second = runs
         built = lines_with(first[0].stderr, BUILDING)
         T.check_eq(len(built), 1, "the first run says once that it builds:\n" + first[0].stderr)
-        T.check(built and " done in " in built[0] and " s (" in built[0],
-                "the same line says how long it took: %r" % built)
+        T.check(
+            built and " done in " in built[0] and " s (" in built[0], "the same line says how long it took: %r" % built
+        )
         T.check_eq(lines_with(second[0].stderr, BUILDING), [], "the second run builds nothing")
         T.check(first[1].get("aten::addmm", 0) > 0, "operators recorded on the first run: %r" % sorted(first[1]))
         T.check_eq(second[1], first[1], "both runs record the same operators and counts")
@@ -85,15 +95,19 @@ def test_first_run_builds_then_cache_is_used():
         T.check_eq(listing.returncode, 0, "bridge list\n" + T.describe(listing))
         version = os.environ.get("PTPROF_TORCH_VERSION", "")
         mm = ".".join(version.split(".")[:2])
-        T.check(any(l.split()[0].startswith(mm) and " ok " in l for l in listing.stdout.splitlines()[2:]),
-                "bridge list shows this torch (%s), in use:\n%s" % (mm, listing.stdout))
+        T.check(
+            any(line.split()[0].startswith(mm) and " ok " in line for line in listing.stdout.splitlines()[2:]),
+            "bridge list shows this torch (%s), in use:\n%s" % (mm, listing.stdout),
+        )
 
 
 def check_fallback(env, d, needle):
     """A target that imports torch and records ranges, exiting 3: with no
     bridge to be had it still runs, keeps its status, and its ranges are
     recorded; one line says why there are no operators."""
-    script = write(os.path.join(d, "ranges.py"), """
+    script = write(
+        os.path.join(d, "ranges.py"),
+        """
         import sys, subprocess, ptprof, torch
         for _ in range(3):
             with ptprof.range("still_recorded"):
@@ -101,7 +115,8 @@ def check_fallback(env, d, needle):
         # A second process of the same run: the failure is not retried or repeated.
         subprocess.run([sys.executable, "-c", "import torch; torch.ones(1)"], check=True)
         sys.exit(3)
-    """)
+    """,
+    )
     out = os.path.join(d, "out")
     proc = T.run_ptprof(["run", "-o", out, "--", T.PYTHON, script], env=env)
     T.check_eq(proc.returncode, 3, "the target's exit status\n" + T.describe(proc))
@@ -118,8 +133,10 @@ def test_no_compiler_one_line_target_unharmed():
     with T.tempdir() as d:
         env = T.clean_env(PTPROF_BRIDGE_CACHE=os.path.join(d, "cache"), CXX="/nonexistent")
         said = check_fallback(env, d, CANNOT)
-        T.check(said and "CXX=/nonexistent" in said[0] and "ptprof bridge build --libtorch" in said[0],
-                "the line names the compiler and what to run: %r" % said)
+        T.check(
+            said and "CXX=/nonexistent" in said[0] and "ptprof bridge build --libtorch" in said[0],
+            "the line names the compiler and what to run: %r" % said,
+        )
 
 
 def test_no_compiler_on_path():
@@ -135,8 +152,11 @@ def test_on_demand_build_can_be_turned_off():
     with T.tempdir() as d:
         env = T.clean_env(PTPROF_BRIDGE_CACHE=os.path.join(d, "cache"), PTPROF_BRIDGE_BUILD="0")
         said = check_fallback(env, d, "PTPROF_BRIDGE_BUILD=0")
-        T.check(not os.path.exists(os.path.join(d, "cache")) or not any(
-            n.startswith("torch-") for n in os.listdir(os.path.join(d, "cache"))), "nothing was built")
+        T.check(
+            not os.path.exists(os.path.join(d, "cache"))
+            or not any(n.startswith("torch-") for n in os.listdir(os.path.join(d, "cache"))),
+            "nothing was built",
+        )
         T.check(said and "ptprof bridge build" in said[0], "the line says how to build one: %r" % said)
 
 
@@ -177,7 +197,9 @@ def test_other_python_threads_run_during_the_build():
     with T.tempdir() as d:
         started = os.path.join(d, "compiler-started")
         answered = os.path.join(d, "thread-answered")
-        compiler = copying_compiler(d, """\
+        compiler = copying_compiler(
+            d,
+            """\
             : > %s
             i=0
             while [ ! -e %s ]; do
@@ -185,8 +207,12 @@ def test_other_python_threads_run_during_the_build():
               if [ $i -gt 600 ]; then echo "error: no Python thread of the target ran during the build" >&2; exit 1; fi
               sleep 0.05
             done
-        """ % (started, answered))
-        script = write(os.path.join(d, "threads.py"), """
+        """
+            % (started, answered),
+        )
+        script = write(
+            os.path.join(d, "threads.py"),
+            """
             import os, threading, time
             def answer():
                 while not os.path.exists(%r):
@@ -196,13 +222,18 @@ def test_other_python_threads_run_during_the_build():
             import torch
             for _ in range(3):
                 torch.ones(4).add_(1)
-        """ % (started, answered))
+        """
+            % (started, answered),
+        )
         env = T.clean_env(PTPROF_BRIDGE_CACHE=os.path.join(d, "cache"), CXX=compiler)
         out = os.path.join(d, "out")
         proc = T.run_ptprof(["run", "-o", out, "--", T.PYTHON, script], env=env)
         T.check_eq(proc.returncode, 0, "run\n" + T.describe(proc))
-        T.check_eq(lines_with(proc.stderr, CANNOT) + lines_with(proc.stderr, "failed:"), [],
-                   "the build succeeded:\n" + proc.stderr)
+        T.check_eq(
+            lines_with(proc.stderr, CANNOT) + lines_with(proc.stderr, "failed:"),
+            [],
+            "the build succeeded:\n" + proc.stderr,
+        )
         T.check_eq(op_rows(out).get("aten::add_"), 3, "operators recorded with the bridge built meanwhile")
 
 
@@ -213,16 +244,23 @@ def test_two_processes_build_once():
     with T.tempdir() as d:
         compiler = copying_compiler(d, "sleep 3\n")
         env = T.clean_env(PTPROF_BRIDGE_CACHE=os.path.join(d, "cache"), CXX=compiler)
-        child = write(os.path.join(d, "child.py"), """
+        child = write(
+            os.path.join(d, "child.py"),
+            """
             import torch
             for _ in range(5):
                 torch.ones(3).add_(1)
-        """)
-        parent = write(os.path.join(d, "parent.py"), """
+        """,
+        )
+        parent = write(
+            os.path.join(d, "parent.py"),
+            """
             import subprocess, sys
             procs = [subprocess.Popen([sys.executable, %r]) for _ in range(2)]
             sys.exit(max(p.wait() for p in procs))
-        """ % child)
+        """
+            % child,
+        )
         out = os.path.join(d, "out")
         proc = T.run_ptprof(["run", "-o", out, "--", T.PYTHON, parent], env=env)
         T.check_eq(proc.returncode, 0, "run\n" + T.describe(proc))
@@ -239,8 +277,10 @@ def test_bridge_build_command():
         first = T.run_ptprof(["bridge", "build", "--python", T.PYTHON], env=env)
         T.check_eq(first.returncode, 0, "bridge build\n" + T.describe(first))
         path = first.stdout.strip()
-        T.check(os.path.isfile(path) and path.startswith(os.path.join(d, "cache")),
-                "prints the bridge's path, in the cache: %r" % path)
+        T.check(
+            os.path.isfile(path) and path.startswith(os.path.join(d, "cache")),
+            "prints the bridge's path, in the cache: %r" % path,
+        )
         T.check_eq(len(lines_with(first.stderr, BUILDING)), 1, "says it builds:\n" + first.stderr)
         again = T.run_ptprof(["bridge", "build", "--python", T.PYTHON], env=env)
         T.check_eq(again.returncode, 0, "bridge build again\n" + T.describe(again))

@@ -17,6 +17,8 @@ import textwrap
 import ptproftest as T
 from test_bridge import copying_compiler
 
+COST_S = 160
+
 ATTACKER = 12345
 REFUSED = "refusing the torch bridge"
 BROKEN = "is broken"
@@ -24,7 +26,7 @@ OFF = "operator events are off"
 
 
 def lines_with(text, needle):
-    return [l for l in text.splitlines() if needle in l]
+    return [line for line in text.splitlines() if needle in line]
 
 
 def fixture_bridge():
@@ -39,7 +41,7 @@ def fixture_bridge():
 def info_of(entry):
     try:
         with open(os.path.join(entry, "bridge.info")) as f:
-            return dict(l.rstrip("\n").split(" = ", 1) for l in f if " = " in l)
+            return dict(line.rstrip("\n").split(" = ", 1) for line in f if " = " in line)
     except OSError:
         return {}
 
@@ -79,8 +81,10 @@ def evil_library(d, marker):
     wants run as the profiling user."""
     src = os.path.join(d, "evil.c")
     with open(src, "w") as f:
-        f.write('#include <stdio.h>\n__attribute__((constructor)) static void run(void) {\n'
-                '  FILE* f = fopen("%s", "w"); if (f) { fputs("pwned", f); fclose(f); } }\n' % marker)
+        f.write(
+            "#include <stdio.h>\n__attribute__((constructor)) static void run(void) {\n"
+            '  FILE* f = fopen("%s", "w"); if (f) { fputs("pwned", f); fclose(f); } }\n' % marker
+        )
     lib = os.path.join(d, "evil.so")
     subprocess.run(["cc", "-shared", "-fPIC", "-o", lib, src], check=True)
     os.chmod(lib, 0o755)
@@ -142,8 +146,10 @@ def test_cache_writable_by_another_user_is_not_loaded():
         for root, why in ((shared, "writable by"), (theirs, "owned by uid %d" % ATTACKER)):
             env = T.clean_env(PTPROF_BRIDGE_CACHE=root, PTPROF_BRIDGE_BUILD="0")
             proc, _ = run_torch(d, env)
-            T.check(not os.path.exists(marker), "%s: the other user's library ran in the target\n%s"
-                    % (root, T.describe(proc)))
+            T.check(
+                not os.path.exists(marker),
+                "%s: the other user's library ran in the target\n%s" % (root, T.describe(proc)),
+            )
             T.check_eq(proc.returncode, 0, "%s: the target is unharmed\n%s" % (root, T.describe(proc)))
             said = lines_with(proc.stderr, REFUSED)
             T.check_eq(len(said), 1, "%s: one line says why:\n%s" % (root, proc.stderr))
@@ -168,13 +174,16 @@ def test_group_writable_bridge_is_not_loaded():
             proc, out = run_torch(d, env)
             T.check_eq(proc.returncode, 0, "%s: the target runs\n%s" % (level, T.describe(proc)))
             said = lines_with(proc.stderr, REFUSED)
-            T.check(len(said) == 1 and target in said[0] and "writable by" in said[0],
-                    "%s: one line names %s and why:\n%s" % (level, target, proc.stderr))
+            T.check(
+                len(said) == 1 and target in said[0] and "writable by" in said[0],
+                "%s: one line names %s and why:\n%s" % (level, target, proc.stderr),
+            )
             T.check_eq(add_calls(out), None, "%s: no operators from a refused bridge" % level)
 
 
 def broken_cases(src, foreign_src):
     """(name, how to damage an entry copied from src)."""
+
     def truncate(entry):
         lib = os.path.join(entry, "libptprof_torch.so")
         with open(lib, "r+b") as f:
@@ -201,7 +210,11 @@ def other_torch_entry(key):
     sources = info_of(os.path.join(root, key)).get("bridge_sources")
     for name in sorted(os.listdir(root)) if os.path.isdir(root) else []:
         entry = os.path.join(root, name)
-        if name.startswith("torch-") and name.rsplit("-", 1)[0] != mine and info_of(entry).get("bridge_sources") == sources:
+        if (
+            name.startswith("torch-")
+            and name.rsplit("-", 1)[0] != mine
+            and info_of(entry).get("bridge_sources") == sources
+        ):
             return entry
     return None
 
@@ -225,9 +238,10 @@ def test_damaged_or_foreign_bridge_is_not_loaded():
             said = lines_with(proc.stderr, BROKEN)
             T.check(len(said) == 1 and entry in said[0], "%s: one line names the entry:\n%s" % (name, proc.stderr))
             listing = T.run_ptprof(["bridge", "list"], env=env)
-            rows = [l for l in listing.stdout.splitlines() if " cached " in l]
-            T.check(len(rows) == 1 and " broken " in rows[0], "%s: bridge list says broken:\n%s"
-                    % (name, listing.stdout))
+            rows = [line for line in listing.stdout.splitlines() if " cached " in line]
+            T.check(
+                len(rows) == 1 and " broken " in rows[0], "%s: bridge list says broken:\n%s" % (name, listing.stdout)
+            )
             T.check(" ok " not in listing.stdout, "%s: and not ok:\n%s" % (name, listing.stdout))
         # Building allowed: the damaged entry is replaced and used.
         cache = os.path.join(d, "cache-rebuilt")
@@ -255,8 +269,9 @@ def test_builder_follows_no_planted_link():
             victims[suffix] = victim
         as_attacker(lambda: [os.symlink(v, os.path.join(shared, ".%s.%s" % (key, s))) for s, v in victims.items()])
         env = T.clean_env(PTPROF_BRIDGE_CACHE=shared)
-        proc = T.run_ptprof(["bridge", "build", "--libtorch", libtorch_of(src), "--for-run", "r1", "--no-build"],
-                            env=env)
+        proc = T.run_ptprof(
+            ["bridge", "build", "--libtorch", libtorch_of(src), "--for-run", "r1", "--no-build"], env=env
+        )
         for s, v in victims.items():
             with open(v) as f:
                 T.check_eq(f.read(), "root's file\n", "the file the planted .%s link names is untouched" % s)
@@ -295,8 +310,9 @@ def test_lock_wait_is_said_and_bounded():
             holder.close()
         T.check(proc.returncode != 0, "gave up\n" + T.describe(proc))
         T.check_eq(len(lines_with(proc.stderr, "waiting for")), 1, "says it waits:\n" + proc.stderr)
-        T.check(len(lines_with(proc.stderr, "PTPROF_BRIDGE_BUILD_TIMEOUT")) == 1, "says why it gave up:\n"
-                + proc.stderr)
+        T.check(
+            len(lines_with(proc.stderr, "PTPROF_BRIDGE_BUILD_TIMEOUT")) == 1, "says why it gave up:\n" + proc.stderr
+        )
 
 
 def test_build_time_limit():
@@ -323,22 +339,38 @@ def test_child_forked_during_build_gets_the_bridge():
     builds the bridge loads it at its next library load, once built."""
     with T.tempdir() as d:
         helper = os.path.join(d, "fork_during_build.so")
-        subprocess.run(["cc", "-shared", "-fPIC", "-pthread", "-o", helper,
-                        os.path.join(os.path.dirname(os.path.abspath(__file__)), "fork_during_build.c")], check=True)
-        code = textwrap.dedent("""
+        subprocess.run(
+            [
+                "cc",
+                "-shared",
+                "-fPIC",
+                "-pthread",
+                "-o",
+                helper,
+                os.path.join(os.path.dirname(os.path.abspath(__file__)), "fork_during_build.c"),
+            ],
+            check=True,
+        )
+        code = textwrap.dedent(
+            """
             import ctypes, sys
             lib = ctypes.CDLL(%r)
             assert lib.start(%r.encode()) == 0
             import torch
             sys.exit(10 + lib.result())
-        """ % (helper, os.path.join(d, "cache")))
+        """
+            % (helper, os.path.join(d, "cache"))
+        )
         # The build takes 3 s (a stand-in compiler): the fork comes inside it.
         env = T.clean_env(PTPROF_BRIDGE_CACHE=os.path.join(d, "cache"), CXX=copying_compiler(d, "sleep 3\n"))
         proc, _ = run_torch(d, env, code=code)
-        T.check("building the torch bridge" in proc.stderr,
-                "the parent built the bridge (the fork came during the build):\n" + proc.stderr)
-        T.check_eq(proc.returncode, 10, "the child had the bridge loaded (10: yes, 11: no, 9: no child)\n"
-                   + T.describe(proc))
+        T.check(
+            "building the torch bridge" in proc.stderr,
+            "the parent built the bridge (the fork came during the build):\n" + proc.stderr,
+        )
+        T.check_eq(
+            proc.returncode, 10, "the child had the bridge loaded (10: yes, 11: no, 9: no child)\n" + T.describe(proc)
+        )
 
 
 def test_bridge_failing_without_a_reason_still_says_what_happened():
@@ -347,17 +379,20 @@ def test_bridge_failing_without_a_reason_still_says_what_happened():
     with T.tempdir() as d:
         src = os.path.join(d, "silent.c")
         with open(src, "w") as f:
-            f.write("#include <stdint.h>\n"
-                    "int ptprof_torch_bridge_init(void (**set)(int), char* why, uint32_t len) {\n"
-                    "  (void)set; (void)why; (void)len; return 1; }\n")
+            f.write(
+                "#include <stdint.h>\n"
+                "int ptprof_torch_bridge_init(void (**set)(int), char* why, uint32_t len) {\n"
+                "  (void)set; (void)why; (void)len; return 1; }\n"
+            )
         lib = os.path.join(d, "silent.so")
         subprocess.run(["cc", "-shared", "-fPIC", "-o", lib, src], check=True)
         env = T.clean_env(PTPROF_TORCH_BRIDGE=lib, PTPROF_BRIDGE_BUILD="0")
         proc, out = run_torch(d, env)
         T.check_eq(proc.returncode, 0, "the target runs\n" + T.describe(proc))
-        warnings = [l for l in proc.stderr.splitlines() if "warning" in l]
-        T.check(all(l.split("warning:", 1)[-1].strip() for l in warnings),
-                "no empty warning line:\n" + proc.stderr)
+        warnings = [line for line in proc.stderr.splitlines() if "warning" in line]
+        T.check(
+            all(line.split("warning:", 1)[-1].strip() for line in warnings), "no empty warning line:\n" + proc.stderr
+        )
         said = lines_with(proc.stderr, "failed to initialise")
         T.check(len(said) == 1 and OFF in said[0], "one line says the bridge failed and what it costs:\n" + proc.stderr)
         T.check_eq(add_calls(out), None, "no operators from a failed bridge")

@@ -245,16 +245,21 @@ def test_dataloader_workers_record_in_the_parents_window():
         worker_cumsum = 0
         for w in ("worker0", "worker1"):
             pid = roles[w]
-            T.check_eq(sorted(files.get(pid, {})), [0],
-                       "%s's files are of window 0, and only of it: %s" % (w, sorted(os.listdir(out))))
+            T.check_eq(
+                sorted(files.get(pid, {})),
+                [0],
+                "%s's files are of window 0, and only of it: %s" % (w, sorted(os.listdir(out))),
+            )
             worker_cumsum_w = 0
             for path in files.get(pid, {}).values():
                 worker_cumsum_w += calls(path, "aten::cumsum")
                 T.check_eq(calls(path, "aten::mm"), 0, "%s ran no aten::mm" % w)
             # Its batch of steps 3 or 4 (2 items), at most every item asked
             # for by the window's end.
-            T.check(2 <= worker_cumsum_w <= 4 * STEPS,
-                    "%s's aten::cumsum inside the window: %d\n%s" % (w, worker_cumsum_w, T.describe(proc)))
+            T.check(
+                2 <= worker_cumsum_w <= 4 * STEPS,
+                "%s's aten::cumsum inside the window: %d\n%s" % (w, worker_cumsum_w, T.describe(proc)),
+            )
             worker_cumsum += worker_cumsum_w
         T.check(worker_cumsum >= 4, "the workers' aten::cumsum inside the window: %d" % worker_cumsum)
         main_files = files.get(roles["main"], {})
@@ -262,11 +267,16 @@ def test_dataloader_workers_record_in_the_parents_window():
         # ptprof's own labels, in the report and the run summary.
         labels = {p["pid"]: p["role"] for p in rep.get("processes", [])}
         T.check_eq(labels.get(roles["main"]), "main", "the main process's role in the report: %s" % labels)
-        T.check_eq(sorted(labels.get(roles[w]) for w in ("worker0", "worker1")),
-                   ["DataLoader worker 0", "DataLoader worker 1"], "the workers' roles in the report: %s" % labels)
+        T.check_eq(
+            sorted(labels.get(roles[w]) for w in ("worker0", "worker1")),
+            ["DataLoader worker 0", "DataLoader worker 1"],
+            "the workers' roles in the report: %s" % labels,
+        )
         for w, n in (("worker0", 0), ("worker1", 1)):
-            T.check("DataLoader worker %d (pid %d)" % (n, roles[w]) in proc.stderr,
-                    "the run summary labels %s:\n%s" % (w, T.describe(proc)))
+            T.check(
+                "DataLoader worker %d (pid %d)" % (n, roles[w]) in proc.stderr,
+                "the run summary labels %s:\n%s" % (w, T.describe(proc)),
+            )
         for path in main_files.values():
             T.check_eq(calls(path, "aten::cumsum"), 0, "the dataset's ops are the workers'")
 
@@ -279,8 +289,9 @@ def test_dataloader_workers_without_a_schedule_invent_no_steps():
         T.check_eq({s["pid"] for s in rep["steps"]}, {roles["main"]}, "steps from the main process only")
         files = files_by_pid(out)
         for w in ("worker0", "worker1"):
-            T.check(sum(calls(p, "aten::cumsum") for p in files.get(roles[w], {}).values()) > 0,
-                    "%s recorded its ops" % w)
+            T.check(
+                sum(calls(p, "aten::cumsum") for p in files.get(roles[w], {}).values()) > 0, "%s recorded its ops" % w
+            )
 
 
 def test_spawned_dataloader_workers_are_labelled_workers():
@@ -290,8 +301,10 @@ def test_spawned_dataloader_workers_are_labelled_workers():
         labels = {p["pid"]: p["role"] for p in T.report_json(out).get("processes", [])}
         for w, n in (("worker0", 0), ("worker1", 1)):
             T.check_eq(labels.get(roles[w]), "DataLoader worker %d" % n, "%s in the report: %s" % (w, labels))
-            T.check("DataLoader worker %d (pid %d)" % (n, roles[w]) in proc.stderr,
-                    "the run summary labels %s:\n%s" % (w, T.describe(proc)))
+            T.check(
+                "DataLoader worker %d (pid %d)" % (n, roles[w]) in proc.stderr,
+                "the run summary labels %s:\n%s" % (w, T.describe(proc)),
+            )
 
 
 def test_spawned_child_follows_the_parents_window():
@@ -303,11 +316,17 @@ def test_spawned_child_follows_the_parents_window():
         T.check_eq([s["step"] for s in rep["steps"]], [2, 3, 4], "the main process's steps only")
         inside = files.get(roles["inside"], {})
         T.check_eq(sorted(inside), [0], "the child joined in step 3 recorded in window 0\n" + T.describe(proc))
-        T.check_eq(sum(calls(p, "aten::flip") for p in inside.values()), SPAWN_FLIPS,
-                   "every aten::flip of the child inside the window")
+        T.check_eq(
+            sum(calls(p, "aten::flip") for p in inside.values()),
+            SPAWN_FLIPS,
+            "every aten::flip of the child inside the window",
+        )
         outside = files.get(roles["outside"], {})
-        T.check_eq(sum(calls(p, "aten::tril") for p in outside.values()), 0,
-                   "nothing of the child joined in step 0, before any window")
+        T.check_eq(
+            sum(calls(p, "aten::tril") for p in outside.values()),
+            0,
+            "nothing of the child joined in step 0, before any window",
+        )
 
 
 def test_a_killed_parent_ends_its_followers_window():
@@ -317,12 +336,15 @@ def test_a_killed_parent_ends_its_followers_window():
     with T.tempdir() as d:
         out = os.path.join(d, "out")
         roles_file = os.path.join(d, "roles.txt")
-        proc = T.run_ptprof(["run", "-o", out, "--schedule", SCHEDULE, "--", T.PYTHON,
-                             write(d, "killed.py", KILLED_PARENT), roles_file])
+        proc = T.run_ptprof(
+            ["run", "-o", out, "--schedule", SCHEDULE, "--", T.PYTHON, write(d, "killed.py", KILLED_PARENT), roles_file]
+        )
         T.check_eq(proc.returncode, 128 + 9, "ptprof run passes on the SIGKILL\n" + T.describe(proc))
         roles = T.read_roles(roles_file)
-        T.check("closed" in roles, "the child's window ended after its parent was killed: %s\n%s"
-                % (sorted(roles), T.describe(proc)))
+        T.check(
+            "closed" in roles,
+            "the child's window ended after its parent was killed: %s\n%s" % (sorted(roles), T.describe(proc)),
+        )
         child = files_by_pid(out).get(roles.get("child"), {})
         T.check_eq(sorted(child), [0], "the child's files: window 0's\n" + T.describe(proc))
         T.check_eq(sum(calls(p, "aten::flip") for p in child.values()), 7, "the child's ops inside the window")

@@ -37,12 +37,24 @@ def test_the_dataset_has_torchs_facts_of_each_call():
         T.check_eq(proc.returncode, 0, T.describe(proc))
         data = D.export_and_read(out, os.path.join(d, "ds"), "collectives")
         rows = data.get("collectives", {}).get("rows", [])
-        keys = ("name", "nested", "process_group", "process_group_desc", "seq", "collective", "in_elements",
-                "out_elements", "dtype", "group_size")
+        keys = (
+            "name",
+            "nested",
+            "process_group",
+            "process_group_desc",
+            "seq",
+            "collective",
+            "in_elements",
+            "out_elements",
+            "dtype",
+            "group_size",
+        )
         got = [tuple(r[k] for k in keys) for r in sorted(rows, key=lambda r: r["start_ns"])]
         if TORCH2:
-            want = [("record_param_comms", False, "0", "default_pg", seq, "allreduce", 16, 16, "Float", 2)
-                    for seq in (5, 6, 7)]
+            want = [
+                ("record_param_comms", False, "0", "default_pg", seq, "allreduce", 16, 16, "Float", 2)
+                for seq in (5, 6, 7)
+            ]
         else:  # 1.13's ParamCommsDebugInfo: no process group, sequence number or group size
             want = [("record_param_comms", False, None, None, None, "allreduce", 16, 16, "Float", None)] * 3
         T.check_eq(got, want, "the collectives table: %s" % (keys,))
@@ -64,26 +76,45 @@ def check_chrome_args(d, out, lib):
     T.check_eq(proc.returncode, 0, T.describe(proc))
     mine = comms_args(ours)
     T.check_eq(len(mine), 3, "three record_param_comms in the export")
-    T.check(all(a.get("Collective name") == "allreduce" and a.get("In msg nelems") == 16 and a.get("dtype") == "Float"
-                for a in mine), "the calls' facts in the export's args: %r" % mine)
+    T.check(
+        all(
+            a.get("Collective name") == "allreduce" and a.get("In msg nelems") == 16 and a.get("dtype") == "Float"
+            for a in mine
+        ),
+        "the calls' facts in the export's args: %r" % mine,
+    )
     if not TORCH2:
         return
     ref = os.path.join(d, "torch.json")
     proc = T.run_python([SCRIPT, "torch", lib, ref], env=T.clean_env())
     T.check_eq(proc.returncode, 0, T.describe(proc))
     theirs = comms_args(ref)
-    keys = ("Collective name", "dtype", "In msg nelems", "Out msg nelems", "Group size", "Process Group Name",
-            "Process Group Description", "Rank", "Seq")
-    T.check_eq([{k: a.get(k) for k in keys} for a in mine], [{k: a.get(k) for k in keys} for a in theirs],
-               "the export's collective args against torch.profiler's")
+    keys = (
+        "Collective name",
+        "dtype",
+        "In msg nelems",
+        "Out msg nelems",
+        "Group size",
+        "Process Group Name",
+        "Process Group Description",
+        "Rank",
+        "Seq",
+    )
+    T.check_eq(
+        [{k: a.get(k) for k in keys} for a in mine],
+        [{k: a.get(k) for k in keys} for a in theirs],
+        "the export's collective args against torch.profiler's",
+    )
 
 
 def test_ranks_are_matched_by_sequence_number_where_torch_gives_one():
     lib = library_dir()
     with T.tempdir() as d:
         out = os.path.join(d, "traces")
-        proc = T.run_ptprof(["run", "-o", out, "--step", "iteration", "--", T.PYTHON, LAUNCH, "2", SCRIPT, "steps",
-                             lib], env=T.clean_env())
+        proc = T.run_ptprof(
+            ["run", "-o", out, "--step", "iteration", "--", T.PYTHON, LAUNCH, "2", SCRIPT, "steps", lib],
+            env=T.clean_env(),
+        )
         T.check_eq(proc.returncode, 0, T.describe(proc))
         rep = T.report_json(out)
         rows = rep["collective_arrivals"]
@@ -95,11 +126,17 @@ def test_ranks_are_matched_by_sequence_number_where_torch_gives_one():
         for step, of_step in sorted(by_step.items()):
             # Step N (--step numbers from 0) holds the calls 2N and 2N+1, rank 1 making them in the other order.
             if TORCH2:
-                T.check_eq([(r["process_group"], r["seq"]) for r in of_step], [("0", 2 * step), ("0", 2 * step + 1)],
-                           "step %d: matched by process group and sequence number" % step)
+                T.check_eq(
+                    [(r["process_group"], r["seq"]) for r in of_step],
+                    [("0", 2 * step), ("0", 2 * step + 1)],
+                    "step %d: matched by process group and sequence number" % step,
+                )
             else:
-                T.check_eq([(r["process_group"], r["seq"]) for r in of_step], [(None, None), (None, None)],
-                           "step %d: torch 1.13 numbers nothing: matched by order" % step)
+                T.check_eq(
+                    [(r["process_group"], r["seq"]) for r in of_step],
+                    [(None, None), (None, None)],
+                    "step %d: torch 1.13 numbers nothing: matched by order" % step,
+                )
         text = T.run_ptprof(["report", out])
         T.check(("0:3" in text.stdout) == TORCH2, "the text report's Group:seq column\n" + text.stdout[-3000:])
         if D.analysis_python() is None:
@@ -107,8 +144,9 @@ def test_ranks_are_matched_by_sequence_number_where_torch_gives_one():
         ds = os.path.join(d, "ds")
         data = D.export_and_read(out, ds, "collectives")
         # What rank 1 recorded: its calls in the order it made them.
-        calls = sorted((r for r in data.get("collectives", {}).get("rows", []) if r["rank"] == 1),
-                       key=lambda r: r["start_ns"])
+        calls = sorted(
+            (r for r in data.get("collectives", {}).get("rows", []) if r["rank"] == 1), key=lambda r: r["start_ns"]
+        )
         if TORCH2:
             T.check_eq([c["seq"] for c in calls], [1, 0, 3, 2, 5, 4], "rank 1's calls, as torch numbered them")
         q = D.query_report(ds)

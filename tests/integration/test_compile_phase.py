@@ -24,7 +24,7 @@ torch's compile-time scopes are opened only while a profiler state sits in
 the thread's PROFILER_STATE slot (_RecordFunctionFast checks it in C++):
 until the torch bridge installs its state in every window (#25 item 1), the
 run profiles memory, whose reporter is such a state. torch 2.x only
-(PTPROF_TORCH2_TESTS)."""
+(REQUIRES)."""
 
 import os
 import re
@@ -32,6 +32,8 @@ import statistics
 import textwrap
 
 import ptproftest as T
+
+REQUIRES = ("torch2",)
 
 SCRIPT = """
 import torch, torch.nn as nn
@@ -67,11 +69,15 @@ def record(d, *flags):
     script = os.path.join(d, "compiled_mlp.py")
     with open(script, "w") as f:
         f.write(textwrap.dedent(SCRIPT))
-    env = T.clean_env(TORCHINDUCTOR_CACHE_DIR=os.path.join(d, "inductor-cache"), TORCHINDUCTOR_COMPILE_THREADS=1,
-                      PTPROF_PROFILE_MEMORY=1)
+    env = T.clean_env(
+        TORCHINDUCTOR_CACHE_DIR=os.path.join(d, "inductor-cache"),
+        TORCHINDUCTOR_COMPILE_THREADS=1,
+        PTPROF_PROFILE_MEMORY=1,
+    )
     out = os.path.join(d, "out")
-    proc = T.run_ptprof(["run", "-o", out] + list(flags) + ["--", T.PYTHON, script], env=env,
-                        timeout=1200)  # a cold compile
+    proc = T.run_ptprof(
+        ["run", "-o", out] + list(flags) + ["--", T.PYTHON, script], env=env, timeout=1200
+    )  # a cold compile
     T.check_eq(proc.returncode, 0, "ptprof run\n" + T.describe(proc))
     return out, proc
 
@@ -94,8 +100,10 @@ def test_compile_phase_of_a_compiled_mlp():
 
         # Structure: the phase is the section's time, the kinds sum to it.
         T.check(close(comp["total_us"], sum(comp[k] for k in KINDS)), "the kinds sum to the total: %r" % comp)
-        T.check(close(comp["total_us"], sum(s["compile_us"] for s in comp["steps"]) + comp["outside_steps_us"],
-                      0.05), "the total is the steps' plus the outside's: %r" % comp)
+        T.check(
+            close(comp["total_us"], sum(s["compile_us"] for s in comp["steps"]) + comp["outside_steps_us"], 0.05),
+            "the total is the steps' plus the outside's: %r" % comp,
+        )
         for n, s in steps.items():
             T.check(close(s["compile_us"], phases[n]["compile_us"]), "step %d: phase and section agree" % n)
             T.check(close(s["compile_us"], sum(s[k] for k in KINDS)), "step %d: kinds sum to the phase: %r" % (n, s))
@@ -109,12 +117,16 @@ def test_compile_phase_of_a_compiled_mlp():
         warm = statistics.median(walls[n] for n in (1, 2, 4, 5))
         excess0 = walls[0] - warm
         excess = excess0 + walls[3] - warm
-        T.check(abs(steps[0]["compile_us"] - excess0) <= 0.1 * excess0,
-                "step 0's compile time %.0f us within 10%% of its excess over a warm step %.0f us (warm %.0f us)"
-                % (steps[0]["compile_us"], excess0, warm))
-        T.check(abs(comp["total_us"] - excess) <= 0.1 * excess,
-                "the compile phase's total %.0f us within 10%% of the compiling steps' excess %.0f us"
-                % (comp["total_us"], excess))
+        T.check(
+            abs(steps[0]["compile_us"] - excess0) <= 0.1 * excess0,
+            "step 0's compile time %.0f us within 10%% of its excess over a warm step %.0f us (warm %.0f us)"
+            % (steps[0]["compile_us"], excess0, warm),
+        )
+        T.check(
+            abs(comp["total_us"] - excess) <= 0.1 * excess,
+            "the compile phase's total %.0f us within 10%% of the compiling steps' excess %.0f us"
+            % (comp["total_us"], excess),
+        )
 
         # Recompiles and graph breaks, per step, with torch's reason.
         T.check_eq(comp["recompiles"], 1, "one recompile: %r" % comp["events"])
@@ -122,8 +134,10 @@ def test_compile_phase_of_a_compiled_mlp():
         recompile = [e for e in comp["events"] if e["kind"] == "recompile"]
         T.check(len(recompile) == 1 and recompile[0]["step"] == 3, "the recompile in step 3: %r" % recompile)
         reason = recompile[0]["reason"] if recompile else ""
-        T.check("size mismatch" in reason and "expected 8, actual 16" in reason,
-                "the reason names the changed size: %r" % reason)
+        T.check(
+            "size mismatch" in reason and "expected 8, actual 16" in reason,
+            "the reason names the changed size: %r" % reason,
+        )
         T.check_eq(comp["graph_breaks"], 1, "one graph break: %r" % comp["events"])
         T.check_eq([s["graph_breaks"] for _, s in sorted(steps.items())], [1, 0, 0, 0, 0, 0], "the graph break's step")
         breaks = [e for e in comp["events"] if e["kind"] == "graph_break"]
@@ -134,17 +148,23 @@ def test_compile_phase_of_a_compiled_mlp():
         T.check(line, "the run's summary line on torch.compile:\n" + run.stderr[-3000:])
         if line:
             said_us = float(line.group(1)) * (1e6 if line.group(2) == "s" else 1e3)
-            T.check(abs(said_us - comp["total_us"]) <= 0.01 * comp["total_us"] + 10000,
-                    "the summary's compile time %s %s, the report's %.0f us" % (line.group(1), line.group(2),
-                                                                                  comp["total_us"]))
+            T.check(
+                abs(said_us - comp["total_us"]) <= 0.01 * comp["total_us"] + 10000,
+                "the summary's compile time %s %s, the report's %.0f us"
+                % (line.group(1), line.group(2), comp["total_us"]),
+            )
 
         # The notes are no rows; the text report and the page show the section.
-        T.check(not [r["name"] for r in report["rows"] if r["name"].startswith("torch.compile: ")],
-                "no operator rows for the bootstrap's notes")
+        T.check(
+            not [r["name"] for r in report["rows"] if r["name"].startswith("torch.compile: ")],
+            "no operator rows for the bootstrap's notes",
+        )
         text = T.run_ptprof(["report", out])
         T.check_eq(text.returncode, 0, "ptprof report\n" + T.describe(text))
-        T.check("torch.compile (the compile phase" in text.stdout and "expected 8, actual 16" in text.stdout,
-                "the text report's compile section:\n" + text.stdout[-3000:])
+        T.check(
+            "torch.compile (the compile phase" in text.stdout and "expected 8, actual 16" in text.stdout,
+            "the text report's compile section:\n" + text.stdout[-3000:],
+        )
         page = os.path.join(d, "report.html")
         html = T.run_ptprof(["report", out, "--html", page])
         T.check_eq(html.returncode, 0, "ptprof report --html\n" + T.describe(html))
@@ -170,10 +190,14 @@ def test_only_the_windows_compiles():
         comp = report.get("compile", {})
         T.check_eq((comp.get("recompiles"), comp.get("graph_breaks")), (1, 0), "step 3's recompile only: %r" % comp)
         steps = comp.get("steps", [])
-        T.check(len(steps) == 1 and steps[0]["step"] == 3 and steps[0]["recompiles"] == 1 and
-                steps[0]["compile_us"] > 0, "step 3 compiles: %r" % steps)
-        T.check(steps and close(comp["total_us"], steps[0]["compile_us"] + comp["outside_steps_us"]),
-                "all the compile time recorded is step 3's: %r" % comp)
+        T.check(
+            len(steps) == 1 and steps[0]["step"] == 3 and steps[0]["recompiles"] == 1 and steps[0]["compile_us"] > 0,
+            "step 3 compiles: %r" % steps,
+        )
+        T.check(
+            steps and close(comp["total_us"], steps[0]["compile_us"] + comp["outside_steps_us"]),
+            "all the compile time recorded is step 3's: %r" % comp,
+        )
         reasons = [e["reason"] for e in comp.get("events", [])]
         T.check(len(reasons) == 1 and "expected 8, actual 16" in reasons[0], "the reason: %r" % reasons)
 

@@ -13,6 +13,8 @@ import re
 
 import ptproftest as T
 
+REQUIRES = ("torch2",)
+
 POOL = """
 import operator
 from torch._inductor.async_compile import AsyncCompile
@@ -35,8 +37,10 @@ def test_compile_pool_processes_are_compile_workers():
             return
         roles = re.findall(r"(main|compile worker|DataLoader worker \d+|rank \d+|child) \(pid \d+\)", m.group(1))
         T.check_eq(roles[:1], ["main"], "the main process first: " + m.group(1))
-        T.check(len(roles) >= 2 and set(roles[1:]) == {"compile worker"},
-                "every process of the pool a compile worker: " + m.group(1))
+        T.check(
+            len(roles) >= 2 and set(roles[1:]) == {"compile worker"},
+            "every process of the pool a compile worker: " + m.group(1),
+        )
         processes = T.report_json(out).get("processes", [])
         pool = [p for p in processes if "torch/_inductor/compile_worker" in p["cmdline"]]
         T.check_eq([p["role"] for p in pool], ["compile worker"], "the pool's process in the report: %r" % processes)

@@ -14,18 +14,23 @@ step where ptprof does: at the optimizer's step). Counts, never times.
 Every run uses one inductor cache that a first plain run filled, so that
 each profiled run takes the same path through the compiler (a cache miss
 and a hit run different (dynamo_timed) scopes), and compiles in-process
-(TORCHINDUCTOR_COMPILE_THREADS=1). torch 2.x only (CMake runs it only
-for torches that have torch.compile: PTPROF_TORCH2_TESTS)."""
+(TORCHINDUCTOR_COMPILE_THREADS=1). torch 2.x only (REQUIRES: CMake runs
+it only for torches that have torch.compile)."""
 
 import os
 import textwrap
 
 import ptproftest as T
 
+REQUIRES = ("torch2",)
+COST_S = 200
+TIMEOUT_S = 3600  # compiles a model cold on the CPU: minutes on a loaded machine
+
 STEPS = 6
 SCHEDULE = dict(wait=1, warmup=1, active=3)
 
-COMPILED_MLP = """
+COMPILED_MLP = (
+    """
 import torch, torch.nn as nn
 torch.manual_seed(0)
 model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4))
@@ -37,7 +42,9 @@ for i in range(%d):
     opt.zero_grad()
     loss.backward()
     opt.step()
-""" % STEPS
+"""
+    % STEPS
+)
 
 # What torch emits only while its profiler is on.
 GATED = ("## Call CompiledFxGraph", "Pregraph bytecode", "AOTDispatcher Runtime Wrapper Prologue", "(dynamo_timed)")
@@ -56,13 +63,18 @@ def ptprof_counts(out):
 
 def compare(d, script, env, schedule, expect_compile_scopes):
     label = "with schedule %s" % schedule if schedule else "without a schedule"
-    ref = T.torch_profile_full(script, os.path.join(d, "torch.json"), env=env,
-                               **{k: str(v) for k, v in (schedule or {}).items()})
+    ref = T.torch_profile_full(
+        script, os.path.join(d, "torch.json"), env=env, **{k: str(v) for k, v in (schedule or {}).items()}
+    )
     torch_counts = ref["by_name"]
-    T.check(any(n.startswith("## Call CompiledFxGraph") for n in torch_counts),
-            "torch.profiler saw the compiled graphs' calls (%s): %s" % (label, sorted(torch_counts)))
-    T.check(any("(dynamo_timed)" in n for n in torch_counts) == expect_compile_scopes,
-            "torch.profiler's (dynamo_timed) scopes %s" % label)
+    T.check(
+        any(n.startswith("## Call CompiledFxGraph") for n in torch_counts),
+        "torch.profiler saw the compiled graphs' calls (%s): %s" % (label, sorted(torch_counts)),
+    )
+    T.check(
+        any("(dynamo_timed)" in n for n in torch_counts) == expect_compile_scopes,
+        "torch.profiler's (dynamo_timed) scopes %s" % label,
+    )
     out = os.path.join(d, "out")
     flags = ["--schedule", ",".join("%s=%d" % kv for kv in schedule.items())] if schedule else []
     if os.environ.get("COMPILED_CHECK_MEMORY") == "1":
@@ -71,10 +83,14 @@ def compare(d, script, env, schedule, expect_compile_scopes):
     T.check_eq(proc.returncode, 0, "ptprof run (%s)\n%s" % (label, T.describe(proc)))
     mine = ptprof_counts(out)
     differ = {n: (c, mine.get(n)) for n, c in torch_counts.items() if mine.get(n) != c}
-    T.check(not differ, "every torch.profiler row in ptprof's report with its count (%s); name: (torch, ptprof): %s"
-            % (label, differ))
-    T.check(not [n for n in differ if gated(n)], "the gated scopes are all there (%s): %s"
-            % (label, {n: v for n, v in differ.items() if gated(n)}))
+    T.check(
+        not differ,
+        "every torch.profiler row in ptprof's report with its count (%s); name: (torch, ptprof): %s" % (label, differ),
+    )
+    T.check(
+        not [n for n in differ if gated(n)],
+        "the gated scopes are all there (%s): %s" % (label, {n: v for n, v in differ.items() if gated(n)}),
+    )
 
 
 # The first thing in each step is a _RecordFunctionFast scope, before any
@@ -103,8 +119,10 @@ def test_fast_scopes_only_in_windows():
         with open(script, "w") as f:
             f.write(textwrap.dedent(FAST_SCOPE_PER_STEP))
         out = os.path.join(d, "out")
-        proc = T.run_ptprof(["run", "-o", out, "--step", "manual", "--schedule", "wait=1,warmup=1,active=2",
-                             "--", T.PYTHON, script], env=T.clean_env())
+        proc = T.run_ptprof(
+            ["run", "-o", out, "--step", "manual", "--schedule", "wait=1,warmup=1,active=2", "--", T.PYTHON, script],
+            env=T.clean_env(),
+        )
         T.check_eq(proc.returncode, 0, "ptprof run\n" + T.describe(proc))
         counts = ptprof_counts(out)
         T.check_eq(counts.get("aten::relu"), 2, "relu in the 2 recorded steps: %s" % counts)
@@ -120,8 +138,7 @@ def test_compiled_mlp_matches_torch_profiler():
         script = os.path.join(d, "compiled_mlp.py")
         with open(script, "w") as f:
             f.write(textwrap.dedent(COMPILED_MLP))
-        env = T.clean_env(TORCHINDUCTOR_CACHE_DIR=os.path.join(d, "inductor-cache"),
-                          TORCHINDUCTOR_COMPILE_THREADS=1)
+        env = T.clean_env(TORCHINDUCTOR_CACHE_DIR=os.path.join(d, "inductor-cache"), TORCHINDUCTOR_COMPILE_THREADS=1)
         warm = T.run_python([script], env=env, timeout=1200)  # a cold inductor compile, on a shared machine
         T.check_eq(warm.returncode, 0, "the plain run that fills the cache\n" + T.describe(warm))
         with T.tempdir() as d1:

@@ -30,17 +30,24 @@ def run_program(dir_, name, program, ptprof_args=()):
 
 def check_arithmetic(cost, what):
     expected_ms = (cost["ops"] * cost["op_ns"] + cost["records"] * cost["record_ns"]) / 1e6
-    T.check(abs(cost["added_ms"] - expected_ms) <= 0.002 + 0.001 * expected_ms,
-            "%s: added_ms %r = ops x op_ns + records x record_ns (%r)" % (what, cost["added_ms"], expected_ms))
+    T.check(
+        abs(cost["added_ms"] - expected_ms) <= 0.002 + 0.001 * expected_ms,
+        "%s: added_ms %r = ops x op_ns + records x record_ns (%r)" % (what, cost["added_ms"], expected_ms),
+    )
     T.check(cost["recorded_ms"] > 0, "%s: a recorded time: %r" % (what, cost))
     if cost["recorded_ms"] > 0:
-        T.check(abs(cost["share"] - cost["added_ms"] / cost["recorded_ms"]) <= 1e-4 + 0.01 * cost["share"],
-                "%s: share = added / recorded: %r" % (what, cost))
+        T.check(
+            abs(cost["share"] - cost["added_ms"] / cost["recorded_ms"]) <= 1e-4 + 0.01 * cost["share"],
+            "%s: share = added / recorded: %r" % (what, cost),
+        )
 
 
 def test_torch_run_states_its_cost():
     with T.tempdir() as d:
-        script = write_script(d, "loop.py", """
+        script = write_script(
+            d,
+            "loop.py",
+            """
             import torch, ptprof
             model = torch.nn.Linear(16, 16)
             opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -51,7 +58,8 @@ def test_torch_run_states_its_cost():
                     model(x).sum().backward()
                     ptprof.mark("before_step")
                     opt.step()
-        """)
+        """,
+        )
         out = os.path.join(d, "out")
         proc = T.run_ptprof(["run", "-o", out, "--", T.PYTHON, script])
         T.check_eq(proc.returncode, 0, "exit status\n" + T.describe(proc))
@@ -65,12 +73,16 @@ def test_torch_run_states_its_cost():
         T.check_eq(cost["uncalibrated_events"], 0, "events without a measured cost")
         check_arithmetic(cost, "report")
         if m:
-            T.check("%d ops x " % cost["ops"] in m.group(4), "summary and report charge the same ops: %s vs %r"
-                    % (m.group(0), cost))
+            T.check(
+                "%d ops x " % cost["ops"] in m.group(4),
+                "summary and report charge the same ops: %s vs %r" % (m.group(0), cost),
+            )
             T.check("15 records x " in m.group(4), "summary charges the records: " + m.group(0))
             summary_ms = float(m.group(1)) / (1000.0 if m.group(2) == "us" else 1.0)
-            T.check(abs(summary_ms - cost["added_ms"]) <= 0.051 + 0.01 * cost["added_ms"],
-                    "summary's %s %s and the report's %r ms agree" % (m.group(1), m.group(2), cost["added_ms"]))
+            T.check(
+                abs(summary_ms - cost["added_ms"]) <= 0.051 + 0.01 * cost["added_ms"],
+                "summary's %s %s and the report's %r ms agree" % (m.group(1), m.group(2), cost["added_ms"]),
+            )
 
 
 # Four steps of matrix products, torch imported in the first.
@@ -95,8 +107,15 @@ with torch.no_grad():
         p.add_(p.grad, alpha=-0.01)
         p.grad = None
 """
-CALIBRATION_OPS = ("aten::full", "aten::linear", "aten::addmm", "aten::relu", "aten::mse_loss", "aten::ones_like",
-                   "aten::add_")
+CALIBRATION_OPS = (
+    "aten::full",
+    "aten::linear",
+    "aten::addmm",
+    "aten::relu",
+    "aten::mse_loss",
+    "aten::ones_like",
+    "aten::add_",
+)
 BACKWARD_PREFIX = "autograd::engine::evaluate_function: "
 
 
@@ -192,11 +211,14 @@ def test_busy_machine_still_measures_an_operator_cost():
     with T.tempdir() as d:
         script = write_script(d, "mm.py", MM_PROGRAM)
         out = os.path.join(d, "out")
-        proc = T.run_ptprof(["run", "-o", out, "--", T.PYTHON, script],
-                            env=T.clean_env(PTPROF_TEST_CALIBRATION_BUSY="1"))
+        proc = T.run_ptprof(
+            ["run", "-o", out, "--", T.PYTHON, script], env=T.clean_env(PTPROF_TEST_CALIBRATION_BUSY="1")
+        )
         T.check_eq(proc.returncode, 0, "exit status\n" + T.describe(proc))
-        T.check("too busy at start-up to time a real operator's cost" in proc.stderr,
-                "the run says its operator cost is a lower bound\n" + T.describe(proc))
+        T.check(
+            "too busy at start-up to time a real operator's cost" in proc.stderr,
+            "the run says its operator cost is a lower bound\n" + T.describe(proc),
+        )
         T.check(COST_LINE.search(proc.stderr) is not None, "the summary states the cost\n" + T.describe(proc))
         cost = T.report_json(out)["ptprof_cost"]
         T.check(cost["ops"] > 0 and cost["op_ns"] > 0, "operators charged at a measured cost: %r" % cost)
@@ -206,12 +228,16 @@ def test_busy_machine_still_measures_an_operator_cost():
 
 def test_run_without_torch_charges_records_only():
     with T.tempdir() as d:
-        script = write_script(d, "ranges.py", """
+        script = write_script(
+            d,
+            "ranges.py",
+            """
             import ptprof
             for i in range(20):
                 with ptprof.range("r"):
                     pass
-        """)
+        """,
+        )
         out = os.path.join(d, "out")
         proc = T.run_ptprof(["run", "-o", out, "--", T.PYTHON, script])
         T.check_eq(proc.returncode, 0, "exit status\n" + T.describe(proc))
@@ -235,9 +261,11 @@ for i in range(40):
     torch.nn.functional.mse_loss(model(x), y).backward()
     opt.step()
 """
-OWN_STEPS_LINE = re.compile(r"ptprof: measured on its own steps \(process [0-9]+, the stepping thread's CPU time: "
-                            r"([0-9]+) steady recorded steps, each against the steady unrecorded step before it, "
-                            r"of ([0-9]+)\): (.*)")
+OWN_STEPS_LINE = re.compile(
+    r"ptprof: measured on its own steps \(process [0-9]+, the stepping thread's CPU time: "
+    r"([0-9]+) steady recorded steps, each against the steady unrecorded step before it, "
+    r"of ([0-9]+)\): (.*)"
+)
 
 
 def test_cost_measured_on_own_steps():

@@ -14,6 +14,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ptproftest as pt  # noqa: E402
 from ptproftest import check, check_eq  # noqa: E402
 
+REQUIRES = ("no_torch",)
+
 CUDA_OPS = os.path.join(pt.BUILD_DIR, "bin", "cuda_ops")
 FAKE_CUPTI = os.path.join(pt.BUILD_DIR, "fake-cupti", "libcupti.so")
 STUB_DRIVER_DIR = os.path.join(pt.BUILD_DIR, "stub-driver")
@@ -26,10 +28,31 @@ def test_graph_replays_attributed_to_capturing_ops():
     with pt.tempdir() as out:
         traces = os.path.join(out, "traces")
         log = os.path.join(out, "cupti.log")
-        run = pt.run_ptprof(["run", "-o", traces, "--wait", "1", "--active", "2", "--repeat", "1", "--",
-                             CUDA_OPS, TOOLKIT_CUDART, "3", "graph"],
-                            env=pt.clean_env(LD_LIBRARY_PATH=STUB_DRIVER_DIR, PTPROF_CUPTI_PATH=FAKE_CUPTI,
-                                             PTPROF_STEP="manual", FAKE_CUPTI_GRAPHS="1", FAKE_CUPTI_LOG=log))
+        run = pt.run_ptprof(
+            [
+                "run",
+                "-o",
+                traces,
+                "--wait",
+                "1",
+                "--active",
+                "2",
+                "--repeat",
+                "1",
+                "--",
+                CUDA_OPS,
+                TOOLKIT_CUDART,
+                "3",
+                "graph",
+            ],
+            env=pt.clean_env(
+                LD_LIBRARY_PATH=STUB_DRIVER_DIR,
+                PTPROF_CUPTI_PATH=FAKE_CUPTI,
+                PTPROF_STEP="manual",
+                FAKE_CUPTI_GRAPHS="1",
+                FAKE_CUPTI_LOG=log,
+            ),
+        )
         check_eq(run.returncode, 0, pt.describe(run))
         with open(log) as f:
             calls = f.read().split("\n")[:-1]
@@ -40,8 +63,11 @@ def test_graph_replays_attributed_to_capturing_ops():
         check_eq(len(files), 1, "one window: %r" % files)
         report = pt.report_json(os.path.join(traces, files[0]))
         gpu = report.get("gpu") or {}
-        check_eq((gpu.get("unmatched_kernels"), gpu.get("graph_work"), gpu.get("graph_work_outside")), (0, 4, 2),
-                 "every replayed kernel attributed: %r" % {k: gpu.get(k) for k in ("matched", "unmatched_kernels")})
+        check_eq(
+            (gpu.get("unmatched_kernels"), gpu.get("graph_work"), gpu.get("graph_work_outside")),
+            (0, 4, 2),
+            "every replayed kernel attributed: %r" % {k: gpu.get(k) for k in ("matched", "unmatched_kernels")},
+        )
         graphs = {g["graph"]: g for g in gpu.get("graphs", [])}
         check_eq(sorted(graphs), [7, 8], "one row per graph: %r" % gpu.get("graphs"))
         if 7 in graphs:
@@ -60,8 +86,10 @@ def test_graph_replays_attributed_to_capturing_ops():
 
         table = pt.run_ptprof(["report", os.path.join(traces, files[0])])
         check_eq(table.returncode, 0, pt.describe(table))
-        check("CUDA graph replays" in table.stdout and "captured outside the window (2)" in table.stdout,
-              "the table's section: " + table.stdout)
+        check(
+            "CUDA graph replays" in table.stdout and "captured outside the window (2)" in table.stdout,
+            "the table's section: " + table.stdout,
+        )
 
 
 if __name__ == "__main__":

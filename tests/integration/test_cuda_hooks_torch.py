@@ -4,13 +4,15 @@ loaded and the agent's CUDA wrappers and dlsym hook are live; nothing
 crashes, torch answers as it does without ptprof, and the CPU report is
 intact. (The one-line "no GPU" message is the CUPTI consumer's.)
 
-Registered only for torches built with CUDA (tests/CMakeLists.txt,
-PTPROF_CUDA_TORCH_TESTS): a torch without libcudart is a failure here."""
+Registered only for torches built with CUDA (REQUIRES): a torch without
+libcudart is a failure here."""
 
 import os
 import textwrap
 
 import ptproftest as T
+
+REQUIRES = ("cuda_torch",)
 
 SCRIPT = """
 import torch
@@ -48,8 +50,11 @@ def test_cuda_wheel_without_gpu_keeps_the_cpu_report():
         out = os.path.join(d, "out")
         proc = T.run_ptprof(["run", "-o", out, "--", T.PYTHON, script])
         T.check_eq(proc.returncode, 0, "run under ptprof\n" + T.describe(proc))
-        T.check_eq(proc.stdout.strip().splitlines()[-1:], plain.stdout.strip().splitlines()[-1:],
-                   "torch answers the same under ptprof")
+        T.check_eq(
+            proc.stdout.strip().splitlines()[-1:],
+            plain.stdout.strip().splitlines()[-1:],
+            "torch answers the same under ptprof",
+        )
         rows = {r["name"]: r for r in T.report_json(out)["rows"]}
         T.check_eq(rows.get("aten::mm", {}).get("calls"), 5, "calls of aten::mm")
 

@@ -15,6 +15,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ptproftest as pt  # noqa: E402
 from ptproftest import check, check_eq  # noqa: E402
 
+REQUIRES = ("no_torch",)
+
 CUDA_OPS = os.path.join(pt.BUILD_DIR, "bin", "cuda_ops")
 FAKE_CUPTI = os.path.join(pt.BUILD_DIR, "fake-cupti", "libcupti.so")
 STUB_DRIVER_DIR = os.path.join(pt.BUILD_DIR, "stub-driver")
@@ -29,11 +31,17 @@ def test_running_kernel_lands_in_its_window():
         traces = os.path.join(out, "traces")
         # Step 0 waits, steps 1 and 2 record (op handles 101 and 102); the
         # kernel of op 102 is still running when step 2 ends the window.
-        run = pt.run_ptprof(["run", "-o", traces, "--wait", "1", "--active", "2", "--repeat", "1", "--",
-                             CUDA_OPS, TOOLKIT_CUDART, "4"],
-                            env=pt.clean_env(LD_LIBRARY_PATH=STUB_DRIVER_DIR, PTPROF_CUPTI_PATH=FAKE_CUPTI,
-                                             PTPROF_STEP="manual", FAKE_CUPTI_OPS="1", FAKE_CUPTI_PENDING="102",
-                                             FAKE_CUPTI_FORCED_DELAY_MS="500"))
+        run = pt.run_ptprof(
+            ["run", "-o", traces, "--wait", "1", "--active", "2", "--repeat", "1", "--", CUDA_OPS, TOOLKIT_CUDART, "4"],
+            env=pt.clean_env(
+                LD_LIBRARY_PATH=STUB_DRIVER_DIR,
+                PTPROF_CUPTI_PATH=FAKE_CUPTI,
+                PTPROF_STEP="manual",
+                FAKE_CUPTI_OPS="1",
+                FAKE_CUPTI_PENDING="102",
+                FAKE_CUPTI_FORCED_DELAY_MS="500",
+            ),
+        )
         check_eq(run.returncode, 0, pt.describe(run))
         files = sorted(os.listdir(traces))
         check_eq(len(files), 1, "one window: %r" % files)
@@ -48,8 +56,11 @@ def test_running_kernel_lands_in_its_window():
         report = pt.report_json(trace)
         check_eq(report["losses"].get("late_events"), 0, "no late events in the report: %r" % report["losses"])
         gpu = report.get("gpu") or {}
-        check_eq((gpu.get("matched"), gpu.get("unmatched_kernels"), gpu.get("unmatched_memory_ops")), (4, 0, 0),
-                 "two kernels and two copies, each joined to its op by correlation")
+        check_eq(
+            (gpu.get("matched"), gpu.get("unmatched_kernels"), gpu.get("unmatched_memory_ops")),
+            (4, 0, 0),
+            "two kernels and two copies, each joined to its op by correlation",
+        )
         kernels = gpu.get("kernels", [])
         check_eq([k["name"] for k in kernels], [KERNEL], "the kernel summary")
         if kernels:
@@ -71,7 +82,10 @@ def test_running_kernel_lands_in_its_window():
         if op and kernels and copies:
             # torch's semantics: an op's CUDA time is its kernels' and copies' GPU time.
             want_us = (kernels[0]["time_ns"]["total"] + copies[0]["time_ns"]["total"]) / 1000.0
-            check(abs(op["self_cuda_us"] - want_us) < 0.01, "the op's Self CUDA %r, want %r" % (op["self_cuda_us"], want_us))
+            check(
+                abs(op["self_cuda_us"] - want_us) < 0.01,
+                "the op's Self CUDA %r, want %r" % (op["self_cuda_us"], want_us),
+            )
             check(abs(op["cuda_total_us"] - want_us) < 0.01, "the op's CUDA total %r" % op["cuda_total_us"])
 
 
@@ -83,11 +97,17 @@ def test_back_to_back_windows():
         pt.skip("no CUDA toolkit at /usr/local/cuda, or no CUPTI headers at build time")
     with pt.tempdir() as out:
         traces = os.path.join(out, "traces")
-        run = pt.run_ptprof(["run", "-o", traces, "--wait", "0", "--active", "1", "--repeat", "2", "--",
-                             CUDA_OPS, TOOLKIT_CUDART, "2"],
-                            env=pt.clean_env(LD_LIBRARY_PATH=STUB_DRIVER_DIR, PTPROF_CUPTI_PATH=FAKE_CUPTI,
-                                             PTPROF_STEP="manual", FAKE_CUPTI_OPS="1", FAKE_CUPTI_PENDING="100",
-                                             FAKE_CUPTI_FORCED_DELAY_MS="500"))
+        run = pt.run_ptprof(
+            ["run", "-o", traces, "--wait", "0", "--active", "1", "--repeat", "2", "--", CUDA_OPS, TOOLKIT_CUDART, "2"],
+            env=pt.clean_env(
+                LD_LIBRARY_PATH=STUB_DRIVER_DIR,
+                PTPROF_CUPTI_PATH=FAKE_CUPTI,
+                PTPROF_STEP="manual",
+                FAKE_CUPTI_OPS="1",
+                FAKE_CUPTI_PENDING="100",
+                FAKE_CUPTI_FORCED_DELAY_MS="500",
+            ),
+        )
         check_eq(run.returncode, 0, pt.describe(run))
         files = sorted(os.listdir(traces))
         check_eq(len(files), 2, "two windows: %r" % files)
@@ -95,7 +115,9 @@ def test_back_to_back_windows():
             report = pt.report_json(os.path.join(traces, f))
             check_eq(report["losses"].get("late_events"), 0, "window %d: no late events" % i)
             gpu = report.get("gpu") or {}
-            check_eq((gpu.get("matched"), gpu.get("unmatched_kernels")), (2, 0), "window %d: kernel and copy joined" % i)
+            check_eq(
+                (gpu.get("matched"), gpu.get("unmatched_kernels")), (2, 0), "window %d: kernel and copy joined" % i
+            )
             kernels = gpu.get("kernels", [])
             check_eq([(k["name"], k["time_ns"]["count"]) for k in kernels], [(KERNEL, 1)], "window %d's kernel" % i)
             if kernels and i == 0:
@@ -115,21 +137,34 @@ def test_capture_range_records_kernels_and_memory():
         traces = os.path.join(out, "traces")
         log = os.path.join(out, "cupti.log")
         # Op 100 runs before any range; ops 101 and 102 each in a range of their own.
-        run = pt.run_ptprof(["run", "-o", traces, "--profile-memory", "--", CUDA_OPS, TOOLKIT_CUDART, "3", "capture"],
-                            env=pt.clean_env(LD_LIBRARY_PATH=STUB_DRIVER_DIR, PTPROF_CUPTI_PATH=FAKE_CUPTI,
-                                             PTPROF_STEP="cudaProfilerApi", FAKE_CUPTI_OPS="1", FAKE_CUPTI_LOG=log))
+        run = pt.run_ptprof(
+            ["run", "-o", traces, "--profile-memory", "--", CUDA_OPS, TOOLKIT_CUDART, "3", "capture"],
+            env=pt.clean_env(
+                LD_LIBRARY_PATH=STUB_DRIVER_DIR,
+                PTPROF_CUPTI_PATH=FAKE_CUPTI,
+                PTPROF_STEP="cudaProfilerApi",
+                FAKE_CUPTI_OPS="1",
+                FAKE_CUPTI_LOG=log,
+            ),
+        )
         check_eq(run.returncode, 0, pt.describe(run))
         calls = open(log).read().split("\n")[:-1] if os.path.exists(log) else []
-        check_eq([c for c in calls if c.startswith("push")], ["push 101", "push 102"],
-                 "the ops inside ranges, and only they, are correlated: %r" % calls)
+        check_eq(
+            [c for c in calls if c.startswith("push")],
+            ["push 101", "push 102"],
+            "the ops inside ranges, and only they, are correlated: %r" % calls,
+        )
         check_eq(calls.count("subscribe ok"), 2, "CUPTI taken for each range: %r" % calls)
         files = sorted(os.listdir(traces))
         check_eq(len(files), 2, "one window per range: %r" % files)
         for i, f in enumerate(files):
             report = pt.report_json(os.path.join(traces, f))
             gpu = report.get("gpu") or {}
-            check_eq((gpu.get("matched"), gpu.get("unmatched_kernels")), (2, 0),
-                     "window %d: its op's kernel and copy, joined" % i)
+            check_eq(
+                (gpu.get("matched"), gpu.get("unmatched_kernels")),
+                (2, 0),
+                "window %d: its op's kernel and copy, joined" % i,
+            )
             kernels = gpu.get("kernels", [])
             check_eq([(k["name"], k["time_ns"]["count"]) for k in kernels], [(KERNEL, 1)], "window %d's kernel" % i)
             rows = {r["name"]: r for r in report["rows"]}

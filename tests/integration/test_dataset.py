@@ -24,8 +24,21 @@ import dataset_check as D  # noqa: E402
 import ptproftest as T  # noqa: E402
 from ptproftest import check, check_eq  # noqa: E402
 
-TABLES = ["runs", "windows", "processes", "threads", "steps", "ops", "op_totals", "gpu", "cuda_api", "memory",
-          "memory_categories", "collectives", "stacks"]
+TABLES = [
+    "runs",
+    "windows",
+    "processes",
+    "threads",
+    "steps",
+    "ops",
+    "op_totals",
+    "gpu",
+    "cuda_api",
+    "memory",
+    "memory_categories",
+    "collectives",
+    "stacks",
+]
 DOC = os.path.join(T.SOURCE_DIR, "docs", "dataset.md")
 
 
@@ -34,8 +47,20 @@ def recorded():
     """(trace directory, report JSON, dataset as JSON), once per test file."""
     d = tempfile.mkdtemp(prefix="ptprof-test-")  # removed at the end of the file's tests
     traces = os.path.join(d, "traces")
-    run = T.run_ptprof(["run", "-o", traces, "--profile-memory", "--record-shapes", "--with-stack", "--",
-                        T.PYTHON, os.path.join(T.EXAMPLES_DIR, "train_mlp.py")], timeout=600)
+    run = T.run_ptprof(
+        [
+            "run",
+            "-o",
+            traces,
+            "--profile-memory",
+            "--record-shapes",
+            "--with-stack",
+            "--",
+            T.PYTHON,
+            os.path.join(T.EXAMPLES_DIR, "train_mlp.py"),
+        ],
+        timeout=600,
+    )
     check_eq(run.returncode, 0, T.describe(run))
     report = T.report_json(traces)
     data = D.export_and_read(traces, os.path.join(d, "ds"))
@@ -66,8 +91,11 @@ def test_ops_sum_to_the_report_rows():
     for r in rows:
         s = sums.pop(r["name"], None)
         got = None if s is None else (s[0], round(s[1] / 1000.0, 3), round(s[2] / 1000.0, 3), s[3], s[4])
-        check_eq(got, (r["calls"], r["self_cpu_us"], r["cpu_total_us"], r["cpu_memory_bytes"],
-                       r["self_cpu_memory_bytes"]), "row %s: calls, self, total (us), memory, self memory" % r["name"])
+        check_eq(
+            got,
+            (r["calls"], r["self_cpu_us"], r["cpu_total_us"], r["cpu_memory_bytes"], r["self_cpu_memory_bytes"]),
+            "row %s: calls, self, total (us), memory, self memory" % r["name"],
+        )
     check_eq(sorted(sums), [], "keys of the ops table that the report has no row for")
     check(any(op["shapes"] for op in data["ops"]["rows"]), "shapes recorded")
     memory = data["memory"]["rows"]
@@ -82,14 +110,24 @@ def test_memory_categories_are_ptprof_memorys():
     check_eq(proc.returncode, 0, T.describe(proc))
     with open(path) as f:
         timelines = json.load(f)
-    names = ["parameter", "optimizer_state", "input", "temporary", "activation", "gradient", "autograd_detail",
-             "unknown"]
+    names = [
+        "parameter",
+        "optimizer_state",
+        "input",
+        "temporary",
+        "activation",
+        "gradient",
+        "autograd_detail",
+        "unknown",
+    ]
     rows = sorted(data["memory_categories"]["rows"], key=lambda r: r["ts_ns"])
     expected = [sizes[1:] for tl in timelines for sizes in tl["timeline"][1]]
     check_eq([[r[n] for n in names] for r in rows], expected, "the dataset's rows, ptprof memory's timeline")
     steps = sorted({r["step"] for r in rows if r["step"] is not None})
-    check(any(r["parameter"] > 0 for r in rows) and steps == list(range(5)),
-          "parameters named, rows in the example's 5 steps: %s" % steps)
+    check(
+        any(r["parameter"] > 0 for r in rows) and steps == list(range(5)),
+        "parameters named, rows in the example's 5 steps: %s" % steps,
+    )
 
 
 def test_steps_and_tree_and_stacks_are_whole():
@@ -98,14 +136,19 @@ def test_steps_and_tree_and_stacks_are_whole():
     steps = [s for s in data["steps"]["rows"] if s["role"] == "step"]
     check_eq(sorted(s["step"] for s in steps), sorted(s["step"] for s in report["steps"]), "the report's steps")
     for s in steps:
-        phases = sum(s[k] for k in ("forward_ns", "backward_ns", "optimizer_ns", "data_loading_ns", "compile_ns", "other_ns"))
+        phases = sum(
+            s[k] for k in ("forward_ns", "backward_ns", "optimizer_ns", "data_loading_ns", "compile_ns", "other_ns")
+        )
         check_eq(phases, s["dur_ns"], "step %d: the phases sum to its wall time" % s["step"])
     ops = {op["id"]: op for op in data["ops"]["rows"]}
     check_eq(len(ops), len(data["ops"]["rows"]), "op ids are unique")
     orphans = [op for op in ops.values() if op["parent_id"] is not None and op["parent_id"] not in ops]
     check_eq(orphans[:3], [], "ops whose parent is missing")
-    wrong = [op for op in ops.values() if op["parent_id"] is not None and not op["folded"] and
-             op["depth"] != ops[op["parent_id"]]["depth"] + 1]
+    wrong = [
+        op
+        for op in ops.values()
+        if op["parent_id"] is not None and not op["folded"] and op["depth"] != ops[op["parent_id"]]["depth"] + 1
+    ]
     check_eq(wrong[:3], [], "ops whose depth is not their parent's + 1")
     in_steps = [op for op in ops.values() if op["kind"] == "op" and op["step"] is not None]
     check(len(in_steps) > len(ops) // 2, "most ops are in a step: %d of %d" % (len(in_steps), len(ops)))
@@ -114,8 +157,10 @@ def test_steps_and_tree_and_stacks_are_whole():
     check(len(used) > 0, "--with-stack: ops carry stacks")
     check_eq(sorted(used - stacks), [], "stack ids of ops missing from the stacks table")
     frames = [f for f in data["stacks"]["rows"] if f["kind"] == "python"]
-    check(any(f["file"].endswith("train_mlp.py") and f["line"] > 0 for f in frames),
-          "a Python frame of the example: %r" % frames[:3])
+    check(
+        any(f["file"].endswith("train_mlp.py") and f["line"] > 0 for f in frames),
+        "a Python frame of the example: %r" % frames[:3],
+    )
     procs = data["processes"]["rows"]
     check_eq([(p["role"], p["rank"]) for p in procs], [("trainer", None)], "one process, no rank")
     check_eq(len(data["runs"]["rows"]), 1, "one run")
@@ -129,8 +174,7 @@ def test_layout_is_one_file_per_table_run_and_rank_bucket():
     run = re.search(r"\.([0-9a-f]{8})\.w000\.bin$", sorted(os.listdir(traces))[0]).group(1)
     check_eq(sorted(data), sorted(TABLES), "the tables")
     for table, t in sorted(data.items()):
-        want = ["runs/runs.parquet"] if table == "runs" else \
-            ["%s/run=%s/rank_bucket=-1/part-0.parquet" % (table, run)]
+        want = ["runs/runs.parquet"] if table == "runs" else ["%s/run=%s/rank_bucket=-1/part-0.parquet" % (table, run)]
         check_eq(t["files"], want, table + ": its files")
         if table != "runs":
             wrong = [(r["run"], r["rank_bucket"]) for r in t["rows"] if (r["run"], r["rank_bucket"]) != (run, -1)]
@@ -185,13 +229,16 @@ def test_bad_input_exits_2_and_says_why():
     out = os.path.join(d, "bare")
     proc = T.run_ptprof(["export", traces, "--parquet", out, "--python", bare])
     check_eq(proc.returncode, 2, T.describe(proc))
-    check("--parquet needs pyarrow in the Python that writes the dataset" in proc.stderr and
-          "ptprof[analysis]" in proc.stderr, proc.stderr)
+    check(
+        "--parquet needs pyarrow in the Python that writes the dataset" in proc.stderr
+        and "ptprof[analysis]" in proc.stderr,
+        proc.stderr,
+    )
 
 
 def test_query_report_equals_the_report():
     """`ptprof query --report`: the operator table and the steps computed by
-    DuckDB from ptprof/sql/*.sql equal `ptprof report`'s, value for value."""
+    DuckDB from ptprof/dataset/sql/*.sql equal `ptprof report`'s, value for value."""
     D.need_pyarrow()
     d, _, report, _ = recorded()
     got = D.query_report(os.path.join(d, "ds"))
@@ -202,14 +249,29 @@ def test_query_report_equals_the_report():
     check("[memory]" in [r["name"] for r in rows], "the example's report has a [memory] row")
     for r in rows:
         m = mine.pop(r["name"], None)
-        keys = [k for k in ("calls", "self_cpu_us", "cpu_total_us", "self_cuda_us", "cuda_total_us",
-                            "cpu_memory_bytes", "self_cpu_memory_bytes", "cuda_memory_bytes",
-                            "self_cuda_memory_bytes") if k in r]
+        keys = [
+            k
+            for k in (
+                "calls",
+                "self_cpu_us",
+                "cpu_total_us",
+                "self_cuda_us",
+                "cuda_total_us",
+                "cpu_memory_bytes",
+                "self_cpu_memory_bytes",
+                "cuda_memory_bytes",
+                "self_cuda_memory_bytes",
+            )
+            if k in r
+        ]
         check_eq(m and [m[k] for k in keys], [r[k] for k in keys], "row %s: %s" % (r["name"], keys))
     check_eq(sorted(mine), [], "rows only the query has")
     keys = ("step", "pid", "tid", "wall_us", "operators_us")
-    check_eq([[s[k] for k in keys] for s in got["steps"]], [[s[k] for k in keys] for s in report["steps"]],
-             "the steps: %s" % (keys,))
+    check_eq(
+        [[s[k] for k in keys] for s in got["steps"]],
+        [[s[k] for k in keys] for s in report["steps"]],
+        "the steps: %s" % (keys,),
+    )
     check_eq((got["stragglers"], got["collective_arrivals"]), ([], []), "one process: no stragglers or arrivals")
     D.check_rollups(os.path.join(d, "ds"))
 
@@ -222,6 +284,7 @@ def test_query_sql_and_its_errors():
     check_eq(proc.returncode, 0, T.describe(proc))
     if proc.returncode == 0:
         import json
+
         check_eq(json.loads(proc.stdout), [{"n": len(data["ops"]["rows"]), "runs": 1}], "a query on the ops view")
     proc = D.query(ds, "--sql", "SELECT name, count(*) AS calls FROM ops GROUP BY name ORDER BY calls DESC LIMIT 3")
     check(proc.returncode == 0 and "(3 rows)" in proc.stdout and "calls" in proc.stdout, T.describe(proc))

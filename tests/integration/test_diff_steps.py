@@ -17,8 +17,12 @@ def record(d, name, active, *extra):
     """Steps 3 .. 2+active of a run of train_mlp.py (one wait step, one
     warmup step before them): only whole training steps in the window."""
     out = os.path.join(d, name)
-    proc = pt.run_ptprof(["run", "--schedule", "wait=1,warmup=1,active=%d" % active, "-o", out] + list(extra) +
-                         ["--", pt.PYTHON, SCRIPT], env=pt.clean_env(STEPS=str(active + 2)))
+    proc = pt.run_ptprof(
+        ["run", "--schedule", "wait=1,warmup=1,active=%d" % active, "-o", out]
+        + list(extra)
+        + ["--", pt.PYTHON, SCRIPT],
+        env=pt.clean_env(STEPS=str(active + 2)),
+    )
     pt.check_eq(proc.returncode, 0, "ptprof run (active=%d): %s" % (active, pt.describe(proc)))
     return out
 
@@ -35,10 +39,14 @@ def test_three_and_five_steps_compare_per_step():
         table = diff(three, five)
         doc = json.loads(diff(three, five, "--format", "json").stdout)
     first = table.stdout.splitlines()[0] if table.stdout else ""
-    pt.check(first.startswith("Per-step averages: A recorded 3 steps, B 5"),
-             "the first line says the values are per-step averages: %r" % first)
-    pt.check("schedules differ" in table.stdout and "schedules differ" in table.stderr,
-             "the different schedules are warned about on stdout and stderr:\n%s\n%s" % (table.stdout, table.stderr))
+    pt.check(
+        first.startswith("Per-step averages: A recorded 3 steps, B 5"),
+        "the first line says the values are per-step averages: %r" % first,
+    )
+    pt.check(
+        "schedules differ" in table.stdout and "schedules differ" in table.stderr,
+        "the different schedules are warned about on stdout and stderr:\n%s\n%s" % (table.stdout, table.stderr),
+    )
     pt.check_eq((doc["steps"], doc["per_step"]), ({"a": 3, "b": 5}, True), "the JSON's steps")
     rows = doc["rows"]
     pt.check(len(rows) > 10 and any(r["name"] == "aten::addmm" for r in rows), "operators compared: %r" % rows[:3])
@@ -55,10 +63,13 @@ def test_equal_steps_compare_totals_and_warn_of_options():
         doc = json.loads(diff(plain, shapes, "--format", "json").stdout)
     pt.check(not table.stdout.startswith("Per-step"), "equal step counts: totals, as before:\n" + table.stdout)
     pt.check_eq(doc["per_step"], False, "per_step with 2 steps each side")
-    pt.check(any("input shapes" in w and w.startswith("only B") for w in doc["warnings"]),
-             "a warning that only B recorded input shapes: %r" % doc["warnings"])
-    pt.check(not any("schedules" in w for w in doc["warnings"]), "same schedule: no warning about it: %r" %
-             doc["warnings"])
+    pt.check(
+        any("input shapes" in w and w.startswith("only B") for w in doc["warnings"]),
+        "a warning that only B recorded input shapes: %r" % doc["warnings"],
+    )
+    pt.check(
+        not any("schedules" in w for w in doc["warnings"]), "same schedule: no warning about it: %r" % doc["warnings"]
+    )
 
 
 if __name__ == "__main__":

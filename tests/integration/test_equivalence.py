@@ -47,6 +47,8 @@ import os
 
 import ptproftest as T
 
+COST_S = 200
+
 SCRIPTS = [
     os.path.join(T.EXAMPLES_DIR, "train_mlp.py"),
     os.path.join(T.EXAMPLES_DIR, "train_mlp_10_steps.py"),
@@ -106,27 +108,32 @@ def profiler_step_artifact():
     handle (aten::empty). They are the profiler's, not the script's, so they
     are measured here, on that record_function alone, and taken out of the
     torch side once per ProfilerStep span."""
-    code = ("import json, torch\n"
-            "from torch.profiler import profile, ProfilerActivity\n"
-            "with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as p:\n"
-            "    r = torch.autograd.profiler.record_function('ProfilerStep#0')\n"
-            "    r.__enter__()\n"
-            "    r.__exit__(None, None, None)\n"
-            "print(json.dumps([[e.key, str(e.input_shapes), e.count] for e in\n"
-            "                  p.key_averages(group_by_input_shape=True)]))\n")
+    code = (
+        "import json, torch\n"
+        "from torch.profiler import profile, ProfilerActivity\n"
+        "with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as p:\n"
+        "    r = torch.autograd.profiler.record_function('ProfilerStep#0')\n"
+        "    r.__enter__()\n"
+        "    r.__exit__(None, None, None)\n"
+        "print(json.dumps([[e.key, str(e.input_shapes), e.count] for e in\n"
+        "                  p.key_averages(group_by_input_shape=True)]))\n"
+    )
     proc = T.run_python(["-c", code])
     if proc.returncode != 0:
         raise AssertionError("measuring torch.zeros(1) failed: " + T.describe(proc))
-    return collections.Counter({(k, shapes): n for k, shapes, n in json.loads(proc.stdout.strip().splitlines()[-1])
-                                if keep(k)})
+    return collections.Counter(
+        {(k, shapes): n for k, shapes, n in json.loads(proc.stdout.strip().splitlines()[-1]) if keep(k)}
+    )
 
 
 def diff(expected, actual, left="counter", right="ptprof", limit=60):
     lines = []
     for key in sorted(set(expected) | set(actual)):
         if expected.get(key, 0) != actual.get(key, 0):
-            lines.append("  %-55s %-45s %s=%s %s=%s" % (key[0][:55], key[1][:45], left, expected.get(key, 0),
-                                                       right, actual.get(key, 0)))
+            lines.append(
+                "  %-55s %-45s %s=%s %s=%s"
+                % (key[0][:55], key[1][:45], left, expected.get(key, 0), right, actual.get(key, 0))
+            )
     more = len(lines) - limit
     return "\n".join(lines[:limit] + (["  ... %d more" % more] if more > 0 else []))
 
@@ -165,28 +172,41 @@ def run_torch(script, d, env):
 def torch_within_tolerance(name, ref, merged, torch_counts):
     """The tolerance of the docstring; a failure message per broken rule."""
     ref_names, torch_names, merged_names = by_name(ref), by_name(torch_counts), by_name(merged)
-    ok = T.check(set(torch_names) == set(ref_names),
-                 "%s: torch.profiler's operator names differ from the counter's: only torch %s, only counter %s"
-                 % (name, sorted(set(torch_names) - set(ref_names)), sorted(set(ref_names) - set(torch_names))))
+    ok = T.check(
+        set(torch_names) == set(ref_names),
+        "%s: torch.profiler's operator names differ from the counter's: only torch %s, only counter %s"
+        % (name, sorted(set(torch_names) - set(ref_names)), sorted(set(ref_names) - set(torch_names))),
+    )
     unknown = sorted(k for k in torch_counts if k not in ref and k not in merged)
-    ok &= T.check(not unknown, "%s: (name, input shapes) torch.profiler reports that the counter never saw: %s"
-                  % (name, unknown[:20]))
+    ok &= T.check(
+        not unknown,
+        "%s: (name, input shapes) torch.profiler reports that the counter never saw: %s" % (name, unknown[:20]),
+    )
     out_of_range = []
     for op in sorted(set(ref_names) | set(torch_names)):
         lo = ref_names[op] - EDGE_SLACK
         hi = ref_names[op] + merged_names[op] + EDGE_SLACK
         if not lo <= torch_names[op] <= hi:
-            out_of_range.append("  %-60s torch=%d, allowed %d..%d (counter %d, merged %d)"
-                                % (op[:60], torch_names[op], lo, hi, ref_names[op], merged_names[op]))
-    ok &= T.check(not out_of_range, "%s: torch.profiler's calls per name out of tolerance:\n%s"
-                  % (name, "\n".join(out_of_range)))
-    drift = {op: torch_names[op] - ref_names[op] for op in sorted(set(torch_names) | set(ref_names))
-             if torch_names[op] != ref_names[op]}
+            out_of_range.append(
+                "  %-60s torch=%d, allowed %d..%d (counter %d, merged %d)"
+                % (op[:60], torch_names[op], lo, hi, ref_names[op], merged_names[op])
+            )
+    ok &= T.check(
+        not out_of_range, "%s: torch.profiler's calls per name out of tolerance:\n%s" % (name, "\n".join(out_of_range))
+    )
+    drift = {
+        op: torch_names[op] - ref_names[op]
+        for op in sorted(set(torch_names) | set(ref_names))
+        if torch_names[op] != ref_names[op]
+    }
     if not drift:
         print("%s: torch.profiler's calls per name equal the counter's" % name, flush=True)
     else:
-        print("%s: torch.profiler minus the counter, per name: %s (%s)"
-              % (name, drift, "within tolerance" if ok else "OUT OF TOLERANCE"), flush=True)
+        print(
+            "%s: torch.profiler minus the counter, per name: %s (%s)"
+            % (name, drift, "within tolerance" if ok else "OUT OF TOLERANCE"),
+            flush=True,
+        )
 
 
 def check_script(script):
@@ -202,9 +222,12 @@ def check_script(script):
 
         actual, steps = run_ptprof(script, d, env)
         T.check_eq(steps, counter["recorded_steps"], name + ": recorded steps, ptprof vs the counter")
-        T.check(actual == ref, name + ": (name, input shapes) -> calls, ptprof vs the counter (%d vs %d keys, "
-                "%d vs %d calls):\n%s" % (len(actual), len(ref), sum(actual.values()), sum(ref.values()),
-                                          diff(ref, actual)))
+        T.check(
+            actual == ref,
+            name + ": (name, input shapes) -> calls, ptprof vs the counter (%d vs %d keys, "
+            "%d vs %d calls):\n%s"
+            % (len(actual), len(ref), sum(actual.values()), sum(ref.values()), diff(ref, actual)),
+        )
 
         torch_counts, torch_steps = run_torch(script, d, env)
         T.check_eq(torch_steps, len(EXPECTED_STEPS), name + ": ProfilerStep spans torch.profiler recorded")

@@ -15,7 +15,6 @@ import textwrap
 import export_check as X
 import ptproftest as T
 
-
 COUNTER_WRAPPER = os.path.join(T.HERE, "rf_count_wrapper.py")
 # test_equivalence.py's schedule, STEPS=6: recorded steps 2, 3, 4.
 SCHEDULE = dict(wait=1, warmup=1, active=3)
@@ -58,18 +57,25 @@ def test_chrome_export_of_an_example():
         exported = {n: c for n, c in names.items() if not X.STEP.match(n) and not n.startswith("profiler::")}
         counted = counted_by_torch(script, d, env)
         T.check(len(counted) > 10, "the counter counted operators: %r" % counted)
-        differ = {n: (exported.get(n, 0), counted.get(n, 0)) for n in sorted(set(exported) | set(counted))
-                  if exported.get(n, 0) != counted.get(n, 0)}
+        differ = {
+            n: (exported.get(n, 0), counted.get(n, 0))
+            for n in sorted(set(exported) | set(counted))
+            if exported.get(n, 0) != counted.get(n, 0)
+        }
         T.check(not differ, "events per name (export, RecordFunction counter) differ: %r" % differ)
         ops = [e for e in doc["traceEvents"] if e.get("cat") == "cpu_op"]
         T.check(len(ops) > 100, "cpu_op events: %d" % len(ops))
         dims = [e["args"].get("Input Dims") for e in ops]
-        T.check(all(isinstance(v, list) and all(isinstance(x, list) for x in v) for v in dims if v is not None),
-                "Input Dims are lists of lists")
+        T.check(
+            all(isinstance(v, list) and all(isinstance(x, list) for x in v) for v in dims if v is not None),
+            "Input Dims are lists of lists",
+        )
         T.check(any(v for v in dims), "some op has input dims (shapes were recorded)")
         conv = [e for e in ops if e["name"] == "aten::conv2d"]
-        T.check(conv and len(conv[0]["args"]["Input Dims"][0]) == 4,
-                "aten::conv2d's first input is 4-d: %r" % (conv[0]["args"] if conv else None))
+        T.check(
+            conv and len(conv[0]["args"]["Input Dims"][0]) == 4,
+            "aten::conv2d's first input is 4-d: %r" % (conv[0]["args"] if conv else None),
+        )
         meta = {(e["name"], e["tid"]) for e in doc["traceEvents"] if e.get("ph") == "M"}
         T.check(any(n == "thread_name" for n, _ in meta), "thread_name metadata")
         T.check(any(n == "process_name" for n, _ in meta), "process_name metadata")
@@ -79,14 +85,16 @@ def test_control_characters_in_names_are_escaped():
     with T.tempdir() as d:
         script = os.path.join(d, "names.py")
         with open(script, "w") as f:
-            f.write(textwrap.dedent("""
+            f.write(
+                textwrap.dedent("""
                 import ptprof
                 for i in range(3):
                     with ptprof.range("bell\\x07 escape\\x1b[31m nul-free\\x7f"):
                         pass
                 with ptprof.range("tab\\there \\"quoted\\" back\\\\slash"):
                     pass
-            """))
+            """)
+            )
         out_dir = os.path.join(d, "trace")
         proc = T.run_ptprof(["run", "-o", out_dir, "--", T.PYTHON, script])
         T.check_eq(proc.returncode, 0, "run\n" + T.describe(proc))
@@ -189,8 +197,12 @@ def test_perfetto_export_decodes_with_perfettos_protos():
         chrome = os.path.join(d, "trace.json")
         X.export(trace, "--perfetto", pf, "--chrome", chrome)
         with open(pf, "rb") as f:
-            proc = T.subprocess.run([protoc, "--proto_path=" + T.HERE, "--decode=perfetto.protos.Trace",
-                                     "perfetto_subset.proto"], stdin=f, capture_output=True, text=True)
+            proc = T.subprocess.run(
+                [protoc, "--proto_path=" + T.HERE, "--decode=perfetto.protos.Trace", "perfetto_subset.proto"],
+                stdin=f,
+                capture_output=True,
+                text=True,
+            )
         T.check_eq(proc.returncode, 0, "protoc --decode\n" + T.describe(proc))
         text = proc.stdout
         T.check("process {" in text and "thread {" in text, "process and thread track descriptors")

@@ -40,13 +40,16 @@ def check_example(python, script, steps_env):
         got = view["all"].get("0")
         if got is None:
             return
-        T.check_eq(X.as_report_names(got["by_name"]), X.report_counts(report),
-                   what + "events per name, HTA vs ptprof report")
+        T.check_eq(
+            X.as_report_names(got["by_name"]), X.report_counts(report), what + "events per name, HTA vs ptprof report"
+        )
         T.check_eq(got["events"], report["events"], what + "events HTA parsed vs ptprof report")
         exported_cats = collections.Counter(e["cat"] for e in doc["traceEvents"] if e.get("ph") == "X")
         T.check_eq(got["by_category"], dict(exported_cats), what + "events per category")
-        T.check(set(got["by_category"]) <= {"cpu_op", "user_annotation"},
-                what + "categories: %s" % sorted(got["by_category"]))
+        T.check(
+            set(got["by_category"]) <= {"cpu_op", "user_annotation"},
+            what + "categories: %s" % sorted(got["by_category"]),
+        )
         recorded_steps = sorted({s["step"] for s in report["steps"]})
         T.check(len(recorded_steps) >= 2, what + "steps recorded: %s" % recorded_steps)
         T.check_eq(got["steps"], recorded_steps, what + "steps HTA finds")
@@ -54,8 +57,10 @@ def check_example(python, script, steps_env):
         # torch.profiler trace: the step and what starts in it are gone.
         default = view["default"]["0"]
         T.check_eq(default["steps"], recorded_steps[:-1], what + "steps of HTA's default load")
-        T.check(0 < default["events"] < got["events"],
-                what + "HTA's default load keeps %d of %d events" % (default["events"], got["events"]))
+        T.check(
+            0 < default["events"] < got["events"],
+            what + "HTA's default load keeps %d of %d events" % (default["events"], got["events"]),
+        )
 
 
 def test_hta_reads_the_mlp_example():

@@ -21,6 +21,9 @@ import os
 import export_check as X
 import ptproftest as pt
 
+REQUIRES = ("torch2",)
+COST_S = 100
+
 SCRIPTS = ("train_mlp.py", "train_conv_bn_adam.py", "train_lstm_clip.py")
 WRAPPER = os.path.join(pt.HERE, "torch_chrome_wrapper.py")
 
@@ -79,10 +82,10 @@ def compare(script, shapes):
     pt.check(not missing_top, "%s: top-level fields of torch's export missing: %r" % (what, sorted(missing_top)))
     theirs, mine = keys_by_name(torch_doc), keys_by_name(ours)
     by_category = collections.defaultdict(set)
-    for (cat, name), keys in theirs.items():
+    for (cat, _name), keys in theirs.items():
         by_category[cat] |= keys
     mine_by_category = collections.defaultdict(set)
-    for (cat, name), keys in mine.items():
+    for (cat, _name), keys in mine.items():
         mine_by_category[cat] |= keys
     for cat, keys in sorted(by_category.items()):
         lacking = {k for k in keys - mine_by_category[cat] if (cat, k) not in KNOWN_DIFFERENCES}
@@ -91,8 +94,9 @@ def compare(script, shapes):
     pt.check(len(common) > 10, "%s: event names in both exports: %d" % (what, len(common)))
     for key in common:
         lacking = {k for k in theirs[key] - mine[key] if (key[0], k) not in KNOWN_DIFFERENCES}
-        pt.check(not lacking, "%s: %s %s: torch's keys %r not on ptprof's events" % (what, key[0], key[1],
-                                                                                    sorted(lacking)))
+        pt.check(
+            not lacking, "%s: %s %s: torch's keys %r not on ptprof's events" % (what, key[0], key[1], sorted(lacking))
+        )
     stale = {(cat, k) for (cat, k) in KNOWN_DIFFERENCES if k in mine_by_category.get(cat, set())}
     pt.check(not stale, "%s: listed as missing yet written by ptprof: %r" % (what, sorted(stale)))
     torch_links, our_links = X.fwdbwd_links(torch_doc), X.fwdbwd_links(ours)
@@ -102,7 +106,7 @@ def compare(script, shapes):
 
 def test_arg_keys_and_flows_equal_torch():
     version = os.environ.get("PTPROF_TORCH_VERSION", "")
-    if not version.startswith("2."):  # tests/CMakeLists.txt registers this test for a torch 2.x only
+    if not version.startswith("2."):  # REQUIRES: registered for a torch 2.x only
         pt.skip("torch %s: the comparison is made with torch 2.x's export" % version)
     for script in SCRIPTS:
         compare(script, shapes=False)

@@ -25,6 +25,8 @@ import time
 
 import ptproftest as T
 
+REQUIRES = ("no_torch",)
+
 PROGRAMS = os.path.join(T.BUILD_DIR, "bin")
 FAULT_TARGET = os.path.join(PROGRAMS, "fault_target")
 NAMESPACE_ENV = "PTPROF_FAULT_NAMESPACE"
@@ -37,8 +39,12 @@ def enter_namespace():
         return
     attempts = [["unshare", "-m"], ["unshare", "-r", "-m"]] if os.geteuid() == 0 else [["unshare", "-r", "-m"]]
     for cmd in attempts:
-        probe = subprocess.run(cmd + ["mount", "-t", "tmpfs", "-o", "size=1m", "probe", "/mnt"],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        probe = subprocess.run(
+            cmd + ["mount", "-t", "tmpfs", "-o", "size=1m", "probe", "/mnt"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         if probe.returncode == 0:
             env = dict(os.environ, **{NAMESPACE_ENV: "1"})
             sys.stdout.flush()
@@ -48,8 +54,9 @@ def enter_namespace():
 
 def need_namespace():
     if os.environ.get(NAMESPACE_ENV) != "1":
-        T.skip("no private mount namespace (%s); these tests need one to mount /dev/shm"
-               % os.environ.get(NAMESPACE_ENV))
+        T.skip(
+            "no private mount namespace (%s); these tests need one to mount /dev/shm" % os.environ.get(NAMESPACE_ENV)
+        )
 
 
 @contextlib.contextmanager
@@ -75,12 +82,19 @@ def shm_left():
 
 def no_core_dumps():
     import resource
+
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
 def run(cmd, timeout=T.DEFAULT_TIMEOUT):
-    return subprocess.run([str(c) for c in cmd], env=T.clean_env(), stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, timeout=timeout, preexec_fn=no_core_dumps)
+    return subprocess.run(
+        [str(c) for c in cmd],
+        env=T.clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=no_core_dumps,
+    )
 
 
 def rows_of(paths):
@@ -102,11 +116,17 @@ def check_nothing_left(proc):
 
 # --- the target ends badly -------------------------------------------------
 
+
 def test_target_killed_mid_window_loses_nothing():
     """Two threads in each of two processes record 1000 nested pairs each;
     the parent then ends by each way there is, its window still open."""
-    endings = {"sigkill": 128 + signal.SIGKILL, "sigsegv": 128 + signal.SIGSEGV, "abort": 128 + signal.SIGABRT,
-               "exit3": 3, "_exit5": 5}
+    endings = {
+        "sigkill": 128 + signal.SIGKILL,
+        "sigsegv": 128 + signal.SIGSEGV,
+        "abort": 128 + signal.SIGABRT,
+        "exit3": 3,
+        "_exit5": 5,
+    }
     for ending, status in endings.items():
         with private_shm(), T.tempdir() as d:
             out = os.path.join(d, "out")
@@ -143,6 +163,7 @@ def test_python_os_exit_loses_nothing():
 
 # --- the launcher dies ----------------------------------------------------
 
+
 def test_launcher_killed_leaves_nothing_and_keeps_what_was_flushed():
     """SIGKILL of `ptprof run` itself. The orphaned target then forks five
     children: agents must see that the launcher is gone and register
@@ -150,9 +171,15 @@ def test_launcher_killed_leaves_nothing_and_keeps_what_was_flushed():
     to its last flushed chunk (defect 5)."""
     with private_shm(), T.tempdir() as d:
         out = os.path.join(d, "out")
-        launcher = subprocess.Popen([T.PTPROF_BIN, "run", "-o", out, "--", FAULT_TARGET, "wait_fork5", "2000"],
-                                    env=T.clean_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True, preexec_fn=no_core_dumps)
+        launcher = subprocess.Popen(
+            [T.PTPROF_BIN, "run", "-o", out, "--", FAULT_TARGET, "wait_fork5", "2000"],
+            env=T.clean_env(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=no_core_dumps,
+        )
         target_pid = None
         try:
             line = launcher.stdout.readline()
@@ -169,12 +196,18 @@ def test_launcher_killed_leaves_nothing_and_keeps_what_was_flushed():
                 for f in files:
                     r = T.run_ptprof(["report", "--format", "json", f])
                     if r.returncode == 0:
-                        flushed += sum(row["calls"] for row in __import__("json").loads(r.stdout)["rows"]
-                                       if row["name"] in ("outer", "inner"))
+                        flushed += sum(
+                            row["calls"]
+                            for row in __import__("json").loads(r.stdout)["rows"]
+                            if row["name"] in ("outer", "inner")
+                        )
                 if flushed == 0:
                     time.sleep(0.2)
-            T.check(flushed > 0, "ranges are on disk while the run goes on (files: %s)"
-                    % (os.listdir(out) if os.path.isdir(out) else "none"))
+            T.check(
+                flushed > 0,
+                "ranges are on disk while the run goes on (files: %s)"
+                % (os.listdir(out) if os.path.isdir(out) else "none"),
+            )
             launcher.kill()
             launcher.wait(timeout=60)
         finally:
@@ -206,6 +239,7 @@ def pid_alive(pid):
 
 # --- the machine is short of something ------------------------------------
 
+
 def test_small_dev_shm_never_kills_the_target():
     """36 threads with the default 2 MiB rings on a 48 MiB /dev/shm (a
     container's is often 64 MiB): the target must exit as it would without
@@ -226,8 +260,11 @@ def test_small_dev_shm_never_kills_the_target():
             recorded = calls(rows, "outer") + calls(rows, "inner") + calls(rows, "done")
             counted = rep["dropped"] + rep["losses"]["lost_thread_events"]
             T.check(recorded > 0, "the threads that got a ring are recorded: %r" % rows)
-            T.check_eq(recorded + counted, 50000 * 2 * 36 + 36,
-                       "recorded + counted as not recorded = what the threads wrote (%d + %d)" % (recorded, counted))
+            T.check_eq(
+                recorded + counted,
+                50000 * 2 * 36 + 36,
+                "recorded + counted as not recorded = what the threads wrote (%d + %d)" % (recorded, counted),
+            )
         check_nothing_left(proc)
 
 
@@ -257,13 +294,16 @@ def test_full_disk_is_an_error_not_a_quiet_success():
             proc = run([T.PTPROF_BIN, "run", "-o", out, "--", FAULT_TARGET, "exit", 200000])
         T.check_eq(recorded_ranges(proc), 400000, "the target ran to its end\n" + T.describe(proc))
         T.check(proc.returncode != 0, "a failed write is not success\n" + T.describe(proc))
-        T.check("No space left" in proc.stderr or "cannot write" in proc.stderr,
-                "the summary says what failed\n" + proc.stderr)
+        T.check(
+            "No space left" in proc.stderr or "cannot write" in proc.stderr,
+            "the summary says what failed\n" + proc.stderr,
+        )
         T.check("no events were recorded" not in proc.stderr, "events were recorded; they could not be written")
         check_nothing_left(proc)
 
 
 # --- many processes, many threads, full rings ----------------------------
+
 
 def test_many_simultaneous_forks_are_profiled_or_counted():
     """1000 children forked in bursts of 50, three runs: each child is
@@ -278,8 +318,11 @@ def test_many_simultaneous_forks_are_profiled_or_counted():
             children = sum(1 for name, r in rows.items() if name.startswith("child") and r["calls"] == 1)
             m = re.search(r"(\d+) processes could not be profiled", proc.stderr)
             counted = int(m.group(1)) if m else 0
-            T.check_eq(children + counted, 1000,
-                       "run %d: profiled (%d) + counted as not profiled (%d)" % (attempt, children, counted))
+            T.check_eq(
+                children + counted,
+                1000,
+                "run %d: profiled (%d) + counted as not profiled (%d)" % (attempt, children, counted),
+            )
             T.check_eq(counted, 0, "run %d: no child lost: all were there to be profiled\n%s" % (attempt, proc.stderr))
             check_nothing_left(proc)
 
@@ -318,8 +361,11 @@ def test_ring_overflow_with_nested_ranges_keeps_counts_and_timings():
         rows = {r["name"]: r for r in rep["rows"]}
         T.check(rep["dropped"] > 0, "the ring overflowed (else this test tests nothing)")
         recorded = calls(rows, "outer") + calls(rows, "inner") + calls(rows, "done")
-        T.check_eq(recorded + rep["dropped"], 2 * iterations + 1,
-                   "recorded (%d) + dropped (%d) = ranges and marks written" % (recorded, rep["dropped"]))
+        T.check_eq(
+            recorded + rep["dropped"],
+            2 * iterations + 1,
+            "recorded (%d) + dropped (%d) = ranges and marks written" % (recorded, rep["dropped"]),
+        )
         outer_us = rows.get("outer", {}).get("cpu_total_us", 0)
         inner_us = rows.get("inner", {}).get("cpu_total_us", 0)
         T.check(outer_us <= wall_us, "outer ranges last %.0f us in all, the run %.0f us" % (outer_us, wall_us))

@@ -29,17 +29,22 @@ RUN_TIMEOUT = 60 + 12 * FORKS  # every child hung: 10 s each, then the kill
 def forks_without_hangs(options):
     with T.tempdir() as d:
         try:
-            proc = T.run_ptprof(["run"] + options + ["-o", os.path.join(d, "out"), "--", T.PYTHON, SCRIPT, FORKS, 3],
-                                env=T.clean_env(PTPROF_FORK_GDB=os.environ.get("PTPROF_FORK_GDB")),
-                                timeout=RUN_TIMEOUT)
+            proc = T.run_ptprof(
+                ["run"] + options + ["-o", os.path.join(d, "out"), "--", T.PYTHON, SCRIPT, FORKS, 3],
+                env=T.clean_env(PTPROF_FORK_GDB=os.environ.get("PTPROF_FORK_GDB")),
+                timeout=RUN_TIMEOUT,
+            )
         except subprocess.TimeoutExpired:
             T.check(False, "%s: the run did not finish in %d s (a hang)" % (" ".join(options), RUN_TIMEOUT))
             return
         m = re.search(r"forks=(\d+) hangs=(\d+)", proc.stdout)
         T.check(m is not None, "%s: the script reported\n%s" % (" ".join(options), T.describe(proc)))
         if m:
-            T.check_eq((int(m.group(1)), int(m.group(2))), (FORKS, 0),
-                       "%s: (forks, hung children)\n%s" % (" ".join(options), T.describe(proc)))
+            T.check_eq(
+                (int(m.group(1)), int(m.group(2))),
+                (FORKS, 0),
+                "%s: (forks, hung children)\n%s" % (" ".join(options), T.describe(proc)),
+            )
         T.check_eq(proc.returncode, 0, "%s: exit status\n%s" % (" ".join(options), T.describe(proc)))
 
 

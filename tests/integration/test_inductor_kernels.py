@@ -19,7 +19,7 @@ a private inductor cache.
 torch's ``## Call CompiledFxGraph ##`` scope is opened only while a profiler
 state sits in the thread's PROFILER_STATE slot: until the torch bridge
 installs its state in every window (#25 item 1) the runs profile memory,
-whose reporter is such a state. torch 2.x only (PTPROF_TORCH2_TESTS)."""
+whose reporter is such a state. torch 2.x only (REQUIRES)."""
 
 import glob
 import gzip
@@ -29,6 +29,8 @@ import re
 import textwrap
 
 import ptproftest as T
+
+REQUIRES = ("torch2",)
 
 SCRIPT = """
 import sys, torch, torch.nn as nn
@@ -96,9 +98,17 @@ def check_nested(d, out):
     graphs = [e for e in events if e["name"].startswith("## Call CompiledFxGraph ")]
     kernels = [e for e in events if ROW.match(e["name"])]
     T.check(graphs and kernels, "CompiledFxGraph calls (%d) and kernel calls (%d)" % (len(graphs), len(kernels)))
-    outside = [k["name"] for k in kernels
-               if not any(g["pid"] == k["pid"] and g["tid"] == k["tid"] and g["ts"] <= k["ts"] and
-                          k["ts"] + k["dur"] <= g["ts"] + g["dur"] for g in graphs)]
+    outside = [
+        k["name"]
+        for k in kernels
+        if not any(
+            g["pid"] == k["pid"]
+            and g["tid"] == k["tid"]
+            and g["ts"] <= k["ts"]
+            and k["ts"] + k["dur"] <= g["ts"] + g["dur"]
+            for g in graphs
+        )
+    ]
     T.check_eq(outside, [], "kernel calls outside any CompiledFxGraph call")
 
 
@@ -138,8 +148,10 @@ def test_kernels_name_their_aten_ops():
             if key in by_name:
                 T.check_eq(by_name[key]["calls"], base["calls"] + sum(k["calls"] for k in kernels), key + ": calls")
                 want = base["self_cpu_us"] + sum(k["self_cpu_us"] for k in kernels)
-                T.check(abs(by_name[key]["self_cpu_us"] - want) <= 0.01 * len(kernels) + 0.001,
-                        "%s: self CPU %.3f us, its kernels' %.3f us" % (key, by_name[key]["self_cpu_us"], want))
+                T.check(
+                    abs(by_name[key]["self_cpu_us"] - want) <= 0.01 * len(kernels) + 0.001,
+                    "%s: self CPU %.3f us, its kernels' %.3f us" % (key, by_name[key]["self_cpu_us"], want),
+                )
         others = {n: r["calls"] for n, r in plain.items() if not ROW.match(n) and n not in expected}
         T.check_eq({n: by_name[n]["calls"] for n in others if n in by_name}, others, "the other rows unchanged")
 
@@ -149,8 +161,10 @@ def test_kernels_name_their_aten_ops():
         T.check_eq(sorted(rows2), sorted(code), "run 2: a row per C++ kernel")
         for kernel, (ops, row) in rows2.items():
             T.check_eq((ops, row["calls"]), (code.get(kernel), 2), "run 2: %s, two steps" % kernel)
-        T.check("ptprof kernels after the run: 0" in run2.stderr,
-                "run 2: inductor's own kernels back after the window:\n" + run2.stderr[-2000:])
+        T.check(
+            "ptprof kernels after the run: 0" in run2.stderr,
+            "run 2: inductor's own kernels back after the window:\n" + run2.stderr[-2000:],
+        )
 
 
 # A generated wrapper's call, as torch 2.15 writes it (with the bootstrap's
@@ -169,7 +183,7 @@ WRAPPER = """
         triton_poi_fused_add_1.run(buf4, 64, stream=stream0)
         # Topologically Sorted Source Nodes: [mul], Original ATen: [aten.mul]
         cpp_fused_sum_threshold_backward_0(buf5, tangents_1, buf0, buf2)
-"""
+"""  # noqa: E501 (inductor's output, as it writes it)
 
 
 def test_parse_provenance():
@@ -180,15 +194,24 @@ def test_parse_provenance():
     from ptprof._inductor_kernels import parse_provenance, row_name
 
     found = parse_provenance(WRAPPER)
-    T.check_eq(found, {
-        "cpp_fused_relu_0": {"aten": [], "nodes": []},
-        "cpp_fused_sum_threshold_backward_0": {"aten": ["aten.sum", "aten.threshold_backward", "aten.mul"],
-                                               "nodes": ["sum_1", "le", "full_default", "where", "mul"]},
-        "triton_poi_fused_add_1": {"aten": ["aten.add"], "nodes": ["add"]},
-    }, "each kernel's ops and nodes")
+    T.check_eq(
+        found,
+        {
+            "cpp_fused_relu_0": {"aten": [], "nodes": []},
+            "cpp_fused_sum_threshold_backward_0": {
+                "aten": ["aten.sum", "aten.threshold_backward", "aten.mul"],
+                "nodes": ["sum_1", "le", "full_default", "where", "mul"],
+            },
+            "triton_poi_fused_add_1": {"aten": ["aten.add"], "nodes": ["add"]},
+        },
+        "each kernel's ops and nodes",
+    )
     T.check_eq(row_name("cpp_fused_relu_0", found["cpp_fused_relu_0"]), "cpp_fused_relu_0", "no ops: the bare name")
-    T.check_eq(row_name("cpp_fused_x_0", {"aten": ["aten.sum", "aten.mul"]}), "cpp_fused_x_0 [aten.sum, aten.mul]",
-               "the row's name")
+    T.check_eq(
+        row_name("cpp_fused_x_0", {"aten": ["aten.sum", "aten.mul"]}),
+        "cpp_fused_x_0 [aten.sum, aten.mul]",
+        "the row's name",
+    )
 
 
 if __name__ == "__main__":

@@ -57,6 +57,8 @@ import os
 
 import ptproftest as T
 
+COST_S = 200
+
 SCRIPTS = [
     os.path.join(T.EXAMPLES_DIR, "train_mlp.py"),
     os.path.join(T.EXAMPLES_DIR, "train_mlp_10_steps.py"),
@@ -76,8 +78,12 @@ MIB = 1 << 20
 
 
 def keep(name):
-    return not (name.startswith("profiler::") or name.startswith("ProfilerStep") or name == "[memory]"
-                or name in ENCLOSING_SCOPES)
+    return not (
+        name.startswith("profiler::")
+        or name.startswith("ProfilerStep")
+        or name == "[memory]"
+        or name in ENCLOSING_SCOPES
+    )
 
 
 def eventlist_is_exact():
@@ -100,8 +106,9 @@ def memory_table(rows, mem_key, self_key):
 def run_ptprof(script, d, env):
     out = os.path.join(d, "ptprof-out")
     spec = ",".join("%s=%d" % kv for kv in SCHEDULE.items())
-    proc = T.run_ptprof(["run", "-o", out, "--schedule", spec, "--record-shapes", "--profile-memory", "--",
-                         T.PYTHON, script], env=env)
+    proc = T.run_ptprof(
+        ["run", "-o", out, "--schedule", spec, "--record-shapes", "--profile-memory", "--", T.PYTHON, script], env=env
+    )
     if proc.returncode != 0:
         raise AssertionError("ptprof run failed: " + T.describe(proc))
     rep = T.report_json(out, "--group-by-input-shape")
@@ -112,8 +119,11 @@ def run_ptprof(script, d, env):
     with gzip.open(chrome, "rt") as f:
         doc = json.load(f)
     events = sorted(e["args"]["Bytes"] for e in window_blocks(doc["traceEvents"]))
-    return (memory_table(rep["rows"], "cpu_memory_bytes", "self_cpu_memory_bytes"), events,
-            [s["step"] for s in rep["steps"]])
+    return (
+        memory_table(rep["rows"], "cpu_memory_bytes", "self_cpu_memory_bytes"),
+        events,
+        [s["step"] for s in rep["steps"]],
+    )
 
 
 def window_blocks(trace_events):
@@ -124,8 +134,10 @@ def window_blocks(trace_events):
     profiler, entered at the window's start, never tracked and never reports
     (the export keeps them: they are real; the report's memory columns leave
     them out, as torch's do)."""
-    memory = sorted((e for e in trace_events if e.get("name") == "[memory]" and e["args"]["Device Type"] == 0),
-                    key=lambda e: (e["ts"], e["args"]["Ev Idx"]))
+    memory = sorted(
+        (e for e in trace_events if e.get("name") == "[memory]" and e["args"]["Device Type"] == 0),
+        key=lambda e: (e["ts"], e["args"]["Ev Idx"]),
+    )
     live, kept = set(), []
     for e in memory:
         addr, nbytes = e["args"]["Addr"], e["args"]["Bytes"]
@@ -142,8 +154,9 @@ def window_blocks(trace_events):
 def run_torch(script, d, env):
     out = os.path.join(d, "torch.json")
     first = SCHEDULE["wait"] + SCHEDULE["warmup"]
-    proc = T.run_python([WRAPPER, "--first", str(first), "--count", str(SCHEDULE["active"]), "--out", out, "--",
-                         script], env=env)
+    proc = T.run_python(
+        [WRAPPER, "--first", str(first), "--count", str(SCHEDULE["active"]), "--out", out, "--", script], env=env
+    )
     if proc.returncode != 0:
         raise AssertionError("torch_memory_wrapper failed: " + T.describe(proc))
     with open(out) as f:
@@ -177,38 +190,68 @@ def check_script(script):
         # The reference: the table derived from torch's event tree. It covers every op of
         # torch's flat event list, with the same input shapes text ...
         tree_calls, flat_calls = op_calls(full["tree_op_calls"]), op_calls(full["op_events"])
-        T.check(tree_calls == flat_calls, "%s: (name, input shapes) -> calls, torch's event tree vs its event "
-                "list: %s" % (name, sorted((k, tree_calls.get(k), flat_calls.get(k))
-                                           for k in set(tree_calls) | set(flat_calls)
-                                           if tree_calls.get(k) != flat_calls.get(k))[:20]))
+        T.check(
+            tree_calls == flat_calls,
+            "%s: (name, input shapes) -> calls, torch's event tree vs its event "
+            "list: %s"
+            % (
+                name,
+                sorted(
+                    (k, tree_calls.get(k), flat_calls.get(k))
+                    for k in set(tree_calls) | set(flat_calls)
+                    if tree_calls.get(k) != flat_calls.get(k)
+                )[:20],
+            ),
+        )
         theirs = memory_table(full["tree_rows"], "cpu_memory_usage", "self_cpu_memory_usage")
         eventlist = memory_table(full["rows"], "cpu_memory_usage", "self_cpu_memory_usage")
         # ... and equals key_averages' table where that one is exact (torch 2.x).
         if eventlist_is_exact():
-            T.check(eventlist == theirs, "%s: [CPU Mem, Self CPU Mem], torch's key_averages vs its event tree:\n%s"
-                    % (name, diff(eventlist, theirs)))
+            T.check(
+                eventlist == theirs,
+                "%s: [CPU Mem, Self CPU Mem], torch's key_averages vs its event tree:\n%s"
+                % (name, diff(eventlist, theirs)),
+            )
         else:
             differ = sum(1 for k in set(eventlist) | set(theirs) if eventlist.get(k) != theirs.get(k))
-            print("%s: torch 1.x's key_averages (microsecond attribution) differs from its event tree in %d of %d "
-                  "(name, shapes)" % (name, differ, len(set(eventlist) | set(theirs))), flush=True)
+            print(
+                "%s: torch 1.x's key_averages (microsecond attribution) differs from its event tree in %d of %d "
+                "(name, shapes)" % (name, differ, len(set(eventlist) | set(theirs))),
+                flush=True,
+            )
         T.check_eq(torch_steps, [2, 3, 4], name + ": steps torch's profiler recorded")
         T.check(len(their_events) > 10, name + ": torch reported memory events (%d)" % len(their_events))
         same_events = our_events == their_events
-        T.check(same_events, "%s: memory events (bytes), torch vs ptprof: %d vs %d events, %d vs %d bytes; only "
-                "torch: %s; only ptprof: %s" % (name, len(their_events), len(our_events), sum(their_events),
-                                                 sum(our_events),
-                                                 sorted((collections.Counter(their_events) -
-                                                         collections.Counter(our_events)).elements())[:20],
-                                                 sorted((collections.Counter(our_events) -
-                                                         collections.Counter(their_events)).elements())[:20]))
+        T.check(
+            same_events,
+            "%s: memory events (bytes), torch vs ptprof: %d vs %d events, %d vs %d bytes; only "
+            "torch: %s; only ptprof: %s"
+            % (
+                name,
+                len(their_events),
+                len(our_events),
+                sum(their_events),
+                sum(our_events),
+                sorted((collections.Counter(their_events) - collections.Counter(our_events)).elements())[:20],
+                sorted((collections.Counter(our_events) - collections.Counter(their_events)).elements())[:20],
+            ),
+        )
         if same_events:
-            print("%s: %d memory events, %d bytes net, equal to torch's" % (name, len(our_events), sum(our_events)),
-                  flush=True)
-        T.check(ours == theirs, "%s: (name, input shapes) -> [CPU Mem, Self CPU Mem], torch's event tree vs "
-                "ptprof (%d vs %d keys):\n%s" % (name, len(theirs), len(ours), diff(theirs, ours)))
+            print(
+                "%s: %d memory events, %d bytes net, equal to torch's" % (name, len(our_events), sum(our_events)),
+                flush=True,
+            )
+        T.check(
+            ours == theirs,
+            "%s: (name, input shapes) -> [CPU Mem, Self CPU Mem], torch's event tree vs "
+            "ptprof (%d vs %d keys):\n%s" % (name, len(theirs), len(ours), diff(theirs, ours)),
+        )
         if ours == theirs:
-            print("%s: %d (name, input shapes) with memory: CPU Mem and Self CPU Mem equal to torch's" %
-                  (name, len(ours)), flush=True)
+            print(
+                "%s: %d (name, input shapes) with memory: CPU Mem and Self CPU Mem equal to torch's"
+                % (name, len(ours)),
+                flush=True,
+            )
 
 
 def memory_text(out, *extra):
@@ -221,12 +264,12 @@ def memory_text(out, *extra):
 def section(text, title):
     """The lines of the section whose heading starts with `title`."""
     lines = text.splitlines()
-    start = next(i for i, l in enumerate(lines) if l.startswith(title))
+    start = next(i for i, line in enumerate(lines) if line.startswith(title))
     out = []
-    for l in lines[start + 1:]:
-        if not l.startswith("  "):
+    for line in lines[start + 1 :]:
+        if not line.startswith("  "):
             break
-        out.append(l)
+        out.append(line)
     return out
 
 
@@ -236,18 +279,23 @@ def test_stack_at_the_peak():
     the op at the peak, innermost first: its first entry is the script's line
     that made the 256 MiB tensor."""
     with open(BIG_STEP) as f:
-        line = next(i for i, l in enumerate(f.read().splitlines(), 1) if l.strip().startswith("big = torch.zeros("))
+        line = next(
+            i
+            for i, source_line in enumerate(f.read().splitlines(), 1)
+            if source_line.strip().startswith("big = torch.zeros(")
+        )
     expected = "%s(%d): main" % (BIG_STEP, line)
     for flags in (["--with-stack"], ["--python-attribution"]):
         with T.tempdir() as d:
             out = os.path.join(d, "out")
-            proc = T.run_ptprof(["run", "-o", out, "--profile-memory"] + flags + ["--", T.PYTHON, BIG_STEP],
-                                env=T.clean_env(STEPS=4))
+            proc = T.run_ptprof(
+                ["run", "-o", out, "--profile-memory"] + flags + ["--", T.PYTHON, BIG_STEP], env=T.clean_env(STEPS=4)
+            )
             if proc.returncode != 0:
                 raise AssertionError("ptprof run %s failed: %s" % (flags, T.describe(proc)))
             text = memory_text(out)
             peak = section(text, "Peak memory")
-            at = next((i for i, l in enumerate(peak) if " CPU " in l and "allocated" in l), None)
+            at = next((i for i, line in enumerate(peak) if " CPU " in line and "allocated" in line), None)
             T.check(at is not None and at + 1 < len(peak), "a CPU peak line and its stack %s:\n%s" % (flags, text))
             T.check_eq(peak[at + 1].strip(), expected, "the peak's innermost frame %s:\n%s" % (flags, text))
         print("%s: peak at %s" % (" ".join(flags), peak[at + 1].strip()), flush=True)
@@ -257,8 +305,21 @@ def test_live_allocations_of_a_leak():
     with T.tempdir() as d:
         out = os.path.join(d, "out")
         # One window of the 12 steps: it ends before the interpreter's exit frees the list.
-        proc = T.run_ptprof(["run", "-o", out, "--profile-memory", "--record-shapes", "--schedule",
-                             "active=12,repeat=1", "--", T.PYTHON, KEEP_ONES], env=T.clean_env(STEPS=12))
+        proc = T.run_ptprof(
+            [
+                "run",
+                "-o",
+                out,
+                "--profile-memory",
+                "--record-shapes",
+                "--schedule",
+                "active=12,repeat=1",
+                "--",
+                T.PYTHON,
+                KEEP_ONES,
+            ],
+            env=T.clean_env(STEPS=12),
+        )
         if proc.returncode != 0:
             raise AssertionError("ptprof run failed: " + T.describe(proc))
         text = memory_text(out)
@@ -278,26 +339,28 @@ def test_live_allocations_of_a_leak():
 def test_peak_of_a_big_step():
     with T.tempdir() as d:
         out = os.path.join(d, "out")
-        proc = T.run_ptprof(["run", "-o", out, "--profile-memory", "--", T.PYTHON, BIG_STEP],
-                            env=T.clean_env(STEPS=4))
+        proc = T.run_ptprof(["run", "-o", out, "--profile-memory", "--", T.PYTHON, BIG_STEP], env=T.clean_env(STEPS=4))
         if proc.returncode != 0:
             raise AssertionError("ptprof run failed: " + T.describe(proc))
         csv = os.path.join(d, "timeline.csv")
         text = memory_text(out, "--timeline", csv)
-        peak = [l for l in section(text, "Peak memory") if " CPU " in l and "allocated" in l]
+        peak = [line for line in section(text, "Peak memory") if " CPU " in line and "allocated" in line]
         T.check(len(peak) == 1, "one CPU peak line:\n" + text)
         words = peak[0].split()
         allocated = int(words[words.index("allocated") + 1])
         truth = 256 * MIB
-        T.check(truth <= allocated <= truth * 1.01, "peak %d bytes, truth %d (within 1%%):\n%s"
-                % (allocated, truth, text))
+        T.check(
+            truth <= allocated <= truth * 1.01, "peak %d bytes, truth %d (within 1%%):\n%s" % (allocated, truth, text)
+        )
         T.check_eq(words[words.index("at") + 1], "aten::zeros", "the op at the peak:\n" + text)
         with open(csv) as f:
             rows = f.read().splitlines()
         T.check_eq(rows[0], "time_ns,pid,device,allocated_bytes,reserved_bytes", "timeline header")
         T.check(max(int(r.split(",")[3]) for r in rows[1:]) == allocated, "the timeline's peak is the peak")
-        print("peak %d bytes = 256 MiB + %d (%.4f%%) at aten::zeros" % (allocated, allocated - truth,
-                                                                        100.0 * (allocated - truth) / truth))
+        print(
+            "peak %d bytes = 256 MiB + %d (%.4f%%) at aten::zeros"
+            % (allocated, allocated - truth, 100.0 * (allocated - truth) / truth)
+        )
 
 
 def test_free_before_window():
@@ -313,8 +376,10 @@ def test_free_before_window():
     with T.tempdir() as d:
         out = os.path.join(d, "out")
         spec = ",".join("%s=%d" % kv for kv in SCHEDULE.items())
-        proc = T.run_ptprof(["run", "-o", out, "--schedule", spec, "--profile-memory", "--", T.PYTHON, FREE_BEFORE],
-                            env=T.clean_env(STEPS=6))
+        proc = T.run_ptprof(
+            ["run", "-o", out, "--schedule", spec, "--profile-memory", "--", T.PYTHON, FREE_BEFORE],
+            env=T.clean_env(STEPS=6),
+        )
         if proc.returncode != 0:
             raise AssertionError("ptprof run failed: " + T.describe(proc))
         csv = os.path.join(d, "timeline.csv")
@@ -336,14 +401,19 @@ def test_free_before_window():
         with gzip.open(chrome, "rt") as f:
             trace_events = json.load(f)["traceEvents"]
         kept = set(id(e) for e in window_blocks(trace_events))
-        before = [-e["args"]["Bytes"] for e in trace_events
-                  if e.get("name") == "[memory]" and e["args"]["Device Type"] == 0 and id(e) not in kept]
+        before = [
+            -e["args"]["Bytes"]
+            for e in trace_events
+            if e.get("name") == "[memory]" and e["args"]["Device Type"] == 0 and id(e) not in kept
+        ]
         T.check_eq(sorted(before), sorted(expected), "the export's frees of blocks from before the window")
-        per_op = [l.split() for l in section(text, "Allocations per op")[1:]]
+        per_op = [line.split() for line in section(text, "Allocations per op")[1:]]
         drop = [f for f in per_op if f[-1] == "drop_keep"]
         # torch 1.x's record_function also frees its handle tensors (a few hundred bytes) in the scope.
-        T.check(len(drop) == 1 and MIB <= int(drop[0][3]) < MIB + 4096,
-                "drop_keep frees the 1 MiB block (and nothing else but small ones):\n" + text)
+        T.check(
+            len(drop) == 1 and MIB <= int(drop[0][3]) < MIB + 4096,
+            "drop_keep frees the 1 MiB block (and nothing else but small ones):\n" + text,
+        )
         with open(csv) as f:
             rows = [r.split(",") for r in f.read().splitlines()[1:]]
         cpu = [int(r[3]) for r in rows if r[2] == "CPU"]

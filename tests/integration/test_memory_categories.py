@@ -23,9 +23,19 @@ import re
 
 import ptproftest as T
 
+REQUIRES = ("torch2",)
+
 EXAMPLES = ["train_mlp.py", "train_conv_bn_adam.py", "train_lstm_clip.py"]
-CATEGORIES = ["parameter", "optimizer state", "input", "temporary", "activation", "gradient", "autograd detail",
-              "unknown"]
+CATEGORIES = [
+    "parameter",
+    "optimizer state",
+    "input",
+    "temporary",
+    "activation",
+    "gradient",
+    "autograd detail",
+    "unknown",
+]
 REFERENCE = os.path.join(T.HERE, "torch_memory_timeline.py")
 
 
@@ -68,15 +78,23 @@ def compare(example):
         our_ends = [end for _, end in ours["step_ends_us"]]
         T.check_eq(len(our_ends), len(ref_ends), "%s: steps" % example)
         for step, (r, o) in enumerate(zip(ref_ends, our_ends)):
-            T.check_eq(dict(zip(CATEGORIES, at(ours["timeline"], o))), dict(zip(CATEGORIES, at(ref["timeline"], r))),
-                       "%s: bytes per category at the end of step %d" % (example, step))
-        T.check_eq(dict(zip(CATEGORIES, peak(ours["timeline"]))), dict(zip(CATEGORIES, peak(ref["timeline"]))),
-                   "%s: bytes per category at the peak" % example)
+            T.check_eq(
+                dict(zip(CATEGORIES, at(ours["timeline"], o))),
+                dict(zip(CATEGORIES, at(ref["timeline"], r))),
+                "%s: bytes per category at the end of step %d" % (example, step),
+            )
+        T.check_eq(
+            dict(zip(CATEGORIES, peak(ours["timeline"]))),
+            dict(zip(CATEGORIES, peak(ref["timeline"]))),
+            "%s: bytes per category at the peak" % example,
+        )
         # The text table's step rows say the same as the JSON.
         last = at(ours["timeline"], our_ends[-1])
         row = [line for line in proc.stdout.splitlines() if line.split()[2:4] == ["step", str(len(our_ends) - 1)]]
-        T.check(row and [int(v) for v in row[-1].split()[4:12]] == last,
-                "%s: the table's last step row %r, the JSON %r" % (example, row, last))
+        T.check(
+            row and [int(v) for v in row[-1].split()[4:12]] == last,
+            "%s: the table's last step row %r, the JSON %r" % (example, row, last),
+        )
         # The page's table: its last step row, byte for byte.
         page = os.path.join(d, "page.html")
         proc = T.run_ptprof(["report", out, "--html", page])
@@ -84,11 +102,17 @@ def compare(example):
         with open(page) as f:
             html = f.read()
         table = re.search(r'id="memory-categories".*?</table>', html, re.S)
-        rows = re.findall(r"<tr><td>\d+</td><td>CPU</td><td>end of step (\d+)</td>(.*?)</tr>", table.group(0)) \
-            if table else []
-        T.check(rows and int(rows[-1][0]) == len(our_ends) - 1
-                and [int(v) for v in re.findall(r'data-v="(-?\d+)"', rows[-1][1])][:8] == last,
-                "%s: the page's last step row %r, the JSON %r" % (example, rows[-1:] if rows else None, last))
+        rows = (
+            re.findall(r"<tr><td>\d+</td><td>CPU</td><td>end of step (\d+)</td>(.*?)</tr>", table.group(0))
+            if table
+            else []
+        )
+        T.check(
+            rows
+            and int(rows[-1][0]) == len(our_ends) - 1
+            and [int(v) for v in re.findall(r'data-v="(-?\d+)"', rows[-1][1])][:8] == last,
+            "%s: the page's last step row %r, the JSON %r" % (example, rows[-1:] if rows else None, last),
+        )
 
 
 def test_mlp_sgd():
@@ -106,8 +130,9 @@ def test_lstm_clip():
 def test_needs_record_shapes():
     with T.tempdir() as d:
         out = os.path.join(d, "out")
-        proc = T.run_ptprof(["run", "--profile-memory", "-o", out, "--", T.PYTHON,
-                             os.path.join(T.EXAMPLES_DIR, EXAMPLES[0])])
+        proc = T.run_ptprof(
+            ["run", "--profile-memory", "-o", out, "--", T.PYTHON, os.path.join(T.EXAMPLES_DIR, EXAMPLES[0])]
+        )
         T.check_eq(proc.returncode, 0, "ptprof run: " + T.describe(proc))
         proc = T.run_ptprof(["memory", out, "--categories", os.path.join(d, "c.json")])
         T.check_eq(proc.returncode, 2, "--categories without tensor identity: exit status\n" + T.describe(proc))

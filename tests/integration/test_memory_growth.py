@@ -24,8 +24,10 @@ MIB = 1 << 20
 
 def record(script, d, *schedule):
     out = os.path.join(d, "out")
-    proc = T.run_ptprof(["run", "-o", out, "--profile-memory", "--record-shapes"] + list(schedule) +
-                        ["--", T.PYTHON, script], env=T.clean_env(STEPS=12))
+    proc = T.run_ptprof(
+        ["run", "-o", out, "--profile-memory", "--record-shapes"] + list(schedule) + ["--", T.PYTHON, script],
+        env=T.clean_env(STEPS=12),
+    )
     if proc.returncode != 0:
         raise AssertionError("ptprof run failed: " + T.describe(proc))
     proc = T.run_ptprof(["memory", out, "--bytes", "--row-limit", "0"])
@@ -38,17 +40,17 @@ def section(text, title):
     """The lines of the section whose heading starts with `title` (its
     heading may take two lines)."""
     lines = text.splitlines()
-    start = next((i for i, l in enumerate(lines) if l.startswith(title)), None)
+    start = next((i for i, line in enumerate(lines) if line.startswith(title)), None)
     T.check(start is not None, "a section %r in:\n%s" % (title, text))
     if start is None:
         return []
     out = []
-    for l in lines[start + 1:]:
-        if not l.startswith("  "):
+    for line in lines[start + 1 :]:
+        if not line.startswith("  "):
             if out:
                 break
             continue
-        out.append(l)
+        out.append(line)
     return out
 
 

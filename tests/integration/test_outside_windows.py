@@ -3,7 +3,7 @@
 all is registered, and even a disabled one or a user-scope watcher cost every
 operator (bench/registered_callbacks.py). The steps that end at the
 optimizer's or the DataLoader's scopes are then seen from Python
-(agent/python/ptprof/_step_scopes.py: a wrapper of the optimizer classes'
+(python/ptprof/_step_scopes.py: a wrapper of the optimizer classes'
 step, the DataLoader iterator's), and come out as before.
 
 References that cannot drift: torch's own answer to "is any global callback
@@ -70,8 +70,9 @@ def run(d, *flags, step=None, steps=10, manual_steps=False):
     with open(script, "w") as f:
         f.write(textwrap.dedent(TRAIN))
     seen, out = os.path.join(d, "seen.json"), os.path.join(d, "out")
-    env = T.clean_env(TESTS_DIR=T.HERE, HAS_CALLBACKS=src, CXX_CACHE=os.path.join(d, "cxx"), SEEN=seen,
-                      STEPS=str(steps))
+    env = T.clean_env(
+        TESTS_DIR=T.HERE, HAS_CALLBACKS=src, CXX_CACHE=os.path.join(d, "cxx"), SEEN=seen, STEPS=str(steps)
+    )
     if step:
         env["PTPROF_STEP"] = step
     if manual_steps:
@@ -92,18 +93,22 @@ def test_no_callback_in_steps_outside_windows():
     with T.tempdir() as d:
         seen, proc, out = run(d, "--schedule", ",".join("%s=%d" % kv for kv in SCHEDULE.items()))
         recorded = torch_recorded(10)
-        T.check_eq([i for i, s in enumerate(seen) if s], recorded,
-                   "the steps in which torch has a global callback\n" + T.describe(proc))
+        T.check_eq(
+            [i for i, s in enumerate(seen) if s],
+            recorded,
+            "the steps in which torch has a global callback\n" + T.describe(proc),
+        )
         T.check_eq(recorded_steps(out), recorded, "the steps recorded")
         T.check("steps: 10 ended" in proc.stderr, "every optimizer step ends a step\n" + T.describe(proc))
         rows = {r["name"]: r["calls"] for r in T.report_json(out)["rows"]}
-        T.check_eq(rows.get("Optimizer.step#SGD.step"), len(recorded),
-                   "one optimizer step per recorded step, whole: %s" % rows)
+        T.check_eq(
+            rows.get("Optimizer.step#SGD.step"), len(recorded), "one optimizer step per recorded step, whole: %s" % rows
+        )
 
 
 def test_long_waits_fold_and_count_every_step():
     """Wait steps longer than the agent lets the bootstrap fold at once (32,
-    agent/src/python_step_folding.cpp): the recorded steps are still
+    agent/src/runtime/python_step_folding.cpp): the recorded steps are still
     torch.profiler.schedule's, every step is counted (the ends held in
     Python at exit too), and the cost meter has its unrecorded steps right
     before each window. The bootstrap folds the wait steps, so the meter sees
@@ -119,8 +124,7 @@ def test_long_waits_fold_and_count_every_step():
             pairs, unrecorded = int(meter.group(1)), int(meter.group(2))
             T.check(pairs >= 2, "recorded steps paired with the unrecorded step before them: %d" % pairs)
             waits = steps - 2 * (plan["warmup"] + plan["active"])
-            T.check(unrecorded < waits // 2,
-                    "unrecorded steps the agent measured: %d of %d" % (unrecorded, waits))
+            T.check(unrecorded < waits // 2, "unrecorded steps the agent measured: %d of %d" % (unrecorded, waits))
 
 
 # A subclass whose step calls its base class's, both classes wrapped by torch
@@ -159,8 +163,10 @@ def test_nested_steps_end_one_step():
         with open(script, "w") as f:
             f.write(textwrap.dedent(NESTED))
         out = os.path.join(d, "out")
-        proc = T.run_ptprof(["run", "-o", out, "--schedule", ",".join("%s=%d" % kv for kv in plan.items()), "--",
-                             T.PYTHON, script], env=T.clean_env())
+        proc = T.run_ptprof(
+            ["run", "-o", out, "--schedule", ",".join("%s=%d" % kv for kv in plan.items()), "--", T.PYTHON, script],
+            env=T.clean_env(),
+        )
         T.check_eq(proc.returncode, 0, "the script runs under ptprof\n" + T.describe(proc))
         T.check("steps: 30 ended" in proc.stderr, "one step per outermost step\n" + T.describe(proc))
         T.check_eq(recorded_steps(out), torch_recorded(30, plan), "the steps recorded")
@@ -178,12 +184,14 @@ def test_dataloader_rule_from_python():
     last raising StopIteration), seen from Python with torch 2.x. Batch i is
     taken in step i and ends it, so the script's i-th look is in step i + 1."""
     with T.tempdir() as d:
-        seen, proc, out = run(d, "--schedule", ",".join("%s=%d" % kv for kv in SCHEDULE.items()),
-                              step="dataloader")
+        seen, proc, out = run(d, "--schedule", ",".join("%s=%d" % kv for kv in SCHEDULE.items()), step="dataloader")
         T.check("steps: 11 ended" in proc.stderr, "one step per batch and one for the end\n" + T.describe(proc))
         recorded = torch_recorded(11)
-        T.check_eq([i + 1 for i, s in enumerate(seen) if s], [s for s in recorded if s <= 10], "the steps in which torch has a global callback\n" +
-                   T.describe(proc))
+        T.check_eq(
+            [i + 1 for i, s in enumerate(seen) if s],
+            [s for s in recorded if s <= 10],
+            "the steps in which torch has a global callback\n" + T.describe(proc),
+        )
         T.check_eq(recorded_steps(out), recorded, "the steps recorded")
 
 
@@ -192,11 +200,15 @@ def test_manual_steps_register_nothing_outside_windows():
     watching and torch has no global callback in the wait steps, as with the
     optimizer's steps seen from Python; the recorded steps are the schedule's."""
     with T.tempdir() as d:
-        seen, proc, out = run(d, "--schedule", ",".join("%s=%d" % kv for kv in SCHEDULE.items()),
-                              step="manual", manual_steps=True)
+        seen, proc, out = run(
+            d, "--schedule", ",".join("%s=%d" % kv for kv in SCHEDULE.items()), step="manual", manual_steps=True
+        )
         recorded = torch_recorded(10)
-        T.check_eq([i for i, s in enumerate(seen) if s], recorded,
-                   "the steps in which torch has a global callback\n" + T.describe(proc))
+        T.check_eq(
+            [i for i, s in enumerate(seen) if s],
+            recorded,
+            "the steps in which torch has a global callback\n" + T.describe(proc),
+        )
         T.check("steps: 10 ended" in proc.stderr, "each ptprof.step() ends a step\n" + T.describe(proc))
         T.check_eq(recorded_steps(out), recorded, "the steps recorded")
 
@@ -205,8 +217,9 @@ def test_a_named_scope_keeps_the_watcher():
     """--step NAME of a user scope: only the bridge sees it end, so its
     watcher stays registered outside windows."""
     with T.tempdir() as d:
-        seen, proc, out = run(d, "--schedule", ",".join("%s=%d" % kv for kv in SCHEDULE.items()),
-                              step="Optimizer.zero_grad#SGD.zero_grad")
+        seen, proc, out = run(
+            d, "--schedule", ",".join("%s=%d" % kv for kv in SCHEDULE.items()), step="Optimizer.zero_grad#SGD.zero_grad"
+        )
         T.check_eq(seen, [1] * 10, "the watcher stays\n" + T.describe(proc))
         T.check("steps: 10 ended" in proc.stderr, "each zero_grad ends a step\n" + T.describe(proc))
         T.check_eq(recorded_steps(out), torch_recorded(10), "the steps recorded")

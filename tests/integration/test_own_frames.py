@@ -16,8 +16,16 @@ import ptproftest as pt
 SCRIPT = os.path.join(pt.EXAMPLES_DIR, "train_mlp.py")
 # What the recording's frames look like once symbolised, and the module of
 # ptprof's own code.
-OWN = ("ptprof::", "torch_bridge", "begin_with_shapes", "runRecordFunction", "RecordFunction::runStartCallbacks",
-       "RecordFunction::runEndCallbacks", "RecordFunction::before", "libptprof")
+OWN = (
+    "ptprof::",
+    "torch_bridge",
+    "begin_with_shapes",
+    "runRecordFunction",
+    "RecordFunction::runStartCallbacks",
+    "RecordFunction::runEndCallbacks",
+    "RecordFunction::before",
+    "libptprof",
+)
 
 
 def own_frames_in(text):
@@ -33,8 +41,10 @@ def run(cmd, what):
 def test_no_output_shows_the_recording_frames():
     with pt.tempdir() as d:
         out = os.path.join(d, "out")
-        proc = pt.run_ptprof(["run", "--with-stack", "--record-shapes", "--profile-memory", "-o", out, "--",
-                              pt.PYTHON, SCRIPT], env=pt.clean_env(STEPS="1"))
+        proc = pt.run_ptprof(
+            ["run", "--with-stack", "--record-shapes", "--profile-memory", "-o", out, "--", pt.PYTHON, SCRIPT],
+            env=pt.clean_env(STEPS="1"),
+        )
         pt.check_eq(proc.returncode, 0, "ptprof run --with-stack: %s" % pt.describe(proc))
         outputs = {}
         for metric in ("self_cpu", "alloc_bytes"):
@@ -65,12 +75,16 @@ def test_no_output_shows_the_recording_frames():
         native = [f for f in frames if f.endswith("]")]
         # Innermost the dispatcher's call of the op (its name is in the
         # template arguments only on some torches), then aten's addmm.
-        pt.check(any("libtorch_cpu.so" in f and "addmm" in f for f in native[-2:]),
-                 "the innermost native frames, just above the op, are aten's addmm in libtorch_cpu: %r" % native[-3:])
+        pt.check(
+            any("libtorch_cpu.so" in f and "addmm" in f for f in native[-2:]),
+            "the innermost native frames, just above the op, are aten's addmm in libtorch_cpu: %r" % native[-3:],
+        )
     # Debian's torch names it libtorch_cpu.so.1.13.
     with_native = [line for line in lines if "libtorch_cpu.so" in line]
-    pt.check(len(with_native) > len(lines) // 2, "most folded lines hold libtorch's frames: %d of %d" %
-             (len(with_native), len(lines)))
+    pt.check(
+        len(with_native) > len(lines) // 2,
+        "most folded lines hold libtorch's frames: %d of %d" % (len(with_native), len(lines)),
+    )
 
 
 def test_group_by_stack_n_without_stacks_warns():
@@ -84,10 +98,14 @@ def test_group_by_stack_n_without_stacks_warns():
         plain = run(["report", out], "ptprof report")
     warnings = [line for line in grouped.stderr.splitlines() if "--group-by-stack-n" in line]
     pt.check_eq(len(warnings), 1, "one warning about --group-by-stack-n on stderr: %r" % grouped.stderr)
-    pt.check(warnings and "no call stacks" in warnings[0] and "--with-stack" in warnings[0],
-             "the warning says why and what records stacks: %r" % warnings)
-    pt.check("Source Location" not in grouped.stdout and "aten::addmm" in grouped.stdout,
-             "the table is there, without a Source Location column:\n" + grouped.stdout[:2000])
+    pt.check(
+        warnings and "no call stacks" in warnings[0] and "--with-stack" in warnings[0],
+        "the warning says why and what records stacks: %r" % warnings,
+    )
+    pt.check(
+        "Source Location" not in grouped.stdout and "aten::addmm" in grouped.stdout,
+        "the table is there, without a Source Location column:\n" + grouped.stdout[:2000],
+    )
     pt.check("--group-by-stack-n" not in plain.stderr, "no warning without the option: %r" % plain.stderr)
 
 

@@ -52,8 +52,10 @@ def check_tree(drain_threads=None):
         proc = T.run_ptprof(["run", "-o", out, "--", T.PYTHON, SCRIPT, roles_file], env=env)
         T.check_eq(proc.returncode, 0, "ptprof run\n" + T.describe(proc))
         if drain_threads:
-            T.check(re.search(r"ptprof: debug: \d+ processes: drained on %d threads" % drain_threads, proc.stderr),
-                    "the launcher says it drained on %d threads\n%s" % (drain_threads, T.describe(proc)))
+            T.check(
+                re.search(r"ptprof: debug: \d+ processes: drained on %d threads" % drain_threads, proc.stderr),
+                "the launcher says it drained on %d threads\n%s" % (drain_threads, T.describe(proc)),
+            )
         roles = T.read_roles(roles_file)
         T.check_eq(sorted(roles), sorted(EXPECTED), "roles that ran")
         T.check_eq(len(set(roles.values())), len(roles), "every role is a process of its own: %r" % roles)
@@ -93,8 +95,10 @@ def check_tree(drain_threads=None):
             if roles.get(w) in procs:
                 T.check_eq(procs[roles[w]]["ppid"], roles["main"], "%s's parent is the main process" % w)
         table = T.run_ptprof(["report", out])
-        T.check(table.returncode == 0 and "Processes" in table.stdout, "the table has a Processes section\n" +
-                T.describe(table))
+        T.check(
+            table.returncode == 0 and "Processes" in table.stdout,
+            "the table has a Processes section\n" + T.describe(table),
+        )
         T.check_eq(rep["ranks"], [], "no ranks outside a distributed job")
 
 

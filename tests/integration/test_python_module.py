@@ -1,4 +1,4 @@
-"""The Python module `ptprof` (agent/python/ptprof): its warn-once and no-op
+"""The Python module `ptprof` (python/ptprof): its warn-once and no-op
 behaviour without the agent (the module put on PYTHONPATH here; a program
 run outside `ptprof run` as users run it, installed from the wheel, is tests/install/test_wheel.py),
 and what a no-op call does (no lookup, no work beyond the call); the calls it
@@ -14,6 +14,8 @@ import textwrap
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ptproftest as pt  # noqa: E402
 from ptproftest import check, check_eq  # noqa: E402
+
+REQUIRES = ("no_torch",)
 
 
 def module_env(**overrides):
@@ -89,8 +91,10 @@ print(json.dumps(result))
 
 def test_import_without_agent():
     result, _ = run_snippet(EXERCISE)
-    check(result["file"].startswith(pt.PYTHON_MODULE_DIR),
-          "imported ptprof from %s, not from %s" % (result["file"], pt.PYTHON_MODULE_DIR))
+    check(
+        result["file"].startswith(pt.PYTHON_MODULE_DIR),
+        "imported ptprof from %s, not from %s" % (result["file"], pt.PYTHON_MODULE_DIR),
+    )
     check_eq(result["enabled_first"], False, "ptprof.enabled() without the agent")
     check_eq(result["recording_first"], False, "ptprof.recording() without the agent (and no warning: counted below)")
     check_eq(result["enabled_last"], False, "ptprof.enabled() at the end without the agent")
@@ -101,8 +105,7 @@ def test_import_without_agent():
         category, message, filename = warns[0]
         check_eq(category, "RuntimeWarning", "warning category")
         check("ptprof run" in message, "the warning says how to load the agent: %r" % message)
-        check(filename == "<string>",
-              "the warning points at the caller, not at ptprof itself: %r" % filename)
+        check(filename == "<string>", "the warning points at the caller, not at ptprof itself: %r" % filename)
     check_eq(result["raised"], "boom", "exception from a range body propagates")
     check_eq(result["decorated_value"], 5, "decorated function's return value")
     check_eq(result["decorated_name"], "add", "decorator keeps __name__")
@@ -112,9 +115,14 @@ def test_import_without_agent():
 
 def test_warns_once_across_entry_points():
     # The first use may be any entry point; still one warning in all.
-    for first in ("ptprof.mark('m')", "ptprof.range('r').__enter__()",
-                  "ptprof.range('d')(lambda: 1)()", "ptprof.step()"):
-        code = r'''
+    for first in (
+        "ptprof.mark('m')",
+        "ptprof.range('r').__enter__()",
+        "ptprof.range('d')(lambda: 1)()",
+        "ptprof.step()",
+    ):
+        code = (
+            r"""
         import json, warnings
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -125,12 +133,13 @@ def test_warns_once_across_entry_points():
                 with ptprof.range("y"):
                     pass
         print(json.dumps([[str(w.message), w.filename] for w in caught]))
-        ''' % first
+        """
+            % first
+        )
         warns, _ = run_snippet(code)
         check_eq(len(warns), 1, "warnings when the first call is %s" % first)
         if warns:
-            check_eq(warns[0][1], "<string>",
-                     "the warning points at the caller when the first call is %s" % first)
+            check_eq(warns[0][1], "<string>", "the warning points at the caller when the first call is %s" % first)
 
 
 def test_noop_calls_do_no_lookup():
@@ -138,7 +147,7 @@ def test_noop_calls_do_no_lookup():
     a call is the module's own function and nothing else: no ctypes lookup,
     no warnings machinery, no C function at all. Counted with a profile
     hook (each Python and C call), not timed."""
-    code = r'''
+    code = r"""
     import collections, json, os, sys, warnings
     warnings.simplefilter("ignore")
     import ptprof
@@ -161,7 +170,7 @@ def test_noop_calls_do_no_lookup():
             pass
     sys.setprofile(None)
     print(json.dumps({"n": n, "calls": calls}))
-    '''
+    """
     result, _ = run_snippet(code)
     n = result["n"]
     expected = {"ptprof.step": n, "ptprof.mark": n, "ptprof.__enter__": n, "ptprof._push": n, "ptprof.__exit__": n}
@@ -169,7 +178,7 @@ def test_noop_calls_do_no_lookup():
 
 
 # A stand-in agent: the four C entry points, logging each call to a file.
-FAKE_AGENT_C = r'''
+FAKE_AGENT_C = r"""
 #include <stdio.h>
 #include <stdlib.h>
 /* Opened once at load: two threads opening it lazily could each truncate
@@ -184,7 +193,7 @@ void ptprof_step(void) { fprintf(out(), "step\n"); }
 void ptprof_range_push(const char* name) { fprintf(out(), "push %s\n", name); }
 void ptprof_range_pop(void) { fprintf(out(), "pop\n"); }
 void ptprof_mark(const char* name) { fprintf(out(), "mark %s\n", name); }
-'''
+"""
 
 
 def build_fake_agent(tmp):
@@ -213,14 +222,28 @@ def test_calls_reach_the_agent():
         with open(log, encoding="utf-8") as f:
             calls = f.read().splitlines()
         expected = [
-            "step", "step", "mark mark-1",
-            "push outer", "push inner \u00e9\u6f22", "pop", "pop",
-            "push reused", "pop", "push reused", "pop",
-            "push raises", "pop",
-            "push decorated", "pop",
-            "push decorated_raises", "pop",
-            "push bytes-name", "pop",
-            "step", "step", "step",
+            "step",
+            "step",
+            "mark mark-1",
+            "push outer",
+            "push inner \u00e9\u6f22",
+            "pop",
+            "pop",
+            "push reused",
+            "pop",
+            "push reused",
+            "pop",
+            "push raises",
+            "pop",
+            "push decorated",
+            "pop",
+            "push decorated_raises",
+            "pop",
+            "push bytes-name",
+            "pop",
+            "step",
+            "step",
+            "step",
         ]
         check_eq(calls, expected, "calls the agent received")
 
@@ -229,7 +252,7 @@ def test_threads_and_many_names():
     with pt.tempdir() as tmp:
         lib = build_fake_agent(tmp)
         log = os.path.join(tmp, "calls.log")
-        code = r'''
+        code = r"""
         import json, threading
         import ptprof
         def work():
@@ -240,7 +263,7 @@ def test_threads_and_many_names():
         for t in ts: t.start()
         for t in ts: t.join()
         print(json.dumps({"ok": True}))
-        '''
+        """
         run_snippet(code, env=module_env(LD_PRELOAD=lib, FAKE_AGENT_LOG=log))
         with open(log) as f:
             calls = f.read().splitlines()
@@ -253,7 +276,7 @@ def test_threads_and_many_names():
 def test_under_ptprof_run():
     if not pt.have_ptprof():
         raise AssertionError("ptprof binary not found at %s" % pt.PTPROF_BIN)
-    script = textwrap.dedent(r'''
+    script = textwrap.dedent(r"""
         import sys
         import ptprof
         if not ptprof.enabled():
@@ -264,7 +287,7 @@ def test_under_ptprof_run():
                 sum(range(1000))
             ptprof.mark("ptprof_module_test_mark")
             ptprof.step()
-        ''')
+        """)
     with pt.tempdir() as tmp:
         path = os.path.join(tmp, "annotated.py")
         with open(path, "w") as f:
@@ -280,12 +303,11 @@ def test_under_ptprof_run():
         check_eq(rows.get("ptprof_module_test_mark", {}).get("calls"), 3, "calls of the mark, in the report")
 
 
-
 def test_recording_follows_the_schedule():
     """ptprof.recording() says whether this process records now: by the
     schedule's steps (wait, active, then nothing), and the ops of a step where
     it said True are in the report, those of the others not."""
-    script = textwrap.dedent(r'''
+    script = textwrap.dedent(r"""
         import json, sys
         import ptprof
         seen = []
@@ -295,23 +317,29 @@ def test_recording_follows_the_schedule():
                 pass
             ptprof.step()
         print(json.dumps(seen))
-        ''')
+        """)
     with pt.tempdir() as tmp:
         path = os.path.join(tmp, "asks.py")
         with open(path, "w") as f:
             f.write(script)
         out = os.path.join(tmp, "out")
         env = pt.clean_env(PTPROF_STEP="manual", PYTHONPATH=None)
-        proc = pt.run_ptprof(["run", "-o", out, "--schedule", "wait=1,warmup=1,active=1,repeat=1", "--",
-                              pt.PYTHON, path], env=env, cwd=tmp)
+        proc = pt.run_ptprof(
+            ["run", "-o", out, "--schedule", "wait=1,warmup=1,active=1,repeat=1", "--", pt.PYTHON, path],
+            env=env,
+            cwd=tmp,
+        )
         if not check_eq(proc.returncode, 0, "ptprof run exit status; " + pt.describe(proc)):
             return
         seen = json.loads(proc.stdout.strip().splitlines()[-1])
         # Warmup records too (its events are not kept): as torch.profiler's.
         check_eq(seen, [False, True, True, False], "ptprof.recording() in steps 0 to 3")
         rows = {r["name"] for r in pt.report_json([out])["rows"]}
-        check_eq(sorted(n for n in rows if n.startswith("ptprof_recording_step_")), ["ptprof_recording_step_2"],
-                 "the ranges recorded")
+        check_eq(
+            sorted(n for n in rows if n.startswith("ptprof_recording_step_")),
+            ["ptprof_recording_step_2"],
+            "the ranges recorded",
+        )
 
 
 if __name__ == "__main__":

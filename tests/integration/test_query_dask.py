@@ -17,6 +17,8 @@ import subprocess
 import dataset_check as D
 import ptproftest as T
 
+REQUIRES = ("no_torch",)
+
 RANKS = 130  # rank buckets of 64: 0, 1 and 2
 EVENTS_PER_RANK = 5000
 
@@ -43,8 +45,11 @@ cluster.close()
 
 def need_dask():
     D.need_pyarrow()
-    probe = subprocess.run([D.analysis_python(), "-c", "import distributed, cloudpickle"], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
+    probe = subprocess.run(
+        [D.analysis_python(), "-c", "import distributed, cloudpickle"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     if probe.returncode != 0:
         T.skip("no dask[distributed] in %s (scripts/setup.sh puts it in .venv)" % D.analysis_python())
 
@@ -64,8 +69,15 @@ def synthetic_dataset(d):
 
 def start_cluster(d):
     env = T.clean_env(PYTHONPATH=None)
-    proc = subprocess.Popen([D.analysis_python(), "-c", CLUSTER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=open(os.path.join(d, "cluster.log"), "w"), text=True, env=env, cwd=d)
+    proc = subprocess.Popen(
+        [D.analysis_python(), "-c", CLUSTER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=open(os.path.join(d, "cluster.log"), "w"),
+        text=True,
+        env=env,
+        cwd=d,
+    )
     line = proc.stdout.readline().split()
     if len(line) != 3:
         proc.kill()
@@ -80,34 +92,47 @@ def test_dask_report_equals_duckdb_and_errors_say_why():
     with T.tempdir() as d:
         ds = synthetic_dataset(d)
         local = D.query_report(ds)
-        T.check(len(local.get("rows", [])) > 0 and len(local.get("stragglers", [])) > 0 and
-                len(local.get("collective_arrivals", [])) > 0, "DuckDB's sections are not empty: %r" %
-                {k: len(v) for k, v in local.items()})
+        T.check(
+            len(local.get("rows", [])) > 0
+            and len(local.get("stragglers", [])) > 0
+            and len(local.get("collective_arrivals", [])) > 0,
+            "DuckDB's sections are not empty: %r" % {k: len(v) for k, v in local.items()},
+        )
         # DuckDB's sections are the report's, on these ranks too (the ranks'
         # processes, op and collective totals, steps; every field).
         rep = T.report_json(os.path.join(d, "traces"))
         for key in ("steps", "ranks", "stragglers", "collective_arrivals"):
-            T.check(local.get(key) == rep[key], "%s: DuckDB's rows equal the report's (first difference: %r)" %
-                    (key, next((p for p in zip(local.get(key, []), rep[key]) if p[0] != p[1]), None)))
+            T.check(
+                local.get(key) == rep[key],
+                "%s: DuckDB's rows equal the report's (first difference: %r)"
+                % (key, next((p for p in zip(local.get(key, []), rep[key]) if p[0] != p[1]), None)),
+            )
         # What the SQL reads instead of the 650,000 op rows is their sums.
         D.check_rollups(ds)
         cluster, address, pids = start_cluster(d)
         try:
-            T.check(len(set(pids)) == 2 and os.getpid() not in pids and cluster.pid not in pids,
-                    "two worker processes of their own: %r" % pids)
+            T.check(
+                len(set(pids)) == 2 and os.getpid() not in pids and cluster.pid not in pids,
+                "two worker processes of their own: %r" % pids,
+            )
             proc = D.query(ds, "--report", "--format", "json", "--dask", address)
             T.check_eq(proc.returncode, 0, "ptprof query --dask\n" + T.describe(proc))
-            T.check("3 partitions" in proc.stderr and "(2 workers)" in proc.stderr,
-                    "it says what it gave the cluster: %r" % proc.stderr)
+            T.check(
+                "3 partitions" in proc.stderr and "(2 workers)" in proc.stderr,
+                "it says what it gave the cluster: %r" % proc.stderr,
+            )
             on_dask = json.loads(proc.stdout) if proc.returncode == 0 else {}
             for key in ("rows", "steps", "ranks", "stragglers", "collective_arrivals"):
                 T.check_eq(len(on_dask.get(key, [])), len(local[key]), "%s: rows on Dask and on DuckDB" % key)
-                T.check(on_dask.get(key) == local[key], "%s: Dask's rows equal DuckDB's (first difference: %r)" %
-                        (key, next((p for p in zip(on_dask.get(key, []), local[key]) if p[0] != p[1]), None)))
+                T.check(
+                    on_dask.get(key) == local[key],
+                    "%s: Dask's rows equal DuckDB's (first difference: %r)"
+                    % (key, next((p for p in zip(on_dask.get(key, []), local[key]) if p[0] != p[1]), None)),
+                )
             # A table the same either way.
             proc = D.query(ds, "--report", "--dask", address)
             T.check_eq(proc.returncode, 0, "ptprof query --dask (table)\n" + T.describe(proc))
-            T.check("Operators (ptprof/sql/operators.{map,reduce}.sql)" in proc.stdout, proc.stdout[:2000])
+            T.check("Operators (ptprof/dataset/sql/operators.{map,reduce}.sql)" in proc.stdout, proc.stdout[:2000])
         finally:
             cluster.stdin.close()
             cluster.wait(timeout=120)

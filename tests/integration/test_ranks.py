@@ -93,17 +93,21 @@ def test_late_rank_named_by_its_collective_arrivals():
         for r in allreduces:
             T.check_eq((r["ranks"], r["names_agree"]), (2, True), "step %d: both ranks' all-reduce matched" % r["step"])
             T.check_eq(r["last_rank"], 1, "step %d: the last to arrive" % r["step"])
-            T.check(abs(r["spread_us"] - sleep_s * 1e6) <= 0.2 * sleep_s * 1e6,
-                    "step %d: spread %.0f us, slept %.0f us" % (r["step"], r["spread_us"], sleep_s * 1e6))
+            T.check(
+                abs(r["spread_us"] - sleep_s * 1e6) <= 0.2 * sleep_s * 1e6,
+                "step %d: spread %.0f us, slept %.0f us" % (r["step"], r["spread_us"], sleep_s * 1e6),
+            )
             T.check_eq([a["rank"] for a in r["arrivals"]], [0, 1], "step %d: arrivals by rank" % r["step"])
             T.check_eq(r["arrivals"][0]["after_us"], 0.0, "step %d: rank 0 first" % r["step"])
         check_dataset_arrivals(d, out, rows)
         table = T.run_ptprof(["report", out])
         m = re.search(r"^Last to arrive, of (\d+) collectives: (.*)$", table.stdout, re.M)
         last = dict(re.findall(r"rank (\d+): (\d+)", m.group(2))) if m else {}
-        T.check(m and int(m.group(1)) == len(rows) and int(last.get("1", 0)) >= len(RECORDED),
-                "the table's arrivals section counts rank 1 last at least %d times: %r\n%s" %
-                (len(RECORDED), m and m.group(0), T.describe(table)))
+        T.check(
+            m and int(m.group(1)) == len(rows) and int(last.get("1", 0)) >= len(RECORDED),
+            "the table's arrivals section counts rank 1 last at least %d times: %r\n%s"
+            % (len(RECORDED), m and m.group(0), T.describe(table)),
+        )
 
 
 def check_dataset_arrivals(d, out, report_rows):
@@ -123,19 +127,27 @@ def check_dataset_arrivals(d, out, report_rows):
         if len({rank for _, rank in calls}) < 2:
             continue
         last = max(start for start, _ in calls)
-        got[key] = (min(rank for start, rank in calls if start == last),
-                    round((last - min(start for start, _ in calls)) / 1000.0, 3))
+        got[key] = (
+            min(rank for start, rank in calls if start == last),
+            round((last - min(start for start, _ in calls)) / 1000.0, 3),
+        )
     want = {(r["step"], r["index"]): (r["last_rank"], r["spread_us"]) for r in report_rows}
     T.check_eq(got, want, "(step, index) -> (last rank, spread us): the dataset's collectives against the report")
-    # ptprof query --report: DuckDB over the dataset, ptprof/sql/*.sql.
+    # ptprof query --report: DuckDB over the dataset, ptprof/dataset/sql/*.sql.
     q = D.query_report(os.path.join(d, "ds"))
     rep = T.report_json(out)
     keys = ("step", "index", "ranks", "last_rank", "spread_us")
-    T.check_eq([[r[k] for k in keys] for r in q.get("collective_arrivals", [])],
-               [[r[k] for k in keys] for r in rep["collective_arrivals"]], "query --report's arrivals: %s" % (keys,))
+    T.check_eq(
+        [[r[k] for k in keys] for r in q.get("collective_arrivals", [])],
+        [[r[k] for k in keys] for r in rep["collective_arrivals"]],
+        "query --report's arrivals: %s" % (keys,),
+    )
     keys = ("step", "ranks", "slowest_rank", "slowest_us", "median_us", "lag_us")
-    T.check_eq([[r[k] for k in keys] for r in q.get("stragglers", [])],
-               [[r[k] for k in keys] for r in rep["stragglers"]], "query --report's stragglers: %s" % (keys,))
+    T.check_eq(
+        [[r[k] for k in keys] for r in q.get("stragglers", [])],
+        [[r[k] for k in keys] for r in rep["stragglers"]],
+        "query --report's stragglers: %s" % (keys,),
+    )
     T.check(len(rep["ranks"]) == 2, "the report's ranks: %r" % rep["ranks"])
     T.check_eq(q.get("ranks"), rep["ranks"], "query --report's ranks: every field, the collectives and steps too")
 
@@ -151,8 +163,11 @@ def check_two_ranks(spawn):
             m = re.match(r"^.+?\.r(\d+)\.(\d+)(?:-\d+)?\.[0-9a-f]{8}\.w(\d{3})\.bin$", f)
             if m:
                 rank_files.setdefault(int(m.group(3)), []).append(int(m.group(1)))
-        T.check_eq({w: sorted(r) for w, r in rank_files.items()}, {0: [0, 1], 1: [0, 1]},
-                   "one file per rank per window, named <host>.r<rank>.<pid>.<run>.wNNN.bin; files: %s" % files)
+        T.check_eq(
+            {w: sorted(r) for w, r in rank_files.items()},
+            {0: [0, 1], 1: [0, 1]},
+            "one file per rank per window, named <host>.r<rank>.<pid>.<run>.wNNN.bin; files: %s" % files,
+        )
 
         rep = T.report_json(out)
         ranks = {r["rank"]: r for r in rep["ranks"]}
@@ -162,8 +177,10 @@ def check_two_ranks(spawn):
             T.check_eq([s["step"] for s in r["steps"]], RECORDED, "rank %d: recorded steps" % rank)
             T.check(all(s["wall_us"] > 0 for s in r["steps"]), "rank %d: step times %r" % (rank, r["steps"]))
             names = {c["name"]: c for c in r["collectives"]}
-            T.check("c10d::allreduce_" in names or "gloo:all_reduce" in names,
-                    "rank %d: an allreduce among its collectives: %r" % (rank, sorted(names)))
+            T.check(
+                "c10d::allreduce_" in names or "gloo:all_reduce" in names,
+                "rank %d: an allreduce among its collectives: %r" % (rank, sorted(names)),
+            )
             # One allreduce per step (DDP's one gradient bucket), recorded as
             # c10d's op and gloo's work.
             for n in ALLREDUCE:
@@ -180,15 +197,21 @@ def check_two_ranks(spawn):
         T.check_eq(sorted(p["rank"] for p in procs), [0, 1], "processes with a rank")
         if D.analysis_python():
             data = D.export_and_read(out, os.path.join(d, "ds"), "processes", "windows")
-            T.check_eq(sorted((p["rank"], p["world_size"], p["rank_bucket"]) for p in data["processes"]["rows"]),
-                       [(0, 2, 0), (1, 2, 0)], "the dataset's processes: rank, world size, rank bucket")
-            T.check_eq(sorted(w["rank"] for w in data["windows"]["rows"]), [0, 0, 1, 1],
-                       "the dataset's windows: two per rank")
+            T.check_eq(
+                sorted((p["rank"], p["world_size"], p["rank_bucket"]) for p in data["processes"]["rows"]),
+                [(0, 2, 0), (1, 2, 0)],
+                "the dataset's processes: rank, world size, rank bucket",
+            )
+            T.check_eq(
+                sorted(w["rank"] for w in data["windows"]["rows"]), [0, 0, 1, 1], "the dataset's windows: two per rank"
+            )
         T.check(all(p["host"] for p in procs), "every rank's host is recorded")
 
         table = T.run_ptprof(["report", out])
-        T.check(table.returncode == 0 and "Stragglers" in table.stdout and "Ranks" in table.stdout,
-                "the table has Ranks and Stragglers sections\n" + T.describe(table))
+        T.check(
+            table.returncode == 0 and "Stragglers" in table.stdout and "Ranks" in table.stdout,
+            "the table has Ranks and Stragglers sections\n" + T.describe(table),
+        )
 
         # Exports: every rank's process is labelled with its rank.
         chrome = os.path.join(d, "trace.json")
@@ -202,8 +225,10 @@ def check_two_ranks(spawn):
                 if e.get("ph") == "M" and e.get("name") == "process_name":
                     names[e["pid"]] = e["args"]["name"]
         for p in procs:
-            T.check(names.get(p["pid"], "").endswith("[rank %d]" % p["rank"]),
-                    "chrome process_name of rank %d: %r" % (p["rank"], names.get(p["pid"])))
+            T.check(
+                names.get(p["pid"], "").endswith("[rank %d]" % p["rank"]),
+                "chrome process_name of rank %d: %r" % (p["rank"], names.get(p["pid"])),
+            )
         perfetto = os.path.join(d, "trace.pftrace")
         proc = T.run_ptprof(["export", out, "--perfetto", perfetto])
         T.check_eq(proc.returncode, 0, "export --perfetto\n" + T.describe(proc))
@@ -220,16 +245,22 @@ def check_hta(d, out, files):
     hta_dir = os.path.join(d, "hta")
     os.mkdir(hta_dir)
     for rank in (0, 1):
-        mine = [os.path.join(out, f) for f in files
-                if re.match(r"^.+?\.r%d\.\d+(?:-\d+)?\.[0-9a-f]{8}\.w000\.bin$" % rank, f)]
+        mine = [
+            os.path.join(out, f)
+            for f in files
+            if re.match(r"^.+?\.r%d\.\d+(?:-\d+)?\.[0-9a-f]{8}\.w000\.bin$" % rank, f)
+        ]
         path = os.path.join(hta_dir, "rank%d.json.gz" % rank)
         proc = T.run_ptprof(["export"] + mine + ["--chrome", path])
         if not T.check_eq(proc.returncode, 0, "export rank %d --chrome\n%s" % (rank, T.describe(proc))):
             return
         with gzip.open(path, "rt") as f:
             doc = json.load(f)
-        T.check_eq(doc.get("distributedInfo"), {"backend": "gloo", "rank": rank, "world_size": 2},
-                   "rank %d: distributedInfo" % rank)
+        T.check_eq(
+            doc.get("distributedInfo"),
+            {"backend": "gloo", "rank": rank, "world_size": 2},
+            "rank %d: distributedInfo" % rank,
+        )
     proc = T.run([X.hta_python(), HTA_PROBE, hta_dir], timeout=600)  # a skip when HTA is missing
     if not T.check_eq(proc.returncode, 0, "HTA loads the ranks' exports\n" + T.describe(proc)):
         return

@@ -6,9 +6,10 @@ the torch under test in place of the documented /usr/bin/python3, and
 compares the shape of their output with the documented one: exit status 0,
 the same titles and columns, the same number of table rows, the same step
 numbers, the summary and cost lines (on another torch, whose ops differ: the
-exit status, titles, columns, step numbers and cost lines). Then runs every `build/bin/ptprof ...` line of the README's other
-command blocks in order (placeholders such as `python train.py` replaced by
-an example), each of which must exit 0 and print what its kind prints.
+exit status, titles, columns, step numbers and cost lines). Then runs every
+`build/bin/ptprof ...` line of the README's other command blocks in order
+(placeholders such as `python train.py` replaced by an example), each of
+which must exit 0 and print what its kind prints.
 
 A README example that stops working, or whose output changes shape, fails
 here; scripts/doc-examples.sh rewrites the outputs from the current build.
@@ -26,6 +27,8 @@ import ptproftest as t
 
 sys.path.insert(0, os.path.join(t.SOURCE_DIR, "scripts"))
 import doc_examples  # noqa: E402
+
+COST_S = 120
 
 README = os.path.join(t.SOURCE_DIR, "README.md")
 COST_RE = re.compile(r"^ptprof(: this run's|'s own) cost: about ")  # the run's summary, the report's
@@ -52,10 +55,10 @@ def is_table_report(argv):
 def check_kind(where, argv, lines):
     """What every output of its kind holds, documented or not."""
     if len(argv) > 1 and argv[1] == "run":
-        t.check(any(COST_RE.match(l) for l in lines), "%s: no cost line in:\n%s" % (where, "\n".join(lines)))
+        t.check(any(COST_RE.match(line) for line in lines), "%s: no cost line in:\n%s" % (where, "\n".join(lines)))
     if is_table_report(argv):
-        t.check(any(TITLE_RE.match(l) for l in lines), "%s: no column titles in:\n%s" % (where, "\n".join(lines)))
-        t.check(any(COST_RE.match(l) for l in lines), "%s: no cost line in:\n%s" % (where, "\n".join(lines)))
+        t.check(any(TITLE_RE.match(line) for line in lines), "%s: no column titles in:\n%s" % (where, "\n".join(lines)))
+        t.check(any(COST_RE.match(line) for line in lines), "%s: no cost line in:\n%s" % (where, "\n".join(lines)))
 
 
 def doc_blocks():
@@ -85,8 +88,10 @@ def test_examples_print_what_the_docs_show():
                 t.check(False, "%s: %s\n--- output ---\n%s" % (where, problem, "\n".join(lines)))
 
 
-PLACEHOLDERS = [("python train.py", doc_examples.DOCUMENTED_PYTHON + " examples/train_mlp.py"),
-                ("before/ after/", "ptprof-out/ ptprof-out/")]
+PLACEHOLDERS = [
+    ("python train.py", doc_examples.DOCUMENTED_PYTHON + " examples/train_mlp.py"),
+    ("before/ after/", "ptprof-out/ ptprof-out/"),
+]
 
 
 def command_lines(text):

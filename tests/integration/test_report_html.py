@@ -51,7 +51,7 @@ window.addEventListener('load', function () {
                                     external: document.querySelectorAll('[src],link[href]').length});
   document.body.appendChild(pre);
 });
-</script>"""
+</script>"""  # noqa: E501 (the page's script, as written)
 
 
 def chromium():
@@ -63,8 +63,11 @@ def chromium():
 
 
 def headless(browser, *args):
-    return T.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                  "--window-size=1200,1600"] + list(args), timeout=120)
+    return T.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1200,1600"]
+        + list(args),
+        timeout=120,
+    )
 
 
 def trace_in(d, name, script):
@@ -76,8 +79,10 @@ def trace_in(d, name, script):
 PHASE_KEYS = ("forward_us", "backward_us", "optimizer_us", "data_loading_us", "compile_us", "other_us")
 BACKWARD_PREFIX = "autograd::engine::evaluate_function: "
 OPTIMIZER_PREFIXES = ("Optimizer.step#", "Optimizer.zero_grad#")
-DATA_LOADING = ("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
-                "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__")
+DATA_LOADING = (
+    "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+    "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__",
+)
 
 
 def merged(spans):
@@ -106,7 +111,7 @@ def phases_from_chrome(path):
     through ptprof's reader or its phase code: {(pid, tid, step): {key: ns}}."""
     with gzip.open(path, "rt") if path.endswith(".gz") else open(path) as f:
         events = json.load(f, parse_float=decimal.Decimal)["traceEvents"]
-    timed = collections.defaultdict(list)     # (pid, tid) -> [(start, end, name)]
+    timed = collections.defaultdict(list)  # (pid, tid) -> [(start, end, name)]
     backward = collections.defaultdict(list)  # pid -> [(start, end)]
     compile_ = collections.defaultdict(list)  # pid -> [(start, end)]: torch.compile's scopes
     steps = []
@@ -160,8 +165,11 @@ def test_phases_of_a_training_loop():
         chrome = os.path.join(d, "trace.json.gz")
         X.export(trace, "--chrome", chrome)
         expected = phases_from_chrome(chrome)
-        T.check_eq(sorted(expected), sorted((s["pid"], s["tid"], s["step"]) for s in phases["steps"]),
-                   "the steps, (pid, tid, step), export vs report")
+        T.check_eq(
+            sorted(expected),
+            sorted((s["pid"], s["tid"], s["step"]) for s in phases["steps"]),
+            "the steps, (pid, tid, step), export vs report",
+        )
         for s in phases["steps"]:
             want = expected.get((s["pid"], s["tid"], s["step"]), {})
             # The report prints us with 3 decimals: within 1 ns of the exact value.
@@ -200,8 +208,10 @@ def test_html_report_opens_in_chromium():
         T.check_eq(probe["external"], 0, "elements loading other files")
         rows = T.report_json(trace)["rows"]
         most = max(r["calls"] for r in rows)
-        T.check(any(r["name"] == probe["first"] and r["calls"] == most for r in rows),
-                "after sorting by # of Calls, the first row (%s) has the most calls (%d)" % (probe["first"], most))
+        T.check(
+            any(r["name"] == probe["first"] and r["calls"] == most for r in rows),
+            "after sorting by # of Calls, the first row (%s) has the most calls (%d)" % (probe["first"], most),
+        )
 
         shot = os.path.join(d, "report.png")
         proc = headless(browser, "--screenshot=" + shot, "file://" + page)
@@ -210,8 +220,10 @@ def test_html_report_opens_in_chromium():
             with open(shot, "rb") as f:
                 head = f.read(24)
             width, height = struct.unpack(">II", head[16:24])
-            T.check(head[:8] == b"\x89PNG\r\n\x1a\n" and width > 0 and height > 0,
-                    "screenshot is a PNG of %dx%d" % (width, height))
+            T.check(
+                head[:8] == b"\x89PNG\r\n\x1a\n" and width > 0 and height > 0,
+                "screenshot is a PNG of %dx%d" % (width, height),
+            )
 
 
 if __name__ == "__main__":

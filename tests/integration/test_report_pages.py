@@ -20,6 +20,8 @@ import ptproftest as T
 import test_ranks
 from test_report_html import chromium, headless
 
+COST_S = 125
+
 # Injected into a copy of the page (the page has no test code besides the
 # timeline's find/drawn hook): records script errors from the start; once
 # loaded, checks the timeline's canvas for drawn pixels, clicks the op named
@@ -85,7 +87,7 @@ window.addEventListener('load', function () {
   pre.textContent = JSON.stringify(out);
   document.body.appendChild(pre);
 });
-</script>"""
+</script>"""  # noqa: E501 (the page's script, as written)
 
 
 def probe_page(browser, d, page, op):
@@ -106,8 +108,11 @@ def probe_page(browser, d, page, op):
 def longest_op(trace, *args, shapes=True):
     """The aten op (with input shapes, when they were recorded) that took the
     most time per call."""
-    rows = [r for r in T.report_json(trace, "--group-by-input-shape", *args)["rows"]
-            if r["name"].startswith("aten::") and (not shapes or r.get("input_shapes") not in (None, "", "[]"))]
+    rows = [
+        r
+        for r in T.report_json(trace, "--group-by-input-shape", *args)["rows"]
+        if r["name"].startswith("aten::") and (not shapes or r.get("input_shapes") not in (None, "", "[]"))
+    ]
     rows.sort(key=lambda r: -r["cpu_time_avg_us"])
     return rows[0]
 
@@ -115,17 +120,26 @@ def longest_op(trace, *args, shapes=True):
 def check_timeline(probe, op, what):
     T.check_eq(probe["errors"], [], what + ": script errors in the page")
     T.check(probe["timeline"], what + ": the page has a timeline")
-    T.check(probe.get("pixels", 0) > 1000, what + ": the timeline's canvas has drawn pixels (%d)" % probe.get("pixels", 0))
+    T.check(
+        probe.get("pixels", 0) > 1000, what + ": the timeline's canvas has drawn pixels (%d)" % probe.get("pixels", 0)
+    )
     T.check(probe.get("drawn", 0) > 0, what + ": the timeline drew events (%d)" % probe.get("drawn", 0))
     T.check(probe.get("found"), what + ": the timeline drew %s where a click can reach it" % op["name"])
-    T.check(probe.get("found_alpha", 0) > 0, what + ": the canvas has pixels where the timeline says it drew %s" % op["name"])
+    T.check(
+        probe.get("found_alpha", 0) > 0,
+        what + ": the canvas has pixels where the timeline says it drew %s" % op["name"],
+    )
     T.check_eq(probe.get("details_name"), op["name"], what + ": the details after clicking the op")
     details = probe.get("details", "")
     for part in ("Duration", "Where", "Start"):
         T.check(part in details, what + ": the details say %s: %r" % (part, details))
-    T.check("Input shapes" in details and "[" in details, what + ": the details show the op's input shapes: %r" % details)
-    T.check(re.search(r"Windows1 window \(0\)", probe["meta"]) is not None,
-            what + ": the header says '1 window': %r" % probe["meta"])
+    T.check(
+        "Input shapes" in details and "[" in details, what + ": the details show the op's input shapes: %r" % details
+    )
+    T.check(
+        re.search(r"Windows1 window \(0\)", probe["meta"]) is not None,
+        what + ": the header says '1 window': %r" % probe["meta"],
+    )
 
 
 def test_every_example():
@@ -158,11 +172,16 @@ def test_two_rank_ddp():
         if not probe:
             return
         T.check_eq(probe["errors"], [], "script errors in the page")
-        T.check(probe.get("pixels", 0) > 1000 and probe.get("drawn", 0) > 0, "the timeline draws: %r" % probe.get("drawn"))
+        T.check(
+            probe.get("pixels", 0) > 1000 and probe.get("drawn", 0) > 0, "the timeline draws: %r" % probe.get("drawn")
+        )
         T.check_eq(probe.get("details_name"), op["name"], "the details after clicking " + op["name"])
         ranks = probe["tables"]["ranks"] or []
-        T.check_eq(sorted(int(r[0]) for r in ranks), [r["rank"] for r in sorted(rep["ranks"], key=lambda r: r["rank"])],
-                   "the page's ranks are the report's")
+        T.check_eq(
+            sorted(int(r[0]) for r in ranks),
+            [r["rank"] for r in sorted(rep["ranks"], key=lambda r: r["rank"])],
+            "the page's ranks are the report's",
+        )
         roles = [row[3] for row in probe["tables"]["processes"] or []]
         T.check("rank 0 (main)" in roles and "rank 1 (main)" in roles, "each rank's main process by role: %r" % roles)
         collectives = probe["tables"]["collectives"] or []
@@ -171,19 +190,33 @@ def test_two_rank_ddp():
         T.check_eq(sorted(int(r[0]) for r in stragglers), [1, 2], "a straggler row per step of window 0")
         arrivals = probe["tables"]["arrivals"] or []
         # One all-reduce per step (step 1 also has DDP's first-forward broadcasts).
-        T.check_eq(sorted(int(r[0]) for r in arrivals if r[2] in test_ranks.ALLREDUCE), [1, 2],
-                   "a collective arrivals row for each step's all-reduce in window 0: %r" % arrivals)
-        T.check(all(r[3] == "2" and r[4] in ("0", "1") for r in arrivals),
-                "each arrivals row matches both ranks and names the last: %r" % arrivals)
+        T.check_eq(
+            sorted(int(r[0]) for r in arrivals if r[2] in test_ranks.ALLREDUCE),
+            [1, 2],
+            "a collective arrivals row for each step's all-reduce in window 0: %r" % arrivals,
+        )
+        T.check(
+            all(r[3] == "2" and r[4] in ("0", "1") for r in arrivals),
+            "each arrivals row matches both ranks and names the last: %r" % arrivals,
+        )
         labels = probe["step_labels"]
-        T.check(labels and all(re.match(r"^rank [01] step \d+", s) for s in labels),
-                "steps labelled by rank, not pid: %r" % labels)
+        T.check(
+            labels and all(re.match(r"^rank [01] step \d+", s) for s in labels),
+            "steps labelled by rank, not pid: %r" % labels,
+        )
         # The timeline's ruler: both ranks' steps labelled, no two labels over each other.
         boxes = probe.get("step_boxes") or []
-        T.check_eq(sorted({b["label"].split(" step")[0] for b in boxes}), ["rank 0", "rank 1"],
-                   "the timeline labels both ranks' steps: %r" % boxes)
-        overlapping = [(a["label"], b["label"]) for i, a in enumerate(boxes) for b in boxes[i + 1:]
-                       if a["x0"] < b["x1"] and b["x0"] < a["x1"] and a["y0"] < b["y1"] and b["y0"] < a["y1"]]
+        T.check_eq(
+            sorted({b["label"].split(" step")[0] for b in boxes}),
+            ["rank 0", "rank 1"],
+            "the timeline labels both ranks' steps: %r" % boxes,
+        )
+        overlapping = [
+            (a["label"], b["label"])
+            for i, a in enumerate(boxes)
+            for b in boxes[i + 1 :]
+            if a["x0"] < b["x1"] and b["x0"] < a["x1"] and a["y0"] < b["y1"] and b["y0"] < a["y1"]
+        ]
         T.check_eq(overlapping, [], "step labels drawn over each other in the timeline")
 
 
@@ -216,7 +249,8 @@ def test_timeline_taller_than_a_canvas():
     """60 threads, each 40 ranges deep: 40,000 px of tracks, more than a
     browser draws on one canvas (about 32,000 px). The innermost range of the
     last thread, at the bottom, is drawn, reachable and clickable."""
-    probe = probe_ranges_script("""\
+    probe = probe_ranges_script(
+        """\
         import contextlib, threading, ptprof
         def nest(k):
             with contextlib.ExitStack() as stack:
@@ -228,16 +262,21 @@ def test_timeline_taller_than_a_canvas():
             t = threading.Thread(target=nest, args=(k,))
             t.start()
             t.join()
-    """, "innermost_of_thread59")
+    """,
+        "innermost_of_thread59",
+    )
     if probe:
-        T.check(probe.get("box_height", 0) > 36000, "the timeline is as tall as its tracks: %r" % probe.get("box_height"))
+        T.check(
+            probe.get("box_height", 0) > 36000, "the timeline is as tall as its tracks: %r" % probe.get("box_height")
+        )
 
 
 def test_long_range_right_after_a_tiny_one():
     """A range that starts within a pixel of a tiny one before it (here 2 s
     of timeline on about 1,000 px) is drawn all along, not merged into that
     pixel and lost."""
-    probe_ranges_script("""\
+    probe_ranges_script(
+        """\
         import time, ptprof
         with ptprof.range("before"):
             time.sleep(1)
@@ -247,7 +286,9 @@ def test_long_range_right_after_a_tiny_one():
             time.sleep(0.2)
         with ptprof.range("after"):
             time.sleep(1)
-    """, "long_after_tiny")
+    """,
+        "long_after_tiny",
+    )
 
 
 def test_stack_and_memory():
@@ -262,20 +303,28 @@ def test_stack_and_memory():
         if not probe:
             return
         check_timeline(probe, op, "--with-stack --profile-memory")
-        T.check("Stack" in probe.get("details", "") and "train_mlp.py(" in probe.get("details", ""),
-                "the clicked op's Python stack: %r" % probe.get("details"))
+        T.check(
+            "Stack" in probe.get("details", "") and "train_mlp.py(" in probe.get("details", ""),
+            "the clicked op's Python stack: %r" % probe.get("details"),
+        )
         steps = len(T.report_json(trace)["steps"])
         T.check_eq(probe.get("step_markers"), steps, "the memory plot marks each step's start")
         mem = T.run_ptprof(["memory", trace]).stdout
         peak_ops = re.findall(r"^  pid \d+ \S+\s+allocated .*? at (\S.*?)(?: \(in .*\))?$", mem, re.M)
-        T.check(peak_ops and any(o in t for o in peak_ops for t in probe.get("peaks", [])),
-                "the memory peak marked with its op %r: %r" % (peak_ops, probe.get("peaks")))
+        T.check(
+            peak_ops and any(o in t for o in peak_ops for t in probe.get("peaks", [])),
+            "the memory peak marked with its op %r: %r" % (peak_ops, probe.get("peaks")),
+        )
         T.check("allocated" in probe.get("hover", ""), "hovering the memory plot shows values: %r" % probe.get("hover"))
-        T.check("CPU time (self)" in probe.get("flame_buttons", []) and "Allocated bytes" in probe.get("flame_buttons", []),
-                "flame graphs of CPU time and allocated bytes: %r" % probe.get("flame_buttons"))
+        T.check(
+            "CPU time (self)" in probe.get("flame_buttons", []) and "Allocated bytes" in probe.get("flame_buttons", []),
+            "flame graphs of CPU time and allocated bytes: %r" % probe.get("flame_buttons"),
+        )
         T.check(re.search(r"\d", probe.get("flame_before", "")) is not None, "the flame graph's total")
-        T.check(probe.get("flame_hover", "") and probe["flame_hover"] != probe["flame_before"],
-                "hovering a frame names it: %r" % probe.get("flame_hover"))
+        T.check(
+            probe.get("flame_hover", "") and probe["flame_hover"] != probe["flame_before"],
+            "hovering a frame names it: %r" % probe.get("flame_hover"),
+        )
 
 
 if __name__ == "__main__":

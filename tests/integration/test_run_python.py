@@ -23,13 +23,17 @@ def rows_by_name(report):
 
 def test_sigkill_keeps_what_was_recorded():
     with T.tempdir() as d:
-        script = write_script(d, "crash.py", """
+        script = write_script(
+            d,
+            "crash.py",
+            """
             import os, signal, ptprof
             for i in range(5):
                 with ptprof.range("work"):
                     sum(range(1000))
             os.kill(os.getpid(), signal.SIGKILL)
-        """)
+        """,
+        )
         out = os.path.join(d, "out")
         proc = T.run_ptprof(["run", "-o", out, "--", T.PYTHON, script])
         T.check_eq(proc.returncode, 128 + signal.SIGKILL, "exit status of a SIGKILLed target\n" + T.describe(proc))
@@ -41,13 +45,17 @@ def test_sigkill_keeps_what_was_recorded():
 
 def test_os_exit_keeps_what_was_recorded():
     with T.tempdir() as d:
-        script = write_script(d, "exit.py", """
+        script = write_script(
+            d,
+            "exit.py",
+            """
             import os, ptprof
             for i in range(7):
                 with ptprof.range("before_exit"):
                     pass
             os._exit(4)
-        """)
+        """,
+        )
         out = os.path.join(d, "out")
         proc = T.run_ptprof(["run", "-o", out, "--", T.PYTHON, script])
         T.check_eq(proc.returncode, 4, "exit status passed through\n" + T.describe(proc))
@@ -57,7 +65,10 @@ def test_os_exit_keeps_what_was_recorded():
 
 def test_python_module_works_with_nothing_installed():
     with T.tempdir() as d:
-        script = write_script(d, "mod.py", """
+        script = write_script(
+            d,
+            "mod.py",
+            """
             import ptprof
             print("enabled", ptprof.enabled())
             @ptprof.range("decorated")
@@ -65,7 +76,8 @@ def test_python_module_works_with_nothing_installed():
                 ptprof.mark("inside")
             for _ in range(3):
                 f()
-        """)
+        """,
+        )
         out = os.path.join(d, "out")
         env = T.clean_env(PYTHONPATH=None)
         proc = T.run_ptprof(["run", "-o", out, "--", T.PYTHON, script], env=env)
@@ -82,8 +94,9 @@ def test_schedule_from_environment_writes_one_file_per_window():
     with T.tempdir() as d:
         out = os.path.join(d, "out")
         env = T.clean_env(PTPROF_SCHEDULE="wait=1,warmup=1,active=2,repeat=2")
-        proc = T.run_ptprof(["run", "-o", out, "--", T.PYTHON,
-                             os.path.join(T.EXAMPLES_DIR, "train_mlp_10_steps.py")], env=env)
+        proc = T.run_ptprof(
+            ["run", "-o", out, "--", T.PYTHON, os.path.join(T.EXAMPLES_DIR, "train_mlp_10_steps.py")], env=env
+        )
         T.check_eq(proc.returncode, 0, "exit status\n" + T.describe(proc))
         files = sorted(f for f in os.listdir(out) if f.endswith(".bin"))
         T.check_eq(len(files), 2, "window files " + str(files))
@@ -100,9 +113,20 @@ def test_on_trace_ready_runs_per_complete_window():
         log = os.path.join(d, "ready.log")
         # The command checks the file is complete (info reads it) when it runs.
         cmd = "%s info {} >/dev/null && echo {} >> %s" % (T.PTPROF_BIN, log)
-        proc = T.run_ptprof(["run", "-o", out, "--schedule", "wait=0,warmup=0,active=1,repeat=3",
-                             "--on-trace-ready", cmd, "--", T.PYTHON,
-                             os.path.join(T.EXAMPLES_DIR, "train_mlp_10_steps.py")])
+        proc = T.run_ptprof(
+            [
+                "run",
+                "-o",
+                out,
+                "--schedule",
+                "wait=0,warmup=0,active=1,repeat=3",
+                "--on-trace-ready",
+                cmd,
+                "--",
+                T.PYTHON,
+                os.path.join(T.EXAMPLES_DIR, "train_mlp_10_steps.py"),
+            ]
+        )
         T.check_eq(proc.returncode, 0, "exit status\n" + T.describe(proc))
         lines = open(log).read().split() if os.path.exists(log) else []
         files = sorted(os.path.join(out, f) for f in os.listdir(out) if f.endswith(".bin"))
@@ -112,25 +136,36 @@ def test_on_trace_ready_runs_per_complete_window():
 
 def test_exec_registers_the_new_image():
     with T.tempdir() as d:
-        after = write_script(d, "after.py", """
+        after = write_script(
+            d,
+            "after.py",
+            """
             import ptprof
             with ptprof.range("after_exec"):
                 pass
-        """)
-        script = write_script(d, "before.py", """
+        """,
+        )
+        script = write_script(
+            d,
+            "before.py",
+            """
             import os, sys, ptprof
             with ptprof.range("before_exec"):
                 pass
             os.execv(sys.executable, [sys.executable, %r])
-        """ % after)
+        """
+            % after,
+        )
         out = os.path.join(d, "out")
         proc = T.run_ptprof(["run", "-o", out, "--", T.PYTHON, script])
         T.check_eq(proc.returncode, 0, "exit status\n" + T.describe(proc))
         files = sorted(f for f in os.listdir(out) if f.endswith(".bin"))
         T.check_eq(len(files), 2, "one file per image: %s" % files)
         names = [set(r["name"] for r in T.report_json(os.path.join(out, f))["rows"]) for f in files]
-        T.check(any("before_exec" in n for n in names) and any("after_exec" in n for n in names),
-                "both images recorded: %s" % names)
+        T.check(
+            any("before_exec" in n for n in names) and any("after_exec" in n for n in names),
+            "both images recorded: %s" % names,
+        )
         pids = set(f.split(".")[1].split("-")[0] for f in files)
         T.check_eq(len(pids), 1, "same pid in both names %s" % files)
 
@@ -138,7 +173,10 @@ def test_exec_registers_the_new_image():
 def test_sigterm_to_launcher_reaches_target():
     with T.tempdir() as d:
         ready = os.path.join(d, "ready")
-        script = write_script(d, "wait.py", """
+        script = write_script(
+            d,
+            "wait.py",
+            """
             import signal, sys, time, ptprof
             def on_term(sig, frame):
                 with ptprof.range("got_sigterm"):
@@ -147,10 +185,17 @@ def test_sigterm_to_launcher_reaches_target():
             signal.signal(signal.SIGTERM, on_term)
             open(%r, "w").close()
             time.sleep(60)
-        """ % ready)
+        """
+            % ready,
+        )
         out = os.path.join(d, "out")
-        launcher = subprocess.Popen([T.PTPROF_BIN, "run", "-o", out, "--", T.PYTHON, script],
-                                    env=T.clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        launcher = subprocess.Popen(
+            [T.PTPROF_BIN, "run", "-o", out, "--", T.PYTHON, script],
+            env=T.clean_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         deadline = time.time() + 60
         while not os.path.exists(ready) and time.time() < deadline:
             time.sleep(0.05)
@@ -167,8 +212,10 @@ def test_bad_variable_exits_2_before_starting():
         env = T.clean_env(PTPROF_RECORD_SHAPES="maybe")
         proc = T.run_ptprof(["run", "-o", os.path.join(d, "out"), "--", "touch", marker], env=env)
         T.check_eq(proc.returncode, 2, "exit status for a bad PTPROF_RECORD_SHAPES")
-        T.check("PTPROF_RECORD_SHAPES" in proc.stderr and "maybe" in proc.stderr,
-                "message names the variable and value: " + proc.stderr)
+        T.check(
+            "PTPROF_RECORD_SHAPES" in proc.stderr and "maybe" in proc.stderr,
+            "message names the variable and value: " + proc.stderr,
+        )
         T.check(not os.path.exists(marker), "target not started")
 
 

@@ -28,8 +28,7 @@ COMBOS = [
 
 def expected_steps(combo, steps):
     fn = schedule(**combo)
-    return [s for s in range(steps)
-            if fn(s) in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)]
+    return [s for s in range(steps) if fn(s) in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)]
 
 
 def spec(combo):
@@ -59,22 +58,30 @@ def run_schedule(script, out, combo, *extra):
 
 def test_manual_steps_match_torch_schedule():
     with T.tempdir() as d:
-        script = write_loop(d, "steps.py", """
+        script = write_loop(
+            d,
+            "steps.py",
+            """
             with ptprof.range("work"):
                 pass
             ptprof.step()
-        """)
+        """,
+        )
         for i, combo in enumerate(COMBOS):
-            T.check_eq(run_schedule(script, os.path.join(d, "out%d" % i), combo, "--step", "manual"),
-                       expected_steps(combo, STEPS), "recorded steps for " + spec(combo))
+            T.check_eq(
+                run_schedule(script, os.path.join(d, "out%d" % i), combo, "--step", "manual"),
+                expected_steps(combo, STEPS),
+                "recorded steps for " + spec(combo),
+            )
 
 
 def test_optimizer_steps_match_torch_schedule():
     # The default step rule on a real training loop (steps end at Optimizer.step).
     script = os.path.join(T.EXAMPLES_DIR, "train_mlp_10_steps.py")
     with T.tempdir() as d:
-        for i, combo in enumerate([dict(wait=1, warmup=1, active=3, repeat=2),
-                                   dict(wait=0, warmup=1, active=2, repeat=0, skip_first=1)]):
+        for i, combo in enumerate(
+            [dict(wait=1, warmup=1, active=3, repeat=2), dict(wait=0, warmup=1, active=2, repeat=0, skip_first=1)]
+        ):
             out = os.path.join(d, "out%d" % i)
             env = T.clean_env(STEPS=STEPS)
             proc = T.run_ptprof(["run", "-o", out, "--schedule", spec(combo), "--", T.PYTHON, script], env=env)
@@ -85,15 +92,22 @@ def test_optimizer_steps_match_torch_schedule():
 def test_named_scope_ends_steps():
     # PTPROF_STEP=<name>: the end of that range ends a step.
     with T.tempdir() as d:
-        script = write_loop(d, "named.py", """
+        script = write_loop(
+            d,
+            "named.py",
+            """
             with ptprof.range("train_step"):
                 with ptprof.range("inner"):
                     pass
-        """)
+        """,
+        )
         combo = dict(wait=1, warmup=1, active=2, repeat=2)
         out = os.path.join(d, "out")
-        T.check_eq(run_schedule(script, out, combo, "--step", "train_step"), expected_steps(combo, STEPS),
-                   "steps ended by the named range")
+        T.check_eq(
+            run_schedule(script, out, combo, "--step", "train_step"),
+            expected_steps(combo, STEPS),
+            "steps ended by the named range",
+        )
         rows = {r["name"]: r["calls"] for r in T.report_json(out)["rows"]}
         T.check_eq(rows.get("train_step"), 4, "one train_step range per recorded step")
 
@@ -107,8 +121,11 @@ def test_flags_override_schedule_keys():
         env = T.clean_env(PTPROF_SCHEDULE="wait=5,warmup=0,active=1,repeat=1")
         proc = T.run_ptprof(["run", "-o", out, "--step", "manual", "--wait", "2", "--", T.PYTHON, script], env=env)
         T.check_eq(proc.returncode, 0, T.describe(proc))
-        T.check_eq(recorded_steps(out), expected_steps(dict(wait=2, warmup=0, active=1, repeat=1), STEPS),
-                   "--wait overrides the wait of PTPROF_SCHEDULE")
+        T.check_eq(
+            recorded_steps(out),
+            expected_steps(dict(wait=2, warmup=0, active=1, repeat=1), STEPS),
+            "--wait overrides the wait of PTPROF_SCHEDULE",
+        )
 
 
 if __name__ == "__main__":

@@ -31,22 +31,31 @@ import os
 
 import ptproftest as pt
 
+COST_S = 145
+
 # Examples that run in a few seconds with STEPS=2.
-SCRIPTS = [os.path.join(pt.EXAMPLES_DIR, name)
-           for name in ("train_mlp.py", "train_conv_bn_adam.py", "train_lstm_clip.py")]
+SCRIPTS = [
+    os.path.join(pt.EXAMPLES_DIR, name) for name in ("train_mlp.py", "train_conv_bn_adam.py", "train_lstm_clip.py")
+]
 WRAPPER = os.path.join(pt.HERE, "torch_stack_wrapper.py")
 # Ops that run only under backward, one per example at least: the
 # comparison must cover them.
-BACKWARD_OPS = {"train_mlp.py": "aten::threshold_backward", "train_conv_bn_adam.py": "aten::convolution_backward",
-                "train_lstm_clip.py": "aten::embedding_dense_backward"}
+BACKWARD_OPS = {
+    "train_mlp.py": "aten::threshold_backward",
+    "train_conv_bn_adam.py": "aten::convolution_backward",
+    "train_lstm_clip.py": "aten::embedding_dense_backward",
+}
 
 
 def functions_in_script(script):
     """Function name -> (line of its def, its last line) in the script."""
     with open(script) as f:
         tree = ast.parse(f.read())
-    return {n.name: (n.lineno, n.end_lineno) for n in ast.walk(tree)
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return {
+        n.name: (n.lineno, n.end_lineno)
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
 
 
 def innermost_script_frame(stack, script):
@@ -86,14 +95,19 @@ def torch_reference(script):
         pt.check_eq(proc.returncode, 0, "torch reference %s: %s" % (script, pt.describe(proc)))
         with open(out) as f:
             ref = json.load(f)
-    return {key: {k: set(v) for k, v in ref[key].items()}
-            for key in ("functions", "lines", "possible_functions", "possible_lines")}
+    return {
+        key: {k: set(v) for k, v in ref[key].items()}
+        for key in ("functions", "lines", "possible_functions", "possible_lines")
+    }
 
 
 def check_within(got, sure, possible, what):
     """sure <= got <= sure | possible (equality when nothing is ambiguous)."""
-    pt.check(sure <= got <= sure | possible, "%s: ptprof %r, torch %r (or, for ops torch nests ambiguously, %r)" %
-             (what, sorted(got), sorted(sure), sorted(possible - sure)))
+    pt.check(
+        sure <= got <= sure | possible,
+        "%s: ptprof %r, torch %r (or, for ops torch nests ambiguously, %r)"
+        % (what, sorted(got), sorted(sure), sorted(possible - sure)),
+    )
 
 
 def compare(flag):
@@ -107,16 +121,24 @@ def compare(flag):
         for name in names:
             what = "%s %s %s" % (flag, os.path.basename(script), name)
             frames = got.get(name, set())
-            check_within({f for f, _ in frames}, ref["functions"].get(name, set()),
-                         ref["possible_functions"].get(name, set()), what + ": functions of the innermost script frame")
-            check_within({defs.get(f, (None,))[0] for f, _ in frames}, ref["lines"].get(name, set()),
-                         ref["possible_lines"].get(name, set()),
-                         what + ": torch's lines of the innermost script frame (the def of ptprof's function)")
+            check_within(
+                {f for f, _ in frames},
+                ref["functions"].get(name, set()),
+                ref["possible_functions"].get(name, set()),
+                what + ": functions of the innermost script frame",
+            )
+            check_within(
+                {defs.get(f, (None,))[0] for f, _ in frames},
+                ref["lines"].get(name, set()),
+                ref["possible_lines"].get(name, set()),
+                what + ": torch's lines of the innermost script frame (the def of ptprof's function)",
+            )
             # ptprof's own line is the one executing: inside that function, past its def.
             for function, line in frames:
                 first, last = defs.get(function, (0, 0))
-                pt.check(first < line <= last, "%s: line %d lies in %s (lines %d-%d)" % (what, line, function, first,
-                                                                                     last))
+                pt.check(
+                    first < line <= last, "%s: line %d lies in %s (lines %d-%d)" % (what, line, function, first, last)
+                )
 
 
 def test_with_stack():
@@ -129,7 +151,9 @@ def test_native_frames_and_flamegraph():
     script's frames above it."""
     with pt.tempdir() as d:
         out = os.path.join(d, "out")
-        proc = pt.run_ptprof(["run", "--with-stack", "-o", out, "--", pt.PYTHON, SCRIPTS[0]], env=pt.clean_env(STEPS="1"))
+        proc = pt.run_ptprof(
+            ["run", "--with-stack", "-o", out, "--", pt.PYTHON, SCRIPTS[0]], env=pt.clean_env(STEPS="1")
+        )
         pt.check_eq(proc.returncode, 0, "ptprof run --with-stack: %s" % pt.describe(proc))
         folded = os.path.join(d, "folded.txt")
         proc = pt.run_ptprof(["flamegraph", out, "--metric", "self_cpu", "-o", folded])
@@ -142,9 +166,13 @@ def test_native_frames_and_flamegraph():
     pt.check(addmm, "folded stacks with aten::addmm as their leaf: %r" % lines[:5])
     for frames in addmm:
         native = [f for f in frames if f.endswith("]") and "libtorch_cpu.so" in f]
-        pt.check(any("at::" in f and "addmm" in f for f in native),
-                 "a native frame names aten's addmm inside libtorch_cpu: %r" % native)
-        pt.check(any(f.startswith(SCRIPTS[0] + "(") for f in frames), "the script's frames are on the stack: %r" % frames)
+        pt.check(
+            any("at::" in f and "addmm" in f for f in native),
+            "a native frame names aten's addmm inside libtorch_cpu: %r" % native,
+        )
+        pt.check(
+            any(f.startswith(SCRIPTS[0] + "(") for f in frames), "the script's frames are on the stack: %r" % frames
+        )
     for line in lines:
         value = line.rpartition(" ")[2]
         pt.check(value.isdigit() and int(value) > 0, "a positive count ends each line: %r" % line)
@@ -159,8 +187,9 @@ def test_chrome_export_carries_call_stacks():
     "file(line): function", innermost first, joined by ';'."""
     with pt.tempdir() as d:
         out = os.path.join(d, "out")
-        proc = pt.run_ptprof(["run", "--python-attribution", "-o", out, "--", pt.PYTHON, SCRIPTS[0]],
-                             env=pt.clean_env(STEPS="1"))
+        proc = pt.run_ptprof(
+            ["run", "--python-attribution", "-o", out, "--", pt.PYTHON, SCRIPTS[0]], env=pt.clean_env(STEPS="1")
+        )
         pt.check_eq(proc.returncode, 0, "ptprof run --python-attribution: %s" % pt.describe(proc))
         chrome = os.path.join(d, "trace.json")
         proc = pt.run_ptprof(["export", out, "--chrome", chrome])
@@ -171,8 +200,10 @@ def test_chrome_export_carries_call_stacks():
     pt.check(linear, "aten::linear events in the export")
     for e in linear:
         stack = e.get("args", {}).get("Call stack", "")
-        pt.check(stack.startswith(SCRIPTS[0] + "(") and stack.endswith("): forward"),
-                 "aten::linear's Call stack is the script's forward: %r" % stack)
+        pt.check(
+            stack.startswith(SCRIPTS[0] + "(") and stack.endswith("): forward"),
+            "aten::linear's Call stack is the script's forward: %r" % stack,
+        )
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ import time
 import ptproftest as T
 from torch.profiler import ProfilerAction, schedule
 
+COST_S = 115
+
 SCHEDULE = dict(wait=1, warmup=1, active=3)
 
 MODEL = """
@@ -28,18 +30,23 @@ model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4))
 
 # 5 batches: the DataLoader's __next__ ends 6 times (the last raises
 # StopIteration), so 6 steps end under --step dataloader.
-INFER_DATALOADER = MODEL + """
+INFER_DATALOADER = (
+    MODEL
+    + """
 from torch.utils.data import DataLoader, TensorDataset
 loader = DataLoader(TensorDataset(torch.randn(40, 16)), batch_size=8)
 with torch.no_grad():
     for (x,) in loader:
         model(x)
 """
+)
 
 # 4 optimizer steps; in step 2 (0-based) the script says so in READY and
 # runs ops until Ctrl-C (SIGINT) ends it, which it lets end the script
 # (Python's default) or catches (CATCH=1) to exit cleanly.
-TRAIN_UNTIL_INTERRUPTED = MODEL + """
+TRAIN_UNTIL_INTERRUPTED = (
+    MODEL
+    + """
 import time
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 x, y = torch.randn(8, 16), torch.randn(8, 4)
@@ -59,16 +66,22 @@ except KeyboardInterrupt:
         raise
     print("interrupted")
 """
+)
 
 # No DataLoader, no optimizer: a model called in a loop, 6 times.
-INFER_LOOP = MODEL + """
+INFER_LOOP = (
+    MODEL
+    + """
 x = torch.randn(8, 16)
 with torch.no_grad():
     for i in range(6):
         model(x)
 """
+)
 
-TRAIN = MODEL + """
+TRAIN = (
+    MODEL
+    + """
 steps = int(os.environ.get("STEPS", "4"))
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 x, y = torch.randn(8, 16), torch.randn(8, 4)
@@ -82,10 +95,13 @@ for i in range(steps):
     opt.step()
 sys.exit(int(os.environ.get("EXIT", "0")))
 """
+)
 
 # A training loop whose loss is a module too: two modules are called outside
 # any other each iteration, and only the model's forward ends a step.
-TRAIN_LOSS_MODULE = MODEL + """
+TRAIN_LOSS_MODULE = (
+    MODEL
+    + """
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 criterion = nn.MSELoss()
 x, y = torch.randn(8, 16), torch.randn(8, 4)
@@ -95,9 +111,12 @@ for i in range(4):
     loss.backward()
     opt.step()
 """
+)
 
 # 2 DataLoader workers feeding a training loop of 4 batches.
-TRAIN_WORKERS = MODEL + """
+TRAIN_WORKERS = (
+    MODEL
+    + """
 from torch.utils.data import DataLoader, TensorDataset
 if __name__ == "__main__":
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -108,10 +127,13 @@ if __name__ == "__main__":
         loss.backward()
         opt.step()
 """
+)
 
 # The script runs torch.profiler itself, with prof.step() after each of its
 # 3 optimizer steps.
-TRAIN_OWN_PROFILER = MODEL + """
+TRAIN_OWN_PROFILER = (
+    MODEL
+    + """
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 x, y = torch.randn(8, 16), torch.randn(8, 4)
 with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
@@ -123,6 +145,7 @@ with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
         opt.step()
         prof.step()
 """
+)
 
 
 def write(d, name, text):
@@ -167,15 +190,19 @@ def test_inference_over_a_dataloader():
         # the summary says why and suggests the DataLoader.
         proc, out = run(d, script, "--schedule", spec(SCHEDULE))
         T.check("steps: 0 ended" in proc.stderr, "the summary says no step ended\n" + T.describe(proc))
-        T.check("--step dataloader: this program took 6 batches" in proc.stderr,
-                "the summary suggests the DataLoader rule\n" + T.describe(proc))
+        T.check(
+            "--step dataloader: this program took 6 batches" in proc.stderr,
+            "the summary suggests the DataLoader rule\n" + T.describe(proc),
+        )
         T.check_eq(steps_of(report(out)), [], "steps recorded by the optimizer rule")
         for rule, says in (("dataloader", "rule: dataloader"), ("auto", "auto, which used the DataLoader")):
             with T.tempdir() as d2:
                 proc, out = run(d2, script, "--schedule", spec(SCHEDULE), "--step", rule)
                 T.check_eq(steps_of(report(out)), torch_recorded(SCHEDULE, 6), "steps recorded with --step " + rule)
-                T.check("steps: 6 ended" in proc.stderr and says in proc.stderr,
-                        "the summary names the rule used\n" + T.describe(proc))
+                T.check(
+                    "steps: 6 ended" in proc.stderr and says in proc.stderr,
+                    "the summary names the rule used\n" + T.describe(proc),
+                )
 
 
 def test_inference_loop_without_a_dataloader():
@@ -183,8 +210,10 @@ def test_inference_loop_without_a_dataloader():
         script = write(d, "infer_loop.py", INFER_LOOP)
         proc, out = run(d, script, "--schedule", spec(SCHEDULE))
         T.check("--step NAME" in proc.stderr, "the summary suggests naming what ends a step\n" + T.describe(proc))
-        T.check("--step forward (or --step auto)" in proc.stderr,
-                "the summary suggests the model's forward\n" + T.describe(proc))
+        T.check(
+            "--step forward (or --step auto)" in proc.stderr,
+            "the summary suggests the model's forward\n" + T.describe(proc),
+        )
         # The model's outermost forward ends a step (the Python bootstrap's
         # module hooks), under --step forward and under auto.
         for rule, says in (("forward", "rule: forward"), ("auto", "auto, which used the model's forward")):
@@ -193,10 +222,15 @@ def test_inference_loop_without_a_dataloader():
                 rep = report(out)
                 T.check_eq(steps_of(rep), torch_recorded(SCHEDULE, 6), "steps recorded with --step " + rule)
                 calls = {r["name"]: r["calls"] for r in rep["rows"]}
-                T.check_eq((calls.get("aten::relu"), calls.get("aten::linear")), (3, 6),
-                           "one forward (a relu, two linears) per recorded step with --step " + rule)
-                T.check("steps: 6 ended" in proc.stderr and says in proc.stderr,
-                        "the summary counts the steps and names the rule used\n" + T.describe(proc))
+                T.check_eq(
+                    (calls.get("aten::relu"), calls.get("aten::linear")),
+                    (3, 6),
+                    "one forward (a relu, two linears) per recorded step with --step " + rule,
+                )
+                T.check(
+                    "steps: 6 ended" in proc.stderr and says in proc.stderr,
+                    "the summary counts the steps and names the rule used\n" + T.describe(proc),
+                )
         # An operator's name ends a step: the loop runs aten::relu once per iteration.
         with T.tempdir() as d2:
             proc, out = run(d2, script, "--schedule", spec(SCHEDULE), "--step", "aten::relu")
@@ -228,16 +262,20 @@ def test_setup_and_tail_apart():
         T.check_eq(steps_of(rep), [0, 1, 2, 3, 4], "the step table holds the script's 5 steps")
         roles = [s.get("role") for s in rep["outside_steps"]]
         T.check_eq(roles, ["before step 1", "after the last step"], "the time outside the steps")
-        T.check(rep["rows"] and not rep["rows"][0]["name"].startswith(("before step", "after the last")),
-                "the first operator row is not the setup: %s" % rep["rows"][:1])
+        T.check(
+            rep["rows"] and not rep["rows"][0]["name"].startswith(("before step", "after the last")),
+            "the first operator row is not the setup: %s" % rep["rows"][:1],
+        )
         names = {r["name"]: r for r in rep["rows"]}
         T.check("before step 1" not in names and "after the last step" not in names, "no operator row for them")
         T.check_eq(names.get("ProfilerStep*", {}).get("calls"), 5, "ProfilerStep* calls")
         text = T.run_ptprof(["report", out]).stdout
         lines = text.splitlines()
-        at = [i for i, l in enumerate(lines) if l.strip().startswith(("before step 1", "after the last step"))]
-        T.check(len(at) == 2 and all(lines[i + 1].startswith("---") for i in at),
-                "the text report shows both apart, each closed by a separator:\n" + text[-2000:])
+        at = [i for i, line in enumerate(lines) if line.strip().startswith(("before step 1", "after the last step"))]
+        T.check(
+            len(at) == 2 and all(lines[i + 1].startswith("---") for i in at),
+            "the text report shows both apart, each closed by a separator:\n" + text[-2000:],
+        )
 
 
 def test_short_job_says_why():
@@ -246,18 +284,23 @@ def test_short_job_says_why():
         proc, out = run(d, script, "--schedule", spec(SCHEDULE), env=T.clean_env(STEPS=1, EXIT=3), expect=3)
         T.check("steps: 1 ended" in proc.stderr, "how many steps ended\n" + T.describe(proc))
         T.check("the schedule records from step 2" in proc.stderr, "why nothing was recorded\n" + T.describe(proc))
-        T.check("a shorter schedule: --schedule wait=0,warmup=0,active=1" in proc.stderr,
-                "what to try\n" + T.describe(proc))
+        T.check(
+            "a shorter schedule: --schedule wait=0,warmup=0,active=1" in proc.stderr, "what to try\n" + T.describe(proc)
+        )
 
 
 def test_step_name_that_never_occurs():
     with T.tempdir() as d:
         script = write(d, "train.py", TRAIN)
         proc, out = run(d, script, "--schedule", spec(SCHEDULE), "--step", "no_such_scope")
-        T.check("--step 'no_such_scope' (PTPROF_STEP) never occurred" in proc.stderr,
-                "the name that never occurred is named\n" + T.describe(proc))
-        T.check("--step optimizer: an optimizer stepped 4 times" in proc.stderr,
-                "the rule that would have worked is suggested\n" + T.describe(proc))
+        T.check(
+            "--step 'no_such_scope' (PTPROF_STEP) never occurred" in proc.stderr,
+            "the name that never occurred is named\n" + T.describe(proc),
+        )
+        T.check(
+            "--step optimizer: an optimizer stepped 4 times" in proc.stderr,
+            "the rule that would have worked is suggested\n" + T.describe(proc),
+        )
 
 
 def test_killed_step_shows_its_partial_time():
@@ -267,8 +310,10 @@ def test_killed_step_shows_its_partial_time():
         rep = report(out)
         T.check_eq(steps_of(rep), [0, 1, 2], "the steps, the killed one last")
         last = rep["steps"][-1] if rep["steps"] else {}
-        T.check(last.get("partial") is True and last.get("wall_us", 0) > 0,
-                "the killed step shows the time that ran, marked partial: %s" % last)
+        T.check(
+            last.get("partial") is True and last.get("wall_us", 0) > 0,
+            "the killed step shows the time that ran, marked partial: %s" % last,
+        )
         T.check(all(not s.get("partial") for s in rep["steps"][:-1]), "only the last step is partial")
         T.check_eq([s.get("role") for s in rep["outside_steps"]], ["before step 1"], "no tail after a kill")
         text = T.run_ptprof(["report", out]).stdout
@@ -284,9 +329,13 @@ def test_interrupted_step_shows_its_partial_time():
             script = write(d, "train.py", TRAIN_UNTIL_INTERRUPTED)
             out = os.path.join(d, "out")
             ready = os.path.join(d, "ready")
-            proc = subprocess.Popen([T.PTPROF_BIN, "run", "-o", out, "--", T.PYTHON, script],
-                                    env=T.clean_env(READY=ready, CATCH=catch), stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True)
+            proc = subprocess.Popen(
+                [T.PTPROF_BIN, "run", "-o", out, "--", T.PYTHON, script],
+                env=T.clean_env(READY=ready, CATCH=catch),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
             deadline = time.monotonic() + T.DEFAULT_TIMEOUT
             while not os.path.exists(ready) and proc.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.05)
@@ -296,10 +345,15 @@ def test_interrupted_step_shows_its_partial_time():
             rep = report(out)
             T.check_eq(steps_of(rep), [0, 1, 2], "the steps, the interrupted one last; " + what)
             last = rep["steps"][-1] if rep["steps"] else {}
-            T.check(last.get("partial") is True and last.get("wall_us", 0) > 0,
-                    "the interrupted step shows the time that ran, marked partial: %s; %s" % (last, what))
-            T.check_eq([s.get("role") for s in rep["outside_steps"]], ["before step 1"],
-                       "no 'after the last step' after an interrupt; " + what)
+            T.check(
+                last.get("partial") is True and last.get("wall_us", 0) > 0,
+                "the interrupted step shows the time that ran, marked partial: %s; %s" % (last, what),
+            )
+            T.check_eq(
+                [s.get("role") for s in rep["outside_steps"]],
+                ["before step 1"],
+                "no 'after the last step' after an interrupt; " + what,
+            )
 
 
 def test_dataloader_workers_never_invent_steps():

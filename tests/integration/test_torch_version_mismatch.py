@@ -10,6 +10,8 @@ import textwrap
 
 import ptproftest as T
 
+REQUIRES = ("no_torch",)
+
 
 def make_fake_pip_torch(root, version):
     """torch/lib/libtorch_cpu.so (an empty library) and torch/version.py, as a
@@ -31,7 +33,9 @@ def test_torch_without_headers_is_reported_once():
         so = make_fake_pip_torch(d, "2.11.0+cu130")
         script = os.path.join(d, "load.py")
         with open(script, "w") as f:
-            f.write(textwrap.dedent("""
+            f.write(
+                textwrap.dedent(
+                    """
                 import ctypes, ptprof
                 ctypes.CDLL(%r)
                 ctypes.CDLL(%r)   # a second load must not warn again
@@ -39,16 +43,26 @@ def test_torch_without_headers_is_reported_once():
                     with ptprof.range("still_recorded"):
                         pass
                 print("ran to the end")
-            """ % (so, so)))
+            """
+                    % (so, so)
+                )
+            )
         out = os.path.join(d, "out")
         env = T.clean_env(PTPROF_BRIDGE_CACHE=os.path.join(d, "cache"))
         proc = T.run_ptprof(["run", "-o", out, "--", T.PYTHON, script], env=env)
         T.check_eq(proc.returncode, 0, "exit status\n" + T.describe(proc))
         T.check("ran to the end" in proc.stdout, "the program ran on: " + proc.stdout)
-        warnings = [l for l in proc.stderr.splitlines() if "2.11.0+cu130" in l]
+        warnings = [line for line in proc.stderr.splitlines() if "2.11.0+cu130" in line]
         T.check_eq(len(warnings), 1, "one warning naming the process's torch version:\n" + proc.stderr)
-        T.check(any("cannot build the torch bridge" in l and "no C++ headers" in l and "operator events are off" in l
-                    for l in warnings), "the line says what is missing and what happens: %r" % warnings)
+        T.check(
+            any(
+                "cannot build the torch bridge" in line
+                and "no C++ headers" in line
+                and "operator events are off" in line
+                for line in warnings
+            ),
+            "the line says what is missing and what happens: %r" % warnings,
+        )
         rows = {r["name"]: r for r in T.report_json(out)["rows"]}
         T.check_eq(rows.get("still_recorded", {}).get("calls"), 3, "ranges are still recorded")
 

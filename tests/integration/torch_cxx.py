@@ -62,6 +62,7 @@ def _loaded_library(stem):
 def torch_libraries():
     """(libtorch_cpu path, libc10 path) of the torch this process imports."""
     import torch
+
     lib_dir = os.path.join(os.path.dirname(torch.__file__), "lib")
     found = []
     for stem in ("libtorch_cpu", "libc10"):
@@ -78,6 +79,7 @@ def torch_libraries():
 def torch_identity():
     """(version, location) of the imported torch: part of the cache key."""
     import torch
+
     return torch.__version__, os.path.dirname(os.path.realpath(torch.__file__))
 
 
@@ -85,11 +87,18 @@ def compile_command(src, out, extra_flags=()):
     """The compiler command line that builds `src` into `out`."""
     import torch
     import torch.utils.cpp_extension as cpp_extension
+
     torch_cpu, c10 = torch_libraries()
     lib_dirs = sorted({os.path.dirname(torch_cpu), os.path.dirname(c10)})
     cxx = shlex.split(os.environ.get("CXX") or "c++")
-    cmd = cxx + ["-std=c++20", "-O2", "-DNDEBUG", "-fPIC", "-shared",
-                 "-D_GLIBCXX_USE_CXX11_ABI=%d" % int(bool(torch._C._GLIBCXX_USE_CXX11_ABI))]
+    cmd = cxx + [
+        "-std=c++20",
+        "-O2",
+        "-DNDEBUG",
+        "-fPIC",
+        "-shared",
+        "-D_GLIBCXX_USE_CXX11_ABI=%d" % int(bool(torch._C._GLIBCXX_USE_CXX11_ABI)),
+    ]
     for inc in cpp_extension.include_paths():
         if os.path.isdir(inc):
             cmd.append("-isystem" + inc)
@@ -104,8 +113,13 @@ def cache_key(src, extra_flags=()):
     with open(src, "rb") as f:
         h.update(f.read())
     version, location = torch_identity()
-    for part in (version, location, os.environ.get("CXX") or "c++", "\0".join(extra_flags),
-                 "v2"):  # bump when compile_command changes
+    for part in (
+        version,
+        location,
+        os.environ.get("CXX") or "c++",
+        "\0".join(extra_flags),
+        "v2",
+    ):  # bump when compile_command changes
         h.update(b"\0" + part.encode())
     return h.hexdigest()[:20]
 
@@ -135,8 +149,10 @@ def build(src, cache_dir, extra_flags=(), quiet=True):
                     print(" ".join(shlex.quote(c) for c in cmd), file=sys.stderr)
                 proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
                 if proc.returncode != 0:
-                    raise BuildError("compiling %s for torch %s failed (exit %d):\n%s\n%s" % (
-                        src, version, proc.returncode, " ".join(shlex.quote(c) for c in cmd), proc.stdout[-8000:]))
+                    raise BuildError(
+                        "compiling %s for torch %s failed (exit %d):\n%s\n%s"
+                        % (src, version, proc.returncode, " ".join(shlex.quote(c) for c in cmd), proc.stdout[-8000:])
+                    )
                 os.chmod(tmp, 0o755)
                 os.replace(tmp, out)
             finally:
@@ -149,8 +165,7 @@ def build(src, cache_dir, extra_flags=(), quiet=True):
 
 def main(argv):
     if len(argv) != 3 or argv[1].startswith("-"):
-        print("usage: %s SRC OUT_DIR   (prints the built library's path)" % os.path.basename(argv[0]),
-              file=sys.stderr)
+        print("usage: %s SRC OUT_DIR   (prints the built library's path)" % os.path.basename(argv[0]), file=sys.stderr)
         return 2
     try:
         print(build(argv[1], argv[2], quiet=False))

@@ -25,14 +25,12 @@ def main():
     p.add_argument("script_args", nargs=argparse.REMAINDER)
     args = p.parse_args()
 
-    import torch
     from torch.profiler import ProfilerActivity, profile
 
     script = os.path.abspath(args.script)
     sys.argv = [script] + list(args.script_args)
     sys.path.insert(0, os.path.dirname(script))
-    with profile(activities=[ProfilerActivity.CPU], record_shapes=True, profile_memory=True,
-                 with_stack=True) as prof:
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True, profile_memory=True, with_stack=True) as prof:
         runpy.run_path(script, run_name="__main__")
 
     with tempfile.TemporaryDirectory() as d:

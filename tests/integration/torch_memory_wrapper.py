@@ -41,8 +41,14 @@ def shapes_text(inputs):
 
 # The ops EventList leaves out (torch.autograd.profiler_util._filter_name,
 # the same on 1.13 and 2.x): their children and allocations are their parent's.
-FILTERED_OUT = {"profiler::_record_function_enter", "profiler::_record_function_enter_new",
-                "profiler::_record_function_exit", "aten::is_leaf", "aten::output_nr", "aten::_version"}
+FILTERED_OUT = {
+    "profiler::_record_function_enter",
+    "profiler::_record_function_enter_new",
+    "profiler::_record_function_exit",
+    "aten::is_leaf",
+    "aten::output_nr",
+    "aten::_version",
+}
 
 
 class Op:
@@ -95,8 +101,10 @@ def tree_rows(roots):
     top = Op(None, None)
     op_tree(roots, top)
     visit(top)
-    return [{"name": name, "input_shapes": shapes, "count": c, "cpu_memory_usage": m, "self_cpu_memory_usage": s}
-            for (name, shapes), (c, m, s) in sorted(table.items())]
+    return [
+        {"name": name, "input_shapes": shapes, "count": c, "cpu_memory_usage": m, "self_cpu_memory_usage": s}
+        for (name, shapes), (c, m, s) in sorted(table.items())
+    ]
 
 
 def tree_op_calls(roots):
@@ -110,8 +118,11 @@ def tree_op_calls(roots):
 
     def visit(events):
         for e in events:
-            if (type(e.extra_fields).__name__.endswith("TorchOp") and e.name not in FILTERED_OUT
-                    and e.end_time_ns >= e.start_time_ns):
+            if (
+                type(e.extra_fields).__name__.endswith("TorchOp")
+                and e.name not in FILTERED_OUT
+                and e.end_time_ns >= e.start_time_ns
+            ):
                 counts[(e.name, shapes_text(e.extra_fields.inputs))] += 1
             visit(e.children)
 
@@ -130,8 +141,17 @@ def main():
 
     import torch
 
-    state = {"step": 0, "depth": 0, "prof": None, "recorded": [], "rows": None, "memory": [], "tree_rows": [],
-             "tree_op_calls": [], "op_events": []}
+    state = {
+        "step": 0,
+        "depth": 0,
+        "prof": None,
+        "recorded": [],
+        "rows": None,
+        "memory": [],
+        "tree_rows": [],
+        "tree_op_calls": [],
+        "op_events": [],
+    }
 
     def start():
         state["prof"] = torch.autograd.profiler.profile(profile_memory=True, record_shapes=True)
@@ -141,21 +161,29 @@ def main():
         prof = state["prof"]
         state["prof"] = None
         prof.__exit__(None, None, None)
-        state["rows"] = [{
-            "name": e.key,
-            "count": int(e.count),
-            "input_shapes": e.input_shapes,
-            "cpu_memory_usage": int(e.cpu_memory_usage),
-            "self_cpu_memory_usage": int(e.self_cpu_memory_usage),
-        } for e in prof.key_averages(group_by_input_shape=True)]
-        state["memory"] = [[int(e.nbytes()), int(e.device_type())] for e in prof.kineto_results.events()
-                           if e.name() == "[memory]"]
+        state["rows"] = [
+            {
+                "name": e.key,
+                "count": int(e.count),
+                "input_shapes": e.input_shapes,
+                "cpu_memory_usage": int(e.cpu_memory_usage),
+                "self_cpu_memory_usage": int(e.self_cpu_memory_usage),
+            }
+            for e in prof.key_averages(group_by_input_shape=True)
+        ]
+        state["memory"] = [
+            [int(e.nbytes()), int(e.device_type())] for e in prof.kineto_results.events() if e.name() == "[memory]"
+        ]
         tree = prof.kineto_results.experimental_event_tree()
         state["tree_rows"] = tree_rows(tree)
         state["tree_op_calls"] = tree_op_calls(tree)
-        counts = collections.Counter((e.name(), str(e.shapes())) for e in prof.kineto_results.events()
-                                     if e.device_type() == torch.autograd.DeviceType.CPU
-                                     and e.name() not in FILTERED_OUT and e.name() != "[memory]")
+        counts = collections.Counter(
+            (e.name(), str(e.shapes()))
+            for e in prof.kineto_results.events()
+            if e.device_type() == torch.autograd.DeviceType.CPU
+            and e.name() not in FILTERED_OUT
+            and e.name() != "[memory]"
+        )
         state["op_events"] = [[name, shapes, n] for (name, shapes), n in sorted(counts.items())]
 
     def step_ended():
@@ -212,9 +240,19 @@ def main():
     if state["prof"] is not None:
         stop()
     with open(args.out, "w") as f:
-        json.dump({"torch_version": torch.__version__, "steps": state["recorded"], "rows": state["rows"] or [],
-                   "memory_events": state["memory"], "tree_rows": state["tree_rows"], "tree_op_calls": state["tree_op_calls"],
-                   "op_events": state["op_events"]}, f, indent=1)
+        json.dump(
+            {
+                "torch_version": torch.__version__,
+                "steps": state["recorded"],
+                "rows": state["rows"] or [],
+                "memory_events": state["memory"],
+                "tree_rows": state["tree_rows"],
+                "tree_op_calls": state["tree_op_calls"],
+                "op_events": state["op_events"],
+            },
+            f,
+            indent=1,
+        )
     return exit_code
 
 

@@ -67,13 +67,15 @@ def main(argv=None):
     def on_trace_ready(prof):
         rows = []
         for evt in prof.key_averages(group_by_input_shape=True):
-            rows.append({
-                "name": evt.key,
-                "count": int(evt.count),
-                "input_shapes": evt.input_shapes,
-                "self_cpu_us": float(evt.self_cpu_time_total),
-                "cpu_total_us": float(evt.cpu_time_total),
-            })
+            rows.append(
+                {
+                    "name": evt.key,
+                    "count": int(evt.count),
+                    "input_shapes": evt.input_shapes,
+                    "self_cpu_us": float(evt.self_cpu_time_total),
+                    "cpu_total_us": float(evt.cpu_time_total),
+                }
+            )
         windows.append(rows)
         if not args.quiet:
             print("=== torch.profiler window %d ===" % (len(windows) - 1))
@@ -120,8 +122,9 @@ def main(argv=None):
     sys.argv = [script] + list(args.script_args)
     sys.path.insert(0, os.path.dirname(script))
     exit_code = 0
-    with profile(activities=[ProfilerActivity.CPU], record_shapes=True, schedule=sched,
-                 on_trace_ready=on_trace_ready) as prof:
+    with profile(
+        activities=[ProfilerActivity.CPU], record_shapes=True, schedule=sched, on_trace_ready=on_trace_ready
+    ) as prof:
         state["prof"] = prof
         try:
             runpy.run_path(script, run_name="__main__")

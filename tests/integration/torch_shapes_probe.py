@@ -4,8 +4,9 @@ dtypes for the cases the ptprof shapes encoding must reproduce.
 Run: /usr/bin/python3 tests/integration/torch_shapes_probe.py
 Each line: <case> | <name> | <str(input_shapes)> | <dtypes> | <scope>
 """
+
 import torch
-from torch.profiler import profile, record_function, ProfilerActivity
+from torch.profiler import ProfilerActivity, profile, record_function
 
 
 def run(label, fn):
@@ -17,7 +18,6 @@ def run(label, fn):
         if key in seen:
             continue
         seen.add(key)
-        kev = getattr(evt, "kineto_event", None)
         dtypes = getattr(evt, "input_dtypes", None) if hasattr(evt, "input_dtypes") else None
         print(f"{label} | {evt.name} | {evt.input_shapes!s} | {dtypes} | {evt.scope}")
     return prof
@@ -34,14 +34,32 @@ def main():
     run("stack", lambda: torch.stack([torch.ones(2), torch.ones(2), torch.ones(2)]))
     run("zero_dim", lambda: torch.mul(torch.tensor(3.0), torch.tensor(2.0)))
     run("int_long", lambda: torch.add(torch.ones(3, dtype=torch.int64), torch.ones(3, dtype=torch.int32)))
-    run("dtypes", lambda: [torch.ones(2, dtype=d) + 1 for d in (torch.float16, torch.bfloat16, torch.float64,
-                                                                  torch.uint8, torch.int8, torch.int16, torch.bool,
-                                                                  torch.complex64, torch.complex128)])
+    run(
+        "dtypes",
+        lambda: [
+            torch.ones(2, dtype=d) + 1
+            for d in (
+                torch.float16,
+                torch.bfloat16,
+                torch.float64,
+                torch.uint8,
+                torch.int8,
+                torch.int16,
+                torch.bool,
+                torch.complex64,
+                torch.complex128,
+            )
+        ],
+    )
     run("none_arg", lambda: torch.nn.functional.linear(torch.ones(2, 3), torch.ones(4, 3), None))
     run("empty_shape", lambda: torch.ones(0, 5).sum())
     run("sum_dim", lambda: torch.ones(2, 3).sum(dim=[0, 1]))
-    run("many", lambda: torch.nn.functional.batch_norm(torch.ones(2, 3, 4), torch.zeros(3), torch.ones(3),
-                                                       torch.ones(3), torch.zeros(3), True, 0.1, 1e-5))
+    run(
+        "many",
+        lambda: torch.nn.functional.batch_norm(
+            torch.ones(2, 3, 4), torch.zeros(3), torch.ones(3), torch.ones(3), torch.zeros(3), True, 0.1, 1e-5
+        ),
+    )
     run("string_arg", lambda: torch.div(torch.ones(2), torch.ones(2), rounding_mode="floor"))
     run("index_optional_list", lambda: torch.ones(4, 4)[torch.tensor([0, 1])])
 
@@ -49,6 +67,7 @@ def main():
         with record_function("outer"):
             with record_function("inner", "some args"):
                 torch.ones(1) + 1
+
     run("user", user_scopes)
 
     def train():
@@ -57,13 +76,15 @@ def main():
         out = model(torch.randn(3, 5))
         out.sum().backward()
         opt.step()
+
     run("train", train)
 
     # Undefined tensor input: a backward node whose incoming grad is undefined.
     def undefined():
         a = torch.randn(3, requires_grad=True)
-        u, v = a.unbind(0)[0], a.unbind(0)[1]
+        u, _v = a.unbind(0)[0], a.unbind(0)[1]
         (u * 2).backward()
+
     run("undefined", undefined)
 
     # Key-averages text for one grouped table row (what users see).

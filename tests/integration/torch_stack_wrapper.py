@@ -37,7 +37,7 @@ import sys
 
 
 def parse(entry):
-    """"path/to/file.py(12): function" -> (path, 12, function), else None."""
+    """ "path/to/file.py(12): function" -> (path, 12, function), else None."""
     head, sep, function = entry.partition("): ")
     path, _, line = head.rpartition("(")
     if not sep or not path or not line.isdigit():
@@ -81,6 +81,7 @@ def ambiguous_ops(events):
     """torch 1.x: id(op) -> the stacks it could have been given, for each op
     whose place under a backward function depends on microsecond truncation
     (see the module's docstring)."""
+
     def bw_parent(evt):
         return next((p for p in [evt, *ancestors(evt)] if p.scope == BACKWARD_FUNCTION), None)
 
@@ -103,8 +104,14 @@ def ambiguous_ops(events):
         # says it does not. torch truncates start and duration apart (end =
         # start_us + duration_us), so a scope's end may read up to 2 us
         # early: an op inside it starts and ends at most 1 us past that.
-        missed = [b for b in backward.get(evt.thread, ()) if id(b) not in above and b is not evt and
-                  b.time_range.start <= start <= b.time_range.end + 1 and end <= b.time_range.end + 1]
+        missed = [
+            b
+            for b in backward.get(evt.thread, ())
+            if id(b) not in above
+            and b is not evt
+            and b.time_range.start <= start <= b.time_range.end + 1
+            and end <= b.time_range.end + 1
+        ]
         if missed:
             out[id(evt)] = [evt.stack] + [forward.get((b.sequence_nr, b.fwd_thread), []) for b in missed]
     return out
@@ -143,10 +150,19 @@ def main():
         return {k: sorted(v) for k, v in d.items()}
 
     with open(args.out, "w") as f:
-        json.dump({"torch_version": torch.__version__, "from_stack": from_stack,
-                   "lines": lists(lines), "functions": lists(functions),
-                   "possible_lines": lists(possible_lines), "possible_functions": lists(possible_functions)},
-                  f, indent=1, sort_keys=True)
+        json.dump(
+            {
+                "torch_version": torch.__version__,
+                "from_stack": from_stack,
+                "lines": lists(lines),
+                "functions": lists(functions),
+                "possible_lines": lists(possible_lines),
+                "possible_functions": lists(possible_functions),
+            },
+            f,
+            indent=1,
+            sort_keys=True,
+        )
 
 
 if __name__ == "__main__":

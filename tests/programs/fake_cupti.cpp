@@ -1,7 +1,8 @@
 // A stand-in libcupti for the agent's CUPTI consumer (tests only): it logs
 // every call the agent makes to $FAKE_CUPTI_LOG, one line each, and answers
 // as CUPTI would. $FAKE_CUPTI_BUSY=N makes the N-th cuptiSubscribe fail as
-// when another tool holds CUPTI. A flush hands the agent one buffer with a
+// when another tool holds CUPTI; $FAKE_CUPTI_HELD=1 makes every one fail
+// while it is set. A flush hands the agent one buffer with a
 // kernel record and the external correlation of the innermost pushed id,
 // through the callbacks the agent registered.
 //
@@ -224,7 +225,8 @@ CUptiResult cuptiGetGraphId(CUgraph graph, uint32_t* id) {
 CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback, void* userdata) {
   ++g_subscribes;
   const char* busy = std::getenv("FAKE_CUPTI_BUSY");
-  if (busy && std::atoi(busy) == g_subscribes) {
+  const char* held = std::getenv("FAKE_CUPTI_HELD");
+  if ((busy && std::atoi(busy) == g_subscribes) || (held && *held == '1')) {
     log_line("subscribe busy");
     return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
   }

@@ -2,7 +2,7 @@
 // each child records one mark named after its pid and exits.
 //   fork_burst <children> <burst>
 // Processes that register together used to be lost in silence when a later
-// slot became ready first (tests/unit/test_launcher_run.cpp).
+// slot became ready first (tests/unit/cli/test_launcher_run.cpp).
 #include <sys/wait.h>
 #include <unistd.h>
 

@@ -2,7 +2,7 @@
 // are: bytes that are not UTF-8 (a stray continuation byte, a truncated
 // sequence, an encoded surrogate, an overlong form), control characters,
 // quotes and backslashes; its thread is named the same way. For the test that
-// every JSON output of ptprof stays valid JSON (tests/unit/test_json_outputs.cpp).
+// every JSON output of ptprof stays valid JSON (tests/unit/cli/test_json_outputs.cpp).
 //   odd_names [anything: its command line is recorded too]
 #include <pthread.h>
 

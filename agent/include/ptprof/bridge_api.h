@@ -82,7 +82,7 @@ void ptprof_agent_op_watched_end(const char* name);
 // Logs `message` at warn level (the bridge warns once per condition).
 void ptprof_agent_warn(const char* message);
 
-/* Operator cost calibration (agent/src/cost_calibration.hpp): between begin
+/* Operator cost calibration (agent/src/record/cost_calibration.hpp): between begin
  * (1: the calling thread now records into a private ring, whatever the
  * schedule says; 0: not possible now) and end, the bridge times operators;
  * rewind empties the private ring and returns the operators recorded into

@@ -60,8 +60,8 @@ Status write_file(const std::string& path, const void* data, size_t bytes) {
   return {};
 }
 
-Table::Table(std::string name, std::initializer_list<ColumnSpec> specs)
-    : name_(std::move(name)), specs_(specs), columns_(specs.size()) {}
+Table::Table(std::string name, std::vector<ColumnSpec> specs)
+    : name_(std::move(name)), specs_(std::move(specs)), columns_(specs_.size()) {}
 
 void Table::row(std::initializer_list<int64_t> values) {
   if (values.size() != specs_.size()) std::abort();  // a table written wrong: never data in the wrong column

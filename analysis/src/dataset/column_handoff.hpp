@@ -27,7 +27,7 @@ struct ColumnSpec {
 
 class Table {
  public:
-  Table(std::string name, std::initializer_list<ColumnSpec> specs);
+  Table(std::string name, std::vector<ColumnSpec> specs);
   // One value per column, in the specs' order.
   void row(std::initializer_list<int64_t> values);
   const std::string& name() const { return name_; }

@@ -24,6 +24,8 @@ namespace ptprof::dataset {
 using detail::ColumnType;
 using detail::Context;
 using detail::dur;
+using detail::Key;
+using detail::key_columns;
 using detail::kind_name;
 using detail::kNull;
 using detail::OpRollup;
@@ -64,13 +66,8 @@ Table processes_table(Context& c) {
 
 Table threads_table(Context& c) {
   const trace::Trace& t = c.trace();
-  Table table("threads", {{"rank", I32, true},
-                          {"pid", I32, true},
-                          {"tid", I64},
-                          {"name", Str},
-                          {"device", I32, true},
-                          {"events", I64},
-                          {"dropped", I64}});
+  Table table("threads",
+              key_columns(Key::Thread, {{"name", Str}, {"device", I32, true}, {"events", I64}, {"dropped", I64}}));
   for (uint32_t i = 0; i < t.threads.size(); ++i) {
     const trace::Thread& th = t.threads[i];
     table.row({c.rank(i), c.pid(i), th.tid, c.strings.add(th.name), th.device >= 0 ? th.device : kNull,
@@ -83,22 +80,18 @@ Table steps_table(Context& c, const OpRollup& rollup) {
   const trace::Trace& t = c.trace();
   std::map<std::tuple<int32_t, int32_t, uint64_t>, report::PhaseTimes> phases;
   for (const report::StepPhases& p : report::step_phases(t)) phases[{p.pid, p.tid, p.step}] = p.ns;
-  Table table("steps", {{"rank", I32, true},
-                        {"pid", I32, true},
-                        {"tid", I64},
-                        {"step", I64, true},
-                        {"id", I64},
-                        {"role", Str},
-                        {"start_ns", I64},
-                        {"dur_ns", I64},
-                        {"operators_ns", I64},
-                        {"truncated", Bool},
-                        {"forward_ns", I64, true},
-                        {"backward_ns", I64, true},
-                        {"optimizer_ns", I64, true},
-                        {"data_loading_ns", I64, true},
-                        {"compile_ns", I64, true},
-                        {"other_ns", I64, true}});
+  Table table("steps", key_columns(Key::ThreadStep, {{"id", I64},
+                                                     {"role", Str},
+                                                     {"start_ns", I64},
+                                                     {"dur_ns", I64},
+                                                     {"operators_ns", I64},
+                                                     {"truncated", Bool},
+                                                     {"forward_ns", I64, true},
+                                                     {"backward_ns", I64, true},
+                                                     {"optimizer_ns", I64, true},
+                                                     {"data_loading_ns", I64, true},
+                                                     {"compile_ns", I64, true},
+                                                     {"other_ns", I64, true}}));
   for (uint32_t i = 0; i < t.events.size(); ++i) {
     const trace::Event& e = t.events[i];
     if (e.kind != EventKind::Step) continue;
@@ -128,27 +121,24 @@ bool is_gpu_activity(EventKind k) {
 
 Table gpu_table(Context& c) {
   const trace::Trace& t = c.trace();
-  Table table("gpu", {{"rank", I32, true},
-                      {"pid", I32, true},
-                      {"step", I64, true},
-                      {"kind", Str},
-                      {"name", Str},
-                      {"device", I32, true},
-                      {"stream", I64},
-                      {"start_ns", I64},
-                      {"dur_ns", I64},
-                      {"correlation", I64},
-                      {"op_id", I64, true},
-                      {"graph_id", I64, true},
-                      {"graph_node_id", I64, true},
-                      {"grid_x", I32},
-                      {"grid_y", I32},
-                      {"grid_z", I32},
-                      {"block_x", I32},
-                      {"block_y", I32},
-                      {"block_z", I32},
-                      {"bytes", I64},
-                      {"copy_kind", I8}});
+  Table table("gpu", key_columns(Key::ProcessStep, {{"kind", Str},
+                                                    {"name", Str},
+                                                    {"device", I32, true},
+                                                    {"stream", I64},
+                                                    {"start_ns", I64},
+                                                    {"dur_ns", I64},
+                                                    {"correlation", I64},
+                                                    {"op_id", I64, true},
+                                                    {"graph_id", I64, true},
+                                                    {"graph_node_id", I64, true},
+                                                    {"grid_x", I32},
+                                                    {"grid_y", I32},
+                                                    {"grid_z", I32},
+                                                    {"block_x", I32},
+                                                    {"block_y", I32},
+                                                    {"block_z", I32},
+                                                    {"bytes", I64},
+                                                    {"copy_kind", I8}}));
   // Work replayed from a CUDA graph belongs to the op that captured it, but
   // to the step of the cudaGraphLaunch that replayed it: its launch call by
   // correlation (the hooked call, else CUPTI's record of it).
@@ -201,18 +191,14 @@ Table gpu_table(Context& c) {
 
 Table cuda_api_table(Context& c) {
   const trace::Trace& t = c.trace();
-  Table table("cuda_api", {{"rank", I32, true},
-                           {"pid", I32, true},
-                           {"tid", I64},
-                           {"step", I64, true},
-                           {"id", I64},
-                           {"name", Str},
-                           {"family", Str},
-                           {"start_ns", I64},
-                           {"dur_ns", I64},
-                           {"correlation", I64},
-                           {"result", I32},
-                           {"kernel", Str, true}});
+  Table table("cuda_api", key_columns(Key::ThreadStep, {{"id", I64},
+                                                        {"name", Str},
+                                                        {"family", Str},
+                                                        {"start_ns", I64},
+                                                        {"dur_ns", I64},
+                                                        {"correlation", I64},
+                                                        {"result", I32},
+                                                        {"kernel", Str, true}}));
   for (uint32_t i = 0; i < t.events.size(); ++i) {
     const trace::Event& e = t.events[i];
     if (e.kind != EventKind::CudaApi || e.arg == 0 || e.arg > t.cuda.size()) continue;
@@ -240,25 +226,21 @@ Table collectives_table(Context& c) {
     const trace::Event &x = t.events[a], &y = t.events[b];
     return std::make_tuple(x.thread, x.start_ns, -x.end_ns) < std::make_tuple(y.thread, y.start_ns, -y.end_ns);
   });
-  Table table("collectives", {{"rank", I32, true},
-                              {"pid", I32, true},
-                              {"tid", I64},
-                              {"step", I64, true},
-                              {"call", Str},
-                              {"index_in_step", I32, true},
-                              {"id", I64},
-                              {"name", Str},
-                              {"start_ns", I64},
-                              {"dur_ns", I64},
-                              {"nested", Bool},
-                              {"process_group", Str, true},
-                              {"process_group_desc", Str, true},
-                              {"seq", I64, true},
-                              {"collective", Str, true},
-                              {"in_elements", I64, true},
-                              {"out_elements", I64, true},
-                              {"dtype", Str, true},
-                              {"group_size", I32, true}});
+  Table table("collectives", key_columns(Key::ThreadStep, {{"call", Str},
+                                                           {"index_in_step", I32, true},
+                                                           {"id", I64},
+                                                           {"name", Str},
+                                                           {"start_ns", I64},
+                                                           {"dur_ns", I64},
+                                                           {"nested", Bool},
+                                                           {"process_group", Str, true},
+                                                           {"process_group_desc", Str, true},
+                                                           {"seq", I64, true},
+                                                           {"collective", Str, true},
+                                                           {"in_elements", I64, true},
+                                                           {"out_elements", I64, true},
+                                                           {"dtype", Str, true},
+                                                           {"group_size", I32, true}}));
   // torch's facts of each op (record_param_comms), and for a call the facts
   // of the first op inside it that has them.
   std::map<std::pair<uint32_t, int64_t>, const trace::CollectiveInfo*> facts_at;
@@ -316,15 +298,13 @@ Table stacks_table(Context& c) {
   const trace::Trace& t = c.trace();
   const int64_t pid = t.processes.empty() ? kNull : t.processes[0].pid;
   const int64_t rank = t.processes.empty() || t.processes[0].rank < 0 ? kNull : t.processes[0].rank;
-  Table table("stacks", {{"rank", I32, true},
-                         {"pid", I32, true},
-                         {"stack_id", I64},
-                         {"position", I32},
-                         {"kind", Str},
-                         {"file", Str},
-                         {"function", Str, true},
-                         {"line", I32, true},
-                         {"offset", I64, true}});
+  Table table("stacks", key_columns(Key::Process, {{"stack_id", I64},
+                                                   {"position", I32},
+                                                   {"kind", Str},
+                                                   {"file", Str},
+                                                   {"function", Str, true},
+                                                   {"line", I32, true},
+                                                   {"offset", I64, true}}));
   for (uint32_t s = 0; s < t.stacks.size(); ++s) {
     const auto& frames = t.stacks[s].frames;
     for (uint32_t k = 0; k < frames.size(); ++k) {

@@ -7,11 +7,11 @@
 #include <unordered_map>
 
 #include "dataset/table_context.hpp"
+#include "model/outermost.hpp"
 #include "ptprof/analysis/memory_categories.hpp"
 #include "ptprof/analysis/report.hpp"
 #include "ptprof/cuda_status.hpp"
 #include "ptprof/record.hpp"
-#include "report/outermost.hpp"
 #include "report/report_aggregator.hpp"
 #include "report/report_keys.hpp"
 
@@ -65,7 +65,7 @@ std::vector<bool> outermost_ops(const trace::Trace& t) {
   });
   std::vector<bool> outer(t.events.size());
   uint32_t thread = UINT32_MAX;
-  report::detail::Outermost spans;
+  model::Outermost spans;
   for (uint32_t i : ops) {
     const trace::Event& e = t.events[i];
     if (e.thread != thread) {
@@ -83,35 +83,31 @@ std::vector<bool> outermost_ops(const trace::Trace& t) {
 // CUDA API calls, async events), and the marks it counts without time.
 Table ops_table(Context& c, std::vector<uint8_t>* memory_state, OpRollup* rollup) {
   const trace::Trace& t = c.trace();
-  Table table("ops", {{"rank", I32, true},
-                      {"pid", I32, true},
-                      {"tid", I64},
-                      {"step", I64, true},
-                      {"id", I64},
-                      {"parent_id", I64, true},
-                      {"depth", I32},
-                      {"kind", Str},
-                      {"name", Str},
-                      {"key", Str},
-                      {"scope", I8},
-                      {"shapes", Str, true},
-                      {"start_ns", I64},
-                      {"dur_ns", I64},
-                      {"self_ns", I64},
-                      {"cuda_total_ns", I64},
-                      {"self_cuda_ns", I64},
-                      {"cpu_memory_bytes", I64},
-                      {"self_cpu_memory_bytes", I64},
-                      {"cuda_memory_bytes", I64},
-                      {"self_cuda_memory_bytes", I64},
-                      {"seq_nr", I64, true},
-                      {"fwd_thread_id", I64},
-                      {"correlation", I64, true},
-                      {"stack_id", I64, true},
-                      {"folded", Bool},
-                      {"async", Bool},
-                      {"truncated", Bool},
-                      {"outermost_op", Bool}});
+  Table table("ops", key_columns(Key::ThreadStep, {{"id", I64},
+                                                   {"parent_id", I64, true},
+                                                   {"depth", I32},
+                                                   {"kind", Str},
+                                                   {"name", Str},
+                                                   {"key", Str},
+                                                   {"scope", I8},
+                                                   {"shapes", Str, true},
+                                                   {"start_ns", I64},
+                                                   {"dur_ns", I64},
+                                                   {"self_ns", I64},
+                                                   {"cuda_total_ns", I64},
+                                                   {"self_cuda_ns", I64},
+                                                   {"cpu_memory_bytes", I64},
+                                                   {"self_cpu_memory_bytes", I64},
+                                                   {"cuda_memory_bytes", I64},
+                                                   {"self_cuda_memory_bytes", I64},
+                                                   {"seq_nr", I64, true},
+                                                   {"fwd_thread_id", I64},
+                                                   {"correlation", I64, true},
+                                                   {"stack_id", I64, true},
+                                                   {"folded", Bool},
+                                                   {"async", Bool},
+                                                   {"truncated", Bool},
+                                                   {"outermost_op", Bool}}));
   const std::vector<bool> outermost = outermost_ops(t);
   std::unordered_map<uint32_t, int64_t> keys;  // name id -> key string id
   auto key_of = [&](const trace::Event& e) {
@@ -205,22 +201,20 @@ Table ops_table(Context& c, std::vector<uint8_t>* memory_state, OpRollup* rollup
 // One row per process, kind, report key and folded: the ops table summed.
 Table op_totals_table(Context& c, const OpRollup& rollup) {
   const trace::Trace& t = c.trace();
-  Table table("op_totals", {{"rank", I32, true},
-                            {"pid", I32, true},
-                            {"kind", Str},
-                            {"key", Str},
-                            {"folded", Bool},
-                            {"calls", I64},
-                            {"dur_ns", I64},
-                            {"self_ns", I64},
-                            {"cuda_total_ns", I64},
-                            {"self_cuda_ns", I64},
-                            {"cpu_memory_bytes", I64},
-                            {"self_cpu_memory_bytes", I64},
-                            {"cuda_memory_bytes", I64},
-                            {"self_cuda_memory_bytes", I64},
-                            {"outermost_calls", I64},
-                            {"outermost_ns", I64}});
+  Table table("op_totals", key_columns(Key::Process, {{"kind", Str},
+                                                      {"key", Str},
+                                                      {"folded", Bool},
+                                                      {"calls", I64},
+                                                      {"dur_ns", I64},
+                                                      {"self_ns", I64},
+                                                      {"cuda_total_ns", I64},
+                                                      {"self_cuda_ns", I64},
+                                                      {"cpu_memory_bytes", I64},
+                                                      {"self_cpu_memory_bytes", I64},
+                                                      {"cuda_memory_bytes", I64},
+                                                      {"self_cuda_memory_bytes", I64},
+                                                      {"outermost_calls", I64},
+                                                      {"outermost_ns", I64}}));
   for (const auto& [k, s] : rollup.totals) {
     const auto& [process, kind, key, folded] = k;
     const trace::Process* p = process < t.processes.size() ? &t.processes[process] : nullptr;
@@ -233,26 +227,22 @@ Table op_totals_table(Context& c, const OpRollup& rollup) {
 
 Table memory_table(Context& c, const std::vector<uint8_t>& state) {
   const trace::Trace& t = c.trace();
-  Table table("memory", {{"rank", I32, true},
-                         {"pid", I32, true},
-                         {"tid", I64},
-                         {"step", I64, true},
-                         {"ts_ns", I64},
-                         {"ptr", I64},
-                         {"bytes", I64},
-                         {"total_allocated", I64},
-                         {"total_reserved", I64},
-                         {"device_type", I8},
-                         {"device_index", I8},
-                         {"segment", Bool},
-                         {"op", Str, true},
-                         {"op_shapes", Str, true},
-                         {"top_op", Str, true},
-                         {"top_shapes", Str, true},
-                         {"alloc_ns", I64, true},
-                         {"alloc_op", Str, true},
-                         {"in_report", Bool},
-                         {"in_op", Bool}});
+  Table table("memory", key_columns(Key::ThreadStep, {{"ts_ns", I64},
+                                                      {"ptr", I64},
+                                                      {"bytes", I64},
+                                                      {"total_allocated", I64},
+                                                      {"total_reserved", I64},
+                                                      {"device_type", I8},
+                                                      {"device_index", I8},
+                                                      {"segment", Bool},
+                                                      {"op", Str, true},
+                                                      {"op_shapes", Str, true},
+                                                      {"top_op", Str, true},
+                                                      {"top_shapes", Str, true},
+                                                      {"alloc_ns", I64, true},
+                                                      {"alloc_op", Str, true},
+                                                      {"in_report", Bool},
+                                                      {"in_op", Bool}}));
   auto str = [](uint32_t id) { return id ? int64_t(id) : kNull; };
   for (const trace::Event& e : t.events) {
     if (e.kind != EventKind::Memory || e.arg == 0 || e.arg > t.memory.size()) continue;
@@ -283,20 +273,18 @@ Table memory_table(Context& c, const std::vector<uint8_t>& state) {
 
 Table memory_categories_table(Context& c) {
   const trace::Trace& t = c.trace();
-  Table table("memory_categories", {{"rank", I32, true},
-                                    {"pid", I32, true},
-                                    {"device_type", I8},
-                                    {"device_index", I8},
-                                    {"step", I64, true},
-                                    {"ts_ns", I64},
-                                    {"parameter", I64},
-                                    {"optimizer_state", I64},
-                                    {"input", I64},
-                                    {"temporary", I64},
-                                    {"activation", I64},
-                                    {"gradient", I64},
-                                    {"autograd_detail", I64},
-                                    {"unknown", I64}});
+  Table table("memory_categories", key_columns(Key::Process, {{"device_type", I8},
+                                                              {"device_index", I8},
+                                                              {"step", I64, true},
+                                                              {"ts_ns", I64},
+                                                              {"parameter", I64},
+                                                              {"optimizer_state", I64},
+                                                              {"input", I64},
+                                                              {"temporary", I64},
+                                                              {"activation", I64},
+                                                              {"gradient", I64},
+                                                              {"autograd_detail", I64},
+                                                              {"unknown", I64}}));
   const memory::CategoryResult r = memory::memory_categories(t);
   for (const memory::CategoryTimeline& tl : r.timelines) {
     static_assert(memory::kCategories == 8, "one column per category");

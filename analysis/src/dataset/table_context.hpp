@@ -3,6 +3,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <tuple>
 #include <unordered_map>
@@ -14,6 +15,21 @@
 namespace ptprof::dataset::detail {
 
 inline int64_t dur(const trace::Event& e) { return std::max<int64_t>(0, e.end_ns - e.start_ns); }
+
+// The columns a table's rows are keyed by, first in every table that has
+// them, so that tables join on the same names and types: the process (rank,
+// pid), then for a thread's rows its tid, then for rows in time their step.
+enum class Key : uint8_t { Process, ProcessStep, Thread, ThreadStep };
+
+// `key`'s columns, then the table's own.
+inline std::vector<ColumnSpec> key_columns(Key key, std::initializer_list<ColumnSpec> own) {
+  using enum ColumnType;
+  std::vector<ColumnSpec> specs{{"rank", I32, true}, {"pid", I32, true}};
+  if (key == Key::Thread || key == Key::ThreadStep) specs.push_back({"tid", I64});
+  if (key == Key::ProcessStep || key == Key::ThreadStep) specs.push_back({"step", I64, true});
+  specs.insert(specs.end(), own);
+  return specs;
+}
 
 // What every table needs of a trace: ids unique across the export, wall
 // clock times, each thread's process, and each process's steps.

@@ -7,14 +7,14 @@
 
 #include "ptprof/analysis/diff.hpp"
 #include "ptprof/analysis/report_format.hpp"
-#include "report/text_util.hpp"
+#include "text/text_util.hpp"
 
 namespace ptprof::diff {
 
-using report::detail::append_right;
-using report::detail::json_string;
-using report::detail::utf8_length;
-using report::detail::utf8_prefix;
+using text::append_right;
+using text::json_string;
+using text::utf8_length;
+using text::utf8_prefix;
 
 namespace {
 
@@ -27,7 +27,7 @@ std::string signed_time(double ns) { return (ns > 0 ? "+" : ns < 0 ? "-" : "") +
 
 // Calls: whole numbers as totals, two decimals as per-step averages.
 std::string calls(const Diff& d, double v) {
-  return d.per_step ? report::detail::fixed(v, 2) : std::to_string(int64_t(std::llround(v)));
+  return d.per_step ? text::fixed(v, 2) : std::to_string(int64_t(std::llround(v)));
 }
 
 std::string signed_calls(const Diff& d, double v) { return (v > 0 ? "+" : "") + calls(d, v); }
@@ -98,7 +98,7 @@ std::string render_table(const Diff& d, size_t row_limit) {
 }
 
 std::string render_json(const Diff& d, size_t row_limit) {
-  auto us = [](double ns) { return report::detail::fixed(ns / 1000.0, 3); };
+  auto us = [](double ns) { return text::fixed(ns / 1000.0, 3); };
   std::string warnings;
   for (const std::string& w : d.warnings) warnings += (warnings.empty() ? "" : ", ") + json_string(w);
   std::string out = "{\"self_cpu_time_total_us\": {\"a\": " + us(double(d.self_cpu_total_a_ns)) +

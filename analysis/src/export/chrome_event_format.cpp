@@ -133,8 +133,7 @@ const std::string& ChromeEventFormatter::stack_json(const trace::Trace& t, uint3
   std::string& s = stacks_[stack];
   if (s.empty()) {
     std::string joined;
-    for (const std::string& entry : report::detail::stack_entries(t, stack))
-      joined += (joined.empty() ? "" : ";") + entry;
+    for (const std::string& entry : stacks::stack_entries(t, stack)) joined += (joined.empty() ? "" : ";") + entry;
     if (joined.empty()) return s;
     text::append_json_string(s, joined);
   }

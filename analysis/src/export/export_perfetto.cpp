@@ -3,7 +3,7 @@
 // interned names and categories, and per event a SLICE_BEGIN and a SLICE_END
 // packet (TrackEvent has no complete events). Slices on a track must nest, so
 // each file's events are sorted per thread and ends are emitted in stack
-// order (report/event_tree.hpp's nesting; steps widened as in the Chrome
+// order (model/event_tree.hpp's nesting; steps widened as in the Chrome
 // export, step_spans.hpp; any other partial overlap is cut at the enclosing
 // slice's end, with a warning); files are read one at a time. torch's fwdbwd
 // links (fwdbwd_flows.hpp) are flows: the forward op's slice starts one
@@ -20,11 +20,11 @@
 #include "export/perfetto_fields.hpp"
 #include "export/protobuf_encode.hpp"
 #include "export/step_spans.hpp"
+#include "model/event_tree.hpp"
 #include "ptprof/analysis/export.hpp"
 #include "ptprof/analysis/output_file.hpp"
 #include "ptprof/analysis/trace_file.hpp"
 #include "ptprof/cuda_status.hpp"
-#include "report/event_tree.hpp"
 #include "text/utf8.hpp"
 
 namespace ptprof::exporting {
@@ -282,7 +282,7 @@ uint64_t PerfettoWriter::write_file(const trace::Trace& t) {
     flows.see(t, t.events[i], i + 1, t.events[i].start_ns + t.header.realtime_offset_ns);
   flows.link();
   // A slice must end within its parent: a partial overlap is cut there.
-  report::detail::NestingStack open(report::detail::PartialOverlap::Clipped);
+  model::NestingStack open(model::PartialOverlap::Clipped);
   uint64_t open_track = UINT64_MAX;
   auto close = [&](uint32_t, int64_t end) { write_end(end, open_track); };
   for (const Key& k : order) {

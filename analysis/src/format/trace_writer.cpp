@@ -282,7 +282,7 @@ Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& path
   put_bytes(raw, h.schedule);
   put_bytes(raw, h.ptprof_version);
   if (Status s = impl->out->write(ChunkType::Header, raw); !s.ok()) return s;
-  return std::make_unique<TraceWriter>(std::move(impl));
+  return std::unique_ptr<TraceWriter>(new TraceWriter(std::move(impl)));  // the constructor is private
 }
 
 uint32_t TraceWriter::intern(std::string_view s) {

@@ -7,7 +7,7 @@
 #include "stacks/stack_attribution.hpp"
 #include "text/json_string.hpp"
 
-namespace ptprof::report {
+namespace ptprof::html {
 
 using trace::EventKind;
 
@@ -37,7 +37,9 @@ bool gpu_activity(EventKind k) { return k == EventKind::Kernel || k == EventKind
 }  // namespace
 
 HtmlEvents::Impl::Impl()
-    : cpu(flamegraph::Metric::SelfCpu), cuda(flamegraph::Metric::SelfCuda), bytes(flamegraph::Metric::AllocBytes) {}
+    : cpu(stacks::flamegraph::Metric::SelfCpu),
+      cuda(stacks::flamegraph::Metric::SelfCuda),
+      bytes(stacks::flamegraph::Metric::AllocBytes) {}
 
 uint32_t HtmlEvents::Impl::intern(std::string_view s) {
   if (s.empty()) return 0;
@@ -63,7 +65,7 @@ void HtmlEvents::Impl::add(const trace::Trace& t) {
     if (stack == 0 || stack > t.stacks.size()) return 0;
     auto [it, added] = stack_ids.try_emplace(stack, 0);
     if (added) {
-      std::vector<std::string> entries = detail::stack_entries(t, stack);
+      std::vector<std::string> entries = stacks::stack_entries(t, stack);
       if (entries.empty()) entries = native.names(t, stack);  // native frames only
       std::string text;
       for (const std::string& e : entries) text += (text.empty() ? "" : "\n") + e;
@@ -115,4 +117,4 @@ std::string process_label(const std::map<int32_t, int32_t>& ranks, int32_t pid) 
 }
 
 }  // namespace detail
-}  // namespace ptprof::report
+}  // namespace ptprof::html

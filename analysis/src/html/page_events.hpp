@@ -17,7 +17,7 @@
 #include "ptprof/analysis/report_html.hpp"
 #include "stacks/native_frames.hpp"
 
-namespace ptprof::report {
+namespace ptprof::html {
 
 namespace detail {
 
@@ -55,9 +55,9 @@ struct HtmlEvents::Impl {
   std::map<std::tuple<int32_t, int32_t, int32_t>, detail::PageTrack> tracks;  // (pid, device, tid)
   std::map<int32_t, int32_t> ranks;                                           // pid -> rank, for processes with one
   std::vector<detail::PageStep> steps;
-  uint64_t events = 0;                           // every event kept or not
-  mutable flamegraph::Builder cpu, cuda, bytes;  // finished once, by flame_section()
-  detail::NativeFrames native;                   // an op's native stack, less the recording's frames
+  uint64_t events = 0;                                   // every event kept or not
+  mutable stacks::flamegraph::Builder cpu, cuda, bytes;  // finished once, by flame_section()
+  stacks::NativeFrames native;                           // an op's native stack, less the recording's frames
 
   uint32_t intern(std::string_view s);
   void add(const trace::Trace& t);
@@ -82,4 +82,4 @@ extern const char* const kFlameScript;
 extern const char* const kMemoryHoverScript;
 
 }  // namespace detail
-}  // namespace ptprof::report
+}  // namespace ptprof::html

@@ -9,7 +9,7 @@
 // or deep nesting are taller than that.
 #include "html/page_events.hpp"
 
-namespace ptprof::report::detail {
+namespace ptprof::html::detail {
 
 const char* const kTimelineScript = R"JS(
 (function () {
@@ -325,4 +325,4 @@ const char* const kMemoryHoverScript = R"JS(
 })();
 )JS";
 
-}  // namespace ptprof::report::detail
+}  // namespace ptprof::html::detail

@@ -10,11 +10,13 @@
 
 #include "html/page_events.hpp"
 #include "html/report_html_plots.hpp"
+#include "model/event_tree.hpp"
 #include "ptprof/analysis/report_format.hpp"
-#include "report/event_tree.hpp"
-#include "report/text_util.hpp"
+#include "text/text_util.hpp"
 
-namespace ptprof::report::detail {
+namespace ptprof::html::detail {
+
+using report::format_time_us;
 
 namespace {
 
@@ -94,7 +96,7 @@ std::string timeline_section(const HtmlEvents::Impl& ev, size_t max_events) {
       return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
     });
     std::vector<int64_t> start, dur, name, depth, shapes, stack, link;
-    NestingStack open(PartialOverlap::Clipped);
+    model::NestingStack open(model::PartialOverlap::Clipped);
     int64_t level = 0, previous = t0;
     for (uint32_t i = 0; i < events.size(); ++i) {
       const PageEvent& e = events[i];
@@ -227,4 +229,4 @@ std::string flame_section(const HtmlEvents::Impl& ev) {
          data + "}</script>\n";
 }
 
-}  // namespace ptprof::report::detail
+}  // namespace ptprof::html::detail

@@ -12,11 +12,22 @@
 #include "ptprof/analysis/report_format.hpp"
 #include "ptprof/analysis/report_html.hpp"
 #include "report/report_columns.hpp"
-#include "report/text_util.hpp"
+#include "text/text_util.hpp"
 
-namespace ptprof::report {
+namespace ptprof::html {
 
 using namespace detail;
+
+using report::format_time_us;
+using report::ProcessRow;
+using report::Report;
+using report::StepRow;
+using report::ThreadDrops;
+using report::detail::Column;
+using report::detail::columns;
+using report::detail::format_value;
+using report::detail::Value;
+using text::fixed;
 
 namespace {
 
@@ -228,4 +239,4 @@ std::string render_html(const Report& r, const HtmlBaseline* baseline, const mem
   return out;
 }
 
-}  // namespace ptprof::report
+}  // namespace ptprof::html

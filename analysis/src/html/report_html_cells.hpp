@@ -7,11 +7,11 @@
 #include "html/report_html_plots.hpp"
 #include "ptprof/analysis/report_format.hpp"
 
-namespace ptprof::report::detail {
+namespace ptprof::html::detail {
 
 // A time; `suffix` follows it (a share, " (12%)").
 inline std::string time_cell(int64_t ns, const std::string& suffix = "") {
-  return "<td data-v=\"" + std::to_string(ns) + "\">" + format_time_us(double(ns) / 1000.0) + suffix + "</td>";
+  return "<td data-v=\"" + std::to_string(ns) + "\">" + report::format_time_us(double(ns) / 1000.0) + suffix + "</td>";
 }
 
 // A count; with `sign`, a positive one shows its "+" (a difference).
@@ -21,4 +21,4 @@ inline std::string int_cell(int64_t v, bool sign = false) {
 
 inline std::string text_cell(const std::string& s) { return "<td>" + html_escape(s) + "</td>"; }
 
-}  // namespace ptprof::report::detail
+}  // namespace ptprof::html::detail

@@ -11,9 +11,11 @@
 #include "html/page_events.hpp"
 #include "html/report_html_plots.hpp"
 #include "ptprof/analysis/report_format.hpp"
-#include "report/text_util.hpp"
+#include "text/text_util.hpp"
 
-namespace ptprof::report::detail {
+namespace ptprof::html::detail {
+
+using report::format_time_us;
 
 namespace {
 
@@ -234,4 +236,4 @@ std::string memory_categories_html(const memory::Summary& s) {
   return out + "</tbody></table>\n";
 }
 
-}  // namespace ptprof::report::detail
+}  // namespace ptprof::html::detail

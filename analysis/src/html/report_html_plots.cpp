@@ -6,10 +6,23 @@
 
 #include "html/report_html_plots.hpp"
 #include "ptprof/analysis/report_format.hpp"
-#include "report/text_util.hpp"
+#include "text/text_util.hpp"
 #include "text/utf8.hpp"
 
-namespace ptprof::report::detail {
+namespace ptprof::html::detail {
+
+using report::format_time_us;
+using report::kPhaseCount;
+using report::Phase;
+using report::phase_title;
+using report::ProcessRow;
+using report::RankSummary;
+using report::Report;
+using report::Row;
+using report::StepRow;
+using text::fixed;
+using text::utf8_length;
+using text::utf8_prefix;
 
 namespace {
 
@@ -209,4 +222,4 @@ std::string top_operators_svg(const Report& r, size_t count) {
 
 std::string svg_px(double v) { return fixed(v, 1); }
 
-}  // namespace ptprof::report::detail
+}  // namespace ptprof::html::detail

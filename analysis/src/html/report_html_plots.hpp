@@ -5,7 +5,7 @@
 #include "ptprof/analysis/memory.hpp"
 #include "ptprof/analysis/report.hpp"
 
-namespace ptprof::report::detail {
+namespace ptprof::html::detail {
 
 // The width of every plot on the page, in SVG user units (its CSS scales it).
 inline constexpr int kPlotWidth = 860;
@@ -14,12 +14,12 @@ std::string svg_px(double v);
 
 // One stacked bar per step (and thread): operator time and the rest of the
 // step's wall time. "" when there are no steps.
-std::string step_breakdown_svg(const Report& r);
+std::string step_breakdown_svg(const report::Report& r);
 // One bar per step (and thread) stacked by phase (report_phases.hpp). ""
 // when there are no steps.
-std::string phase_breakdown_svg(const Report& r);
+std::string phase_breakdown_svg(const report::Report& r);
 // Horizontal bars of the operators with the most self CPU time.
-std::string top_operators_svg(const Report& r, size_t count);
+std::string top_operators_svg(const report::Report& r, size_t count);
 
 // A time the memory plot marks (a step's start) and its label.
 struct StepMarker {
@@ -41,4 +41,4 @@ std::string memory_categories_html(const memory::Summary& s);
 // Text for HTML element content and attribute values.
 std::string html_escape(std::string_view s);
 
-}  // namespace ptprof::report::detail
+}  // namespace ptprof::html::detail

@@ -6,9 +6,16 @@
 #include "html/report_html_plots.hpp"
 #include "html/report_html_tables.hpp"
 #include "ptprof/analysis/report_format.hpp"
-#include "report/text_util.hpp"
+#include "text/text_util.hpp"
 
-namespace ptprof::report::detail {
+namespace ptprof::html::detail {
+
+using report::ArrivalRow;
+using report::CollectiveRow;
+using report::ProcessRow;
+using report::RankRow;
+using report::RankSummary;
+using report::StragglerRow;
 
 namespace {
 
@@ -94,4 +101,4 @@ std::string ranks_section(const RankSummary& s) {
   return out;
 }
 
-}  // namespace ptprof::report::detail
+}  // namespace ptprof::html::detail

@@ -7,9 +7,24 @@
 #include "html/report_html_tables.hpp"
 #include "ptprof/analysis/report_format.hpp"
 #include "ptprof/saturating.hpp"
-#include "report/text_util.hpp"
+#include "text/text_util.hpp"
 
-namespace ptprof::report::detail {
+namespace ptprof::html::detail {
+
+using report::compile_kind_title;
+using report::CompileEventRow;
+using report::CompileKind;
+using report::CompileNote;
+using report::CompileReport;
+using report::format_time_us;
+using report::kCompileKindCount;
+using report::kPhaseCount;
+using report::Phase;
+using report::phase_title;
+using report::Report;
+using report::StepCompile;
+using report::StepPhases;
+using text::fixed;
 
 namespace {
 
@@ -141,4 +156,4 @@ std::string diff_table(const HtmlBaseline& b, size_t rows) {
   return out;
 }
 
-}  // namespace ptprof::report::detail
+}  // namespace ptprof::html::detail

@@ -189,7 +189,7 @@ void SummaryBuilder::Impl::add(const std::string& path, const trace::Trace& t) {
     }
   }
   if (!t.stacks.empty() && (!allocated_at.empty() || !reserved_at.empty())) {
-    const std::vector<uint32_t> stacks = report::detail::effective_stacks(t);
+    const std::vector<uint32_t> stacks = stacks::effective_stacks(t);
     for (const auto& [key, e] : allocated_at) peaks[key].allocated_stack = detail::enclosing_stack(t, stacks, *e);
     for (const auto& [key, e] : reserved_at) peaks[key].reserved_stack = detail::enclosing_stack(t, stacks, *e);
   }

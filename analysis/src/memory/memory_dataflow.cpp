@@ -5,8 +5,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "model/event_tree.hpp"
 #include "ptprof/record.hpp"
-#include "report/event_tree.hpp"
 
 namespace ptprof::memory::detail {
 
@@ -79,7 +79,7 @@ void Graph::build_tree(const trace::Trace& t, const std::vector<uint32_t>& threa
       if (xi != yi) return !xi;
       return x.end_ns > y.end_ns;
     });
-    report::detail::NestingStack open;
+    model::NestingStack open;
     for (uint32_t i : ev) {
       const trace::Event& e = t.events[i];
       Node n;

@@ -91,7 +91,7 @@ std::vector<std::string> enclosing_stack(const trace::Trace& t, const std::vecto
     }
   }
   if (!inner || at >= stacks.size() || !stacks[at]) return {};
-  return report::detail::stack_entries(t, stacks[at]);
+  return stacks::stack_entries(t, stacks[at]);
 }
 
 void add_step_memory(const trace::Trace& t, const std::vector<WindowBlock>& blocks, Summary& s,
@@ -144,7 +144,7 @@ void add_step_memory(const trace::Trace& t, const std::vector<WindowBlock>& bloc
   std::vector<uint32_t> stacks;
   for (auto& [key, f] : found) {
     if (f.steps.size() < 2) continue;
-    if (stacks.empty() && !t.stacks.empty()) stacks = report::detail::effective_stacks(t);
+    if (stacks.empty() && !t.stacks.empty()) stacks = stacks::effective_stacks(t);
     Growth& g = growth[key];
     if (g.steps == 0) {
       std::tie(g.op, g.shapes, g.inputs, g.device_type, g.device_index) = key;

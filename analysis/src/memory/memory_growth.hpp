@@ -45,7 +45,7 @@ void fill_out_of_memory_state(Summary& s);
 
 // The Python stack of the op enclosing `e` on its thread (an allocation made
 // inside an op has the op's stack), innermost first; empty without one.
-// `stacks`: report::detail::effective_stacks(t).
+// `stacks`: stacks::effective_stacks(t).
 std::vector<std::string> enclosing_stack(const trace::Trace& t, const std::vector<uint32_t>& stacks,
                                          const trace::Event& e);
 

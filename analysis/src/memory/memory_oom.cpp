@@ -36,7 +36,7 @@ void add_out_of_memory(const trace::Trace& t, Summary& s) {
     if (outer) o.op = text(outer->name);
     if (inner) o.inner = text(inner->name);
     if (!t.stacks.empty()) {
-      if (stacks.empty()) stacks = report::detail::effective_stacks(t);
+      if (stacks.empty()) stacks = stacks::effective_stacks(t);
       o.stack = enclosing_stack(t, stacks, e);
     }
     s.out_of_memory.push_back(std::move(o));

@@ -3,11 +3,11 @@
 #include <cstdio>
 
 #include "ptprof/analysis/memory.hpp"
-#include "report/text_util.hpp"
+#include "text/text_util.hpp"
 
 namespace ptprof::memory {
 
-using report::detail::csv_field;
+using text::csv_field;
 
 std::string format_bytes(int64_t bytes, bool exact) {
   if (exact) return std::to_string(bytes);

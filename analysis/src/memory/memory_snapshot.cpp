@@ -38,7 +38,7 @@ class FrameFinder {
  public:
   explicit FrameFinder(const trace::Trace& t) : t_(t) {
     if (t.stacks.empty()) return;
-    stacks_ = report::detail::effective_stacks(t);
+    stacks_ = stacks::effective_stacks(t);
     for (size_t i = 0; i < t.events.size(); ++i)
       if (t.events[i].kind == trace::EventKind::Op) ops_[t.events[i].thread].push_back(i);
     for (auto& [thread, v] : ops_)

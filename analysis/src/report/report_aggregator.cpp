@@ -16,6 +16,9 @@
 
 namespace ptprof::report::detail {
 
+using model::Tree;
+using model::TreeNode;
+
 namespace {
 
 // Kernels, copies and sets: the GPU work torch's table counts as CUDA time.
@@ -185,7 +188,7 @@ void Aggregator::add_trace(uint32_t input, const trace::Trace& t) {
   for (const auto& m : t.memory)
     if (!m.segment && is_device_memory(m.device_type)) local.segments_as_device_memory = false;
   local.from_before = frees_from_before(t);
-  if (opts_.group_by_stack_n > 0) local.stack_of = effective_stacks(t);
+  if (opts_.group_by_stack_n > 0) local.stack_of = stacks::effective_stacks(t);
   for (const auto& e : t.events) {
     if (!is_device_work(e.kind) || e.arg == 0 || e.arg > t.cuda.size()) continue;
     if (uint64_t op = t.cuda[e.arg - 1].external_id)
@@ -238,7 +241,7 @@ uint32_t Aggregator::row_of(const trace::Event& e, Local& local) {
     if (auto it = local.stack_rows.find(key); it != local.stack_rows.end()) return it->second;
     auto [entries, added] = local.entries.try_emplace(stack);
     if (added) {
-      entries->second = stack_entries(t, stack);
+      entries->second = stacks::stack_entries(t, stack);
       if (entries->second.size() > opts_.group_by_stack_n) entries->second.resize(opts_.group_by_stack_n);
     }
     const uint32_t r = row_for(name, shapes, &entries->second);
@@ -264,7 +267,7 @@ void Aggregator::add_thread(uint32_t input, const trace::Thread& thread, const s
                             Local& local) {
   const trace::Trace& t = local.t;
   ThreadEvents te = sort_out(input, events, local);
-  const Tree tree = build_tree(te.nodes);
+  const Tree tree = model::build_tree(te.nodes);
   const std::vector<CudaTimes> cuda = cuda_times(tree, te.nodes.size(), [&](size_t n) -> int64_t {
     const trace::Event& e = t.events[te.node_event[n]];
     if (e.kind != trace::EventKind::Op || e.arg == 0) return 0;

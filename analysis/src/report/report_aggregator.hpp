@@ -9,10 +9,10 @@
 #include <string_view>
 #include <vector>
 
+#include "model/event_tree.hpp"
 #include "ptprof/analysis/report.hpp"
 #include "ptprof/string_hash.hpp"
 #include "ptprof/trace.hpp"
-#include "report/event_tree.hpp"
 #include "report/report_memory.hpp"
 #include "report/report_stream.hpp"
 
@@ -86,11 +86,12 @@ class Aggregator {
   uint32_t row_of(const trace::Event& e, Local& local);
   void add_thread(uint32_t input, const trace::Thread& thread, const std::vector<uint32_t>& events, Local& local);
   ThreadEvents sort_out(uint32_t input, const std::vector<uint32_t>& events, Local& local);
-  void add_thread_memory(uint32_t input, ThreadEvents& te, const Tree& tree, Local& local,
+  void add_thread_memory(uint32_t input, ThreadEvents& te, const model::Tree& tree, Local& local,
                          std::vector<MemorySum>* total_out, std::vector<MemorySum>* self_out);
-  void tell_nodes(const ThreadEvents& te, const Tree& tree, const std::vector<CudaTimes>& cuda,
+  void tell_nodes(const ThreadEvents& te, const model::Tree& tree, const std::vector<CudaTimes>& cuda,
                   const std::vector<MemorySum>& total, const std::vector<MemorySum>& self);
-  void add_thread_steps(const trace::Thread& thread, const ThreadEvents& te, const Tree& tree, const Local& local);
+  void add_thread_steps(const trace::Thread& thread, const ThreadEvents& te, const model::Tree& tree,
+                        const Local& local);
 
   Options opts_;
   StringMap<uint32_t> row_index_;

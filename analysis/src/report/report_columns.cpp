@@ -3,9 +3,12 @@
 #include <cmath>
 
 #include "ptprof/analysis/report_format.hpp"
-#include "report/text_util.hpp"
+#include "text/text_util.hpp"
 
 namespace ptprof::report::detail {
+
+using text::fixed;
+
 namespace {
 
 Value text(std::string_view s) { return {Value::Text, 0, 0, s}; }

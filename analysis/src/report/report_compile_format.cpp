@@ -5,11 +5,15 @@
 #include <vector>
 
 #include "ptprof/analysis/report_format.hpp"
-#include "report/text_util.hpp"
+#include "text/text_util.hpp"
 
 namespace ptprof::report {
 
 using namespace detail;
+using text::append_right;
+using text::json_string;
+using text::us;
+using text::utf8_length;
 
 namespace {
 

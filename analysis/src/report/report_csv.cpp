@@ -3,11 +3,13 @@
 #include "ptprof/analysis/report_format.hpp"
 #include "ptprof/analysis/report_gpu.hpp"
 #include "report/report_columns.hpp"
-#include "report/text_util.hpp"
+#include "text/text_util.hpp"
 
 namespace ptprof::report {
 
 using namespace detail;
+using text::csv_field;
+using text::fixed;
 
 namespace {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "report/text_util.hpp"
+#include "text/text_util.hpp"
 
 namespace ptprof::report {
 
@@ -52,7 +52,7 @@ namespace {
 
 // nsys's number style: thousands separated by commas.
 std::string grouped(double v, int decimals) {
-  std::string s = detail::fixed(std::fabs(v), decimals);
+  std::string s = text::fixed(std::fabs(v), decimals);
   size_t dot = s.find('.');
   size_t int_end = dot == std::string::npos ? s.size() : dot;
   std::string out;
@@ -74,12 +74,12 @@ std::string render_cuda_api_table(const std::vector<CudaApiRow>& rows) {
   std::vector<std::vector<std::string>> cells;
   cells.emplace_back(std::begin(kTitles), std::end(kTitles));
   for (const CudaApiRow& r : rows)
-    cells.push_back({detail::fixed(r.time_percent, 1), grouped(double(r.total_ns), 0), grouped(double(r.calls), 0),
+    cells.push_back({text::fixed(r.time_percent, 1), grouped(double(r.total_ns), 0), grouped(double(r.calls), 0),
                      grouped(r.avg_ns, 1), grouped(r.median_ns, 1), grouped(double(r.min_ns), 0),
                      grouped(double(r.max_ns), 0), grouped(r.stddev_ns, 1), r.name});
   std::vector<size_t> widths(std::size(kTitles), 0);
   for (const auto& line : cells)
-    for (size_t c = 0; c < line.size(); ++c) widths[c] = std::max(widths[c], detail::utf8_length(line[c]));
+    for (size_t c = 0; c < line.size(); ++c) widths[c] = std::max(widths[c], text::utf8_length(line[c]));
   auto render = [&](const std::vector<std::string>& line) {
     std::string s;
     for (size_t c = 0; c < line.size(); ++c) {
@@ -87,7 +87,7 @@ std::string render_cuda_api_table(const std::vector<CudaApiRow>& rows) {
       if (c + 1 == line.size()) {
         s += line[c];  // the name, left-aligned and last, as nsys prints it
       } else {
-        detail::append_right(s, line[c], widths[c]);
+        text::append_right(s, line[c], widths[c]);
         s += ' ';
       }
     }
@@ -105,12 +105,12 @@ std::string render_cuda_api_table(const std::vector<CudaApiRow>& rows) {
 std::string render_cuda_api_csv(const std::vector<CudaApiRow>& rows) {
   if (rows.empty()) return {};
   std::string out;
-  for (size_t c = 0; c < std::size(kTitles); ++c) out += (c ? "," : "") + detail::csv_field(kTitles[c]);
+  for (size_t c = 0; c < std::size(kTitles); ++c) out += (c ? "," : "") + text::csv_field(kTitles[c]);
   out += "\n";
   for (const CudaApiRow& r : rows)
-    out += detail::fixed(r.time_percent, 1) + "," + std::to_string(r.total_ns) + "," + std::to_string(r.calls) + "," +
-           detail::fixed(r.avg_ns, 1) + "," + detail::fixed(r.median_ns, 1) + "," + std::to_string(r.min_ns) + "," +
-           std::to_string(r.max_ns) + "," + detail::fixed(r.stddev_ns, 1) + "," + detail::csv_field(r.name) + "\n";
+    out += text::fixed(r.time_percent, 1) + "," + std::to_string(r.total_ns) + "," + std::to_string(r.calls) + "," +
+           text::fixed(r.avg_ns, 1) + "," + text::fixed(r.median_ns, 1) + "," + std::to_string(r.min_ns) + "," +
+           std::to_string(r.max_ns) + "," + text::fixed(r.stddev_ns, 1) + "," + text::csv_field(r.name) + "\n";
   return out;
 }
 
@@ -119,11 +119,11 @@ std::string render_cuda_api_json(const std::vector<CudaApiRow>& rows) {
   std::string out = "[\n";
   for (size_t i = 0; i < rows.size(); ++i) {
     const CudaApiRow& r = rows[i];
-    out += "    {\"name\": " + detail::json_string(r.name) + ", \"time_percent\": " + detail::fixed(r.time_percent, 2) +
+    out += "    {\"name\": " + text::json_string(r.name) + ", \"time_percent\": " + text::fixed(r.time_percent, 2) +
            ", \"total_ns\": " + std::to_string(r.total_ns) + ", \"calls\": " + std::to_string(r.calls) +
-           ", \"avg_ns\": " + detail::fixed(r.avg_ns, 1) + ", \"med_ns\": " + detail::fixed(r.median_ns, 1) +
+           ", \"avg_ns\": " + text::fixed(r.avg_ns, 1) + ", \"med_ns\": " + text::fixed(r.median_ns, 1) +
            ", \"min_ns\": " + std::to_string(r.min_ns) + ", \"max_ns\": " + std::to_string(r.max_ns) +
-           ", \"stddev_ns\": " + detail::fixed(r.stddev_ns, 1) + "}" + (i + 1 < rows.size() ? ",\n" : "\n");
+           ", \"stddev_ns\": " + text::fixed(r.stddev_ns, 1) + "}" + (i + 1 < rows.size() ? ",\n" : "\n");
   }
   return out + "  ]";
 }

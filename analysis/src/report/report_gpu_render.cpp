@@ -2,11 +2,15 @@
 #include <algorithm>
 
 #include "ptprof/analysis/report_gpu.hpp"
-#include "report/text_util.hpp"
+#include "text/text_util.hpp"
 
 namespace ptprof::report {
 
-using namespace detail;
+using text::append_right;
+using text::csv_field;
+using text::fixed;
+using text::json_string;
+using text::utf8_length;
 
 namespace {
 

@@ -4,11 +4,14 @@
 
 #include "ptprof/analysis/report_format.hpp"
 #include "report/report_columns.hpp"
-#include "report/text_util.hpp"
+#include "text/text_util.hpp"
 
 namespace ptprof::report {
 
 using namespace detail;
+using text::fixed;
+using text::json_string;
+using text::us;
 
 namespace {
 

@@ -5,11 +5,11 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "model/outermost.hpp"
 #include "ptprof/analysis/report_format.hpp"
 #include "ptprof/process_role.hpp"
 #include "ptprof/saturating.hpp"
-#include "report/outermost.hpp"
-#include "report/text_util.hpp"
+#include "text/text_util.hpp"
 
 namespace ptprof::report {
 
@@ -153,7 +153,7 @@ struct RankSummaryBuilder::Impl {
         const trace::Event &x = t.events[a], &y = t.events[b];
         return x.start_ns != y.start_ns ? x.start_ns < y.start_ns : x.end_ns > y.end_ns;
       });
-      Outermost ops, collectives;
+      model::Outermost ops, collectives;
       // The last call taken on this thread, while it is open: its numbered
       // facts may come from an op inside it.
       std::vector<Arrival>* open_list = nullptr;

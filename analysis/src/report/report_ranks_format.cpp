@@ -8,11 +8,16 @@
 
 #include "ptprof/analysis/report_format.hpp"
 #include "ptprof/analysis/report_ranks.hpp"
-#include "report/text_util.hpp"
+#include "text/text_util.hpp"
 
 namespace ptprof::report {
 
 using namespace detail;
+using text::append_right;
+using text::json_string;
+using text::us;
+using text::utf8_length;
+using text::utf8_prefix;
 
 namespace {
 

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <array>
 
+#include "model/event_tree.hpp"
 #include "ptprof/analysis/report_compile.hpp"
 #include "ptprof/analysis/trace_file.hpp"
 #include "ptprof/cuda_status.hpp"
 #include "ptprof/saturating.hpp"
-#include "report/event_tree.hpp"
 #include "report/report_keys.hpp"
 
 namespace ptprof::report::detail {
@@ -238,7 +238,7 @@ class Streamer {
     const int64_t start = e.start_ns, end = e.start_ns + dur;
     while (!stack.empty()) {
       const Open& top = stack.back();
-      if (nests_in(top.start, top.end, start, end)) {
+      if (model::nests_in(top.start, top.end, start, end)) {
         if (top.start == start && top.end == end) return false;  // torch orders these by file position
         break;
       }

@@ -7,12 +7,15 @@
 #include "ptprof/analysis/report_format.hpp"
 #include "ptprof/losses.hpp"
 #include "report/report_columns.hpp"
-#include "report/text_util.hpp"
 #include "text/terminal_text.hpp"
+#include "text/text_util.hpp"
 
 namespace ptprof::report {
 
 using namespace detail;
+using text::append_right;
+using text::utf8_length;
+using text::utf8_prefix;
 
 namespace {
 

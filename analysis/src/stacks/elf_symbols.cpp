@@ -9,7 +9,7 @@
 #include <fstream>
 #include <memory>
 
-namespace ptprof::report::detail {
+namespace ptprof::stacks {
 namespace {
 
 bool read_at(std::ifstream& in, uint64_t offset, void* out, size_t bytes) {
@@ -68,4 +68,4 @@ std::string ElfSymbols::lookup(const std::string& path, uint64_t offset) {
   return demangle(it->name);
 }
 
-}  // namespace ptprof::report::detail
+}  // namespace ptprof::stacks

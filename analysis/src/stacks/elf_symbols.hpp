@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace ptprof::report::detail {
+namespace ptprof::stacks {
 
 class ElfSymbols {
  public:
@@ -27,4 +27,4 @@ class ElfSymbols {
   std::map<std::string, std::vector<Symbol>> modules_;
 };
 
-}  // namespace ptprof::report::detail
+}  // namespace ptprof::stacks

@@ -5,11 +5,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "report/event_tree.hpp"
+#include "model/event_tree.hpp"
 #include "stacks/native_frames.hpp"
 #include "stacks/stack_attribution.hpp"
 
-namespace ptprof::flamegraph {
+namespace ptprof::stacks::flamegraph {
 namespace {
 
 // Folded frames may not hold the separator; the count follows the last space.
@@ -31,7 +31,7 @@ std::optional<Metric> parse_metric(std::string_view name) {
 struct Builder::Impl {
   Metric metric;
   std::map<std::string, int64_t> folded;
-  report::detail::NativeFrames native_frames;
+  stacks::NativeFrames native_frames;
   uint64_t with_stack = 0;
 
   std::string stack_text(const trace::Trace& t, uint32_t stack, const std::string& leaf) {
@@ -40,7 +40,7 @@ struct Builder::Impl {
     if (stack && stack <= t.stacks.size())
       for (uint32_t f : t.stacks[stack - 1].frames)
         if (f < t.frames.size() && t.frames[f].kind == trace::FrameKind::Python)
-          python.push_back(report::detail::frame_text(t, t.frames[f]));
+          python.push_back(stacks::frame_text(t, t.frames[f]));
     const std::vector<std::string> native = native_frames.names(t, stack);
     std::string out;
     for (auto it = python.rbegin(); it != python.rend(); ++it) out += clean(*it) + ";";
@@ -50,7 +50,7 @@ struct Builder::Impl {
 
   void add(const trace::Trace& t) {
     const size_t n = t.events.size();
-    const std::vector<uint32_t> stacks = report::detail::effective_stacks(t);
+    const std::vector<uint32_t> stacks = stacks::effective_stacks(t);
     // Self values: each op's own, less its children's (ops nest by time per thread).
     std::vector<int64_t> value(n, 0);
     std::unordered_map<uint64_t, int64_t> device_by_op;
@@ -75,7 +75,7 @@ struct Builder::Impl {
       if (x.kind != y.kind) return x.kind == trace::EventKind::Op;  // an op holds a memory event at its start
       return x.end_ns > y.end_ns;
     });
-    report::detail::NestingStack open;
+    model::NestingStack open;
     uint32_t thread = UINT32_MAX;
     for (uint32_t i : order) {
       const trace::Event& e = t.events[i];
@@ -121,4 +121,4 @@ std::string Builder::finish() && {
   return out;
 }
 
-}  // namespace ptprof::flamegraph
+}  // namespace ptprof::stacks::flamegraph

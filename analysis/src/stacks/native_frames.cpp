@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdio>
 
-namespace ptprof::report::detail {
+namespace ptprof::stacks {
 namespace {
 
 std::string_view basename(std::string_view path) {
@@ -74,4 +74,4 @@ std::vector<std::string> NativeFrames::names(const trace::Trace& t, uint32_t sta
   return out;
 }
 
-}  // namespace ptprof::report::detail
+}  // namespace ptprof::stacks

@@ -17,7 +17,7 @@
 #include "ptprof/trace.hpp"
 #include "stacks/elf_symbols.hpp"
 
-namespace ptprof::report::detail {
+namespace ptprof::stacks {
 
 // Whether a native frame (its module's path, its demangled function name,
 // empty when unknown) belongs to the recording rather than to the program.
@@ -34,4 +34,4 @@ class NativeFrames {
   ElfSymbols symbols_;
 };
 
-}  // namespace ptprof::report::detail
+}  // namespace ptprof::stacks

@@ -6,9 +6,9 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "report/event_tree.hpp"
+#include "model/event_tree.hpp"
 
-namespace ptprof::report::detail {
+namespace ptprof::stacks {
 namespace {
 
 // torch's _filter_stack_entry: frames of the autograd machinery itself.
@@ -69,7 +69,7 @@ std::vector<uint32_t> effective_stacks(const trace::Trace& t) {
   });
   std::vector<int64_t> backward(n, -1);           // the innermost enclosing backward function
   std::unordered_map<int64_t, uint32_t> forward;  // seq_nr -> stack of its first forward op
-  NestingStack open;                              // torch's cpu_parent, which _set_backward_stacktraces walks
+  model::NestingStack open;                       // torch's cpu_parent, which _set_backward_stacktraces walks
   uint32_t thread = UINT32_MAX;
   for (uint32_t i : ops) {
     const trace::Event& e = t.events[i];
@@ -93,4 +93,4 @@ std::vector<uint32_t> effective_stacks(const trace::Trace& t) {
   return eff;
 }
 
-}  // namespace ptprof::report::detail
+}  // namespace ptprof::stacks

@@ -12,7 +12,7 @@
 
 #include "ptprof/trace.hpp"
 
-namespace ptprof::report::detail {
+namespace ptprof::stacks {
 
 // torch's text of a Python frame, "path/to/file.py(12): forward"; a native
 // frame as "module+0x1234" (symbolised by the caller when it can).
@@ -26,4 +26,4 @@ std::vector<std::string> stack_entries(const trace::Trace& t, uint32_t stack);
 // t.stacks), 0 for none.
 std::vector<uint32_t> effective_stacks(const trace::Trace& t);
 
-}  // namespace ptprof::report::detail
+}  // namespace ptprof::stacks

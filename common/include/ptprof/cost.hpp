@@ -1,6 +1,6 @@
 // Every run states its own cost: the events of a trace charged with what
 // recording one cost the process that wrote it, as its agent measured at
-// start-up (agent/src/cost_calibration.hpp): operators at the operator cost
+// start-up (agent/src/record/cost_calibration.hpp): operators at the operator cost
 // (torch's callback work included), other records at the record cost. The
 // run summary and `ptprof report` print it in ms and as a share of the
 // recorded time (docs/performance.md).

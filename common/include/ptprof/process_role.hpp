@@ -1,7 +1,7 @@
 // The role a process is named by in the run's summary, `ptprof report` and
 // the exports (issue 23): main, DataLoader worker N, compile worker, rank N,
 // or child. The agent tells DataLoader and compile workers
-// (wire::ProcessRole, agent/src/process_role.hpp); a rank is a process whose
+// (wire::ProcessRole, agent/src/cpython/process_role.hpp); a rank is a process whose
 // RANK is set and that is no worker; the main process is one whose parent is
 // not among the profiled processes; any other is a child.
 #pragma once

@@ -20,7 +20,7 @@ enum class RecordType : uint16_t {
   Step = 4,                  // arg = number of the step that begins at ts (ProfilerStep#arg)
   OpBegin = 5,               // arg = name id; payload OpBeginPayload [+ encoded shapes]
   OpEnd = 6,                 // payload OpEndPayload
-  ThreadName = 7,            // arg = name id; the thread renamed itself
+                             // 7: reserved (kReservedRecordType)
   CudaApi = 8,               // arg = name id of the entry point; payload CudaApiPayload; ts = call
   GpuActivity = 9,           // arg = name id (kernel name; 0 otherwise); payload GpuActivityPayload
   ExternalCorrelation = 10,  // payload ExternalCorrelationPayload; ts = when CUPTI reported it
@@ -32,6 +32,10 @@ enum class RecordType : uint16_t {
 };
 // Types this version knows; a reader skips records of any other type.
 constexpr uint16_t kRecordTypeCount = 16;
+// Type 7 was to carry a thread's new name, which no version ever wrote. Its
+// number stays taken, so that no later type means something else by it, and
+// so does its entry in kRecordTypes: readers skip it as they always have.
+constexpr RecordType kReservedRecordType = RecordType{7};
 
 struct RecordHeader {
   uint16_t type;  // RecordType
@@ -305,7 +309,7 @@ inline constexpr std::array<RecordTypeInfo, kRecordTypeCount> kRecordTypes = {{
     {RecordType::Step, sizeof(RecordHeader), false},
     {RecordType::OpBegin, sizeof(RecordHeader) + sizeof(OpBeginPayload), true},
     {RecordType::OpEnd, sizeof(RecordHeader) + sizeof(OpEndPayload), false},
-    {RecordType::ThreadName, sizeof(RecordHeader), true},
+    {kReservedRecordType, sizeof(RecordHeader), true},
     {RecordType::CudaApi, sizeof(RecordHeader) + sizeof(CudaApiPayload), true},
     {RecordType::GpuActivity, sizeof(RecordHeader) + sizeof(GpuActivityPayload), true},
     {RecordType::ExternalCorrelation, sizeof(RecordHeader) + sizeof(ExternalCorrelationPayload), false},

@@ -164,7 +164,7 @@ class RingReader {
 
   // A corrupt record (size 0 or past the committed head, not 8-aligned)
   // makes drain() skip the rest of what is committed and count it in
-  // `corrupt_bytes`, so a misbehaving target cannot wedge the launcher.
+  // corrupt_bytes(), so a misbehaving target cannot wedge the launcher.
   // So do positions no producer can make, as both live in shared memory: a
   // head more than a ring ahead of the tail (it would be read round and
   // round, for ever) or a tail off the 8-byte grid (records are aligned).
@@ -173,7 +173,7 @@ class RingReader {
     uint64_t tail = ctl_->tail.load(std::memory_order_relaxed);
     const uint64_t head = ctl_->head.load(std::memory_order_acquire);
     if (tail < head && (head - tail > capacity_ || (tail & 7u))) {
-      corrupt_bytes += std::min(head - tail, capacity_);
+      corrupt_bytes_ += std::min(head - tail, capacity_);
       ctl_->tail.store(head, std::memory_order_release);
       return 0;
     }
@@ -187,7 +187,7 @@ class RingReader {
       }
       uint32_t size = h->size;
       if (size < sizeof(RecordHeader) || (size & 7u) || pos + size > capacity_ || tail + size > head) {
-        corrupt_bytes += head - tail;
+        corrupt_bytes_ += head - tail;
         tail = head;
         break;
       }
@@ -199,13 +199,15 @@ class RingReader {
     return n;
   }
 
-  uint64_t corrupt_bytes = 0;
+  // The bytes drain() skipped as corrupt, over this reader's life.
+  uint64_t corrupt_bytes() const { return corrupt_bytes_; }
 
  private:
   RingControl* ctl_ = nullptr;
   const uint8_t* data_ = nullptr;
   uint64_t mask_ = 0;
   uint64_t capacity_ = 0;
+  uint64_t corrupt_bytes_ = 0;
 };
 
 }  // namespace ptprof::wire

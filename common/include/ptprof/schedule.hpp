@@ -58,7 +58,7 @@ struct WindowState {
 // range's Start or Stop, a trigger's by time): which boundaries to publish,
 // in this order, and what records after it. Every kind is decided by a pure
 // function (step_transition, capture_transition; the triggers' in the agent)
-// and applied by one apply step (agent/src/window_controller.hpp).
+// and applied by one apply step (agent/src/window/window_controller.hpp).
 struct StepTransition {
   bool end_window = false;     // publish WindowEnd of `before.window`
   bool begin_window = false;   // publish WindowBegin of `after.window`
@@ -182,7 +182,7 @@ struct StepRule {
   // forward (the agent decides as the program runs: the first Optimizer.step
   // makes it the rule). Forward: the end of the outermost call of the model
   // (the first nn.Module called outside any other), which the in-target
-  // Python bootstrap reports (agent/python/ptprof/_boot.py).
+  // Python bootstrap reports (python/ptprof/_boot.py).
   enum class Kind { Optimizer, Manual, CudaProfilerApi, Named, DataLoader, Auto, Forward } kind = Kind::Optimizer;
   std::string name;  // for Named: the RecordFunction / range / op name that ends a step
 

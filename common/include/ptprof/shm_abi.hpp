@@ -203,7 +203,7 @@ struct ProcessHeader {
   std::atomic<int32_t> world_size{-1};
   char host[64] = {};
   // What recording costs this process, measured by the agent on this machine
-  // at start-up (agent/src/cost_calibration.hpp), in picoseconds; 0 = not
+  // at start-up (agent/src/record/cost_calibration.hpp), in picoseconds; 0 = not
   // measured. The launcher charges each window's events with them.
   std::atomic<uint32_t> op_cost_ps{0};      // one operator, begin and end, torch's callback work included
   std::atomic<uint32_t> record_cost_ps{0};  // one other record (a mark, a range's push or pop, a memory event)

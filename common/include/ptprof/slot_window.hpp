@@ -1,7 +1,7 @@
 // A process's window word in its session slot (wire::ProcessSlot::reserved,
 // window_word() in schedule.hpp): the process publishes its window state
 // there, and its children without steps of their own sleep on it as a
-// shared futex to follow its windows (agent/src/window_follower.cpp). In
+// shared futex to follow its windows (agent/src/window/window_follower.cpp). In
 // the session, which every agent maps; the launcher writes it once, for a
 // process that died without its agent's exit.
 #pragma once

@@ -12,6 +12,7 @@ the order of both are kept, so that the canned report has the format
 ptprof writes; only the rows, the CUDA columns and the gpu section are
 filled in here. Run it again when the dry run says a format drifted.
 """
+
 import copy
 import json
 import os
@@ -42,15 +43,18 @@ KERNELS = {
     SGD: (20, 61.4, 62.7, [4, 1, 1], [512, 1, 1]),
 }
 # kind: (copies, bytes, torch's total us, ptprof's total us): x and y every step, the loss at the end
-MEMCPY = {"Memcpy HtoD": (2 * STEPS, STEPS * (64 * 784 * 4 + 64 * 8), 251.0, 252.4),
-          "Memcpy DtoH": (1, 4, 2.1, 2.2)}
+MEMCPY = {"Memcpy HtoD": (2 * STEPS, STEPS * (64 * 784 * 4 + 64 * 8), 251.0, 252.4), "Memcpy DtoH": (1, 4, 2.1, 2.2)}
 # op: (calls, CUDA total us (ptprof), Self CUDA Mem, CUDA Mem)
 X_BYTES, Y_BYTES, HIDDEN, OUT = 64 * 784 * 4, 512, 64 * 128 * 4, 64 * 10 * 4
 OPS = {
     "aten::linear": (2 * STEPS, 176.0, 0, STEPS * (HIDDEN + OUT)),
     "aten::addmm": (2 * STEPS, 176.0, STEPS * (HIDDEN + OUT), STEPS * (HIDDEN + OUT)),
-    "aten::mm": (3 * STEPS, 244.5, STEPS * (HIDDEN + 128 * 10 * 4 + 784 * 128 * 4),
-                 STEPS * (HIDDEN + 128 * 10 * 4 + 784 * 128 * 4)),
+    "aten::mm": (
+        3 * STEPS,
+        244.5,
+        STEPS * (HIDDEN + 128 * 10 * 4 + 784 * 128 * 4),
+        STEPS * (HIDDEN + 128 * 10 * 4 + 784 * 128 * 4),
+    ),
     "aten::relu": (STEPS, 39.0, 0, STEPS * HIDDEN),
     "aten::clamp_min": (STEPS, 39.0, STEPS * HIDDEN, STEPS * HIDDEN),
     "aten::threshold_backward": (STEPS, 42.1, STEPS * HIDDEN, STEPS * HIDDEN),
@@ -62,12 +66,25 @@ OPS = {
     "aten::to": (2 * STEPS + 1, 254.6, 0, STEPS * (X_BYTES + Y_BYTES)),
     "aten::_to_copy": (2 * STEPS + 1, 254.6, 0, STEPS * (X_BYTES + Y_BYTES)),
     "aten::empty_strided": (2 * STEPS + 1, 0.0, STEPS * (X_BYTES + Y_BYTES), STEPS * (X_BYTES + Y_BYTES)),
-    "[memory]": (0, 0.0, -STEPS * (X_BYTES + Y_BYTES + 2 * HIDDEN + OUT),
-                 -STEPS * (X_BYTES + Y_BYTES + 2 * HIDDEN + OUT)),
+    "[memory]": (
+        0,
+        0.0,
+        -STEPS * (X_BYTES + Y_BYTES + 2 * HIDDEN + OUT),
+        -STEPS * (X_BYTES + Y_BYTES + 2 * HIDDEN + OUT),
+    ),
 }
-TORCH_TOP = [["aten::to", 253.1], ["aten::_to_copy", 253.1], ["aten::mm", 240.2], ["aten::linear", 172.4],
-             ["aten::addmm", 172.4], ["aten::sum", 88.8], ["aten::cross_entropy_loss", 80.3],
-             ["aten::_foreach_add_", 61.4], ["aten::nll_loss_forward", 44.3], ["aten::threshold_backward", 41.6]]
+TORCH_TOP = [
+    ["aten::to", 253.1],
+    ["aten::_to_copy", 253.1],
+    ["aten::mm", 240.2],
+    ["aten::linear", 172.4],
+    ["aten::addmm", 172.4],
+    ["aten::sum", 88.8],
+    ["aten::cross_entropy_loss", 80.3],
+    ["aten::_foreach_add_", 61.4],
+    ["aten::nll_loss_forward", 44.3],
+    ["aten::threshold_backward", 41.6],
+]
 
 
 def torch_summary():
@@ -83,31 +100,55 @@ def torch_summary():
 
 def dist(values_total, count):
     avg = values_total / count if count else 0.0
-    return {"count": count, "total": int(values_total), "avg": round(avg, 3), "med": round(avg, 3),
-            "min": int(avg * 0.9), "max": int(avg * 1.2), "stddev": round(avg * 0.05, 3)}
+    return {
+        "count": count,
+        "total": int(values_total),
+        "avg": round(avg, 3),
+        "med": round(avg, 3),
+        "min": int(avg * 0.9),
+        "max": int(avg * 1.2),
+        "stddev": round(avg * 0.05, 3),
+    }
 
 
 def cuda_columns(columns):
     """The skeleton's columns with the CUDA ones where ptprof puts them
     (analysis/src/report/report_columns.cpp)."""
     keys = [c["key"] for c in columns]
-    cuda_time = [{"title": "Self CUDA", "key": "self_cuda_us"}, {"title": "Self CUDA %", "key": "self_cuda_pct"},
-                 {"title": "CUDA total", "key": "cuda_total_us"}, {"title": "CUDA time avg", "key": "cuda_time_avg_us"}]
-    cuda_mem = [{"title": "CUDA Mem", "key": "cuda_memory_bytes"},
-                {"title": "Self CUDA Mem", "key": "self_cuda_memory_bytes"}]
-    out = columns[:keys.index("cpu_time_avg_us") + 1] + cuda_time
-    out += columns[keys.index("cpu_time_avg_us") + 1:keys.index("self_cpu_memory_bytes") + 1] + cuda_mem
-    return out + columns[keys.index("self_cpu_memory_bytes") + 1:]
+    cuda_time = [
+        {"title": "Self CUDA", "key": "self_cuda_us"},
+        {"title": "Self CUDA %", "key": "self_cuda_pct"},
+        {"title": "CUDA total", "key": "cuda_total_us"},
+        {"title": "CUDA time avg", "key": "cuda_time_avg_us"},
+    ]
+    cuda_mem = [
+        {"title": "CUDA Mem", "key": "cuda_memory_bytes"},
+        {"title": "Self CUDA Mem", "key": "self_cuda_memory_bytes"},
+    ]
+    out = columns[: keys.index("cpu_time_avg_us") + 1] + cuda_time
+    out += columns[keys.index("cpu_time_avg_us") + 1 : keys.index("self_cpu_memory_bytes") + 1] + cuda_mem
+    return out + columns[keys.index("self_cpu_memory_bytes") + 1 :]
 
 
 def rows(columns, self_cuda_total_us):
     def row(name, calls, cuda_us, self_cuda_us, self_mem, mem):
-        v = {"name": name, "self_cpu_pct": 1.0, "self_cpu_us": 10.0 * max(calls, 1), "cpu_total_pct": 2.0,
-             "cpu_total_us": 25.0 * max(calls, 1), "cpu_time_avg_us": 25.0, "self_cuda_us": self_cuda_us,
-             "self_cuda_pct": round(100.0 * self_cuda_us / self_cuda_total_us, 2), "cuda_total_us": cuda_us,
-             "cuda_time_avg_us": round(cuda_us / calls, 3) if calls else 0.0, "cpu_memory_bytes": 0,
-             "self_cpu_memory_bytes": 0, "cuda_memory_bytes": mem, "self_cuda_memory_bytes": self_mem,
-             "calls": calls}
+        v = {
+            "name": name,
+            "self_cpu_pct": 1.0,
+            "self_cpu_us": 10.0 * max(calls, 1),
+            "cpu_total_pct": 2.0,
+            "cpu_total_us": 25.0 * max(calls, 1),
+            "cpu_time_avg_us": 25.0,
+            "self_cuda_us": self_cuda_us,
+            "self_cuda_pct": round(100.0 * self_cuda_us / self_cuda_total_us, 2),
+            "cuda_total_us": cuda_us,
+            "cuda_time_avg_us": round(cuda_us / calls, 3) if calls else 0.0,
+            "cpu_memory_bytes": 0,
+            "self_cpu_memory_bytes": 0,
+            "cuda_memory_bytes": mem,
+            "self_cuda_memory_bytes": self_mem,
+            "calls": calls,
+        }
         return {c["key"]: v[c["key"]] for c in columns}
 
     out = [row(op, n, us, 0.0, s, t) for op, (n, us, s, t) in OPS.items()]
@@ -125,11 +166,20 @@ def ptprof_report(skeleton):
     report["drops"] = []
     for p in report.get("processes", []):
         p.update(host="gpu", pid=1234, ppid=1233, cmdline="python scripts/gpu_check/workload.py --model mlp")
-    report["steps"] = [{"step": s, "pid": 1234, "tid": 1234, "wall_us": 450.0, "operators_us": 310.0}
-                       for s in range(STEPS)]
+    report["steps"] = [
+        {"step": s, "pid": 1234, "tid": 1234, "wall_us": 450.0, "operators_us": 310.0} for s in range(STEPS)
+    ]
     report["phases"]["steps"] = []
-    report["ptprof_cost"].update(added_ms=0.152, share=0.0169, recorded_ms=9.0, ops=800, op_ns=190.0, records=60,
-                                 record_ns=17.0, uncalibrated_events=0)
+    report["ptprof_cost"].update(
+        added_ms=0.152,
+        share=0.0169,
+        recorded_ms=9.0,
+        ops=800,
+        op_ns=190.0,
+        records=60,
+        record_ns=17.0,
+        uncalibrated_events=0,
+    )
     columns = cuda_columns(skeleton["columns"])
     ordered = {}
     for key, value in report.items():  # self_cuda_time_total_us follows self_cpu_time_total_us, as ptprof writes it
@@ -139,14 +189,26 @@ def ptprof_report(skeleton):
     ordered["columns"] = columns
     ordered["rows"] = rows(columns, self_cuda_total_us)
     gpu = ordered["gpu"]
-    gpu.update(notes=[], kernel_total_ns=kernel_ns, matched=sum(v[0] for v in KERNELS.values()) + 41,
-               unmatched_kernels=0, unmatched_kernel_ns=0, unmatched_memory_ops=0, graph_nodes=[],
-               graph_work=0, graph_work_outside=0, graphs=[],
-               devices=[{"pid": 1234, "device": 0, "busy_ns": kernel_ns + 254600, "span_ns": 9000000}], steps=[])
-    gpu["kernels"] = [{"name": k, "grid": g, "block": b, "time_ns": dist(p * 1000, n)}
-                      for k, (n, _, p, g, b) in KERNELS.items()]
-    gpu["memory_ops"] = [{"name": k, "time_ns": dist(p * 1000, n), "bytes": dist(b, n)}
-                         for k, (n, b, _, p) in MEMCPY.items()]
+    gpu.update(
+        notes=[],
+        kernel_total_ns=kernel_ns,
+        matched=sum(v[0] for v in KERNELS.values()) + 41,
+        unmatched_kernels=0,
+        unmatched_kernel_ns=0,
+        unmatched_memory_ops=0,
+        graph_nodes=[],
+        graph_work=0,
+        graph_work_outside=0,
+        graphs=[],
+        devices=[{"pid": 1234, "device": 0, "busy_ns": kernel_ns + 254600, "span_ns": 9000000}],
+        steps=[],
+    )
+    gpu["kernels"] = [
+        {"name": k, "grid": g, "block": b, "time_ns": dist(p * 1000, n)} for k, (n, _, p, g, b) in KERNELS.items()
+    ]
+    gpu["memory_ops"] = [
+        {"name": k, "time_ns": dist(p * 1000, n), "bytes": dist(b, n)} for k, (n, b, _, p) in MEMCPY.items()
+    ]
     gpu["overheads"] = [{"name": "Overhead activity buffer request", "time_ns": dist(388000, 1)}]
     return ordered
 
@@ -158,11 +220,16 @@ def main(argv):
     out_dir = argv[2] if len(argv) == 3 else HERE
     with open(argv[1]) as f:
         skeleton = json.load(f)
-    timing = {"none": {"steps": STEPS, "warmup": 3, "step_ms": 0.4213},
-              "torch.profiler": {"steps": STEPS, "warmup": 3, "step_ms": 0.9587},
-              "ptprof": {"steps": STEPS, "warmup": 3, "step_ms": 0.4795}}
-    for name, data in (("mlp.torch.json", torch_summary()), ("mlp.ptprof.json", ptprof_report(skeleton)),
-                       ("mlp.timing.json", timing)):
+    timing = {
+        "none": {"steps": STEPS, "warmup": 3, "step_ms": 0.4213},
+        "torch.profiler": {"steps": STEPS, "warmup": 3, "step_ms": 0.9587},
+        "ptprof": {"steps": STEPS, "warmup": 3, "step_ms": 0.4795},
+    }
+    for name, data in (
+        ("mlp.torch.json", torch_summary()),
+        ("mlp.ptprof.json", ptprof_report(skeleton)),
+        ("mlp.timing.json", timing),
+    ):
         with open(os.path.join(out_dir, name), "w") as f:
             json.dump(data, f, indent=1)
             f.write("\n")

@@ -10,8 +10,10 @@ import sys
 
 def main():
     from distributed import Client, LocalCluster
+
     try:
         import ptprof  # noqa: F401
+
         sys.exit("ptprof is importable here: the test would not see the functions sent by value")
     except ImportError:
         pass

@@ -12,6 +12,7 @@ all-reduces the gradients.
 SLEEP_RANK and SLEEP_S make that rank sleep SLEEP_S seconds before each
 backward: it reaches every step's all-reduce last, while the all-reduce
 evens out the ranks' step times."""
+
 import os
 import socket
 import sys

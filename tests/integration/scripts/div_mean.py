@@ -12,6 +12,7 @@ aten::div_ count changes from run to run; nesting does not.
 
 STEPS (environment) sets the number of steps (default 6).
 """
+
 import os
 
 import torch

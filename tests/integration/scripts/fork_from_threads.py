@@ -4,6 +4,7 @@ is stuck (a lock another thread held at the fork) and is killed.
 Prints "forks=N hangs=H" and exits 1 when a child hung.
     fork_from_threads.py [forks] [threads]
 """
+
 import os
 import signal
 import sys
@@ -32,9 +33,14 @@ def wait_child(pid):
         time.sleep(0.005)
     if os.environ.get("PTPROF_FORK_GDB"):  # a file: the stuck child's threads, for whoever debugs a hang
         import subprocess
+
         with open(os.environ["PTPROF_FORK_GDB"], "a") as out:
-            subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt"],
-                           stdout=out, stderr=subprocess.STDOUT, timeout=120)
+            subprocess.run(
+                ["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt"],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                timeout=120,
+            )
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
     return False

@@ -2,6 +2,7 @@
 (MASTER_ADDR, MASTER_PORT, RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE),
 for a torch whose torchrun cannot run: launch_ranks.py NPROC script [args...].
 Exits non-zero when a rank does."""
+
 import os
 import socket
 import subprocess
@@ -19,8 +20,15 @@ def main():
     port = free_port()
     procs = []
     for rank in range(n):
-        env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
-                   LOCAL_RANK=str(rank), WORLD_SIZE=str(n), LOCAL_WORLD_SIZE=str(n))
+        env = dict(
+            os.environ,
+            MASTER_ADDR="127.0.0.1",
+            MASTER_PORT=str(port),
+            RANK=str(rank),
+            LOCAL_RANK=str(rank),
+            WORLD_SIZE=str(n),
+            LOCAL_WORLD_SIZE=str(n),
+        )
         procs.append(subprocess.Popen([sys.executable] + sys.argv[2:], env=env))
     codes = [p.wait() for p in procs]
     sys.exit(max(codes))

@@ -5,6 +5,7 @@ torch's allocated total is 256 MiB plus what the small steps keep live.
 STEPS (environment) sets the number of steps (default 4); the big tensor is
 made in step BIG_STEP (default 2).
 """
+
 import os
 
 import torch

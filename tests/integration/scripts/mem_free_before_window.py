@@ -6,6 +6,7 @@ for ptprof and torch.profiler's wrapper alike.
 
 STEPS (environment) sets the number of steps (default 6).
 """
+
 import os
 
 import torch

@@ -4,6 +4,7 @@ list that is never cleared, then takes an optimizer step of a trivial model
 
 STEPS (environment) sets the number of steps (default 12).
 """
+
 import os
 
 import torch

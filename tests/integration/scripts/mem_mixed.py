@@ -5,6 +5,7 @@ freed two steps later, and a record_function scope around some of it.
 
 STEPS (environment) sets the number of steps (default 6).
 """
+
 import os
 
 import torch

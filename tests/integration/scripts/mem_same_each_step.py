@@ -4,6 +4,7 @@ ends a step). The same memory is allocated and freed in every step.
 
 STEPS (environment) sets the number of steps (default 12).
 """
+
 import os
 
 import torch

@@ -2,6 +2,7 @@
 ops until DIR/stop exists, having written its pid to DIR/ready after its
 first ops. Under --on-demand only a trigger by time can record it, and only
 a window that ends at its time, not at a step boundary, ever ends."""
+
 import os
 import sys
 import time

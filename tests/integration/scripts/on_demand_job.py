@@ -5,6 +5,7 @@ step rather than at a time.
 
     on_demand_job.py DIR [S...]
 """
+
 import os
 import sys
 import time

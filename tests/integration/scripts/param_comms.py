@@ -19,7 +19,7 @@ import sys
 
 import torch
 
-SOURCE = r'''
+SOURCE = r"""
 #include <torch/version.h>
 #include <torch/csrc/distributed/c10d/ParamCommsUtils.hpp>
 
@@ -33,7 +33,7 @@ extern "C" void comms(int64_t seq, int64_t elements) {
   RECORD_PARAM_COMMS(1, "allreduce", elements, elements, at::kFloat, none, none);
 #endif
 }
-'''
+"""
 
 
 def library(directory):
@@ -43,6 +43,7 @@ def library(directory):
 
 def build(directory):
     from torch.utils import cpp_extension
+
     out = library(directory)
     if os.path.exists(out):
         return
@@ -67,10 +68,12 @@ def main():
     lib.comms.argtypes = [ctypes.c_int64, ctypes.c_int64]
     x = torch.ones(4)
     if what in ("run", "torch"):
+
         def calls(x):
             for seq in (5, 6, 7):
                 x = x + 1  # an op between the calls
                 lib.comms(seq, 16)
+
         if what == "run":
             calls(x)
         else:
@@ -82,7 +85,7 @@ def main():
         for n in range(3):
             with torch.autograd.profiler.record_function("iteration"):
                 x = x + 1
-                for seq in ((2 * n + 1, 2 * n) if flip else (2 * n, 2 * n + 1)):
+                for seq in (2 * n + 1, 2 * n) if flip else (2 * n, 2 * n + 1):
                     lib.comms(seq, 16)
     print("done")
 

@@ -10,6 +10,7 @@ own so that a test can tell who ran what:
 
 Every process appends "<role> <pid>" to the file named by argv[1].
 """
+
 import multiprocessing as mp
 import os
 import subprocess
@@ -40,6 +41,7 @@ class Items(torch.utils.data.Dataset):
 def worker_init(path):
     def init(worker_id):
         note(path, "worker%d" % worker_id)
+
     return init
 
 
@@ -64,8 +66,7 @@ def main():
     for _ in range(MAIN_MM):
         a = a.mm(a)
 
-    loader = torch.utils.data.DataLoader(Items(), batch_size=2, num_workers=2,
-                                         worker_init_fn=worker_init(path))
+    loader = torch.utils.data.DataLoader(Items(), batch_size=2, num_workers=2, worker_init_fn=worker_init(path))
     batches = [b for b in loader]
     assert len(batches) == ITEMS // 2
     del loader
@@ -76,10 +77,12 @@ def main():
         p.join()
         assert p.exitcode == 0, (method, p.exitcode)
 
-    code = ("import os, torch\n"
-            "open(%r, 'a').write('exec %%d\\n' %% os.getpid())\n"
-            "x = torch.ones(3, 3)\n"
-            "for _ in range(%d): x = x.tril()\n" % (path, EXEC_OPS))
+    code = (
+        "import os, torch\n"
+        "open(%r, 'a').write('exec %%d\\n' %% os.getpid())\n"
+        "x = torch.ones(3, 3)\n"
+        "for _ in range(%d): x = x.tril()\n" % (path, EXEC_OPS)
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
     print("done")
 

@@ -1,7 +1,7 @@
 // `ptprof export --parquet`'s C++ side (docs/dataset.md): one trace file's
 // tables (processes, threads, steps, ops, gpu, cuda_api, memory,
 // collectives, stacks) as a columnar hand-off, raw little-endian column files
-// and a manifest, that the Python side (agent/python/ptprof/dataset.py) maps
+// and a manifest, that the Python side (python/ptprof/dataset/__main__.py) maps
 // into Arrow arrays without parsing and writes as Parquet with pyarrow. No
 // Parquet is written here.
 #pragma once

@@ -13,7 +13,7 @@
 
 #include "ptprof/trace.hpp"
 
-namespace ptprof::flamegraph {
+namespace ptprof::stacks::flamegraph {
 
 enum class Metric : uint8_t {
   SelfCpu,     // each op's self CPU time, ns
@@ -39,4 +39,4 @@ class Builder {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace ptprof::flamegraph
+}  // namespace ptprof::stacks::flamegraph

@@ -4,7 +4,7 @@
 // Inductor, autotuning, cache loads), per step and in total; and what the
 // Python bootstrap tells of each compile as `torch.compile: ...` marks
 // (recompiles and graph breaks with torch's reason, cache hits and misses:
-// agent/python/ptprof/_boot.py, CompileWatcher).
+// python/ptprof/_boot.py, CompileWatcher).
 //
 // The compile time of a process is the union of its compile scopes on every
 // thread (nested scopes lie inside their outermost one, so nothing counts

@@ -17,7 +17,7 @@
 #include "ptprof/analysis/memory.hpp"
 #include "ptprof/analysis/report.hpp"
 
-namespace ptprof::report {
+namespace ptprof::html {
 
 // What `ptprof diff BASELINE RUN` computes, with the baseline's inputs.
 struct HtmlBaseline {
@@ -45,7 +45,7 @@ class HtmlEvents {
   std::unique_ptr<Impl> impl_;
 };
 
-std::string render_html(const Report& r, const HtmlBaseline* baseline = nullptr,
+std::string render_html(const report::Report& r, const HtmlBaseline* baseline = nullptr,
                         const memory::Summary* memory = nullptr, const HtmlEvents* events = nullptr);
 
-}  // namespace ptprof::report
+}  // namespace ptprof::html

@@ -134,10 +134,10 @@ class TraceWriter final : public TraceSink {
   uint64_t bytes_written() const override;
   uint64_t events_written() const;
 
-  struct Impl;  // only create() can make one
-  explicit TraceWriter(std::unique_ptr<Impl> impl);
-
  private:
+  struct Impl;
+  explicit TraceWriter(std::unique_ptr<Impl> impl);  // only create() makes one
+
   std::unique_ptr<Impl> impl_;
 };
 
