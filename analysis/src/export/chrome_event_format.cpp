@@ -193,9 +193,11 @@ void ChromeEventFormatter::append(std::string& out, const trace::Trace& t, const
     append_us(out, e.end_ns > e.start_ns ? e.end_ns - e.start_ns : 0);
   }
   out += ",\"args\":{\"External id\":";
-  append_int(out, id);
+  const std::optional<uint64_t> launching_op = links_ ? links_->launching_op(t, e) : std::nullopt;
+  append_int(out, launching_op.value_or(id));
   out += ",\"Ev Idx\":";
   append_int(out, id - 1);
+  append_cuda_args(out, t, e);
   if (e.seq_nr >= 0) {
     out += ",\"Sequence number\":";
     append_int(out, e.seq_nr);
@@ -226,17 +228,22 @@ void ChromeEventFormatter::append(std::string& out, const trace::Trace& t, const
   if (e.flags & trace::kTruncated) out += ",\"Truncated\":1";  // its end was never seen
   if (e.flags & trace::kAsync) out += ",\"Async\":1";
   out += "}}";
+  append_launch_flow(out, t, e, id);
 }
 
 void ChromeEventFormatter::append_flow(std::string& out, const trace::Trace& t, const trace::Event& e, bool start,
-                                       uint64_t flow_id) {
+                                       uint64_t flow_id, std::string_view category) {
   out += start ? "{\"ph\":\"s\",\"id\":" : "{\"ph\":\"f\",\"bp\":\"e\",\"id\":";
   append_int(out, flow_id);
   out += ',';
   out += pid_tid_json(t, e.thread < t.threads.size() ? e.thread : 0);
   out += ",\"ts\":";
   append_us(out, wall_ns(e.start_ns) - base_wall_ns_);
-  out += ",\"cat\":\"fwdbwd\",\"name\":\"fwdbwd\"}";
+  out += ",\"cat\":\"";
+  out += category;
+  out += "\",\"name\":\"";
+  out += category;
+  out += "\"}";
 }
 
 }  // namespace ptprof::exporting::detail

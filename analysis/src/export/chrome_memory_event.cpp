@@ -8,20 +8,6 @@
 
 namespace ptprof::exporting::detail {
 
-namespace {
-
-template <typename Int>
-void put(std::string& out, std::string_view key, Int v) {
-  out += ",\"";
-  out += key;
-  out += "\":";
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, r.ptr);
-}
-
-}  // namespace
-
 void ChromeEventFormatter::append_memory(std::string& out, const trace::Trace& t, const trace::Event& e, uint64_t id) {
   trace::MemoryInfo m;  // a reference the reader let through is valid; a hand-built one may not be
   if (e.arg >= 1 && e.arg <= t.memory.size()) m = t.memory[e.arg - 1];
@@ -33,12 +19,12 @@ void ChromeEventFormatter::append_memory(std::string& out, const trace::Trace& t
   char buf[24];
   auto r = std::to_chars(buf, buf + sizeof buf, m.total_reserved);
   out.append(buf, r.ptr);
-  put(out, "Total Allocated", m.total_allocated);
-  put(out, "Bytes", m.bytes);
-  put(out, "Device Id", int(m.device_index));
-  put(out, "Device Type", int(m.device_type));
-  put(out, "Addr", m.ptr);
-  put(out, "Ev Idx", id - 1);
+  append_number_arg(out, "Total Allocated", m.total_allocated);
+  append_number_arg(out, "Bytes", m.bytes);
+  append_number_arg(out, "Device Id", int(m.device_index));
+  append_number_arg(out, "Device Type", int(m.device_type));
+  append_number_arg(out, "Addr", m.ptr);
+  append_number_arg(out, "Ev Idx", id - 1);
   out += "}}";
 }
 

@@ -12,6 +12,7 @@
 #include "export/chrome_event_format.hpp"
 #include "export/export_inputs.hpp"
 #include "export/fwdbwd_flows.hpp"
+#include "export/launch_links.hpp"
 #include "export/step_spans.hpp"
 #include "ptprof/analysis/export.hpp"
 #include "ptprof/analysis/trace_file.hpp"
@@ -47,6 +48,7 @@ struct Steps {
   StepSpans spans;
   std::vector<int64_t> boundaries;      // where parts may begin
   FwdBwdFlows flows;                    // found in the same pass as the steps' ends
+  LaunchLinks launches;                 // likewise
   bool shapes = false, memory = false;  // some op has input shapes; memory events
 };
 
@@ -69,6 +71,7 @@ Result<Steps> find_steps(const std::vector<std::string>& files) {
   auto cover = [&](size_t file, const trace::Trace& t, const trace::Event& e) {
     steps.spans.cover(file, e);
     steps.flows.see(t, e, ++id, e.start_ns + t.header.realtime_offset_ns);
+    steps.launches.see(t, e, id);
     steps.shapes |= e.kind == trace::EventKind::Op && e.shapes != 0;
     steps.memory |= e.kind == trace::EventKind::Memory;
   };
@@ -130,9 +133,9 @@ Result<ExportResult> export_chrome(const std::vector<std::string>& files, const 
     result.warnings.push_back("the inputs hold " + std::to_string(inputs.ranks) +
                               " ranks and the trace has no distributedInfo; HTA reads one rank per file: for HTA, "
                               "export each rank's files (<host>.r<rank>.*) to a file of its own");
-  ChromeEventFormatter formatter(inputs.base_wall_ns);
-  std::string line;
   PTPROF_ASSIGN_OR_RETURN(const Steps steps, find_steps(files));
+  ChromeEventFormatter formatter(inputs.base_wall_ns, &steps.launches);
+  std::string line;
   inputs.record_shapes = steps.shapes;
   inputs.profile_memory = steps.memory;
   const std::vector<int64_t>& boundaries = steps.boundaries;

@@ -1,0 +1,68 @@
+// The args of CUDA events in Kineto's schema, as torch.profiler's
+// export_chrome_trace writes them, which HTA reads (it counts an event as
+// GPU work only with a stream, as a kernel only with a correlation):
+//   kernel      device, stream, correlation, grid, block
+//   gpu_memcpy, gpu_memset   device, stream, correlation, bytes, memory bandwidth (GB/s)
+//   cuda_sync   cuda_sync_kind, device, stream, correlation
+//   cuda_runtime   correlation
+// and the "ac2g" flow from a launch to its work. What CUPTI reports and the
+// trace does not keep yet (context, queued, registers, shared memory, the
+// occupancy estimate, cbid) is left out rather than made up.
+#include "export/chrome_event_format.hpp"
+
+namespace ptprof::exporting::detail {
+
+namespace {
+
+void put_dim3(std::string& out, std::string_view key, const uint32_t (&d)[3]) {
+  out += ",\"";
+  out += key;
+  out += "\":[";
+  for (int i = 0; i < 3; ++i) {
+    if (i) out += ',';
+    char buf[16];
+    auto r = std::to_chars(buf, buf + sizeof buf, d[i]);
+    out.append(buf, r.ptr);
+  }
+  out += ']';
+}
+
+}  // namespace
+
+void ChromeEventFormatter::append_cuda_args(std::string& out, const trace::Trace& t, const trace::Event& e) {
+  const trace::CudaInfo* c = cuda_info(t, e);
+  if (!c) return;
+  if (is_cuda_call(e.kind)) {
+    if (c->correlation_id) append_number_arg(out, "correlation", c->correlation_id);
+    return;
+  }
+  if (!is_gpu_work(e.kind)) return;
+  if (e.kind == trace::EventKind::GpuSync) {
+    out += ",\"cuda_sync_kind\":";
+    out += name_json(t, e.name < t.strings.size() ? e.name : 0);
+  }
+  if (c->device >= 0) append_number_arg(out, "device", c->device);
+  append_number_arg(out, "stream", c->stream);
+  if (c->correlation_id) append_number_arg(out, "correlation", c->correlation_id);
+  if (e.kind == trace::EventKind::Kernel) {
+    put_dim3(out, "grid", c->grid);
+    put_dim3(out, "block", c->block);
+  } else if (e.kind == trace::EventKind::Memcpy || e.kind == trace::EventKind::Memset) {
+    append_number_arg(out, "bytes", c->bytes);
+    // Kineto's: bytes per ns of the copy, which is GB/s.
+    if (const int64_t ns = trace::duration_ns(e); ns > 0)
+      append_number_arg(out, "memory bandwidth (GB/s)", double(c->bytes) / double(ns));
+  }
+}
+
+void ChromeEventFormatter::append_launch_flow(std::string& out, const trace::Trace& t, const trace::Event& e,
+                                              uint64_t export_id) {
+  if (!links_) return;
+  const std::optional<uint64_t> id = links_->flow(t, e, export_id);
+  if (!id) return;
+  // Kineto binds the end to the enclosing slice ("bp":"e"), the work itself.
+  out += ",\n";
+  append_flow(out, t, e, is_cuda_call(e.kind), *id, "ac2g");
+}
+
+}  // namespace ptprof::exporting::detail
