@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The house rules, checked: the layering (scripts/check_layers.py, against
-docs/architecture.md's map), then clang-format (.clang-format) and clang-tidy
+docs/architecture.md's map) and the names a unity build would see twice
+(scripts/check_unity_names.py), then clang-format (.clang-format) and clang-tidy
 (.clang-tidy) over the project's C++ sources. Exits 1 on any finding, 2 on a
 usage error. Called by scripts/lint.sh (see there for the options).
 
@@ -276,6 +277,9 @@ def main():
     layers = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "check_layers.py"), "--root", ROOT])
     layers_ok = layers.returncode == 0
     print("lint: check_layers: %s (%.1f s)" % ("ok" if layers_ok else "FINDINGS", time.monotonic() - t0), flush=True)
+    # Types a unity build (scripts/sanitize.sh) would see twice: also no build needed.
+    unity = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "check_unity_names.py")])
+    layers_ok = layers_ok and unity.returncode == 0
 
     python_ok = run_ruff()
 

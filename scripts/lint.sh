@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The house rules, checked: the layering of includes (scripts/check_layers.py,
-# the map in docs/architecture.md; needs no build), clang-format
+# the map in docs/architecture.md; needs no build), the names a unity build
+# would see twice (scripts/check_unity_names.py), clang-format
 # (.clang-format) on every C++ file, clang-tidy (.clang-tidy) on every
 # translation unit, and ruff (check and format, pyproject.toml's [tool.ruff])
 # on all of the project's Python: python/, bench/, scripts/, tests/. Exits

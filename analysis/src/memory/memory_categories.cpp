@@ -262,10 +262,10 @@ class Profile {
 };
 
 // MemoryProfile.timeline then MemoryProfileTimeline._coalesce_timeline.
-enum class Action : uint8_t { Preexisting = 1, Create = 2, IncrementVersion = 3, Destroy = 4 };
+enum class TimelineAction : uint8_t { Preexisting = 1, Create = 2, IncrementVersion = 3, Destroy = 4 };
 struct TimelineEntry {
   int64_t t = 0;  // ns; -1: before the profile
-  Action action = Action::Create;
+  TimelineAction action = TimelineAction::Create;
   std::optional<Key> key;  // none: memory no tensor names (device only)
   int64_t version = 0;
   int8_t device_type = 0;
@@ -285,17 +285,17 @@ std::vector<TimelineEntry> timeline(const Graph& g, const Profile& p) {
       return;
     }
     const auto where = std::make_tuple(m.ptr, m.device_type, m.device_index);
-    TimelineEntry e{n.start, Action::Create, std::nullopt, 0, m.device_type, m.device_index, m.bytes};
+    TimelineEntry e{n.start, TimelineAction::Create, std::nullopt, 0, m.device_type, m.device_index, m.bytes};
     if (is_allocation) {
-      if (!live_unknown.insert(where).second) e.action = Action::IncrementVersion;
+      if (!live_unknown.insert(where).second) e.action = TimelineAction::IncrementVersion;
       out.push_back(e);
     } else {
-      e.action = Action::Destroy;
+      e.action = TimelineAction::Destroy;
       e.bytes = -m.bytes;
       out.push_back(e);
       if (live_unknown.erase(where) == 0) {
         e.t = -1;
-        e.action = Action::Preexisting;
+        e.action = TimelineAction::Preexisting;
         out.push_back(e);
       }
     }
@@ -304,23 +304,23 @@ std::vector<TimelineEntry> timeline(const Graph& g, const Profile& p) {
   const auto snap = p.snapshot();
   std::map<Key, int64_t> last_version;
   for (const auto& [kv, c] : snap) last_version[kv.key] = kv.version;  // sorted: the last is the largest
-  auto keyed = [&](int64_t t, Action a, const Key& k, int64_t v) {
+  auto keyed = [&](int64_t t, TimelineAction a, const Key& k, int64_t v) {
     out.push_back({t, a, k, v, k.device_type, k.device_index, g.size_of(k)});
   };
   for (const auto& [kv, c] : snap)
     if (kv.version == 0 && !allocation_times.contains({kv.key, true}))
-      keyed(-1, Action::Preexisting, kv.key, kv.version);
+      keyed(-1, TimelineAction::Preexisting, kv.key, kv.version);
   for (const auto& n : g.flow) {
     for (const auto& [k, edge] : n.edges) {
       if (edge.is_allocation()) {
         if (auto it = allocation_times.find({k, true}); it != allocation_times.end())
-          keyed(it->second, Action::Create, k, 0);
+          keyed(it->second, TimelineAction::Create, k, 0);
       } else if (edge.mutated == detail::Mutated::Yes) {
-        keyed(n.start(), Action::IncrementVersion, k, *edge.input_version);
+        keyed(n.start(), TimelineAction::IncrementVersion, k, *edge.input_version);
       }
       if (edge.is_deletion()) {
         if (auto it = allocation_times.find({k, false}); it != allocation_times.end())
-          keyed(it->second, Action::Destroy, k, last_version[k]);
+          keyed(it->second, TimelineAction::Destroy, k, last_version[k]);
       }
     }
   }
@@ -356,15 +356,15 @@ std::vector<CategoryTimeline> coalesce(const std::vector<TimelineEntry>& entries
       return e.key ? category_index(cats.get(*e.key, version)) : size_t(Category::Unknown);
     };
     switch (e.action) {
-      case Action::Preexisting:
-      case Action::Create:
+      case TimelineAction::Preexisting:
+      case TimelineAction::Create:
         sizes[category(e.version)] += e.bytes;
         break;
-      case Action::IncrementVersion:
+      case TimelineAction::IncrementVersion:
         sizes[category(e.version)] -= e.bytes;
         sizes[category(e.version + 1)] += e.bytes;
         break;
-      case Action::Destroy:
+      case TimelineAction::Destroy:
         sizes[category(e.version)] -= e.bytes;
         break;
     }

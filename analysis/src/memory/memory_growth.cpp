@@ -12,18 +12,18 @@ namespace ptprof::memory::detail {
 
 namespace {
 
-struct StepSpan {
+struct GrowthStep {
   uint64_t number;
   int64_t start_ns, end_ns;
 };
 
 // The steps of each process in the trace, by start time.
-std::map<int32_t, std::vector<StepSpan>> steps_by_pid(const trace::Trace& t) {
-  std::map<int32_t, std::vector<StepSpan>> out;
+std::map<int32_t, std::vector<GrowthStep>> steps_by_pid(const trace::Trace& t) {
+  std::map<int32_t, std::vector<GrowthStep>> out;
   for (const trace::Event& e : t.events)
-    if (trace::is_step(e)) out[pid_of(t, e.thread)].push_back(StepSpan{e.arg, e.start_ns, e.end_ns});
+    if (trace::is_step(e)) out[pid_of(t, e.thread)].push_back(GrowthStep{e.arg, e.start_ns, e.end_ns});
   for (auto& [pid, v] : out)
-    std::sort(v.begin(), v.end(), [](const StepSpan& a, const StepSpan& b) { return a.start_ns < b.start_ns; });
+    std::sort(v.begin(), v.end(), [](const GrowthStep& a, const GrowthStep& b) { return a.start_ns < b.start_ns; });
   return out;
 }
 
@@ -62,9 +62,9 @@ class LiveCurve {
 };
 
 // The step whose span holds `ns`, or null (before, between or after steps).
-const StepSpan* step_at(const std::vector<StepSpan>& steps, int64_t ns) {
+const GrowthStep* step_at(const std::vector<GrowthStep>& steps, int64_t ns) {
   auto it =
-      std::upper_bound(steps.begin(), steps.end(), ns, [](int64_t v, const StepSpan& s) { return v < s.start_ns; });
+      std::upper_bound(steps.begin(), steps.end(), ns, [](int64_t v, const GrowthStep& s) { return v < s.start_ns; });
   if (it == steps.begin()) return nullptr;
   --it;
   return ns <= it->end_ns ? &*it : nullptr;
@@ -106,7 +106,7 @@ void add_step_memory(const trace::Trace& t, const std::vector<WindowBlock>& bloc
     if (steps.count(b.pid)) curves[DeviceKey{b.pid, b.device_type, b.device_index}].add(b);
   for (auto& [key, curve] : curves) {
     curve.finish();
-    for (const StepSpan& st : steps.at(std::get<0>(key))) {
+    for (const GrowthStep& st : steps.at(std::get<0>(key))) {
       const auto [live, count] = curve.at(st.end_ns);
       const int64_t before = curve.at(st.start_ns - 1).first;
       s.step_live.push_back(StepLive{std::get<0>(key), std::get<1>(key), std::get<2>(key), st.number, st.end_ns, live,
@@ -128,8 +128,8 @@ void add_step_memory(const trace::Trace& t, const std::vector<WindowBlock>& bloc
   for (const WindowBlock& b : blocks) {
     auto it = steps.find(b.pid);
     if (it == steps.end()) continue;
-    const StepSpan& last = it->second.back();
-    const StepSpan* in = step_at(it->second, b.alloc_ns);
+    const GrowthStep& last = it->second.back();
+    const GrowthStep* in = step_at(it->second, b.alloc_ns);
     if (!in || b.free_ns <= last.end_ns) continue;
     Found& f = found[GrowthKey{b.op, b.shapes, b.inputs, b.device_type, b.device_index}];
     if (!f.first || b.alloc_ns < f.first->alloc_ns) {

@@ -20,12 +20,12 @@ using pickle::List;
 using pickle::Value;
 
 // A free is written as torch writes one: free_requested, then free_completed.
-enum class Action { Alloc, FreeRequested, Free, SegmentAlloc, SegmentFree, Oom };
+enum class SnapshotAction { Alloc, FreeRequested, Free, SegmentAlloc, SegmentFree, Oom };
 
 struct Entry {
   int64_t ns = 0;
   int device = 0;
-  Action action = Action::Alloc;
+  SnapshotAction action = SnapshotAction::Alloc;
   uint64_t addr = 0;
   int64_t size = 0;
   List frames;
@@ -84,28 +84,28 @@ class FrameFinder {
   std::unordered_map<uint32_t, Sweep> sweeps_;
 };
 
-const char* action_name(Action a) {
+const char* action_name(SnapshotAction a) {
   switch (a) {
-    case Action::Alloc:
+    case SnapshotAction::Alloc:
       return "alloc";
-    case Action::FreeRequested:
+    case SnapshotAction::FreeRequested:
       return "free_requested";
-    case Action::Free:
+    case SnapshotAction::Free:
       return "free_completed";
-    case Action::SegmentAlloc:
+    case SnapshotAction::SegmentAlloc:
       return "segment_alloc";
-    case Action::SegmentFree:
+    case SnapshotAction::SegmentFree:
       return "segment_free";
-    case Action::Oom:
+    case SnapshotAction::Oom:
       return "oom";
   }
   return "";
 }
 
-Value trace_entry(const Entry& e, Action a) {
+Value trace_entry(const Entry& e, SnapshotAction a) {
   Dict d{{"action", action_name(a)}, {"addr", e.addr},     {"size", e.size},
          {"stream", int64_t(0)},     {"frames", e.frames}, {"time_us", e.ns / 1000}};
-  if (a == Action::Oom) d.emplace_back("device_free", int64_t(0));  // not known to the hooks
+  if (a == SnapshotAction::Oom) d.emplace_back("device_free", int64_t(0));  // not known to the hooks
   return Value(std::move(d));
 }
 
@@ -152,14 +152,14 @@ void SnapshotBuilder::add(const trace::Trace& t) {
       x.device = std::max<int>(m.device_index, 0);
       x.addr = m.ptr;
       x.size = m.bytes > 0 ? m.bytes : -m.bytes;
-      x.action = m.segment ? (m.bytes > 0 ? Action::SegmentAlloc : Action::SegmentFree)
-                           : (m.bytes > 0 ? Action::Alloc : Action::Free);
+      x.action = m.segment ? (m.bytes > 0 ? SnapshotAction::SegmentAlloc : SnapshotAction::SegmentFree)
+                           : (m.bytes > 0 ? SnapshotAction::Alloc : SnapshotAction::Free);
       last_device[e->thread] = x.device;
     } else {
       // A failed call names no device: the thread's last one.
       const auto it = last_device.find(e->thread);
       x.device = it == last_device.end() ? 0 : it->second;
-      x.action = Action::Oom;
+      x.action = SnapshotAction::Oom;
       x.size = int64_t(t.cuda[e->arg - 1].bytes);
     }
     impl_->entries[detail::pid_of(t, e->thread)].push_back(std::move(x));
@@ -191,23 +191,23 @@ Snapshot SnapshotBuilder::finish() && {
     if (size_t(e.device) >= traces.size()) traces.resize(size_t(e.device) + 1);
     List& trace = traces[size_t(e.device)];
     switch (e.action) {
-      case Action::Alloc:
+      case SnapshotAction::Alloc:
         blocks[e.addr] = Live{e.device, e.size, &e.frames};
         break;
-      case Action::FreeRequested:
+      case SnapshotAction::FreeRequested:
         break;
-      case Action::Free:
+      case SnapshotAction::Free:
         blocks.erase(e.addr);
-        trace.push_back(trace_entry(e, Action::FreeRequested));
+        trace.push_back(trace_entry(e, SnapshotAction::FreeRequested));
         ++out.entries;
         break;
-      case Action::SegmentAlloc:
+      case SnapshotAction::SegmentAlloc:
         segments[e.addr] = Live{e.device, e.size, &e.frames};
         break;
-      case Action::SegmentFree:
+      case SnapshotAction::SegmentFree:
         segments.erase(e.addr);
         break;
-      case Action::Oom:
+      case SnapshotAction::Oom:
         ++out.ooms;
         break;
     }
