@@ -42,7 +42,7 @@ const char* role_name(const trace::Process& p) {
   return "trainer";
 }
 
-Table processes_table(Context& c) {
+Table processes_table_dataset(Context& c) {
   const trace::Trace& t = c.trace();
   Table table("processes", {{"rank", I32, true},
                             {"pid", I32},
@@ -325,7 +325,7 @@ Status write_columns(const std::string& path, uint32_t ordinal, const trace::Tra
   if (::mkdir(dir.c_str(), 0700) != 0) return Status::error(dir + ": " + std::strerror(errno));
   Context c(ordinal, t);
   std::vector<Table> tables;
-  tables.push_back(processes_table(c));
+  tables.push_back(processes_table_dataset(c));
   tables.push_back(threads_table(c));
   std::vector<uint8_t> memory_state;
   OpRollup rollup;

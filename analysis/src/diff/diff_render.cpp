@@ -19,7 +19,7 @@ using text::utf8_prefix;
 namespace {
 
 constexpr size_t kWidth = 12;
-constexpr size_t kMaxNameWidth = 55;
+constexpr size_t kMaxDiffNameWidth = 55;
 
 std::string time(double ns) { return report::format_time_us(ns / 1000.0); }
 
@@ -47,7 +47,7 @@ std::string status(const Row& r) { return r.in_a && r.in_b ? "" : r.in_a ? "remo
 
 size_t shown(const Diff& d, size_t row_limit) { return row_limit ? std::min(row_limit, d.rows.size()) : d.rows.size(); }
 
-std::string drops(const Diff& d) {
+std::string diff_drops(const Diff& d) {
   if (!d.dropped_a && !d.dropped_b) return {};
   return "WARNING: events were dropped (ring full): " + std::to_string(d.dropped_a) + " in A, " +
          std::to_string(d.dropped_b) + " in B; their counts and times are lower than they ran.\n";
@@ -62,7 +62,7 @@ std::string render_table(const Diff& d, size_t row_limit) {
   size_t n = shown(d, row_limit);
   size_t name_width = utf8_length("Name");
   for (size_t i = 0; i < n; ++i) name_width = std::max(name_width, utf8_length(d.rows[i].name));
-  name_width = std::min(name_width + 4, kMaxNameWidth);
+  name_width = std::min(name_width + 4, kMaxDiffNameWidth);
   std::string sep(name_width, '-');
   sep += "  ";
   for (size_t i = 0; i < kTitles.size(); ++i) sep += std::string(kWidth, '-') + "  ";
@@ -94,7 +94,7 @@ std::string render_table(const Diff& d, size_t row_limit) {
          time(total_b) + " (" + signed_time(total_b - total_a) + ")\n";
   if (n < d.rows.size())
     out += std::to_string(d.rows.size() - n) + " more names changed less (--row-limit 0 shows all)\n";
-  return out + drops(d);
+  return out + diff_drops(d);
 }
 
 std::string render_json(const Diff& d, size_t row_limit) {

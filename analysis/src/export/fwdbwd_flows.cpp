@@ -6,7 +6,7 @@
 namespace ptprof::exporting::detail {
 namespace {
 
-constexpr uint8_t kBackwardFunction = 1;  // wire::OpScope::BackwardFunction
+constexpr uint8_t kBackwardScope = 1;  // wire::OpScope::BackwardFunction
 constexpr std::string_view kEvaluate = "autograd::engine::evaluate_function: ";
 
 }  // namespace
@@ -24,7 +24,7 @@ void FwdBwdFlows::see(const trace::Trace& t, const trace::Event& e, uint64_t exp
   }
   const Key key{pid, e.seq_nr};
   if (e.fwd_thread_id != 0) {
-    if (e.scope == kBackwardFunction) {
+    if (e.scope == kBackwardScope) {
       backward_.emplace_back(export_id, key);
       backward_runs_[{pid, th.tid, std::string(name)}].push_back(BackwardRun{wall_ns, e.seq_nr, e.fwd_thread_id});
     }

@@ -146,7 +146,7 @@ std::string outside_steps(const Report& r) {
   return out + "</ul>\n";
 }
 
-std::string operator_table(const Report& r) {
+std::string operator_table_html(const Report& r) {
   if (r.rows.empty()) return "<p>No operator events in the inputs.</p>";
   const std::vector<Column> cols = columns(r);
   std::string out = "<table class=\"ops\" id=\"ops\"><thead><tr>";
@@ -225,7 +225,7 @@ std::string render_html(const Report& r, const HtmlBaseline* baseline, const mem
   std::string top = top_operators_svg(r, kTopOperators);
   out += "\n<h2>Top operators by self CPU time</h2>\n" + (top.empty() ? "<p>No operators.</p>" : top);
   out += "\n<h2>Operators</h2>\n<p>torch's key_averages() columns; click a title to sort.</p>\n";
-  out += operator_table(r);
+  out += operator_table_html(r);
   if (baseline) {
     out += "\n<h2>Compared with the baseline</h2>\n<div id=\"baseline\">" + diff_table(*baseline, baseline->rows) +
            "</div>";

@@ -42,7 +42,7 @@ std::string calls_cell(double v, bool per_step, bool sign = false) {
 
 int64_t ns(double v) { return int64_t(std::llround(v)); }
 
-std::string share(int64_t part, int64_t whole) {
+std::string share_text(int64_t part, int64_t whole) {
   return whole > 0 ? " (" + fixed(100.0 * double(part) / double(whole), 2) + "%)" : "";
 }
 
@@ -70,7 +70,7 @@ std::string phase_table(const Report& r) {
   out += "</tbody><tfoot><tr><th>Total</th>";
   if (many_threads) out += "<th></th><th></th>";
   out += time_cell(wall);
-  for (int64_t ns : phase_totals(r.phases)) out += time_cell(ns, share(ns, wall));
+  for (int64_t ns : phase_totals(r.phases)) out += time_cell(ns, share_text(ns, wall));
   return out + "</tr></tfoot></table>";
 }
 
@@ -101,7 +101,7 @@ std::string compile_section(const CompileReport& c) {
         int_cell(s.recompiles) + int_cell(s.graph_breaks) + int_cell(s.cache_hits) + int_cell(s.cache_misses) + "</tr>";
   }
   out += "</tbody><tfoot><tr><th>Total</th>" + std::string(many ? "<th></th>" : "") + time_cell(c.total_ns);
-  for (int64_t ns : c.kinds) out += time_cell(ns, share(ns, c.total_ns));
+  for (int64_t ns : c.kinds) out += time_cell(ns, share_text(ns, c.total_ns));
   out += int_cell(c.recompiles) + int_cell(c.graph_breaks) + int_cell(c.cache_hits) + int_cell(c.cache_misses) +
          "</tr></tfoot></table>\n";
   if (c.events.empty()) return out;

@@ -62,7 +62,7 @@ class LiveCurve {
 };
 
 // The step whose span holds `ns`, or null (before, between or after steps).
-const GrowthStep* step_at(const std::vector<GrowthStep>& steps, int64_t ns) {
+const GrowthStep* growth_step_at(const std::vector<GrowthStep>& steps, int64_t ns) {
   auto it =
       std::upper_bound(steps.begin(), steps.end(), ns, [](int64_t v, const GrowthStep& s) { return v < s.start_ns; });
   if (it == steps.begin()) return nullptr;
@@ -129,7 +129,7 @@ void add_step_memory(const trace::Trace& t, const std::vector<WindowBlock>& bloc
     auto it = steps.find(b.pid);
     if (it == steps.end()) continue;
     const GrowthStep& last = it->second.back();
-    const GrowthStep* in = step_at(it->second, b.alloc_ns);
+    const GrowthStep* in = growth_step_at(it->second, b.alloc_ns);
     if (!in || b.free_ns <= last.end_ns) continue;
     Found& f = found[GrowthKey{b.op, b.shapes, b.inputs, b.device_type, b.device_index}];
     if (!f.first || b.alloc_ns < f.first->alloc_ns) {

@@ -50,7 +50,7 @@ void unsigned_integer(std::string& out, uint64_t u) {
   out += char(0);  // positive
 }
 
-void text(std::string& out, const std::string& s) {
+void pickle_text(std::string& out, const std::string& s) {
   if (s.size() < 256) {
     out += kShortBinUnicode;
     out += char(s.size());
@@ -84,7 +84,7 @@ void write(std::string& out, const Value& value) {
       const uint64_t bits = std::bit_cast<uint64_t>(d);
       for (int i = 7; i >= 0; --i) out += char((bits >> (8 * i)) & 0xff);
     }
-    void operator()(const std::string& s) const { text(out, s); }
+    void operator()(const std::string& s) const { pickle_text(out, s); }
     void operator()(const List& l) const {
       out += kEmptyList;
       batched(out, l, kAppends, [&](const Value& v) { write(out, v); });
@@ -92,7 +92,7 @@ void write(std::string& out, const Value& value) {
     void operator()(const Dict& d) const {
       out += kEmptyDict;
       batched(out, d, kSetItems, [&](const std::pair<std::string, Value>& kv) {
-        text(out, kv.first);
+        pickle_text(out, kv.first);
         write(out, kv.second);
       });
     }

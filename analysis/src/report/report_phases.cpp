@@ -48,7 +48,7 @@ bool is_data_loading(std::string_view name) {
   return std::find(std::begin(kDataLoaderNext), std::end(kDataLoaderNext), name) != std::end(kDataLoaderNext);
 }
 
-bool is_timed(const trace::Event& e) {
+bool is_timed_phase(const trace::Event& e) {
   return (e.kind == trace::EventKind::Op || e.kind == trace::EventKind::Range) && !(e.flags & trace::kAsync);
 }
 
@@ -120,7 +120,7 @@ std::vector<StepPhases> step_phases(const trace::Trace& t) {
     if (e.thread >= t.threads.size() || e.name >= t.strings.size()) continue;
     by_thread[e.thread].push_back(i);
     const uint32_t process = t.threads[e.thread].process;
-    if (process < backward.size() && is_timed(e) &&
+    if (process < backward.size() && is_timed_phase(e) &&
         (e.scope == uint8_t(wire::OpScope::BackwardFunction) || (name_kind[e.name] & kBackwardName)))
       backward[process].emplace_back(e.start_ns, e.end_ns);
   }
@@ -144,7 +144,7 @@ std::vector<StepPhases> step_phases(const trace::Trace& t) {
     Intervals ops, optimizer, data_loading;
     for (uint32_t i : by_thread[th]) {
       const trace::Event& e = t.events[i];
-      if (!is_timed(e)) continue;
+      if (!is_timed_phase(e)) continue;
       ops.emplace_back(e.start_ns, e.end_ns);
       if (name_kind[e.name] & kOptimizerName)
         optimizer.emplace_back(e.start_ns, e.end_ns);
