@@ -22,6 +22,8 @@ void CudaJoin::gpu_activity(const decoded::Record& r, const decoded::GpuActivity
   e.start_ns = process_.conv.to_ns(r.ts);
   e.end_ns = process_.conv.to_ns(a.end_ts);
   e.name = r.name == 0 ? trace.text(a.unnamed) : trace.name(r.name);
+  trace::CudaInfo info = a.info;
+  if (a.queued_ts) info.queued_ns = process_.conv.to_ns(a.queued_ts);
   if (a.on_lane) {
     e.thread = trace.lane(uint32_t(a.info.device), uint32_t(a.info.stream));
   } else {
@@ -30,7 +32,7 @@ void CudaJoin::gpu_activity(const decoded::Record& r, const decoded::GpuActivity
     const bool api = a.kind == trace::EventKind::CuptiApi;
     e.thread = trace.thread(api ? process_.threads.instance_of_tid(a.tid, instance) : instance);
   }
-  join(slot, trace, e, a.info);
+  join(slot, trace, e, info);
 }
 
 void CudaJoin::graph_node(const decoded::GraphNode& g, uint32_t op_name) {

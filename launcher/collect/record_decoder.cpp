@@ -78,6 +78,12 @@ std::optional<decoded::GpuActivity> decode_gpu_activity(const wire::RecordHeader
   c.graph_node_id = p.graph_node_id;
   c.graph_id = p.graph_id;
   c.device = int32_t(p.device);
+  c.context = p.context;
+  c.registers = p.registers;
+  c.static_shared = p.static_shared;
+  c.dynamic_shared = p.dynamic_shared;
+  c.cbid = p.cbid;
+  a.queued_ts = p.queued_ts;
   if (a.kind == EventKind::Kernel) c.kernel_name = h.arg;
   if (a.kind == EventKind::CuptiApi) {
     a.tid = p.thread;

@@ -54,6 +54,7 @@ struct GpuActivity {
   const char* unnamed = "";  // the event's name when the agent could not intern one
   bool on_lane = true;       // on its (device, stream) lane, else on a CPU thread
   int32_t tid = 0;           // CUPTI API records: the thread that made the call
+  uint64_t queued_ts = 0;    // kernels: raw ticks; 0 = not known
   trace::CudaInfo info;
 };
 struct Correlation {

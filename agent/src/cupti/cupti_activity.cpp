@@ -77,6 +77,11 @@ Converted convert(const CUpti_Activity* rec, CallbackNameFn callback_name, const
       times(k->start, k->end);
       copy_device_work(*k, p);
       set_launch(p, k->gridX, k->gridY, k->gridZ, k->blockX, k->blockY, k->blockZ);
+      p.registers = k->registersPerThread;
+      p.static_shared = uint32_t(k->staticSharedMemory);
+      p.dynamic_shared = uint32_t(k->dynamicSharedMemory);
+      // CUPTI says when a launch was queued only with latency timestamps on.
+      if (k->queued != CUPTI_TIMESTAMP_UNKNOWN && k->queued != 0) p.queued_ts = clock.to_ticks(k->queued);
       c.name = name_id(out, k->name);
       break;
     }
@@ -133,6 +138,7 @@ Converted convert(const CUpti_Activity* rec, CallbackNameFn callback_name, const
       times(a->start, a->end);
       p.correlation_id = a->correlationId;
       p.thread = int32_t(a->threadId);
+      p.cbid = a->cbid;
       c.name =
           api_name_id(out, callback_name, runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, a->cbid);
       break;

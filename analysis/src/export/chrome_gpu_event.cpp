@@ -1,13 +1,15 @@
 // The args of CUDA events in Kineto's schema, as torch.profiler's
 // export_chrome_trace writes them, which HTA reads (it counts an event as
 // GPU work only with a stream, as a kernel only with a correlation):
-//   kernel      device, stream, correlation, grid, block
-//   gpu_memcpy, gpu_memset   device, stream, correlation, bytes, memory bandwidth (GB/s)
-//   cuda_sync   cuda_sync_kind, device, stream, correlation
-//   cuda_runtime   correlation
-// and the "ac2g" flow from a launch to its work. What CUPTI reports and the
-// trace does not keep yet (context, queued, registers, shared memory, the
-// occupancy estimate, cbid) is left out rather than made up.
+//   kernel      queued, device, context, stream, correlation, registers per
+//               thread, shared memory, grid, block
+//   gpu_memcpy, gpu_memset   device, context, stream, correlation, bytes,
+//               memory bandwidth (GB/s)
+//   cuda_sync   cuda_sync_kind, device, context, stream, correlation
+//   cuda_runtime, cuda_driver   cbid (CUPTI's record of the call), correlation
+// and the "ac2g" flow from a launch to its work. A context CUPTI did not
+// name (0) is left out; "queued" is 0 where CUPTI did not time the queueing,
+// as in Kineto's files.
 #include "export/chrome_event_format.hpp"
 
 namespace ptprof::exporting::detail {
@@ -33,6 +35,7 @@ void ChromeEventFormatter::append_cuda_args(std::string& out, const trace::Trace
   const trace::CudaInfo* c = cuda_info(t, e);
   if (!c) return;
   if (is_cuda_call(e.kind)) {
+    if (c->cbid) append_number_arg(out, "cbid", c->cbid);
     if (c->correlation_id) append_number_arg(out, "correlation", c->correlation_id);
     return;
   }
@@ -41,10 +44,15 @@ void ChromeEventFormatter::append_cuda_args(std::string& out, const trace::Trace
     out += ",\"cuda_sync_kind\":";
     out += name_json(t, e.name < t.strings.size() ? e.name : 0);
   }
+  const bool kernel = e.kind == trace::EventKind::Kernel;
+  if (kernel) append_number_arg(out, "queued", c->queued_ns ? c->queued_ns + realtime_offset_ns_ : 0);
   if (c->device >= 0) append_number_arg(out, "device", c->device);
+  if (c->context) append_number_arg(out, "context", c->context);
   append_number_arg(out, "stream", c->stream);
   if (c->correlation_id) append_number_arg(out, "correlation", c->correlation_id);
-  if (e.kind == trace::EventKind::Kernel) {
+  if (kernel) {
+    append_number_arg(out, "registers per thread", c->registers);
+    append_number_arg(out, "shared memory", uint64_t(c->static_shared) + c->dynamic_shared);
     put_dim3(out, "grid", c->grid);
     put_dim3(out, "block", c->block);
   } else if (e.kind == trace::EventKind::Memcpy || e.kind == trace::EventKind::Memset) {

@@ -36,7 +36,7 @@ void LaunchLinks::see(const trace::Trace& t, const trace::Event& e, uint64_t exp
   const Key k = key(t, e, c->correlation_id);
   if (!only_pid_) only_pid_ = k.pid;
   many_pids_ = many_pids_ || *only_pid_ != k.pid;
-  if (is_cuda_call(e.kind)) launches_.insert(k);
+  if (is_cuda_call(e.kind)) launches_.emplace(k, export_id);
   if (is_gpu_work(e.kind)) work_.emplace(k, export_id);
 }
 
@@ -54,7 +54,8 @@ std::optional<uint64_t> LaunchLinks::flow(const trace::Trace& t, const trace::Ev
   const Key k = key(t, e, c->correlation_id);
   bool linked = false;
   if (is_cuda_call(e.kind)) {
-    linked = work_.contains(k);
+    auto first = launches_.find(k);
+    linked = first != launches_.end() && first->second == export_id && work_.contains(k);
   } else if (is_gpu_work(e.kind)) {
     auto first = work_.find(k);
     linked = first != work_.end() && first->second == export_id && launches_.contains(k);

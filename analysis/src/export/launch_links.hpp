@@ -14,7 +14,6 @@
 #include <cstdint>
 #include <optional>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "ptprof/trace.hpp"
 
@@ -53,8 +52,10 @@ class LaunchLinks {
   };
   static Key key(const trace::Trace& t, const trace::Event& e, uint64_t id);
 
-  std::unordered_map<Key, uint64_t, KeyHash> ops_;   // join key -> export id
-  std::unordered_set<Key, KeyHash> launches_;        // correlation ids of calls
+  std::unordered_map<Key, uint64_t, KeyHash> ops_;  // join key -> export id
+  // correlation id -> export id of its first call (the agent's hook and
+  // CUPTI may both have recorded it: one flow all the same)
+  std::unordered_map<Key, uint64_t, KeyHash> launches_;
   std::unordered_map<Key, uint64_t, KeyHash> work_;  // correlation id -> export id of its first GPU work
   std::optional<int32_t> only_pid_;                  // set while every CUDA event is of one process
   bool many_pids_ = false;

@@ -26,6 +26,12 @@ void CudaColumns::put(const trace::CudaInfo& c) {
   put_varint(col[kCudaGraphId], c.graph_id);
   put_varint(col[kCudaGraphCapture], uint64_t(c.graph_capture));
   put_varint(col[kCudaCaptureOp], c.capture_op);
+  put_varint(col[kCudaContext], c.context);
+  put_varint(col[kCudaRegisters], c.registers);
+  put_varint(col[kCudaStaticShared], c.static_shared);
+  put_varint(col[kCudaDynamicShared], c.dynamic_shared);
+  put_svarint(col[kCudaQueued], std::clamp(c.queued_ns, -kMaxAbsTimeNs, kMaxAbsTimeNs));  // as event times are
+  put_varint(col[kCudaCbid], c.cbid);
 }
 
 std::string CudaColumns::take(uint32_t first, uint32_t count) {
@@ -109,6 +115,23 @@ Status decode_cuda(Cursor c, trace::Trace& t) {
       r.graph_capture = trace::GraphCapture(capture);
       r.capture_op = uint32_t(op);
     }
+    // The launch facts: each column read where the file has it (0 otherwise).
+    auto optional = [&](CudaColumn k) -> uint64_t { return present > k ? col[k].varint() : 0; };
+    const uint64_t context = optional(kCudaContext);
+    const uint64_t registers = optional(kCudaRegisters);
+    const uint64_t static_shared = optional(kCudaStaticShared);
+    const uint64_t dynamic_shared = optional(kCudaDynamicShared);
+    const int64_t queued = present > kCudaQueued ? col[kCudaQueued].svarint() : 0;
+    const uint64_t cbid = optional(kCudaCbid);
+    if (context > UINT32_MAX || registers > UINT32_MAX || static_shared > UINT32_MAX || dynamic_shared > UINT32_MAX ||
+        cbid > UINT32_MAX || queued < -kMaxAbsTimeNs || queued > kMaxAbsTimeNs)
+      return Status::error("CUDA record " + std::to_string(t.cuda.size()) + " has a value out of range");
+    r.context = uint32_t(context);
+    r.registers = uint32_t(registers);
+    r.static_shared = uint32_t(static_shared);
+    r.dynamic_shared = uint32_t(dynamic_shared);
+    r.queued_ns = queued;
+    r.cbid = uint32_t(cbid);
     t.cuda.push_back(r);
   }
   for (size_t i = 0; i < present; ++i) {

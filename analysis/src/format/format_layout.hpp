@@ -89,6 +89,12 @@ enum CudaColumn : uint32_t {
   kCudaGraphId = kCudaColumns,  // optional
   kCudaGraphCapture,            // optional (with kCudaCaptureOp)
   kCudaCaptureOp,               // optional
+  kCudaContext,                 // optional, and the five after it
+  kCudaRegisters,
+  kCudaStaticShared,
+  kCudaDynamicShared,
+  kCudaQueued,
+  kCudaCbid,
   kCudaColumnsWritten,
 };
 

@@ -79,6 +79,7 @@ struct GpuReportBuilder::Impl {
   std::map<std::tuple<int32_t, uint32_t, uint64_t>, std::pair<std::string, std::vector<int64_t>>> graph_nodes;
   GraphRows graphs;
   std::map<std::pair<int32_t, int32_t>, DeviceUtilRow> devices;
+  std::map<std::tuple<int32_t, int32_t, uint64_t>, StreamUtilRow> streams;
   std::map<std::tuple<uint64_t, int32_t, int32_t>, StepUtilRow> steps;
   std::vector<int64_t> latencies;
   std::vector<std::string> notes;
@@ -108,6 +109,7 @@ void GpuReportBuilder::add(const trace::Trace& t) {
   auto key = [](int32_t pid, uint64_t id) { return id * 0x9e3779b97f4a7c15ull ^ uint64_t(uint32_t(pid)); };
   std::unordered_map<uint64_t, int64_t> launch_api, launch_cupti;                        // (pid, correlation) -> start
   std::map<std::pair<int32_t, int32_t>, std::vector<std::pair<int64_t, int64_t>>> busy;  // (pid, device)
+  std::map<std::tuple<int32_t, int32_t, uint64_t>, std::vector<std::pair<int64_t, int64_t>>> busy_streams;
   struct StepSpan {
     uint64_t n;
     int32_t pid;
@@ -155,6 +157,7 @@ void GpuReportBuilder::add(const trace::Trace& t) {
     const int32_t pid = pid_of(e);
     const int64_t dur = trace::duration_ns(e);
     busy[{pid, device_of(e, ci)}].emplace_back(e.start_ns, e.end_ns);
+    busy_streams[{pid, device_of(e, ci), ci ? ci->stream : 0}].emplace_back(e.start_ns, e.end_ns);
     const bool matched = ci && ci->external_id && op_ids.count(key(pid, ci->external_id));
     if (matched) ++m.r.matched;
     // Replayed from a CUDA graph: attributed to the op that captured it
@@ -198,6 +201,12 @@ void GpuReportBuilder::add(const trace::Trace& t) {
   int64_t hi = t.header.window_end_ns;
   if (hi == 0)  // a window cut short: it ends with its last event
     for (const auto& e : t.events) hi = std::max(hi, e.end_ns);
+  for (auto& [stream_key, iv] : busy_streams) {
+    StreamUtilRow& row = m.streams[stream_key];
+    std::tie(row.pid, row.device, row.stream) = stream_key;
+    row.busy_ns += union_ns(iv, lo, hi);
+    row.span_ns += hi - lo;
+  }
   for (auto& [dev, iv] : busy) {
     DeviceUtilRow& d = m.devices[dev];
     d.pid = dev.first;
@@ -239,6 +248,7 @@ GpuReport GpuReportBuilder::finish() && {
         GraphNodeRow{std::get<0>(k), std::get<1>(k), std::get<2>(k), v.first, distribution(std::move(v.second))});
   r.graphs = std::move(m.graphs).finish();
   for (auto& [k, d] : m.devices) r.devices.push_back(d);
+  for (auto& [k, st] : m.streams) r.streams.push_back(st);
   for (auto& [k, s] : m.steps) r.steps.push_back(s);
   // Largest total first; ties by name, so the order is the same every run.
   auto by_total = [](const auto& a, const auto& b) {

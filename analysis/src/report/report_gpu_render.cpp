@@ -164,6 +164,15 @@ std::vector<Section> sections(const GpuReport& g, const std::string& no_percent)
           {num(int64_t(d.pid)), num(int64_t(d.device)), num(d.busy_ns), num(d.span_ns), pct(d.busy_ns, d.span_ns)});
     out.push_back(std::move(s));
   }
+  // Per stream only where a device has several: with one it repeats the device's row.
+  const bool several_streams = g.streams.size() > g.devices.size();
+  if (several_streams) {
+    Section s{"GPU utilisation per stream", {"PID", "Device", "Stream", "Busy (ns)", "Window (ns)", "Busy (%)"}, {}};
+    for (const StreamUtilRow& st : g.streams)
+      s.rows.push_back({num(int64_t(st.pid)), num(int64_t(st.device)), num(st.stream), num(st.busy_ns), num(st.span_ns),
+                        pct(st.busy_ns, st.span_ns)});
+    out.push_back(std::move(s));
+  }
   if (!g.steps.empty()) {
     Section s{"GPU utilisation per step", {"Step", "PID", "Device", "Busy (ns)", "Step (ns)", "Busy (%)"}, {}};
     for (const StepUtilRow& st : g.steps)
@@ -297,6 +306,14 @@ std::string render_gpu_json(const GpuReport& g) {
                [](const DeviceUtilRow& d) {
                  return "{\"pid\": " + num(int64_t(d.pid)) + ", \"device\": " + num(int64_t(d.device)) +
                         ", \"busy_ns\": " + num(d.busy_ns) + ", \"span_ns\": " + num(d.span_ns) + "}";
+               }) +
+         ",\n";
+  out += "    \"streams\": " +
+         array(g.streams,
+               [](const StreamUtilRow& s) {
+                 return "{\"pid\": " + num(int64_t(s.pid)) + ", \"device\": " + num(int64_t(s.device)) +
+                        ", \"stream\": " + num(s.stream) + ", \"busy_ns\": " + num(s.busy_ns) +
+                        ", \"span_ns\": " + num(s.span_ns) + "}";
                }) +
          ",\n";
   out += "    \"steps\": " +

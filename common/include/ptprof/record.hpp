@@ -129,15 +129,21 @@ struct GpuActivityPayload {
   uint32_t device;
   uint32_t context;
   uint32_t stream;
-  uint8_t kind;       // GpuActivityKind
-  uint8_t copy_kind;  // CUpti_ActivityMemcpyKind for Memcpy; CUpti_ActivityOverheadKind for Overhead
-  uint16_t reserved0;
+  uint8_t kind;        // GpuActivityKind
+  uint8_t copy_kind;   // CUpti_ActivityMemcpyKind for Memcpy; CUpti_ActivityOverheadKind for Overhead
+  uint16_t registers;  // Kernel: registers per thread
   uint32_t grid[3];
   uint32_t block[3];
   uint32_t graph_id;  // 0 = none
   int32_t thread;     // RuntimeApi/DriverApi: the calling thread's tid; 0 otherwise
+  // Kernel: shared memory per block, bytes (Kineto's "shared memory" is their sum).
+  uint32_t static_shared;
+  uint32_t dynamic_shared;
+  uint64_t queued_ts;  // Kernel: when the launch was queued (session ticks, as ts); 0 = CUPTI did not say
+  uint32_t cbid;       // RuntimeApi/DriverApi: CUPTI's callback id of the function
+  uint32_t reserved0;
 };
-static_assert(sizeof(GpuActivityPayload) == 80);
+static_assert(sizeof(GpuActivityPayload) == 104);
 
 // CUPTI's EXTERNAL_CORRELATION record: the correlation id of a CUDA call made
 // while the bridge had pushed an op's handle as the external id.

@@ -31,11 +31,12 @@ namespace ptprof::wire {
 
 constexpr uint64_t kSessionMagic = 0x31534650'52505450ull;  // "PTPRPFS1"
 constexpr uint64_t kProcessMagic = 0x31524650'52505450ull;  // "PTPRPFR1"
-constexpr uint32_t kWireVersion = 7;  // 5: the string arena's capacity is the agent's (PTPROF_NAMES_MB); steps ended
+constexpr uint32_t kWireVersion = 8;  // 5: the string arena's capacity is the agent's (PTPROF_NAMES_MB); steps ended
                                       // and step-rule counts in ProcessHeader; 6: SessionHeader::said_once,
                                       // trigger_claimer; ProcessSlot window_state, follows_pid and role (a child
                                       // follows its ancestor's windows); 7: ProcessHeader step_cost_* (the cost
-                                      // measured on the process's own steps)
+                                      // measured on the process's own steps); 8: GpuActivityPayload's launch
+                                      // facts (registers, shared memory, queued, cbid)
 
 constexpr uint32_t kMaxProcesses = 4096;
 constexpr size_t kTriggerPathsBytes = 256u << 10;

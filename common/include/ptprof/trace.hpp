@@ -115,6 +115,13 @@ struct CudaInfo {
   uint32_t graph_id = 0;     // kernels, copies and sets run from a CUDA graph: CUPTI's graph id; 0 = none
   GraphCapture graph_capture = GraphCapture::None;  // graph work: how it was attributed
   uint32_t capture_op = 0;  // GraphCapture::Recorded: strings index of the capturing op's name; 0 = none
+  // What CUPTI says of the work and its launch (0 where it did not say).
+  uint32_t context = 0;         // kernels, copies, sets, syncs: CUDA context id
+  uint32_t registers = 0;       // kernels: registers per thread
+  uint32_t static_shared = 0;   // kernels: bytes of shared memory per block
+  uint32_t dynamic_shared = 0;  //   (Kineto's "shared memory" is the sum)
+  int64_t queued_ns = 0;        // kernels: when the launch was queued (session ns); 0 = not known
+  uint32_t cbid = 0;            // CUPTI API records: the callback id of the function
 };
 
 // What a Memory event carries: torch's report of one allocation (bytes > 0)

@@ -123,6 +123,10 @@ TEST_CASE("cupti: every activity kind becomes its ring record, on the session cl
   CUpti_ActivityKernel10 k = kernel("void gemm<float>(...)", 1'000'100, 1'000'600, 41);
   k.graphNodeId = 9001;
   k.graphId = 12;
+  k.registersPerThread = 40;
+  k.staticSharedMemory = 400;
+  k.dynamicSharedMemory = 1024;
+  k.queued = 1'000'060;
   buf.add(k);
   CUpti_ActivityMemcpy6 mc{};
   mc.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
@@ -199,6 +203,10 @@ TEST_CASE("cupti: every activity kind becomes its ring record, on the session cl
   CHECK(rk.gpu.graph_node_id == 9001);
   CHECK(rk.gpu.graph_id == 12);
   CHECK(rk.gpu.bytes == 0);
+  CHECK(rk.gpu.registers == 40);
+  CHECK(rk.gpu.static_shared == 400);
+  CHECK(rk.gpu.dynamic_shared == 1024);
+  CHECK(rk.gpu.queued_ts == tick(1'000'060));
 
   const auto& rc = recs[1];
   CHECK(name(rc) == "Memcpy HtoD");
@@ -223,11 +231,14 @@ TEST_CASE("cupti: every activity kind becomes its ring record, on the session cl
   CHECK(rr.h.ts == tick(1'000'000));
   CHECK(rr.gpu.correlation_id == 41);
   CHECK(rr.gpu.thread == 101);
+  CHECK(rr.gpu.cbid == 211);
+  CHECK(rr.gpu.queued_ts == 0);
 
   const auto& rd = recs[4];
   CHECK(name(rd) == "cuLaunchKernel");
   CHECK(rd.gpu.kind == uint8_t(GpuActivityKind::DriverApi));
   CHECK(rd.gpu.correlation_id == 44);
+  CHECK(rd.gpu.cbid == 307);
 
   const auto& re = recs[5];
   CHECK(re.h.type == uint16_t(RecordType::ExternalCorrelation));

@@ -203,7 +203,9 @@ namespace {
 
 // A CUDA chunk's payload of one kernel record with `ncols` columns: the 17
 // every file has, then the graph id (column 17), the graph capture and its
-// op (18, 19: `capture`, string 1), then columns no reader knows.
+// op (18, 19: `capture`, string 1), the launch facts (20-25: context 3,
+// registers 40, shared memory 400 + 1024, queued -5, cbid 211), then
+// columns no reader knows.
 std::string one_record_chunk(uint64_t ncols, uint64_t capture = 1) {
   using namespace format::detail;
   std::vector<std::string> cols(ncols);
@@ -223,6 +225,17 @@ std::string one_record_chunk(uint64_t ncols, uint64_t capture = 1) {
   if (ncols > kCudaCaptureOp) {
     cols[kCudaCaptureOp].clear();
     put_varint(cols[kCudaCaptureOp], 1);
+  }
+  const std::pair<CudaColumn, uint64_t> facts[] = {
+      {kCudaContext, 3}, {kCudaRegisters, 40}, {kCudaStaticShared, 400}, {kCudaDynamicShared, 1024}, {kCudaCbid, 211}};
+  for (const auto& [k, v] : facts) {
+    if (ncols <= k) continue;
+    cols[k].clear();
+    put_varint(cols[k], v);
+  }
+  if (ncols > kCudaQueued) {
+    cols[kCudaQueued].clear();
+    put_svarint(cols[kCudaQueued], -5);
   }
   std::string raw;
   put_varint(raw, 0);  // first
@@ -281,4 +294,49 @@ TEST_CASE("CUDA chunks: a graph kernel's capture is read when present, none in f
   t.strings = {""};
   raw = one_record_chunk(20);
   CHECK_FALSE(decode_cuda(Cursor(reinterpret_cast<const uint8_t*>(raw.data()), raw.size()), t).ok());
+}
+
+TEST_CASE("CUDA chunks: the launch facts are read where a file has them, 0 in files without them", "[format][cuda]") {
+  using namespace format::detail;
+  CHECK(kCudaContext == 20);
+  CHECK(kCudaCbid == 25);
+  for (uint64_t ncols = 20; ncols <= uint64_t(kCudaColumnsWritten) + 1; ++ncols) {
+    INFO("columns: " << ncols);
+    const std::string raw = one_record_chunk(ncols);
+    trace::Trace t;
+    t.strings = {"", "aten::mm"};
+    const Status st = decode_cuda(Cursor(reinterpret_cast<const uint8_t*>(raw.data()), raw.size()), t);
+    INFO(st.message());
+    REQUIRE(st.ok());
+    REQUIRE(t.cuda.size() == 1);
+    const trace::CudaInfo& c = t.cuda[0];
+    CHECK(c.context == (ncols > kCudaContext ? 3u : 0u));
+    CHECK(c.registers == (ncols > kCudaRegisters ? 40u : 0u));
+    CHECK(c.static_shared == (ncols > kCudaStaticShared ? 400u : 0u));
+    CHECK(c.dynamic_shared == (ncols > kCudaDynamicShared ? 1024u : 0u));
+    CHECK(c.queued_ns == (ncols > kCudaQueued ? -5 : 0));
+    CHECK(c.cbid == (ncols > kCudaCbid ? 211u : 0u));
+  }
+  // What the writer puts is what the reader gets.
+  trace::CudaInfo in;
+  in.correlation_id = 5;
+  in.context = 1;
+  in.registers = 255;
+  in.static_shared = 49152;
+  in.dynamic_shared = 166912;
+  in.queued_ns = 1700000000123456789;
+  in.cbid = 307;
+  CudaColumns cols;
+  cols.put(in);
+  const std::string raw = cols.take(0, 1);
+  trace::Trace t;
+  t.strings = {""};
+  REQUIRE(decode_cuda(Cursor(reinterpret_cast<const uint8_t*>(raw.data()), raw.size()), t).ok());
+  REQUIRE(t.cuda.size() == 1);
+  CHECK(t.cuda[0].context == 1);
+  CHECK(t.cuda[0].registers == 255);
+  CHECK(t.cuda[0].static_shared == 49152);
+  CHECK(t.cuda[0].dynamic_shared == 166912);
+  CHECK(t.cuda[0].queued_ns == 1700000000123456789);
+  CHECK(t.cuda[0].cbid == 307);
 }

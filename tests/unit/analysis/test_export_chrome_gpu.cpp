@@ -97,7 +97,17 @@ TEST_CASE("Chrome export: GPU work carries Kineto's args and names its launching
   trace::CudaInfo k = on_device(501, 11, 7);
   k.grid[0] = 864, k.grid[1] = 1, k.grid[2] = 1;
   k.block[0] = 256, k.block[1] = 1, k.block[2] = 1;
+  k.context = 1;
+  k.registers = 40;
+  k.static_shared = 400;
+  k.dynamic_shared = 1024;
   tw.cuda(EventKind::Kernel, "gemm_kernel", 3500, 4500, k);
+  trace::CudaInfo queued = on_device(504, 11, 7);
+  queued.queued_ns = 3300;  // CUPTI timed the queueing
+  tw.cuda(EventKind::Kernel, "queued_kernel", 4500, 4600, queued);
+  trace::CudaInfo cupti_call = info(501, 0);
+  cupti_call.cbid = 211;
+  tw.cuda(EventKind::CuptiApi, "cudaLaunchKernel", 2000, 3000, cupti_call);
   trace::CudaInfo copy = on_device(502, 11, 7);
   copy.bytes = 92928;
   tw.cuda(EventKind::Memcpy, "Memcpy HtoD (Pageable -> Device)", 5000, 17000, copy);
@@ -119,6 +129,14 @@ TEST_CASE("Chrome export: GPU work carries Kineto's args and names its launching
   REQUIRE(ka["grid"].arr.size() == 3);
   CHECK(ka["grid"].arr[0].num == 864);
   CHECK(ka["block"].arr[0].num == 256);
+  CHECK(ka["context"].num == 1);
+  CHECK(ka["registers per thread"].num == 40);
+  CHECK(ka["shared memory"].num == 400 + 1024);  // static and dynamic, as Kineto sums them
+  CHECK(ka["queued"].num == 0);                  // CUPTI did not time it: 0, as in Kineto's files
+  const Json* queued_kernel = find(doc, "X", "queued_kernel");
+  REQUIRE(queued_kernel);
+  CHECK((*queued_kernel)["args"]["queued"].num == 3300);
+  CHECK_FALSE((*queued_kernel)["args"].obj.count("context"));  // not named by CUPTI: left out
 
   const Json* memcpy = find(doc, "X", "Memcpy HtoD (Pageable -> Device)");
   REQUIRE(memcpy);
@@ -138,6 +156,11 @@ TEST_CASE("Chrome export: GPU work carries Kineto's args and names its launching
   CHECK((*launch)["args"]["correlation"].num == 501);
   CHECK((*launch)["args"]["External id"].num == op_id);
   CHECK((*launch)["args"]["Ev Idx"].num != (*kernel)["args"]["Ev Idx"].num);
+  CHECK_FALSE((*launch)["args"].obj.count("cbid"));  // the agent's hook does not know CUPTI's ids
+  bool cupti_record_has_cbid = false;
+  for (const Json* e : all(doc, "X", "cuda_runtime"))
+    if ((*e)["args"].obj.count("cbid")) cupti_record_has_cbid = (*e)["args"]["cbid"].num == 211;
+  CHECK(cupti_record_has_cbid);
 }
 
 TEST_CASE("Chrome export: one ac2g flow from each launch to its first GPU work", "[export][chrome][gpu]") {

@@ -3,7 +3,7 @@
 // kernels in CUDA total, device rows as the base of Self CUDA %), and the
 // nsys-stats-style sections: kernels by (name, grid, block), memory
 // operations, overhead kept apart, graph nodes, unmatched work, utilisation
-// per device and step, launch latency from the hooked call or CUPTI's.
+// per device, stream and step, launch latency from the hooked call or CUPTI's.
 #include <catch2/catch.hpp>
 #include <cmath>
 
@@ -227,6 +227,33 @@ TEST_CASE("report gpu: nsys-style sections computed value by value", "[report][g
   CHECK(l.p99_ns == 1290);
   CHECK(l.max_ns == 1290);
   CHECK(l.avg_ns == Approx((200 + 1050 + 1290 + 980 + 100) / 5.0));
+}
+
+TEST_CASE("report gpu: busy time per stream, each stream's own union, the device's the union of all", "[report][gpu]") {
+  GpuTrace g;
+  auto on_stream = [&](int64_t s, int64_t e, uint64_t stream) {
+    trace::CudaInfo ci;
+    ci.device = 0;
+    ci.stream = stream;
+    g.cuda(EventKind::Kernel, "k", s, e, 1, ci);
+  };
+  on_stream(0, 100, 7);
+  on_stream(50, 150, 7);   // overlaps its own stream: counted once
+  on_stream(120, 400, 9);  // overlaps stream 7: both streams count it, the device once
+  on_stream(1000, 1010, 9);
+  const report::Report r = report::compute_report({{"t.bin", &g.t}}, {});
+  const report::GpuReport& gr = r.gpu;
+  REQUIRE(gr.streams.size() == 2);
+  CHECK(gr.streams[0].stream == 7);
+  CHECK(gr.streams[0].busy_ns == 150);
+  CHECK(gr.streams[1].stream == 9);
+  CHECK(gr.streams[1].busy_ns == 280 + 10);
+  CHECK(gr.streams[1].span_ns == 3000);
+  REQUIRE(gr.devices.size() == 1);
+  CHECK(gr.devices[0].busy_ns == 400 + 10);
+  CHECK(report::render_table(r, 0).find("GPU utilisation per stream") != std::string::npos);
+  CHECK(report::render_json(r, 0).find(
+            "{\"pid\": 7, \"device\": 0, \"stream\": 9, \"busy_ns\": 290, \"span_ns\": 3000}") != std::string::npos);
 }
 
 TEST_CASE("report gpu: rendered in the table and the JSON", "[report][gpu]") {

@@ -82,6 +82,14 @@ struct DeviceUtilRow {  // one device of one process over the traced windows
   int64_t span_ns = 0;  // the windows' duration
 };
 
+struct StreamUtilRow {  // one stream of one device of one process over the traced windows
+  int32_t pid = 0;
+  int32_t device = 0;
+  uint64_t stream = 0;
+  int64_t busy_ns = 0;  // union of the stream's kernel, memcpy and memset intervals
+  int64_t span_ns = 0;
+};
+
 struct StepUtilRow {
   uint64_t step = 0;
   int32_t pid = 0;
@@ -104,6 +112,7 @@ struct GpuReport {
   std::vector<GraphNodeRow> graph_nodes;  // by pid, graph, node
   std::vector<GraphRow> graphs;           // by pid, graph
   std::vector<DeviceUtilRow> devices;     // by pid, device
+  std::vector<StreamUtilRow> streams;     // by pid, device, stream
   std::vector<StepUtilRow> steps;         // by step, pid, device
   LaunchLatency launch;
   int64_t kernel_total_ns = 0;
