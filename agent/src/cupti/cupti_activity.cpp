@@ -1,5 +1,8 @@
 #include "cupti/cupti_activity.hpp"
 
+#include <cupti_driver_cbid.h>
+
+#include <cctype>
 #include <cstring>
 
 #include "ptprof/record_emit.hpp"
@@ -12,19 +15,24 @@ uint32_t name_id(const ActivityOutput& out, const char* name) {
   return name && *name && out.intern ? out.intern(out.intern_ctx, name) : 0;
 }
 
-// CUPTI names API functions with their version ("cudaLaunchKernel_v7000");
-// torch.profiler and nsys show them without it.
+// CUPTI names API functions with their version ("cudaLaunchKernel_v7000",
+// "cudaStreamGetCaptureInfo_v2_v11030"); torch.profiler and nsys show them
+// without it: only a trailing "_v<digits>" goes.
 uint32_t api_name_id(const ActivityOutput& out, CallbackNameFn callback_name, CUpti_CallbackDomain domain,
                      uint32_t cbid) {
   const char* name = nullptr;
   if (!callback_name || callback_name(domain, cbid, &name) != CUPTI_SUCCESS || !name) return 0;
-  const char* v = std::strstr(name, "_v");
-  if (!v || v == name) return name_id(out, name);
-  char buf[128];
-  size_t n = std::min(size_t(v - name), sizeof buf - 1);
+  const size_t length = std::strlen(name);
+  size_t digits = 0;
+  while (digits < length && std::isdigit(static_cast<unsigned char>(name[length - 1 - digits]))) ++digits;
+  const size_t cut = length - digits;
+  if (digits == 0 || cut < 3 || name[cut - 1] != 'v' || name[cut - 2] != '_') return name_id(out, name);
+  char buf[256];
+  const size_t n = std::min(cut - 2, sizeof buf - 1);
   std::memcpy(buf, name, n);
   buf[n] = '\0';
-  return name_id(out, buf);
+  auto* intern = out.intern_transient ? out.intern_transient : out.intern;
+  return intern ? intern(out.intern_ctx, buf) : 0;
 }
 
 void set_launch(wire::GpuActivityPayload& p, int32_t gx, int32_t gy, int32_t gz, int32_t bx, int32_t by, int32_t bz) {
@@ -134,6 +142,7 @@ Converted convert(const CUpti_Activity* rec, CallbackNameFn callback_name, const
     case CUPTI_ACTIVITY_KIND_DRIVER: {
       const auto* a = reinterpret_cast<const CUpti_ActivityAPI*>(rec);
       const bool runtime = rec->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
+      if (!runtime && agent_device_query(out, a->cbid, a->start, a->end)) return c;
       p.kind = uint8_t(runtime ? wire::GpuActivityKind::RuntimeApi : wire::GpuActivityKind::DriverApi);
       times(a->start, a->end);
       p.correlation_id = a->correlationId;
@@ -162,6 +171,15 @@ Converted convert(const CUpti_Activity* rec, CallbackNameFn callback_name, const
 }
 
 }  // namespace
+
+bool agent_device_query(const ActivityOutput& out, uint32_t cbid, uint64_t start, uint64_t end) {
+  if (cbid != CUPTI_DRIVER_TRACE_CBID_cuDeviceGetCount && cbid != CUPTI_DRIVER_TRACE_CBID_cuDeviceGetName &&
+      cbid != CUPTI_DRIVER_TRACE_CBID_cuDeviceTotalMem_v2 && cbid != CUPTI_DRIVER_TRACE_CBID_cuDeviceGetAttribute)
+    return false;
+  for (size_t i = 0; i < out.agent_call_count; ++i)
+    if (start >= out.agent_calls[i].from_ns && end <= out.agent_calls[i].to_ns) return true;
+  return false;
+}
 
 ActivityCounts convert_buffer(uint8_t* buffer, size_t valid_bytes, NextRecordFn next, CallbackNameFn callback_name,
                               const GpuClock& clock, const ActivityOutput& out) {

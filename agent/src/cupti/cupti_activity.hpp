@@ -11,7 +11,8 @@
 //   copies, "Memset", the synchronization type or the overhead kind);
 //   EXTERNAL_CORRELATION records of ptprof's own kind -> ExternalCorrelation
 //   (ts = `now_ticks`: CUPTI gives them no time). Records of other external
-//   kinds (torch.profiler's own) and other activity kinds are skipped.
+//   kinds (torch.profiler's own), the agent's own questions to the driver
+//   (AgentCallSpan) and other activity kinds are skipped.
 #pragma once
 #include <cupti_activity.h>
 
@@ -44,12 +45,33 @@ struct GpuClock {
 using NextRecordFn = CUptiResult (*)(uint8_t* buffer, size_t valid_bytes, CUpti_Activity** record);
 using CallbackNameFn = CUptiResult (*)(CUpti_CallbackDomain domain, uint32_t cbid, const char** name);
 
+// When the agent asked the driver about its devices while CUPTI recorded
+// driver calls (cuda_devices.hpp), in CUPTI's ns: the driver API records of
+// those questions (cuDeviceGetCount, cuDeviceGetName, cuDeviceTotalMem_v2,
+// cuDeviceGetAttribute) within such a span are the agent's, not the
+// program's, and are skipped.
+struct AgentCallSpan {
+  uint64_t from_ns = 0;
+  uint64_t to_ns = 0;
+};
+
 struct ActivityOutput {
   wire::RingWriter* ring = nullptr;
-  uint32_t (*intern)(void* ctx, const char* name) = nullptr;  // 0: the name was refused
+  // Interns a name CUPTI keeps for the process (a kernel's): the consumer
+  // may know it again by its pointer. 0: the name was refused.
+  uint32_t (*intern)(void* ctx, const char* name) = nullptr;
   void* intern_ctx = nullptr;
   uint64_t now_ticks = 0;  // the time given to records CUPTI does not time
+  const AgentCallSpan* agent_calls = nullptr;
+  size_t agent_call_count = 0;
+  // Interns a name in a buffer of the caller's, gone after the call (an API
+  // name without its version): never known by its pointer. Null: `intern`.
+  uint32_t (*intern_transient)(void* ctx, const char* name) = nullptr;
 };
+
+// Whether driver API record `cbid` from `start` to `end` (CUPTI ns) is one of
+// the agent's device questions (AgentCallSpan).
+bool agent_device_query(const ActivityOutput& out, uint32_t cbid, uint64_t start, uint64_t end);
 
 struct ActivityCounts {
   uint64_t records = 0;  // records in the buffer

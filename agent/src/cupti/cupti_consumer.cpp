@@ -3,6 +3,7 @@
 #include <cxxabi.h>
 #include <dlfcn.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <unordered_map>
@@ -14,6 +15,7 @@
 #include "window/window_controller.hpp"
 
 #if PTPROF_HAVE_CUPTI
+#include "cupti/cuda_devices.hpp"
 #include "cupti/cupti_activity.hpp"
 #include "cupti/cupti_graphs.hpp"
 #include "cupti/cupti_library.hpp"
@@ -84,6 +86,57 @@ struct CuptiConsumer::Impl {
   // come mangled and are demangled once each, as torch.profiler shows them.
   std::mutex names_mu;
   std::unordered_map<const char*, uint32_t> names;
+  // The GPUs' descriptions: asked until the driver answers (cuInit), then
+  // kept, and their marks' names interned once.
+  enum class Devices { Unasked, Described, Unavailable } devices = Devices::Unasked;
+  cupti::DeviceQueries device_queries;
+  bool told_not_initialized = false;
+  std::vector<std::string> device_json;
+  std::vector<uint32_t> device_marks;
+  // The questions asked while CUPTI recorded driver calls, whose records
+  // convert() skips (cupti_activity.hpp). Only ever appended (a buffer may be
+  // converted on CUPTI's thread meanwhile); when full, the driver is asked
+  // again only before CUPTI's next start.
+  static constexpr size_t kMaxAgentCalls = 64;
+  cupti::AgentCallSpan agent_calls[kMaxAgentCalls];
+  std::atomic<size_t> agent_call_count{0};
+
+  // Asks the driver once it can answer; `recorded`: CUPTI records driver
+  // calls now (the question is then marked as the agent's).
+  void ask_devices(bool recorded) {
+    if (devices != Devices::Unasked) return;
+    // The driver is loaded (decide): one that lacks the questions never has them.
+    if (!device_queries.get_count && !cupti::find_device_queries(device_queries)) {
+      log(Level::Debug, "libcuda.so.1 lacks the device queries: no device properties");
+      devices = Devices::Unavailable;
+      return;
+    }
+    const size_t n = agent_call_count.load(std::memory_order_relaxed);
+    if (recorded && n == kMaxAgentCalls) return;
+    uint64_t from = 0, to = 0;
+    if (recorded) lib.api.get_timestamp(&from);
+    std::vector<std::string> described;
+    const cupti::DevicesAnswer answer = cupti::describe_devices(device_queries, described);
+    if (recorded) {
+      lib.api.get_timestamp(&to);
+      agent_calls[n] = {from, to};
+      agent_call_count.store(n + 1, std::memory_order_release);
+    }
+    switch (answer) {
+      case cupti::DevicesAnswer::NotInitialized:
+        if (!told_not_initialized) log(Level::Debug, "the CUDA driver is not initialised yet: device properties later");
+        told_not_initialized = true;
+        return;
+      case cupti::DevicesAnswer::Failed:
+        log(Level::Debug, "the CUDA driver did not describe its devices: no device properties");
+        devices = Devices::Unavailable;
+        return;
+      case cupti::DevicesAnswer::Described:
+        device_json = std::move(described);
+        devices = Devices::Described;
+        return;
+    }
+  }
 
   uint32_t name_id(ThreadState& t, const char* name) {
     {
@@ -144,13 +197,36 @@ uint32_t intern_on_thread(void* ctx, const char* name) {
   return c->impl->name_id(*c->thread, name);
 }
 
+// A name in a buffer of the caller's: the thread's caches check the text, the
+// consumer's map (keyed by CUPTI's pointers) is not asked.
+uint32_t intern_transient_on_thread(void* ctx, const char* name) {
+  return static_cast<InternContext*>(ctx)->thread->intern(name);
+}
+
+// Records CUPTI dropped (its buffers full) are GPU work the window lacks: the
+// report says so, as a CUDA note in the window (cuda_status.hpp).
+void note_dropped(CuptiConsumer::Impl& m, ThreadState& t, CUcontext context, uint32_t stream) {
+  size_t dropped = 0;
+  if (!m.lib.api.dropped_records || m.lib.api.dropped_records(context, stream, &dropped) != CUPTI_SUCCESS ||
+      dropped == 0)
+    return;
+  char note[160];
+  std::snprintf(note, sizeof note,
+                "%.*sCUPTI dropped %zu activity records (its buffers were full): GPU work is missing from this window",
+                int(wire::kCudaNotePrefix.size()), wire::kCudaNotePrefix.data(), dropped);
+  const bool was_busy = t.busy;
+  t.busy = true;
+  if (const uint32_t id = t.intern(note)) t.emit_instant(wire::RecordType::Mark, id, t.now());
+  t.busy = was_busy;
+}
+
 // The consumer that subscribed, for CUPTI's buffer callbacks, which carry no
 // user data: set before they are registered (enable_locked); the process's
 // one consumer lives as long as the process (the runtime's NoDestructor).
 CuptiConsumer* g_subscribed = nullptr;
 
-void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
-  if (g_subscribed) g_subscribed->convert(buffer, valid);
+void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t* buffer, size_t, size_t valid) {
+  if (g_subscribed) g_subscribed->convert(buffer, valid, context, stream);
   std::free(buffer);
 }
 
@@ -172,19 +248,24 @@ void CuptiConsumer::resource_callback(uint32_t cbid, const void* data) {
                                  op ? op->handle : 0, t->now(), t->ring);
 }
 
-void CuptiConsumer::convert(uint8_t* buffer, size_t valid) {
+void CuptiConsumer::convert(uint8_t* buffer, size_t valid, void* context, uint32_t stream) {
   Impl* m = impl_.get();
   // CUPTI may hand a buffer over from inside a call the agent hooks (the
   // thread is then busy): its ring is still free, nothing is mid-write.
   ThreadState* t = detail::tls_thread ? detail::tls_thread : thread_state();
-  if (!m || !t || valid == 0) return;
+  if (!m || !t) return;
+  note_dropped(*m, *t, static_cast<CUcontext>(context), stream);
+  if (valid == 0) return;
   const bool was_busy = t->busy;
   cupti::ActivityOutput out;
   out.ring = &t->ring;
   InternContext ctx{m, t};
   out.intern = intern_on_thread;
+  out.intern_transient = intern_transient_on_thread;
   out.intern_ctx = &ctx;
   out.now_ticks = t->now();
+  out.agent_calls = m->agent_calls;
+  out.agent_call_count = m->agent_call_count.load(std::memory_order_acquire);
   t->busy = true;  // nothing the conversion calls records itself
   (void)cupti::convert_buffer(buffer, valid, m->lib.api.get_next_record, m->lib.api.callback_name, m->clock, out);
   t->busy = was_busy;
@@ -222,6 +303,24 @@ void CuptiConsumer::decide(bool recording) {
   usable_ = true;
   if (recording_) enable_locked();
   if (recording_ && status_ != CudaStatus::Recording) note_in_window();
+  if (recording_) note_devices_locked();
+}
+
+void CuptiConsumer::note_devices_locked() {
+  if (!enabled_ || devices_noted_ || !impl_) return;
+  Impl& m = *impl_;
+  m.ask_devices(/*recorded=*/true);                 // when the window began before cuInit
+  if (m.devices == Impl::Devices::Unasked) return;  // a later step end asks again
+  ThreadState* t = thread_state();
+  if (!t) return;  // inside the agent: a step end of this window tries again
+  if (m.device_marks.empty())
+    for (const std::string& json : m.device_json) {
+      const std::string name = std::string(wire::kCudaDevicePrefix) + json;
+      if (const uint32_t id = t->intern(name.c_str())) m.device_marks.push_back(id);
+    }
+  const uint64_t now = t->now();
+  for (uint32_t id : m.device_marks) t->emit_instant(wire::RecordType::Mark, id, now);
+  devices_noted_ = true;
 }
 
 void CuptiConsumer::enable_locked() {
@@ -248,6 +347,8 @@ void CuptiConsumer::enable_locked() {
     }
     return;
   }
+  // Before CUPTI records driver calls: the questions leave no trace.
+  m.ask_devices(/*recorded=*/false);
   r = api.register_callbacks(buffer_requested, buffer_completed);
   size_t on = 0;
   for (; r == CUPTI_SUCCESS && on < std::size(kKinds); ++on) {
@@ -318,6 +419,7 @@ void CuptiConsumer::window_ended(uint32_t window) {
   bool collecting = false;
   {
     std::lock_guard lock(mu_);
+    devices_noted_ = false;  // the next window (begun already, when they abut) marks them again
     if (!flush_protocol_) return;
     collecting = enabled_;
   }
@@ -353,7 +455,7 @@ void CuptiConsumer::pop() {
 
 struct CuptiConsumer::Impl {};
 
-void CuptiConsumer::convert(uint8_t*, size_t) {}
+void CuptiConsumer::convert(uint8_t*, size_t, void*, uint32_t) {}
 void CuptiConsumer::resource_callback(uint32_t, const void*) {}
 void CuptiConsumer::enable_graph_callbacks() {}
 void CuptiConsumer::decide(bool recording) {
@@ -363,6 +465,7 @@ void CuptiConsumer::decide(bool recording) {
   if (recording_) note_in_window();
 }
 void CuptiConsumer::enable_locked() {}
+void CuptiConsumer::note_devices_locked() {}
 void CuptiConsumer::disable_locked(bool) {}
 void CuptiConsumer::flush() {}
 void CuptiConsumer::window_ended(uint32_t) {}
@@ -381,7 +484,10 @@ void CuptiConsumer::configure(WindowController& windows, StatusSink status, cloc
 }
 
 void CuptiConsumer::step_ending() {
-  if (correlating()) flush();
+  if (!correlating()) return;
+  flush();
+  std::lock_guard lock(mu_);
+  note_devices_locked();  // when the window's start came before cuInit
 }
 
 void CuptiConsumer::check_for_cuda(bool recording) {
@@ -398,6 +504,8 @@ void CuptiConsumer::recording_changed(bool on) {
   if (on) {
     enable_locked();
     if (status_ != CudaStatus::Recording && status_ != CudaStatus::None) note_in_window();
+    devices_noted_ = false;
+    note_devices_locked();
   } else {
     // No new op correlations; CUPTI itself is let go by window_ended, after
     // the window's work has completed and been flushed (the step lock is

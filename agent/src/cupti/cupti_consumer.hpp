@@ -33,6 +33,11 @@
 // - ProcessHeader::cuda_status (cuda_status.hpp) says whether CUDA is
 //   recorded and why not; each recording window where it is not gets a Mark
 //   named "ptprof: CUDA ..." with the reason.
+// - Device marks (cuda_status.hpp, kCudaDevicePrefix): in each window CUPTI
+//   collects in, one Mark per GPU with its properties, from the driver
+//   (cuda_devices.hpp), asked once per process: at the window's start, or
+//   at a later step end of it when the program had not yet called cuInit.
+//   A driver that cannot say (no device queries, an error) gets none.
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -90,7 +95,9 @@ class CuptiConsumer final : public WindowListener {
   void pop();
 
   // A completed CUPTI buffer: converted into the calling thread's ring.
-  void convert(uint8_t* buffer, size_t valid_bytes);
+  // `context` (a CUcontext) and `stream`: the buffer's, as CUPTI completed
+  // it (for the records CUPTI says it dropped there).
+  void convert(uint8_t* buffer, size_t valid_bytes, void* context = nullptr, uint32_t stream = 0);
   // CUPTI's callback (a CUDA graph node made or copied), on the thread
   // that made it; `data` is the callback's CUpti_ResourceData.
   void resource_callback(uint32_t cbid, const void* data);
@@ -106,6 +113,7 @@ class CuptiConsumer final : public WindowListener {
   void disable_locked(bool flushed = false);  // flushed: CUPTI was just force-flushed
   void set_status(wire::CudaStatus s, const char* message);
   void note_in_window();
+  void note_devices_locked();  // under mu_: this window's device marks, once
 
   WindowController* windows_ = nullptr;
   StatusSink status_sink_ = nullptr;
@@ -118,6 +126,7 @@ class CuptiConsumer final : public WindowListener {
   bool recording_ = false;
   bool flush_protocol_ = false;  // ProcessHeader::gpu_flush raised (at the first enable)
   bool yielded_ = false;         // CUPTI was left to another tool in some window
+  bool devices_noted_ = false;   // this window has its device marks (or the driver cannot say)
   wire::CudaStatus status_ = wire::CudaStatus::None;
   uint32_t message_id_ = 0;
   std::unique_ptr<Impl> impl_;

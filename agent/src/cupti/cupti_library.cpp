@@ -104,6 +104,7 @@ Result<Library> open_cupti(const std::vector<std::string>& candidates) {
     (void)resolve(h, "cuptiEnableCallback", a.enable_callback);
     (void)resolve(h, "cuptiGetGraphNodeId", a.graph_node_id);
     (void)resolve(h, "cuptiGetGraphId", a.graph_id);
+    (void)resolve(h, "cuptiActivityGetNumDroppedRecords", a.dropped_records);
     return Library{h, path, a};
   }
   return Status::error(why);

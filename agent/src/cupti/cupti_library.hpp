@@ -37,6 +37,9 @@ struct Api {
   CUptiResult (*enable_callback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain, CUpti_CallbackId) = nullptr;
   CUptiResult (*graph_node_id)(CUgraphNode, uint64_t*) = nullptr;
   CUptiResult (*graph_id)(CUgraph, uint32_t*) = nullptr;
+  // Optional: how many records CUPTI dropped for want of buffer space, for
+  // a context and stream (asked once per completed buffer).
+  CUptiResult (*dropped_records)(CUcontext, uint32_t, size_t*) = nullptr;
 };
 
 struct Library {

@@ -48,7 +48,13 @@ std::string trace_id(const InputSummary& in) {
 }  // namespace
 
 std::string chrome_preamble(const InputSummary& in, const PartLabel& part) {
-  std::string out = "{\n\"schemaVersion\": 1,\n\"deviceProperties\": [],\n";
+  std::string out = "{\n\"schemaVersion\": 1,\n\"deviceProperties\": [";
+  // Kineto's list, each GPU's entry as its agent wrote it.
+  for (size_t i = 0; i < in.gpu_devices.size(); ++i) {
+    out += i ? ",\n" : "\n";
+    out += in.gpu_devices[i].properties;
+  }
+  out += in.gpu_devices.empty() ? "],\n" : "\n],\n";
   // Kineto's distributedInfo, on a line of its own and before anything else
   // that could match: HTA takes a file's rank from the first line matching
   // "rank":\s+(\d+), and reads a file without one as rank 0.

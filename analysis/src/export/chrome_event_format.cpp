@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "ptprof/record.hpp"
 #include "stacks/stack_attribution.hpp"
 #include "text/json_string.hpp"
 
@@ -20,7 +21,7 @@ void append_int(std::string& out, Int v) {
 
 }  // namespace
 
-std::string_view chrome_category(const trace::Event& e) {
+std::string_view chrome_category(const trace::Event& e, const trace::CudaInfo* cuda) {
   using trace::EventKind;
   switch (e.kind) {
     case EventKind::Op:
@@ -28,7 +29,7 @@ std::string_view chrome_category(const trace::Event& e) {
     // torch.profiler's categories for what CUDA brings.
     case EventKind::CudaApi:
     case EventKind::CuptiApi:
-      return "cuda_runtime";
+      return cuda && cuda->family == uint8_t(wire::CudaApiFamily::Driver) ? "cuda_driver" : "cuda_runtime";
     case EventKind::Kernel:
       return "kernel";
     case EventKind::Memcpy:
@@ -177,7 +178,7 @@ void ChromeEventFormatter::append(std::string& out, const trace::Trace& t, const
   if (e.kind == trace::EventKind::Memory) return append_memory(out, t, e, id);
   const bool instant = e.kind == trace::EventKind::Mark;
   out += instant ? "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"" : "{\"ph\":\"X\",\"cat\":\"";
-  out += chrome_category(e);
+  out += chrome_category(e, cuda_info(t, e));
   out += "\",\"name\":";
   if (e.kind == trace::EventKind::Step && (e.name == 0 || e.name >= t.strings.size())) {
     text::append_json_string(out, "ProfilerStep#" + std::to_string(e.arg));

@@ -6,18 +6,21 @@
 #include <charconv>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "export/kernel_occupancy.hpp"
 #include "export/launch_links.hpp"
 #include "ptprof/trace.hpp"
 
 namespace ptprof::exporting::detail {
 
 // Kineto's category of an event: cpu_op for operators, user_annotation for
-// record_function scopes, ptprof ranges, marks and ProfilerStep spans.
-std::string_view chrome_category(const trace::Event& e);
+// record_function scopes, ptprof ranges, marks and ProfilerStep spans;
+// a CUDA call's is its API's (cuda_runtime, cuda_driver: `cuda`'s family).
+std::string_view chrome_category(const trace::Event& e, const trace::CudaInfo* cuda = nullptr);
 
 // torch's shapes text ("[[4, 3], [], ...]") as a JSON list of lists of ints
 // ("[[4,3],[]]"); `truncated` is set when the text ended in "...". "" when the
@@ -46,6 +49,9 @@ class ChromeEventFormatter {
   explicit ChromeEventFormatter(int64_t base_wall_ns, const LaunchLinks* links = nullptr)
       : base_wall_ns_(base_wall_ns), links_(links) {}
 
+  // The GPUs of the inputs (InputSummary::gpu_devices): kernels on one of
+  // them get Kineto's occupancy args (kernel_occupancy.hpp).
+  void set_devices(const std::vector<trace::GpuDevice>& devices);
   // Before the events of each input file: name and thread ids are per file.
   void begin_file(int64_t realtime_offset_ns);
   // Appends `e` as one JSON object (no separator). `id` becomes its
@@ -80,8 +86,13 @@ class ChromeEventFormatter {
   // A collective op's facts (Trace::collectives) under Kineto's arg names.
   void append_collective(std::string& out, const trace::Trace& t, const trace::Event& e);
 
+  // Kineto's blocks per SM, warps per SM and est. achieved occupancy % of
+  // a kernel whose device was described.
+  void append_occupancy(std::string& out, const trace::CudaInfo& c);
+
   int64_t base_wall_ns_;
   const LaunchLinks* links_;
+  std::vector<std::optional<OccupancyDevice>> device_limits_;  // by device id
   int64_t realtime_offset_ns_ = 0;
   // Per-file caches, indexed by string or thread id: formatting a name once
   // per file instead of once per event is most of the export's speed.

@@ -135,6 +135,7 @@ Result<ExportResult> export_chrome(const std::vector<std::string>& files, const 
                               "export each rank's files (<host>.r<rank>.*) to a file of its own");
   PTPROF_ASSIGN_OR_RETURN(const Steps steps, find_steps(files));
   ChromeEventFormatter formatter(inputs.base_wall_ns, &steps.launches);
+  formatter.set_devices(inputs.gpu_devices);
   std::string line;
   inputs.record_shapes = steps.shapes;
   inputs.profile_memory = steps.memory;

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <utility>
 
+#include "export/device_properties.hpp"
 #include "ptprof/analysis/trace_file.hpp"
 #include "ptprof/process_role.hpp"
 
@@ -59,6 +60,16 @@ Result<InputSummary> summarize_inputs(const std::vector<std::string>& files, std
       s.dropped += th.dropped;
       if (!tids.insert({pid, th.tid}).second) continue;
       s.threads.push_back({pid, th.tid, th.name.empty() ? "thread " + std::to_string(th.tid) : th.name});
+    }
+    // The first file that describes a device names it (a file describes
+    // the devices its window's processes used); the text is checked and
+    // written again, as every name the export writes.
+    for (const trace::GpuDevice& d : t.gpu_devices) {
+      auto at = std::lower_bound(s.gpu_devices.begin(), s.gpu_devices.end(), d.id,
+                                 [](const trace::GpuDevice& g, int32_t id) { return g.id < id; });
+      if (at != s.gpu_devices.end() && at->id == d.id) continue;
+      if (std::optional<DeviceProperties> p = read_device_properties(d.properties))
+        s.gpu_devices.insert(at, trace::GpuDevice{d.id, std::move(p->json)});
     }
     if (ranked && dist.backend.empty())
       for (const std::string& name : t.strings)

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ptprof/status.hpp"
+#include "ptprof/trace.hpp"
 
 namespace ptprof::exporting::detail {
 
@@ -41,6 +42,9 @@ struct InputSummary {
   uint64_t dropped = 0;      // events the agent dropped, all files
   size_t ranks = 0;          // distinct ranks among the processes
   std::optional<DistributedInfo> distributed;
+  // The GPUs the agents described (Trace::gpu_devices), one per id, by id:
+  // Kineto's deviceProperties.
+  std::vector<trace::GpuDevice> gpu_devices;
   // What the events hold, when an export has looked (Kineto's top-level
   // "record_shapes" and "profile_memory"): ops with input shapes, memory events.
   bool record_shapes = false;

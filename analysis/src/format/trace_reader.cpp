@@ -17,6 +17,7 @@
 #include "format/tensor_chunk.hpp"
 #include "format/zstd_codec.hpp"
 #include "ptprof/analysis/trace_file.hpp"
+#include "ptprof/cuda_status.hpp"
 
 namespace ptprof::format {
 
@@ -25,6 +26,19 @@ using namespace detail;
 namespace {
 
 enum class Mode { Full, Summary };
+
+// The agent's device marks among strings [from, end): Trace::gpu_devices,
+// the first description of each id kept, sorted by id.
+void keep_gpu_devices(trace::Trace& t, size_t from) {
+  for (size_t i = from; i < t.strings.size(); ++i) {
+    const int32_t id = wire::cuda_device_mark_id(t.strings[i]);
+    if (id < 0) continue;
+    auto at = std::lower_bound(t.gpu_devices.begin(), t.gpu_devices.end(), id,
+                               [](const trace::GpuDevice& d, int32_t v) { return d.id < v; });
+    if (at != t.gpu_devices.end() && at->id == id) continue;
+    t.gpu_devices.insert(at, trace::GpuDevice{id, t.strings[i].substr(wire::kCudaDevicePrefix.size())});
+  }
+}
 
 struct ChunkHead {
   uint64_t offset = 0;
@@ -158,9 +172,12 @@ bool Reader::process(const ChunkHead& h) {
       e = decode_header(c, trace_.header);
       have_header_ = true;
       break;
-    case ChunkType::Strings:
+    case ChunkType::Strings: {
+      const size_t before = trace_.strings.size();
       e = decode_strings(c, trace_);
+      if (e.ok()) keep_gpu_devices(trace_, before);
       break;
+    }
     case ChunkType::Processes:
       e = decode_processes(c, trace_);
       break;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "ptprof/cuda_status.hpp"
 #include "stacks/stack_attribution.hpp"
 #include "text/json_string.hpp"
 
@@ -87,6 +88,7 @@ void HtmlEvents::Impl::add(const trace::Trace& t) {
   for (const trace::Event& e : t.events) {
     ++events;
     if (!drawn(e.kind) || e.thread >= by_thread.size()) continue;
+    if (wire::is_cuda_device_mark(t, e)) continue;  // the GPUs' properties, for the exports: not the program's
     detail::PageTrack& track = *by_thread[e.thread];
     detail::PageEvent pe{
         e.start_ns, std::max(e.start_ns, e.end_ns), page_string(e.name), page_string(e.shapes), page_stack(e.stack), 0};

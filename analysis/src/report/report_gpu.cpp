@@ -132,7 +132,9 @@ void GpuReportBuilder::add(const trace::Trace& t) {
         step_spans.push_back({e.arg, pid_of(e), e.start_ns, e.end_ns});
         break;
       case EventKind::Mark:
-        if (wire::is_cuda_note(t, e) && std::find(m.notes.begin(), m.notes.end(), name_of(e)) == m.notes.end())
+        // A device mark is data for the exports, not a line to print.
+        if (wire::is_cuda_note(t, e) && !wire::is_cuda_device_mark(t, e) &&
+            std::find(m.notes.begin(), m.notes.end(), name_of(e)) == m.notes.end())
           m.notes.push_back(name_of(e));
         break;
       default:

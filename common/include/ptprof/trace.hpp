@@ -314,6 +314,14 @@ inline Losses& Losses::operator-=(const Losses& o) {
   return *this;
 }
 
+// A GPU as the agent described it (cuda_status.hpp, kCudaDevicePrefix): its
+// entry of Kineto's deviceProperties, from the driver.
+struct GpuDevice {
+  int32_t id = 0;          // the CUDA device ordinal, as CudaInfo::device
+  std::string properties;  // compact JSON object, Kineto's keys, "id" first
+  bool operator==(const GpuDevice&) const = default;
+};
+
 struct Trace {
   Header header;
   Losses losses;
@@ -327,6 +335,9 @@ struct Trace {
   std::vector<Stack> stacks;                // referenced by events' stack
   std::vector<CollectiveInfo> collectives;  // each names its op by thread and start
   std::vector<TensorGroup> tensor_groups;   // memory categories' tensor identity (TENSORS chunk)
+  // The GPUs the agent described, one per id, by id: kept by the reader from
+  // the names of the device marks (strings), so a summary read has them too.
+  std::vector<GpuDevice> gpu_devices;
 };
 
 }  // namespace ptprof::trace

@@ -1,9 +1,12 @@
 // The agent's CUPTI buffer path (agent/src/cupti/cupti_activity.cpp) fed synthetic
 // activity buffers laid out as cupti_activity.h defines them: every record
 // converted field by field, GPU timestamps mapped to the session clock,
-// other tools' correlations and unknown kinds skipped, a full ring counted.
+// other tools' correlations, the agent's own driver calls and unknown kinds
+// skipped, a full ring counted.
 // Then end to end: buffers -> ring -> trace (a stand-in for the launcher's
 // conversion, which lives elsewhere) -> the report's CUDA columns.
+#include <cupti_driver_cbid.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <map>
@@ -51,15 +54,26 @@ struct Ring {
   }
 };
 
+// As the consumer's intern: a name given as CUPTI's is known again by its
+// pointer alone (cupti_consumer.cpp), so one pointer must never be handed
+// over with two texts.
 struct Names {
   std::vector<std::string> v{""};
-  static uint32_t intern(void* ctx, const char* s) {
-    auto& names = static_cast<Names*>(ctx)->v;
-    for (uint32_t i = 1; i < names.size(); ++i)
-      if (names[i] == s) return i;
-    names.emplace_back(s);
-    return uint32_t(names.size() - 1);
+  std::map<const char*, std::string> by_pointer;
+  bool pointer_reused = false;
+  uint32_t id_of(const char* s) {
+    for (uint32_t i = 1; i < v.size(); ++i)
+      if (v[i] == s) return i;
+    v.emplace_back(s);
+    return uint32_t(v.size() - 1);
   }
+  static uint32_t intern(void* ctx, const char* s) {
+    auto* names = static_cast<Names*>(ctx);
+    auto [it, added] = names->by_pointer.emplace(s, s);
+    if (!added && it->second != s) names->pointer_reused = true;
+    return names->id_of(s);
+  }
+  static uint32_t intern_transient(void* ctx, const char* s) { return static_cast<Names*>(ctx)->id_of(s); }
 };
 
 CUptiResult callback_name(CUpti_CallbackDomain domain, uint32_t cbid, const char** name) {
@@ -171,7 +185,7 @@ TEST_CASE("cupti: every activity kind becomes its ring record, on the session cl
 
   Ring ring(1 << 16);
   Names names;
-  agent::cupti::ActivityOutput out{&ring.writer, Names::intern, &names, 123456};
+  agent::cupti::ActivityOutput out{&ring.writer, Names::intern, &names, 123456, nullptr, 0, Names::intern_transient};
   const agent::cupti::ActivityCounts n =
       agent::cupti::convert_buffer(buf.data(), buf.size(), SyntheticBuffer::next, callback_name, kClock, out);
   CHECK(n.records == 9);
@@ -260,6 +274,53 @@ TEST_CASE("cupti: every activity kind becomes its ring record, on the session cl
   CHECK(ry.gpu.correlation_id == 45);
 }
 
+// CUPTI's names of API functions, versioned as cuptiGetCallbackName gives them.
+CUptiResult versioned_name(CUpti_CallbackDomain, uint32_t cbid, const char** name) {
+  switch (cbid) {
+    case 1:
+      *name = "cudaLaunchKernel_v7000";
+      break;
+    case 2:
+      *name = "cudaMalloc_v3020";
+      break;
+    case 3:
+      *name = "cudaStreamGetCaptureInfo_v2_v11030";
+      break;
+    case 4:
+      *name = "cudaGetDevice";
+      break;
+    case 5:
+      *name = "cudaFoo_v";
+      break;
+    default:
+      return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  return CUPTI_SUCCESS;
+}
+
+TEST_CASE("cupti: each API record keeps its own function's name, without a trailing version", "[cupti]") {
+  SyntheticBuffer buf;
+  for (uint32_t round = 0; round < 2; ++round)
+    for (uint32_t cbid = 1; cbid <= 5; ++cbid)
+      buf.add(api(CUPTI_ACTIVITY_KIND_RUNTIME, cbid, 1'000'000 + 100 * cbid, 1'000'050 + 100 * cbid, cbid));
+  Ring ring(1 << 14);
+  Names names;
+  agent::cupti::ActivityOutput out{&ring.writer, Names::intern, &names, 0, nullptr, 0, Names::intern_transient};
+  const auto n =
+      agent::cupti::convert_buffer(buf.data(), buf.size(), SyntheticBuffer::next, versioned_name, kClock, out);
+  CHECK(n.written == 10);
+  std::vector<std::string> got;
+  for (const auto& r : ring.read()) got.push_back(names.v.at(r.h.arg));
+  const std::vector<std::string> once{"cudaLaunchKernel", "cudaMalloc", "cudaStreamGetCaptureInfo_v2", "cudaGetDevice",
+                                      "cudaFoo_v"};
+  std::vector<std::string> want = once;
+  want.insert(want.end(), once.begin(), once.end());
+  CHECK(got == want);
+  // A stripped name is built in a buffer of the conversion's: never handed
+  // over as a name to know again by its pointer.
+  CHECK_FALSE(names.pointer_reused);
+}
+
 TEST_CASE("cupti: a full ring drops and counts, an empty buffer writes nothing", "[cupti]") {
   SyntheticBuffer buf;
   for (uint32_t i = 0; i < 20; ++i) buf.add(kernel("k", 1'000'000 + i, 1'000'001 + i, i));
@@ -290,6 +351,27 @@ TEST_CASE("cupti: records of work still in flight (no end time) are skipped", "[
   const auto recs = ring.read();
   REQUIRE(recs.size() == 1);
   CHECK(recs[0].gpu.correlation_id == 1);
+}
+
+TEST_CASE("cupti: the agent's own questions to the driver are not the program's calls", "[cupti][devices]") {
+  // cupti_consumer.cpp asks about the devices (cuda_devices.hpp) while CUPTI
+  // records driver calls: those records, within the spans it noted, are
+  // skipped; the program's, and anything outside the spans, kept.
+  SyntheticBuffer buf;
+  buf.add(api(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuDeviceGetCount, 1'000'010, 1'000'020, 1));
+  buf.add(api(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuDeviceGetAttribute, 1'000'030, 1'000'040, 2));
+  buf.add(api(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 1'000'050, 1'000'060, 3));
+  buf.add(api(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuDeviceGetAttribute, 1'000'200, 1'000'210, 4));
+  Ring ring(1 << 12);
+  Names names;
+  const agent::cupti::AgentCallSpan spans[] = {{1'000'000, 1'000'100}};
+  agent::cupti::ActivityOutput out{&ring.writer, Names::intern, &names, 0, spans, 1};
+  auto n = agent::cupti::convert_buffer(buf.data(), buf.size(), SyntheticBuffer::next, nullptr, kClock, out);
+  CHECK(n.records == 4);
+  CHECK(n.skipped == 2);
+  std::vector<uint64_t> kept;
+  for (const auto& r : ring.read()) kept.push_back(r.gpu.correlation_id);
+  CHECK(kept == std::vector<uint64_t>{3, 4});  // the launch, and the program's own question after the span
 }
 
 TEST_CASE("cupti: the clock mapping runs backwards of the anchor too", "[cupti]") {

@@ -2,10 +2,14 @@
 // gives GPU work and CUDA calls (device, stream, correlation, grid, block,
 // bytes, bandwidth, cuda_sync_kind), the launching op's External id on both,
 // and one ac2g flow from each launch to its first GPU work, as HTA and the
-// viewers read them.
+// viewers read them; the header's deviceProperties from the agent's device
+// marks, Kineto's occupancy args on kernels, cuda_driver for driver calls.
 #include <catch2/catch.hpp>
 
 #include "ptprof/analysis/export.hpp"
+#include "ptprof/analysis/trace_file.hpp"
+#include "ptprof/cuda_status.hpp"
+#include "ptprof/record.hpp"
 #include "test_export_fixtures.hpp"
 
 using namespace ptprof;
@@ -197,4 +201,125 @@ TEST_CASE("Chrome export: one ac2g flow from each launch to its first GPU work",
   const Json* orphan = find(doc, "X", "orphan_kernel");
   REQUIRE(orphan);
   CHECK((*orphan)["args"]["External id"].num == (*orphan)["args"]["Ev Idx"].num + 1);
+}
+
+namespace {
+
+// An A100 as the agent describes it (cupti/cuda_devices.cpp): Kineto's keys, compact, "id" first.
+constexpr const char* kAgentA100 =
+    R"({"id":0,"name":"NVIDIA A100-SXM4-80GB","totalGlobalMem":84990623744,"computeMajor":8,"computeMinor":0,)"
+    R"("maxThreadsPerBlock":1024,"maxThreadsPerMultiprocessor":2048,"regsPerBlock":65536,"regsPerMultiprocessor":65536,)"
+    R"("warpSize":32,"sharedMemPerBlock":49152,"sharedMemPerMultiprocessor":167936,"numSms":108,)"
+    R"("sharedMemPerBlockOptin":166912,"reservedSharedMemPerBlock":1024})";
+
+void device_mark(CudaTraceWriter& tw, const std::string& json, int64_t at) {
+  trace::Event ev;
+  ev.kind = EventKind::Mark;
+  ev.name = tw.w->intern(std::string(wire::kCudaDevicePrefix) + json);
+  ev.start_ns = ev.end_ns = at;
+  ev.thread = tw.cpu;
+  tw.w->add_event(ev);
+}
+
+trace::CudaInfo kernel_on(int32_t device, uint32_t grid, uint32_t block, uint32_t regs, uint32_t smem) {
+  trace::CudaInfo k = on_device(700, 0, 7);
+  k.device = device;
+  k.grid[0] = grid, k.grid[1] = k.grid[2] = 1;
+  k.block[0] = block, k.block[1] = k.block[2] = 1;
+  k.registers = regs;
+  k.static_shared = smem;
+  return k;
+}
+
+}  // namespace
+
+TEST_CASE("Chrome export: deviceProperties from the agent's device marks, occupancy args on kernels",
+          "[export][chrome][gpu][occupancy]") {
+  TempDir dir;
+  CudaTraceWriter tw(dir.file("gpu.bin"));
+  device_mark(tw, kAgentA100, 500);
+  device_mark(tw, kAgentA100, 600);  // marked again (another window, another process): one entry
+  // Device 0's kernel as a100_alexnet_cuda_sync recorded it: 8 blocks and 64 warps an SM, 63 %.
+  tw.cuda(EventKind::Kernel, "described_kernel", 1000, 2000, kernel_on(0, 864, 256, 47, 0));
+  tw.cuda(EventKind::Kernel, "small_kernel", 2000, 3000, kernel_on(0, 1, 128, 48, 0));
+  tw.cuda(EventKind::Kernel, "undescribed_kernel", 3000, 4000, kernel_on(1, 864, 256, 47, 0));
+  tw.cuda(EventKind::Kernel, "shapeless_kernel", 4000, 5000, kernel_on(0, 0, 0, 0, 0));
+  Json doc = export_of(tw, dir);
+
+  REQUIRE(doc["deviceProperties"].arr.size() == 1);
+  const Json& dev = doc["deviceProperties"].arr[0];
+  CHECK(dev["id"].num == 0);
+  CHECK(dev["name"].str == "NVIDIA A100-SXM4-80GB");
+  CHECK(dev["numSms"].num == 108);
+  CHECK(dev["sharedMemPerMultiprocessor"].num == 167936);
+  CHECK(dev["totalGlobalMem"].num == 84990623744.0);
+  // The marks are the agent's, not events of the program.
+  for (const Json& e : doc["traceEvents"].arr)
+    CHECK_FALSE((e.obj.count("name") && e["name"].str.starts_with(std::string(wire::kCudaDevicePrefix))));
+
+  const Json* described = find(doc, "X", "described_kernel");
+  REQUIRE(described);
+  CHECK((*described)["args"]["blocks per SM"].num == 8);
+  CHECK((*described)["args"]["warps per SM"].num == 64);
+  CHECK((*described)["args"]["est. achieved occupancy %"].num == 63);
+  // Kineto's float text, as the newer traces hold it.
+  const std::string text = slurp(dir.file("gpu.json"));
+  CHECK(text.find(R"("blocks per SM":0.009259259,"warps per SM":0.037037037,"grid":[1,1,1],"block":[128,1,1],)"
+                  R"("est. achieved occupancy %":0)") != std::string::npos);
+  for (const char* name : {"undescribed_kernel", "shapeless_kernel"}) {
+    const Json* k = find(doc, "X", name);
+    REQUIRE(k);
+    INFO(name);
+    CHECK_FALSE((*k)["args"].obj.count("blocks per SM"));
+    CHECK_FALSE((*k)["args"].obj.count("est. achieved occupancy %"));
+    CHECK((*k)["args"].obj.count("grid"));
+  }
+
+  // The reader keeps the description.
+  auto t = format::read_trace(dir.file("gpu.bin"), nullptr);
+  REQUIRE(t);
+  REQUIRE(t->gpu_devices.size() == 1);
+  CHECK(t->gpu_devices[0].id == 0);
+  CHECK(t->gpu_devices[0].properties == kAgentA100);
+}
+
+TEST_CASE("Chrome export: a device mark that is not JSON is left out of the header", "[export][chrome][gpu]") {
+  TempDir dir;
+  CudaTraceWriter tw(dir.file("gpu.bin"));
+  device_mark(tw, R"({"id":3,"name":"broken)", 500);
+  device_mark(tw, R"({"id":4,"name":"quote \" and \u0007","numSms":2})", 600);
+  Json doc = export_of(tw, dir);  // a strict parser reads it
+  REQUIRE(doc["deviceProperties"].arr.size() == 1);
+  CHECK(doc["deviceProperties"].arr[0]["id"].num == 4);
+  CHECK(doc["deviceProperties"].arr[0]["name"].str == "quote \" and \x07");
+}
+
+TEST_CASE("Chrome export: driver API calls are cuda_driver, as Kineto names them", "[export][chrome][gpu]") {
+  TempDir dir;
+  CudaTraceWriter tw(dir.file("gpu.bin"));
+  tw.op("triton_op", 1000, 9000, 31);
+  trace::CudaInfo driver_call = info(801, 31);
+  driver_call.family = uint8_t(wire::CudaApiFamily::Driver);
+  tw.cuda(EventKind::CudaApi, "cuLaunchKernel", 2000, 3000, driver_call);
+  trace::CudaInfo cupti_driver = info(801, 0);
+  cupti_driver.family = uint8_t(wire::CudaApiFamily::Driver);
+  cupti_driver.cbid = 307;
+  tw.cuda(EventKind::CuptiApi, "cuLaunchKernel", 2000, 3000, cupti_driver);
+  tw.cuda(EventKind::CudaApi, "cudaLaunchKernel", 4000, 5000, info(802, 31));
+  tw.cuda(EventKind::Kernel, "triton_kernel", 3500, 4500, on_device(801, 31, 7));
+  Json doc = export_of(tw, dir);
+
+  auto driver = all(doc, "X", "cuda_driver");
+  REQUIRE(driver.size() == 2);
+  for (const Json* e : driver) {
+    CHECK((*e)["name"].str == "cuLaunchKernel");
+    CHECK((*e)["args"]["correlation"].num == 801);
+  }
+  auto runtime = all(doc, "X", "cuda_runtime");
+  REQUIRE(runtime.size() == 1);
+  CHECK((*runtime[0])["name"].str == "cudaLaunchKernel");
+  // The flow still runs from the driver launch to its kernel.
+  auto starts = all(doc, "s", "ac2g");
+  REQUIRE(starts.size() == 1);
+  CHECK((*starts[0])["id"].num == 801);
 }
