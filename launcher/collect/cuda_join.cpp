@@ -12,6 +12,10 @@ void CudaJoin::api_call(const decoded::Record& r, const decoded::CudaApiCall& ca
   e.end_ns = process_.conv.to_ns(call.end_ts);
   e.name = trace.event_name(r.name);
   e.thread = trace.thread(instance);
+  if (flushes_gpu()) {
+    calls_[slot].push_back({e, call.info});  // CUPTI's record of it may follow
+    return;
+  }
   join(slot, trace, e, call.info);
 }
 
@@ -30,7 +34,13 @@ void CudaJoin::gpu_activity(const decoded::Record& r, const decoded::GpuActivity
     // CUPTI's record of an API call names the thread that made it; an
     // overhead record stays on the thread that drained CUPTI.
     const bool api = a.kind == trace::EventKind::CuptiApi;
-    e.thread = trace.thread(api ? process_.threads.instance_of_tid(a.tid, instance) : instance);
+    const uint32_t caller = api ? process_.threads.instance_of_tid(a.tid, UINT32_MAX) : instance;
+    e.thread = trace.thread(caller == UINT32_MAX ? instance : caller);
+    if (api && flushes_gpu()) {
+      // The hooked record of the call may follow.
+      calls_[slot].push_back({e, info, caller != UINT32_MAX});
+      return;
+    }
   }
   join(slot, trace, e, info);
 }
@@ -79,6 +89,16 @@ void CudaJoin::join(int32_t slot, WindowTrace& trace, const trace::Event& e, tra
 }
 
 void CudaJoin::release(int32_t slot, WindowTrace& trace) {
+  // Folded when the window is written, not as records arrive: CUPTI hands
+  // over its buffers late and in any order, and a call pairs with the
+  // earliest fitting record only once all of its thread's are in.
+  if (auto calls = calls_.find(slot); calls != calls_.end()) {
+    for (CallRecord& c : fold_calls(std::move(calls->second))) {
+      (void)attribute(c.info);
+      write(trace, c.event, c.info);
+    }
+    calls_.erase(calls);
+  }
   std::erase_if(unsettled_, [&](std::pair<int32_t, Held>& u) {
     if (u.first != slot) return false;
     (void)attribute(u.second.info);

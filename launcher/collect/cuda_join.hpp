@@ -5,7 +5,9 @@
 // activity: then the event is held and written with its window, joined with
 // whatever arrived by then. Work replayed from a CUDA graph is joined to
 // the op that captured its graph node instead (graph_captures.hpp), or
-// marked as captured outside the window.
+// marked as captured outside the window. While CUPTI records (the flush
+// protocol), a window's calls are held too, until it is written: then a
+// hooked call and CUPTI's record of it fold into one event (call_fold.hpp).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -13,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "collect/call_fold.hpp"
 #include "collect/graph_captures.hpp"
 #include "collect/record_decoder.hpp"
 #include "collect/window_trace.hpp"
@@ -39,7 +42,8 @@ class CudaJoin {
   // A CUPTI record that thread `instance` wrote, into window `slot`'s trace.
   void gpu_activity(const decoded::Record& r, const decoded::GpuActivity& a, uint32_t instance, int32_t slot,
                     WindowTrace& trace);
-  // Window `slot` is being written: its held events go in now.
+  // Window `slot` is being written: its held events go in now, its calls
+  // folded first.
   void release(int32_t slot, WindowTrace& trace);
   // The end of a drain pass: graph work whose capture had not been read
   // when it was is attributed now. Every ring has then been drained up to
@@ -72,7 +76,9 @@ class CudaJoin {
   const ProcessContext& process_;
   std::unordered_map<uint64_t, uint64_t> external_;      // correlation id -> the launching op's handle
   std::unordered_map<int32_t, std::vector<Held>> held_;  // by window slot
-  std::vector<std::pair<int32_t, Held>> unsettled_;      // graph work of this drain pass, by window slot
+  // Hooked calls and CUPTI's records of calls, by window slot, to fold.
+  std::unordered_map<int32_t, std::vector<CallRecord>> calls_;
+  std::vector<std::pair<int32_t, Held>> unsettled_;  // graph work of this drain pass, by window slot
   GraphCaptures graphs_;
   bool seen_ = false;
 };

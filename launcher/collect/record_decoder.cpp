@@ -10,8 +10,8 @@ using trace::EventKind;
 
 // What each kind of GPU activity becomes: its event kind, its name when
 // the agent could not intern one, and whether it runs on a device lane.
-// Copies carry their "Memcpy HtoD" style name from the agent, as kernels
-// theirs.
+// Copies and sets carry their names from the agent, as kernels theirs:
+// Kineto's "Memcpy HtoD (Pageable -> Device)" and "Memset (Device)".
 struct GpuKind {
   EventKind kind;
   const char* unnamed;

@@ -51,8 +51,8 @@ def from_ptprof(report):
         for r in report.get("rows", [])
         if r.get("cuda_total_us", 0.0) > 0
         and r["name"] not in kernel_names
-        and not r["name"].startswith("Memcpy")
-        and r["name"] != "Memset"
+        and not r["name"].startswith("Memcpy ")
+        and not r["name"].startswith("Memset ")
     ]
     ops.sort(key=lambda kv: -kv[1])
     cuda_memory = {}
@@ -191,11 +191,16 @@ def side_by_side(label, torch_s, ptprof_s, timing=None):
         a = top_t[i] if i < len(top_t) else ["", 0.0]
         b = top_p[i] if i < len(top_p) else ["", 0.0]
         lines.append("%-40s %12.1f | %-40s %12.1f" % (a[0][:40], a[1], b[0][:40], b[1]))
+    # Per copy name, Kineto's on both sides ("Memcpy HtoD (Pageable -> Device)").
     lines.append("== %s: memcpy (count, bytes)" % label)
-    for kind in sorted(set(torch_s["memcpy"]) | set(ptprof_s["memcpy"])):
-        t = torch_s["memcpy"].get(kind, {"count": 0, "bytes": 0})
-        p = ptprof_s["memcpy"].get(kind, {"count": 0, "bytes": 0})
-        lines.append("%-20s torch %6d %12d | ptprof %6d %12d" % (kind, t["count"], t["bytes"], p["count"], p["bytes"]))
+    names = sorted(set(torch_s["memcpy"]) | set(ptprof_s["memcpy"]))
+    width = max([20] + [len(n) for n in names])
+    for name in names:
+        t = torch_s["memcpy"].get(name, {"count": 0, "bytes": 0})
+        p = ptprof_s["memcpy"].get(name, {"count": 0, "bytes": 0})
+        lines.append(
+            "%-*s torch %6d %12d | ptprof %6d %12d" % (width, name, t["count"], t["bytes"], p["count"], p["bytes"])
+        )
     mem_lines, mem_failures = memory_side_by_side(label, torch_s.get("cuda_memory", {}), ptprof_s["cuda_memory"])
     more = overhead_lines(label, torch_s.get("overheads", {}), ptprof_s["overheads"]) + step_time_lines(
         label, timing, ptprof_s.get("cost")

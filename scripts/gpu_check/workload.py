@@ -103,8 +103,8 @@ def summarize(prof, trace_path):
             k["count"] += 1
             k["total_us"] += float(e.get("dur", 0))
         elif cat == "gpu_memcpy":
-            kind = " ".join(e["name"].split()[:2])  # "Memcpy HtoD (Pageable -> Device)" -> "Memcpy HtoD"
-            m = memcpy.setdefault(kind, {"count": 0, "bytes": 0})
+            # By Kineto's full name, "Memcpy HtoD (Pageable -> Device)": ptprof names copies alike.
+            m = memcpy.setdefault(e["name"], {"count": 0, "bytes": 0})
             m["count"] += 1
             m["bytes"] += int(e.get("args", {}).get("bytes", 0))
     cpu_names = {x.name for x in prof.events() if x.device_type.name == "CPU"}

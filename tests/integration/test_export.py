@@ -174,7 +174,7 @@ def perfetto_events(text):
             if key == "iid":
                 iid = int(value)
             elif key == "name":
-                name = codecs.escape_decode(value[1:-1].encode())[0].decode("utf-8")
+                name = _text_value(value)
         elif block[-1:] == ["track_event"]:
             if key == "type":
                 kind = value
@@ -187,24 +187,113 @@ def perfetto_events(text):
     return per_name, pairs
 
 
-def test_perfetto_export_decodes_with_perfettos_protos():
+def _text_value(value):
+    """A string field of `protoc --decode` text ("..." with C escapes) as str."""
+    return codecs.escape_decode(value[1:-1].encode())[0].decode("utf-8")
+
+
+def perfetto_slices(text):
+    """From `protoc --decode` text: every slice (BEGIN) and instant as a dict
+    of its name, category, (pid, tid) of its track, debug annotations (name
+    -> int, float or str) and flow ids ("flow_ids", "terminating_flow_ids")."""
+    tables = collections.defaultdict(dict)  # interned table -> iid -> name
+    threads = {}  # track uuid -> (pid, tid)
+    slices = []
+    block, entry, event, annotation, track = [], {}, None, None, {}
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.endswith("{"):
+            block.append(stripped[:-1].strip())
+            if block == ["packet", "track_event"]:
+                event = {"ann": [], "flow_ids": [], "terminating_flow_ids": []}
+            elif block == ["packet", "track_descriptor"]:
+                track = {}
+            elif block[-1:] == ["debug_annotations"]:
+                annotation = {}
+            elif len(block) == 3 and block[1] == "interned_data":
+                entry = {}
+            continue
+        if stripped == "}":
+            closed = block.pop()
+            if len(block) == 2 and block[1] == "interned_data":
+                tables[closed][entry.get("iid")] = entry.get("name")
+            elif closed == "debug_annotations" and event is not None:
+                event["ann"].append(annotation)
+            elif block == ["packet"] and closed == "track_descriptor" and "pid" in track:
+                threads[track["uuid"]] = (track["pid"], track["tid"])
+            elif block == ["packet"] and closed == "track_event":
+                if event.get("type") in ("TYPE_SLICE_BEGIN", "TYPE_INSTANT"):
+                    slices.append(event)
+                event = None
+            continue
+        key, _, value = stripped.partition(": ")
+        where = block[-1] if block else ""
+        if len(block) == 3 and block[1] == "interned_data":
+            if key in ("iid", "name"):
+                entry[key] = int(value) if key == "iid" else _text_value(value)
+        elif where == "debug_annotations":
+            if key == "name_iid":
+                annotation["name_iid"] = int(value)
+            elif key == "int_value":
+                annotation["value"] = int(value)
+            elif key == "double_value":
+                annotation["value"] = float(value)
+            elif key == "string_value":
+                annotation["value"] = _text_value(value)
+        elif where == "track_event":
+            if key in ("flow_ids", "terminating_flow_ids"):
+                event[key].append(int(value))
+            elif key in ("type",):
+                event[key] = value
+            elif key in ("name_iid", "category_iids", "track_uuid"):
+                event[key] = int(value)
+        elif where == "track_descriptor" and key == "uuid":
+            track["uuid"] = int(value)
+        elif where == "thread" and key in ("pid", "tid"):
+            track[key] = int(value)
+    out = []
+    for e in slices:
+        args = {}
+        for a in e["ann"]:
+            args[tables["debug_annotation_names"].get(a.get("name_iid"))] = a.get("value")
+        out.append(
+            {
+                "name": tables["event_names"].get(e.get("name_iid")),
+                "cat": tables["event_categories"].get(e.get("category_iids")),
+                "thread": threads.get(e.get("track_uuid")),
+                "args": args,
+                "flow_ids": e["flow_ids"],
+                "terminating_flow_ids": e["terminating_flow_ids"],
+            }
+        )
+    return out
+
+
+def protoc_decode(pf):
+    """`protoc --decode` text of Perfetto trace file `pf` (perfetto_subset.proto); skips the test without protoc."""
     protoc = shutil.which("protoc")
     if not protoc:
+        T.skip("protoc is not installed (Debian: apt-get install protobuf-compiler)")
+    with open(pf, "rb") as f:
+        proc = T.subprocess.run(
+            [protoc, "--proto_path=" + T.HERE, "--decode=perfetto.protos.Trace", "perfetto_subset.proto"],
+            stdin=f,
+            capture_output=True,
+            text=True,
+        )
+    T.check_eq(proc.returncode, 0, "protoc --decode\n" + T.describe(proc))
+    return proc.stdout
+
+
+def test_perfetto_export_decodes_with_perfettos_protos():
+    if not shutil.which("protoc"):
         T.skip("protoc is not installed (Debian: apt-get install protobuf-compiler)")
     with T.tempdir() as d:
         trace = X.trace_example(d, "train_mlp_ranges.py", env=T.clean_env(STEPS=3))
         pf = os.path.join(d, "trace.pftrace")
         chrome = os.path.join(d, "trace.json")
         X.export(trace, "--perfetto", pf, "--chrome", chrome)
-        with open(pf, "rb") as f:
-            proc = T.subprocess.run(
-                [protoc, "--proto_path=" + T.HERE, "--decode=perfetto.protos.Trace", "perfetto_subset.proto"],
-                stdin=f,
-                capture_output=True,
-                text=True,
-            )
-        T.check_eq(proc.returncode, 0, "protoc --decode\n" + T.describe(proc))
-        text = proc.stdout
+        text = protoc_decode(pf)
         T.check("process {" in text and "thread {" in text, "process and thread track descriptors")
         T.check("sequence_flags: 1" in text, "the first packet clears the sequence's incremental state")
         begins, ends = text.count("TYPE_SLICE_BEGIN"), text.count("TYPE_SLICE_END")

@@ -32,7 +32,7 @@ TORCH = {
     "kernels": {"gemm": {"count": 10, "total_us": 100.0}, "relu": {"count": 5, "total_us": 20.0}},
     "kernel_total_us": 120.0,
     "top_ops": [["aten::addmm", 100.0], ["aten::relu", 20.0]],
-    "memcpy": {"Memcpy HtoD": {"count": 10, "bytes": 40960}},
+    "memcpy": {"Memcpy HtoD (Pageable -> Device)": {"count": 10, "bytes": 40960}},
     # Self CUDA Mem, CUDA Mem per op (workload.py's cuda_memory); aten::linear
     # allocates only through its child aten::addmm, [memory] is the frees
     # inside no op.
@@ -77,6 +77,15 @@ def ptprof_report(gemm_count=10, gemm_ns=100000, relu_self_mem=512):
             dict(mem, name="aten::zero_", cuda_total_us=0.0, cuda_memory_bytes=0, self_cuda_memory_bytes=0),
             dict(mem, name="[memory]", cuda_total_us=0.0, cuda_memory_bytes=-1049088, self_cuda_memory_bytes=-1049088),
             dict(mem, name="gemm", cuda_total_us=gemm_ns / 1000.0, cuda_memory_bytes=0, self_cuda_memory_bytes=0),
+            # Copies and sets are rows of their own too (Kineto's names): no op.
+            dict(
+                mem,
+                name="Memcpy HtoD (Pageable -> Device)",
+                cuda_total_us=5.0,
+                cuda_memory_bytes=0,
+                self_cuda_memory_bytes=0,
+            ),
+            dict(mem, name="Memset (Device)", cuda_total_us=0.01, cuda_memory_bytes=0, self_cuda_memory_bytes=0),
         ],
         "gpu": {
             "kernel_total_ns": gemm_ns + relu_ns,
@@ -88,11 +97,11 @@ def ptprof_report(gemm_count=10, gemm_ns=100000, relu_self_mem=512):
             ],
             "memory_ops": [
                 {
-                    "name": "Memcpy HtoD",
+                    "name": "Memcpy HtoD (Pageable -> Device)",
                     "time_ns": {"count": 10, "total": 5000},
                     "bytes": {"count": 10, "total": 40960},
                 },
-                {"name": "Memset", "time_ns": {"count": 1, "total": 10}, "bytes": {"count": 1, "total": 4}},
+                {"name": "Memset (Device)", "time_ns": {"count": 1, "total": 10}, "bytes": {"count": 1, "total": 4}},
             ],
         },
     }
@@ -123,8 +132,12 @@ def test_equal_runs_pass():
             "kernels side by side: " + r.stdout,
         )
         check("total kernel time: torch 120.0 us, ptprof 120.0 us (0.0% apart)" in r.stdout, r.stdout)
-        check("Memcpy HtoD          torch     10        40960 | ptprof     10        40960" in r.stdout, r.stdout)
+        check(
+            "Memcpy HtoD (Pageable -> Device) torch     10        40960 | ptprof     10        40960" in r.stdout,
+            r.stdout,
+        )
         check("aten::addmm" in r.stdout, "top ops listed")
+        check("| Memcpy" not in r.stdout and "Memset" not in r.stdout, "copies and sets are no top ops: " + r.stdout)
 
 
 def test_count_difference_fails():

@@ -127,6 +127,8 @@ size_t hand_over(uint8_t* buffer, size_t size, bool forced) {
       CUpti_ActivityMemcpy6 m{};
       m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
       m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+      m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;  // a plain tensor.cuda()'s copy
+      m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
       m.bytes = 4096;
       m.start = l.start;
       m.end = l.end;

@@ -11,7 +11,8 @@ schema, `Operator`, `Runtime`, `Kernel`, `Memcpy`, `Memset`, lower-case
 
 1. per operator name (key_averages' key): calls, Self CUDA and CUDA total;
 2. per kernel name: instances and total time;
-3. per copy and set name (and per kind, "Memcpy HtoD", "Memset"): count and bytes;
+3. per copy and set name (Kineto's, "Memcpy HtoD (Pageable -> Device)",
+   "Memset (Device)"; and per kind, "Memcpy HtoD", "Memset"): count and bytes;
 4. GPU busy time per (device, stream) and per device: the union of kernels,
    copies and sets;
 5. kernel launch latency (kernel start - launch call start) percentiles;
@@ -170,7 +171,8 @@ def torch_name(name):
 
 def memory_kind(name):
     """'Memcpy HtoD (Pageable -> Device)' -> 'Memcpy HtoD', 'Memset (Device)' -> 'Memset':
-    the kind ptprof's report (and nsys) names a copy or set by."""
+    the kind nsys names a copy or set by (the reference's memory_kinds; ptprof's
+    report names them as Kineto does, and is compared by the full names)."""
     i = name.find(" (")
     return name[:i] if i >= 0 else name
 
@@ -712,7 +714,7 @@ def compare(ref, report):
             got = r[f] or 0.0
             if not _within(got, exp, OP_TIME_ABS_US, OP_TIME_REL):
                 out.append("%s: %s %.3f in ptprof, %.3f in the trace" % (label, f, got, exp))
-    known = set(ops) | set(kernels) | set(runtime) | set(ref["memory_ops"]) | set(ref["memory_kinds"])
+    known = set(ops) | set(kernels) | set(runtime) | set(ref["memory_ops"])
     known |= set(ref.get("syncs", {})) | set(ref.get("gpu_user_annotations", {}))
     for name, r in rows.items():
         if name not in known:
@@ -753,13 +755,13 @@ def compare(ref, report):
         if name not in kernels:
             out.append("kernel %r: in ptprof's report, not in the trace" % (name[:120],))
 
-    # Copies and sets, per kind unless ptprof names them as Kineto does.
+    # Copies and sets, by Kineto's names ("Memcpy HtoD (Pageable -> Device)"):
+    # ptprof names them as Kineto does, memory kinds and all.
     got_m = collections.defaultdict(lambda: [0, 0])
     for m in gpu.get("memory_ops") or []:
         got_m[m.get("name")][0] += int((m.get("time_ns") or {}).get("count") or 0)
         got_m[m.get("name")][1] += int((m.get("bytes") or {}).get("total") or 0)
-    exact = any(" (" in (n or "") for n in got_m)
-    want_m = ref["memory_ops"] if exact else ref["memory_kinds"]
+    want_m = ref["memory_ops"]
     for name, m in want_m.items():
         count, nbytes = got_m.get(name, (0, 0))
         if name not in got_m:

@@ -200,7 +200,7 @@ def report_for(ref):
         rows.append({"name": name, "calls": k["count"], "self_cuda_us": k["total_us"], "cuda_total_us": k["total_us"]})
     for name, n in ref["runtime_calls"].items():
         rows.append({"name": name, "calls": n, "self_cuda_us": 0.0, "cuda_total_us": 0.0})
-    for name, m in ref["memory_kinds"].items():
+    for name, m in ref["memory_ops"].items():  # Kineto's names, as ptprof's agent gives them
         rows.append({"name": name, "calls": m["count"], "self_cuda_us": m["total_us"], "cuda_total_us": m["total_us"]})
     lat = ref["launch_latency"]
     return {
@@ -221,7 +221,7 @@ def report_for(ref):
             ],
             "memory_ops": [
                 {"name": n, "time_ns": {"count": m["count"]}, "bytes": {"total": m["bytes"]}}
-                for n, m in ref["memory_kinds"].items()
+                for n, m in ref["memory_ops"].items()
             ],
             "devices": [{"pid": 1, "device": 0, "busy_ns": 124000, "span_ns": 10**6}],
             "streams": [{"device": 0, "stream": 7, "busy_ns": 109000}, {"device": 0, "stream": 8, "busy_ns": 15000}],
@@ -268,7 +268,7 @@ def test_compare(ref):
         "runtime call row 'cudaMemsetAsync': calls 3",
         "kernel 'bias': instances 2",
         "kernel 'orphan': total 31.000 us",
-        "copy/set 'Memcpy HtoD': bytes 4097",
+        "copy/set 'Memcpy HtoD (Pageable -> Device)': bytes 4097",
         "busy time of device 0",
         "launch latency p50",
         "unmatched kernels: 3 in ptprof, 2 in the trace",
@@ -288,6 +288,22 @@ def test_compare(ref):
     r = copy.deepcopy(good)
     del r["gpu"]
     assert kr.compare(ref, r) == ["ptprof report has no gpu section"]
+
+    # Copies and sets named by their kind alone (without Kineto's memory
+    # kinds) are other names: each is said, in the table and the GPU section.
+    r = copy.deepcopy(good)
+    for row in r["rows"] + r["gpu"]["memory_ops"]:
+        row["name"] = kr.memory_kind(row["name"])
+    mm = kr.compare(ref, r)
+    for text in (
+        "ptprof row 'Memcpy HtoD' (1 calls) is not in the trace",
+        "ptprof row 'Memset' (1 calls) is not in the trace",
+        "copy/set 'Memcpy HtoD (Pageable -> Device)': not in ptprof's report",
+        "copy/set 'Memset (Device)': not in ptprof's report",
+        "copy/set 'Memcpy HtoD': in ptprof's report, not in the trace",
+        "copy/set 'Memset': in ptprof's report, not in the trace",
+    ):
+        assert len(find(mm, text)) == 1, (text, mm)
     r = copy.deepcopy(good)
     r["rows"] = [row for row in r["rows"] if row["name"] != "ProfilerStep*"]
     assert find(kr.compare(ref, r), "op 'ProfilerStep*': no row in ptprof's report (ptprof leaves"), kr.compare(ref, r)

@@ -61,8 +61,11 @@ PTPROF_EXPORT void ptprof_agent_op_begin(const ptprof_op_begin* op) {
                      std::span<const uint8_t>(op->shapes, shapes))) [[unlikely]]
     return;
   ++t->ops_recorded;
-  // While CUPTI records, the kernels this op launches carry its handle.
-  const bool push = g_runtime.cuda_correlating();
+  // While CUPTI records, the kernels this op launches carry its handle. A
+  // user scope (record_function) pushes none, as torch.profiler pushes it
+  // only as a user correlation: work launched in one is the innermost
+  // operator's, as torch.profiler's tables have it.
+  const bool push = g_runtime.cuda_correlating() && op->scope != uint8_t(wire::OpScope::UserScope);
   if (push) [[unlikely]]
     g_runtime.cupti().push(op->handle);
   t->push_op({op->handle, push, op->scope});

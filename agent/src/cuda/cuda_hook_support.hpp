@@ -157,9 +157,11 @@ void* wrap_proc_address(const char* api, void* found, int version, uint64_t flag
 // outermost records; the CUPTI consumer raises it around its own CUDA calls
 // (CallGuard) so that they are not recorded.
 extern constinit thread_local uint32_t tls_call_depth;
-// Set by the CUPTI consumer (from its callback, during the call) to the
-// CUPTI correlation id of the outermost call in progress; the wrapper puts it
-// in the record and clears it.
+// The CUPTI correlation id of the outermost call in progress, for the
+// wrapper to put in its record and clear. Nothing sets it today: the agent
+// subscribes to no API callbacks, and the launcher folds a hooked call with
+// CUPTI's record of it instead (launcher/collect/call_fold.hpp), so hooked
+// records carry 0.
 extern constinit thread_local uint64_t tls_correlation_id;
 
 struct CallGuard {

@@ -3,6 +3,7 @@
 #include <cupti_driver_cbid.h>
 
 #include <cctype>
+#include <cstdio>
 #include <cstring>
 
 #include "ptprof/record_emit.hpp"
@@ -13,6 +14,13 @@ namespace {
 
 uint32_t name_id(const ActivityOutput& out, const char* name) {
   return name && *name && out.intern ? out.intern(out.intern_ctx, name) : 0;
+}
+
+// A name in a buffer of this file's (on the stack): interned by its text,
+// never by its pointer.
+uint32_t transient_name_id(const ActivityOutput& out, const char* name) {
+  auto* intern = out.intern_transient ? out.intern_transient : out.intern;
+  return name && *name && intern ? intern(out.intern_ctx, name) : 0;
 }
 
 // CUPTI names API functions with their version ("cudaLaunchKernel_v7000",
@@ -31,8 +39,7 @@ uint32_t api_name_id(const ActivityOutput& out, CallbackNameFn callback_name, CU
   const size_t n = std::min(cut - 2, sizeof buf - 1);
   std::memcpy(buf, name, n);
   buf[n] = '\0';
-  auto* intern = out.intern_transient ? out.intern_transient : out.intern;
-  return intern ? intern(out.intern_ctx, buf) : 0;
+  return transient_name_id(out, buf);
 }
 
 void set_launch(wire::GpuActivityPayload& p, int32_t gx, int32_t gy, int32_t gz, int32_t bx, int32_t by, int32_t bz) {
@@ -100,7 +107,9 @@ Converted convert(const CUpti_Activity* rec, CallbackNameFn callback_name, const
       copy_device_work(*m, p);
       p.bytes = m->bytes;
       p.copy_kind = m->copyKind;
-      c.name = name_id(out, memcpy_name(m->copyKind));
+      char name[64];
+      memcpy_name(m->copyKind, m->srcKind, m->dstKind, name, sizeof name);
+      c.name = transient_name_id(out, name);
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
@@ -109,7 +118,9 @@ Converted convert(const CUpti_Activity* rec, CallbackNameFn callback_name, const
       times(m->start, m->end);
       copy_device_work(*m, p);
       p.bytes = m->bytes;
-      c.name = name_id(out, "Memset");
+      char name[48];
+      memset_name(m->memoryKind, name, sizeof name);
+      c.name = transient_name_id(out, name);
       break;
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
@@ -200,31 +211,69 @@ ActivityCounts convert_buffer(uint8_t* buffer, size_t valid_bytes, NextRecordFn 
   return n;
 }
 
-const char* memcpy_name(uint8_t kind) {
-  switch (kind) {
+// Kineto's words (libkineto's cupti_strings.cpp: memcpyKindString,
+// memoryKindString), its formats CuptiActivity.h's memcpyName and Memset's name().
+const char* memcpy_kind_word(uint8_t copy_kind) {
+  switch (copy_kind) {
     case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
-      return "Memcpy HtoD";
+      return "HtoD";
     case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
-      return "Memcpy DtoH";
+      return "DtoH";
     case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
-      return "Memcpy HtoA";
+      return "HtoA";
     case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
-      return "Memcpy AtoH";
+      return "AtoH";
     case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
-      return "Memcpy AtoA";
+      return "AtoA";
     case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
-      return "Memcpy AtoD";
+      return "AtoD";
     case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
-      return "Memcpy DtoA";
+      return "DtoA";
     case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
-      return "Memcpy DtoD";
+      return "DtoD";
     case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
-      return "Memcpy HtoH";
+      return "HtoH";
     case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
-      return "Memcpy PtoP";
+      return "PtoP";
     default:
-      return "Memcpy";
+      return "<unknown>";
   }
+}
+
+const char* memory_kind_word(uint32_t memory_kind) {
+  switch (memory_kind) {
+    case CUPTI_ACTIVITY_MEMORY_KIND_UNKNOWN:
+      return "Unknown";
+    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE:
+      return "Pageable";
+    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED:
+      return "Pinned";
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE:
+      return "Device";
+    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY:
+      return "Array";
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
+      return "Managed";
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC:
+      return "Device Static";
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC:
+      return "Managed Static";
+    case CUPTI_ACTIVITY_MEMORY_KIND_FORCE_INT:
+      return "Force Int";
+    default:
+      return "Unrecognized";
+  }
+}
+
+void memcpy_name(uint8_t copy_kind, uint8_t src_kind, uint8_t dst_kind, char* buf, size_t size) {
+  if (size == 0) return;
+  std::snprintf(buf, size, "Memcpy %s (%s -> %s)", memcpy_kind_word(copy_kind), memory_kind_word(src_kind),
+                memory_kind_word(dst_kind));
+}
+
+void memset_name(uint32_t memory_kind, char* buf, size_t size) {
+  if (size == 0) return;
+  std::snprintf(buf, size, "Memset (%s)", memory_kind_word(memory_kind));
 }
 
 const char* overhead_name(CUpti_ActivityOverheadKind kind) {

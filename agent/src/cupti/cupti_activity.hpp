@@ -7,8 +7,9 @@
 // What is written (record.hpp):
 //   kernel, memcpy, memset, synchronization, overhead, runtime and driver
 //   API records -> GpuActivity (ts/end_ts on the session clock; arg = name
-//   id: the kernel's name, the API function's name, "Memcpy HtoD" style for
-//   copies, "Memset", the synchronization type or the overhead kind);
+//   id: the kernel's name, the API function's name, Kineto's "Memcpy HtoD
+//   (Pageable -> Device)" for copies and "Memset (Device)" for sets, the
+//   synchronization type or the overhead kind);
 //   EXTERNAL_CORRELATION records of ptprof's own kind -> ExternalCorrelation
 //   (ts = `now_ticks`: CUPTI gives them no time). Records of other external
 //   kinds (torch.profiler's own), the agent's own questions to the driver
@@ -85,9 +86,17 @@ struct ActivityCounts {
 ActivityCounts convert_buffer(uint8_t* buffer, size_t valid_bytes, NextRecordFn next, CallbackNameFn callback_name,
                               const GpuClock& clock, const ActivityOutput& out);
 
-// The name a copy of CUpti_ActivityMemcpyKind `kind` is reported under
-// ("Memcpy HtoD", as torch.profiler and nsys name them).
-const char* memcpy_name(uint8_t kind);
+// The names copies and sets are reported under, written into `buf` (always
+// terminated, cut to `size`): Kineto's, so that torch.profiler's tables, HTA
+// and ptprof's rows agree. A copy by its CUpti_ActivityMemcpyKind and the
+// CUpti_ActivityMemoryKind of each side ("Memcpy HtoD (Pageable -> Device)"),
+// a set by the kind of memory it set ("Memset (Device)").
+void memcpy_name(uint8_t copy_kind, uint8_t src_kind, uint8_t dst_kind, char* buf, size_t size);
+void memset_name(uint32_t memory_kind, char* buf, size_t size);
+// Kineto's words for a copy's direction ("HtoD", "<unknown>") and a memory's
+// kind ("Pageable", "Device Static", "Unrecognized").
+const char* memcpy_kind_word(uint8_t copy_kind);
+const char* memory_kind_word(uint32_t memory_kind);
 // Short names of overhead kinds and synchronization types.
 const char* overhead_name(CUpti_ActivityOverheadKind kind);
 const char* sync_name(CUpti_ActivitySynchronizationType type);

@@ -15,10 +15,10 @@
 #include "window/window_controller.hpp"
 
 #if PTPROF_HAVE_CUPTI
-#include "cupti/cuda_devices.hpp"
 #include "cupti/cupti_activity.hpp"
 #include "cupti/cupti_graphs.hpp"
 #include "cupti/cupti_library.hpp"
+#include "cupti/device_descriptions.hpp"
 #endif
 
 namespace ptprof::agent {
@@ -86,57 +86,9 @@ struct CuptiConsumer::Impl {
   // come mangled and are demangled once each, as torch.profiler shows them.
   std::mutex names_mu;
   std::unordered_map<const char*, uint32_t> names;
-  // The GPUs' descriptions: asked until the driver answers (cuInit), then
-  // kept, and their marks' names interned once.
-  enum class Devices { Unasked, Described, Unavailable } devices = Devices::Unasked;
-  cupti::DeviceQueries device_queries;
-  bool told_not_initialized = false;
-  std::vector<std::string> device_json;
+  // The GPUs' descriptions, and their marks' names interned once.
+  cupti::DeviceDescriptions devices;
   std::vector<uint32_t> device_marks;
-  // The questions asked while CUPTI recorded driver calls, whose records
-  // convert() skips (cupti_activity.hpp). Only ever appended (a buffer may be
-  // converted on CUPTI's thread meanwhile); when full, the driver is asked
-  // again only before CUPTI's next start.
-  static constexpr size_t kMaxAgentCalls = 64;
-  cupti::AgentCallSpan agent_calls[kMaxAgentCalls];
-  std::atomic<size_t> agent_call_count{0};
-
-  // Asks the driver once it can answer; `recorded`: CUPTI records driver
-  // calls now (the question is then marked as the agent's).
-  void ask_devices(bool recorded) {
-    if (devices != Devices::Unasked) return;
-    // The driver is loaded (decide): one that lacks the questions never has them.
-    if (!device_queries.get_count && !cupti::find_device_queries(device_queries)) {
-      log(Level::Debug, "libcuda.so.1 lacks the device queries: no device properties");
-      devices = Devices::Unavailable;
-      return;
-    }
-    const size_t n = agent_call_count.load(std::memory_order_relaxed);
-    if (recorded && n == kMaxAgentCalls) return;
-    uint64_t from = 0, to = 0;
-    if (recorded) lib.api.get_timestamp(&from);
-    std::vector<std::string> described;
-    const cupti::DevicesAnswer answer = cupti::describe_devices(device_queries, described);
-    if (recorded) {
-      lib.api.get_timestamp(&to);
-      agent_calls[n] = {from, to};
-      agent_call_count.store(n + 1, std::memory_order_release);
-    }
-    switch (answer) {
-      case cupti::DevicesAnswer::NotInitialized:
-        if (!told_not_initialized) log(Level::Debug, "the CUDA driver is not initialised yet: device properties later");
-        told_not_initialized = true;
-        return;
-      case cupti::DevicesAnswer::Failed:
-        log(Level::Debug, "the CUDA driver did not describe its devices: no device properties");
-        devices = Devices::Unavailable;
-        return;
-      case cupti::DevicesAnswer::Described:
-        device_json = std::move(described);
-        devices = Devices::Described;
-        return;
-    }
-  }
 
   uint32_t name_id(ThreadState& t, const char* name) {
     {
@@ -264,8 +216,8 @@ void CuptiConsumer::convert(uint8_t* buffer, size_t valid, void* context, uint32
   out.intern_transient = intern_transient_on_thread;
   out.intern_ctx = &ctx;
   out.now_ticks = t->now();
-  out.agent_calls = m->agent_calls;
-  out.agent_call_count = m->agent_call_count.load(std::memory_order_acquire);
+  out.agent_calls = m->devices.agent_calls();
+  out.agent_call_count = m->devices.agent_call_count();
   t->busy = true;  // nothing the conversion calls records itself
   (void)cupti::convert_buffer(buffer, valid, m->lib.api.get_next_record, m->lib.api.callback_name, m->clock, out);
   t->busy = was_busy;
@@ -309,12 +261,12 @@ void CuptiConsumer::decide(bool recording) {
 void CuptiConsumer::note_devices_locked() {
   if (!enabled_ || devices_noted_ || !impl_) return;
   Impl& m = *impl_;
-  m.ask_devices(/*recorded=*/true);                 // when the window began before cuInit
-  if (m.devices == Impl::Devices::Unasked) return;  // a later step end asks again
+  m.devices.ask(m.lib.api.get_timestamp);  // when the window began before cuInit; CUPTI records
+  if (m.devices.state() == cupti::DeviceDescriptions::State::Unasked) return;  // a later step end asks again
   ThreadState* t = thread_state();
   if (!t) return;  // inside the agent: a step end of this window tries again
   if (m.device_marks.empty())
-    for (const std::string& json : m.device_json) {
+    for (const std::string& json : m.devices.json()) {
       const std::string name = std::string(wire::kCudaDevicePrefix) + json;
       if (const uint32_t id = t->intern(name.c_str())) m.device_marks.push_back(id);
     }
@@ -348,7 +300,7 @@ void CuptiConsumer::enable_locked() {
     return;
   }
   // Before CUPTI records driver calls: the questions leave no trace.
-  m.ask_devices(/*recorded=*/false);
+  m.devices.ask(nullptr);
   r = api.register_callbacks(buffer_requested, buffer_completed);
   size_t on = 0;
   for (; r == CUPTI_SUCCESS && on < std::size(kKinds); ++on) {

@@ -19,6 +19,16 @@ void append_int(std::string& out, Int v) {
   out.append(buf, r.ptr);
 }
 
+// A call folded with CUPTI's record of it, whose times lie outside the
+// hook's, is shown at CUPTI's times, as torch.profiler's trace shows it
+// (trace::CudaInfo::cupti_start_ns): the launch delays HTA reads are then
+// CUPTI's.
+std::pair<int64_t, int64_t> shown_times(const trace::Trace& t, const trace::Event& e) {
+  if (e.kind == trace::EventKind::CudaApi)
+    if (const trace::CudaInfo* c = cuda_info(t, e); c && c->cupti_start_ns) return {c->cupti_start_ns, c->cupti_end_ns};
+  return {e.start_ns, e.end_ns};
+}
+
 }  // namespace
 
 std::string_view chrome_category(const trace::Event& e, const trace::CudaInfo* cuda) {
@@ -187,11 +197,12 @@ void ChromeEventFormatter::append(std::string& out, const trace::Trace& t, const
   }
   out += ',';
   out += pid_tid_json(t, e.thread < t.threads.size() ? e.thread : 0);
+  const auto [start_ns, end_ns] = shown_times(t, e);
   out += ",\"ts\":";
-  append_us(out, wall_ns(e.start_ns) - base_wall_ns_);
+  append_us(out, wall_ns(start_ns) - base_wall_ns_);
   if (!instant) {
     out += ",\"dur\":";
-    append_us(out, e.end_ns > e.start_ns ? e.end_ns - e.start_ns : 0);
+    append_us(out, end_ns > start_ns ? end_ns - start_ns : 0);
   }
   out += ",\"args\":{\"External id\":";
   const std::optional<uint64_t> launching_op = links_ ? links_->launching_op(t, e) : std::nullopt;
@@ -239,7 +250,7 @@ void ChromeEventFormatter::append_flow(std::string& out, const trace::Trace& t, 
   out += ',';
   out += pid_tid_json(t, e.thread < t.threads.size() ? e.thread : 0);
   out += ",\"ts\":";
-  append_us(out, wall_ns(e.start_ns) - base_wall_ns_);
+  append_us(out, wall_ns(shown_times(t, e).first) - base_wall_ns_);
   out += ",\"cat\":\"";
   out += category;
   out += "\",\"name\":\"";

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "export/kernel_occupancy.hpp"
+#include "export/gpu_event_args.hpp"
 #include "export/launch_links.hpp"
 #include "ptprof/trace.hpp"
 
@@ -41,6 +41,10 @@ void append_number_arg(std::string& out, std::string_view key, Number v) {
   out.append(buf, r.ptr);
 }
 
+// Appends each arg as ,"name":value (texts as JSON strings, grids and
+// blocks as [x,y,z]) to an args object.
+void append_json_args(std::string& out, const std::vector<EventArg>& args);
+
 class ChromeEventFormatter {
  public:
   // Timestamps are written relative to `base_wall_ns` (baseTimeNanoseconds).
@@ -51,7 +55,7 @@ class ChromeEventFormatter {
 
   // The GPUs of the inputs (InputSummary::gpu_devices): kernels on one of
   // them get Kineto's occupancy args (kernel_occupancy.hpp).
-  void set_devices(const std::vector<trace::GpuDevice>& devices);
+  void set_devices(const std::vector<trace::GpuDevice>& devices) { gpu_args_.set_devices(devices); }
   // Before the events of each input file: name and thread ids are per file.
   void begin_file(int64_t realtime_offset_ns);
   // Appends `e` as one JSON object (no separator). `id` becomes its
@@ -79,20 +83,17 @@ class ChromeEventFormatter {
   // A Memory event as Kineto writes it (chrome_memory_event.cpp).
   void append_memory(std::string& out, const trace::Trace& t, const trace::Event& e, uint64_t id);
   // A CUDA call's or GPU work's args after "Ev Idx", under Kineto's names
-  // (chrome_gpu_event.cpp).
+  // (gpu_event_args.hpp; chrome_gpu_event.cpp).
   void append_cuda_args(std::string& out, const trace::Trace& t, const trace::Event& e);
   // The ac2g flow end of a CUDA call or its GPU work, on the event's track at its start.
   void append_launch_flow(std::string& out, const trace::Trace& t, const trace::Event& e, uint64_t export_id);
   // A collective op's facts (Trace::collectives) under Kineto's arg names.
   void append_collective(std::string& out, const trace::Trace& t, const trace::Event& e);
 
-  // Kineto's blocks per SM, warps per SM and est. achieved occupancy % of
-  // a kernel whose device was described.
-  void append_occupancy(std::string& out, const trace::CudaInfo& c);
-
   int64_t base_wall_ns_;
   const LaunchLinks* links_;
-  std::vector<std::optional<OccupancyDevice>> device_limits_;  // by device id
+  GpuEventArgs gpu_args_;
+  std::vector<EventArg> args_;  // the current event's, reused
   int64_t realtime_offset_ns_ = 0;
   // Per-file caches, indexed by string or thread id: formatting a name once
   // per file instead of once per event is most of the export's speed.

@@ -9,14 +9,27 @@
 // links (fwdbwd_flows.hpp) are flows: the forward op's slice starts one
 // (flow_ids), its backward op's ends it (terminating_flow_ids); they are
 // found within each file (a forward op and its backward op share a window).
+// CUDA events carry the Chrome export's: Kineto's categories, its args as
+// debug annotations (gpu_event_args.hpp lists them for both exports; ints as
+// int_value, floats as double_value, texts and grids as string_value) with
+// the launching op's "External id" (ops that launched CUDA carry theirs), and
+// the ac2g flow from each launch to its first GPU work (launch_links.hpp),
+// found in a pass over all files before the write, as the Chrome export's.
 #include <algorithm>
+#include <array>
+#include <bit>
+#include <charconv>
 #include <map>
 #include <set>
+#include <type_traits>
 #include <unordered_map>
+#include <variant>
 
 #include "export/chrome_event_format.hpp"
 #include "export/export_inputs.hpp"
 #include "export/fwdbwd_flows.hpp"
+#include "export/gpu_event_args.hpp"
+#include "export/launch_links.hpp"
 #include "export/perfetto_fields.hpp"
 #include "export/protobuf_encode.hpp"
 #include "export/step_spans.hpp"
@@ -35,9 +48,31 @@ namespace pf = detail::perfetto;
 namespace {
 
 constexpr uint32_t kSequenceId = 1;
-// Categories and annotation names are fixed: interned once, in the first packet.
-enum CategoryIid : uint64_t { kCpuOp = 1, kUserAnnotation = 2 };
-enum AnnotationIid : uint64_t { kInputDims = 1, kSequenceNumber = 2, kFwdThreadId = 3, kTruncated = 4 };
+// Categories are fixed (chrome_category's): interned once, in the first
+// packet, iid = index + 1.
+constexpr std::array<std::string_view, 9> kCategories = {"cpu_op",      "user_annotation", "cuda_runtime",
+                                                         "cuda_driver", "kernel",          "gpu_memcpy",
+                                                         "gpu_memset",  "cuda_sync",       "overhead"};
+// The annotation names of every op, interned in the first packet too (iid =
+// index + 1 in kOpAnnotations); the GPU args' names on first use.
+enum AnnotationIid : uint64_t {
+  kInputDims = 1,
+  kSequenceNumber = 2,
+  kFwdThreadId = 3,
+  kTruncated = 4,
+  kExternalId = 5
+};
+constexpr std::array<std::string_view, 5> kOpAnnotations = {"Input Dims", "Sequence number", "Fwd thread id",
+                                                            "Truncated", "External id"};
+// ac2g flow ids (launch_links.hpp's: a correlation id, or a pid and one) in
+// a space of their own, apart from the fwdbwd flows' small counters.
+constexpr uint64_t kLaunchFlowBit = uint64_t(1) << 63;
+
+uint64_t category_iid(std::string_view category) {
+  for (size_t i = 0; i < kCategories.size(); ++i)
+    if (kCategories[i] == category) return i + 1;
+  return 2;  // user_annotation, chrome_category's default
+}
 
 // Interns strings into one of InternedData's tables: iids from 1, in order of
 // first use; intern() says whether the string is new (and must be emitted).
@@ -61,7 +96,8 @@ struct FileIids {
 
 class PerfettoWriter {
  public:
-  explicit PerfettoWriter(std::unique_ptr<OutputFile> out) : out_(std::move(out)) {}
+  // `links`: the launch links of all inputs, with the Chrome export's ids.
+  PerfettoWriter(std::unique_ptr<OutputFile> out, const LaunchLinks& links) : out_(std::move(out)), links_(links) {}
 
   void write_preamble(const InputSummary& in);
   // Writes the events of one file; returns how many.
@@ -81,20 +117,32 @@ class PerfettoWriter {
     pb::put_varint(packet_, pf::packet::kTrustedPacketSequenceId, kSequenceId);
     pb::put_varint(packet_, pf::packet::kSequenceFlags, pf::packet::kSeqNeedsIncrementalState);
   }
+  // `export_id` is the file's (FwdBwdFlows'), `chrome_id` the Chrome export's.
   void write_begin(const trace::Trace& t, const trace::Event& e, uint64_t track, bool instant, const FwdBwdFlows& flows,
-                   uint64_t export_id);
+                   uint64_t export_id, uint64_t chrome_id);
+  // Kineto's External id, its GPU args and its ac2g flow end, where `e` has them.
+  void add_cuda_facts(const trace::Trace& t, const trace::Event& e, uint64_t chrome_id);
+  void add_arg(const EventArg& arg);
+  uint64_t annotation_iid(std::string_view name);
   void write_end(int64_t ts, uint64_t track);
   uint64_t name_iid(const trace::Trace& t, const trace::Event& e);
   uint64_t shapes_iid(const trace::Trace& t, uint32_t shapes);
   void intern_new(uint32_t table, uint64_t iid, std::string_view text);
   void add_annotation(uint64_t name_iid, int64_t value);
+  void add_double_annotation(uint64_t name_iid, double value);
+  void add_string_annotation(uint64_t name_iid, std::string_view value);
   void add_interned_annotation(uint64_t name_iid, uint64_t value_iid);
   uint64_t thread_track(const trace::Trace& t, uint32_t thread);
 
   std::unique_ptr<OutputFile> out_;
   std::string packet_, frame_, event_, nested_, interned_;
-  InternTable names_, shapes_;  // whole trace
-  FileIids file_;               // the current file's
+  InternTable names_, shapes_, annotation_names_;  // whole trace
+  const LaunchLinks& links_;
+  GpuEventArgs gpu_args_;
+  std::vector<EventArg> args_;  // the current event's, reused
+  // The iids of the args' names (literals: their views stay valid).
+  std::unordered_map<std::string_view, uint64_t> arg_iids_;
+  FileIids file_;  // the current file's
   // Track uuids, small so that every event's track_uuid takes a byte or two.
   std::map<int32_t, uint64_t> process_tracks_;
   std::map<std::pair<int32_t, int32_t>, uint64_t> thread_tracks_;
@@ -102,6 +150,7 @@ class PerfettoWriter {
   int64_t offset_ns_ = 0;   // the current file's realtime offset
   uint64_t overlaps_cut_ = 0;
   uint64_t flows_before_ = 0;  // flow ids of earlier files: ids stay unique across files
+  uint64_t ids_before_ = 0;    // Chrome export ids of earlier files' events
 };
 
 void PerfettoWriter::write_preamble(const InputSummary& in) {
@@ -113,12 +162,12 @@ void PerfettoWriter::write_preamble(const InputSummary& in) {
     pb::put_bytes(nested_, pf::interned_data::kName, name);
     pb::put_bytes(interned_, field, nested_);
   };
-  intern(pf::interned_data::kEventCategories, kCpuOp, "cpu_op");
-  intern(pf::interned_data::kEventCategories, kUserAnnotation, "user_annotation");
-  intern(pf::interned_data::kDebugAnnotationNames, kInputDims, "Input Dims");
-  intern(pf::interned_data::kDebugAnnotationNames, kSequenceNumber, "Sequence number");
-  intern(pf::interned_data::kDebugAnnotationNames, kFwdThreadId, "Fwd thread id");
-  intern(pf::interned_data::kDebugAnnotationNames, kTruncated, "Truncated");
+  for (size_t i = 0; i < kCategories.size(); ++i) intern(pf::interned_data::kEventCategories, i + 1, kCategories[i]);
+  for (std::string_view name : kOpAnnotations) {
+    bool added = false;
+    intern(pf::interned_data::kDebugAnnotationNames, annotation_names_.intern(std::string(name), &added), name);
+  }
+  gpu_args_.set_devices(in.gpu_devices);
   packet_.clear();
   pb::put_varint(packet_, pf::packet::kTrustedPacketSequenceId, kSequenceId);
   pb::put_varint(packet_, pf::packet::kSequenceFlags, pf::packet::kSeqIncrementalStateCleared);
@@ -201,6 +250,78 @@ void PerfettoWriter::add_annotation(uint64_t name, int64_t value) {
   pb::put_bytes(event_, pf::track_event::kDebugAnnotations, nested_);
 }
 
+void PerfettoWriter::add_double_annotation(uint64_t name, double value) {
+  nested_.clear();
+  pb::put_varint(nested_, pf::debug_annotation::kNameIid, name);
+  pb::put_fixed64(nested_, pf::debug_annotation::kDoubleValue, std::bit_cast<uint64_t>(value));
+  pb::put_bytes(event_, pf::track_event::kDebugAnnotations, nested_);
+}
+
+void PerfettoWriter::add_string_annotation(uint64_t name, std::string_view value) {
+  nested_.clear();
+  pb::put_varint(nested_, pf::debug_annotation::kNameIid, name);
+  pb::put_bytes(nested_, pf::debug_annotation::kStringValue, value);
+  pb::put_bytes(event_, pf::track_event::kDebugAnnotations, nested_);
+}
+
+uint64_t PerfettoWriter::annotation_iid(std::string_view name) {
+  uint64_t& cached = arg_iids_[name];
+  if (cached) return cached;
+  bool added = false;
+  cached = annotation_names_.intern(std::string(name), &added);
+  if (added) intern_new(pf::interned_data::kDebugAnnotationNames, cached, name);
+  return cached;
+}
+
+// As the Chrome export renders the same list (append_json_args), in types
+// Perfetto shows: a float as the double its shortest text reads as, so that
+// both exports give the same number; a grid as the text "[x, y, z]".
+void PerfettoWriter::add_arg(const EventArg& arg) {
+  const uint64_t name = annotation_iid(arg.name);
+  std::visit(
+      [&](const auto& v) {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, FloatArg>) {
+          std::string text;
+          append_float(text, v.value);
+          double d = 0;
+          std::from_chars(text.data(), text.data() + text.size(), d);
+          add_double_annotation(name, d);
+        } else if constexpr (std::is_same_v<V, double>) {
+          add_double_annotation(name, v);
+        } else if constexpr (std::is_same_v<V, std::string_view>) {
+          add_string_annotation(name, text::valid_utf8(v));
+        } else if constexpr (std::is_same_v<V, Dim3Arg>) {
+          std::string text = "[";
+          for (size_t i = 0; i < v.size(); ++i) {
+            if (i) text += ", ";
+            text += std::to_string(v[i]);
+          }
+          text += ']';
+          add_string_annotation(name, text);
+        } else {
+          add_annotation(name, int64_t(v));
+        }
+      },
+      arg.value);
+}
+
+void PerfettoWriter::add_cuda_facts(const trace::Trace& t, const trace::Event& e, uint64_t chrome_id) {
+  if (e.kind == trace::EventKind::Op) {
+    // The id a CUDA event names its launching op by; only ops that may
+    // have launched CUDA (a join key) carry it.
+    if (e.arg != 0) add_annotation(kExternalId, int64_t(chrome_id));
+    return;
+  }
+  if (!cuda_info(t, e)) return;
+  add_annotation(kExternalId, int64_t(links_.launching_op(t, e).value_or(chrome_id)));
+  gpu_args_.list(t, e, offset_ns_, args_);
+  for (const EventArg& a : args_) add_arg(a);
+  if (const std::optional<uint64_t> id = links_.flow(t, e, chrome_id))
+    pb::put_fixed64(event_, is_cuda_call(e.kind) ? pf::track_event::kFlowIds : pf::track_event::kTerminatingFlowIds,
+                    kLaunchFlowBit | *id);
+}
+
 void PerfettoWriter::add_interned_annotation(uint64_t name, uint64_t value_iid) {
   nested_.clear();
   pb::put_varint(nested_, pf::debug_annotation::kNameIid, name);
@@ -209,7 +330,7 @@ void PerfettoWriter::add_interned_annotation(uint64_t name, uint64_t value_iid) 
 }
 
 void PerfettoWriter::write_begin(const trace::Trace& t, const trace::Event& e, uint64_t track, bool instant,
-                                 const FwdBwdFlows& flows, uint64_t export_id) {
+                                 const FwdBwdFlows& flows, uint64_t export_id, uint64_t chrome_id) {
   interned_.clear();
   uint64_t iid = name_iid(t, e);
   event_.clear();
@@ -217,7 +338,7 @@ void PerfettoWriter::write_begin(const trace::Trace& t, const trace::Event& e, u
                  instant ? pf::track_event::kTypeInstant : pf::track_event::kTypeSliceBegin);
   pb::put_varint(event_, pf::track_event::kTrackUuid, track);
   pb::put_varint(event_, pf::track_event::kNameIid, iid);
-  pb::put_varint(event_, pf::track_event::kCategoryIids, chrome_category(e) == "cpu_op" ? kCpuOp : kUserAnnotation);
+  pb::put_varint(event_, pf::track_event::kCategoryIids, category_iid(chrome_category(e, cuda_info(t, e))));
   // An evaluate_function op carries its backward function's numbers, as in torch's export.
   const auto* inherited = flows.inherited(export_id);
   const auto [seq_nr, fwd_thread_id] = inherited ? *inherited : std::pair(e.seq_nr, e.fwd_thread_id);
@@ -230,6 +351,10 @@ void PerfettoWriter::write_begin(const trace::Trace& t, const trace::Event& e, u
                     flows_before_ + end.id);
   if (e.shapes != 0 && e.shapes < t.strings.size()) add_interned_annotation(kInputDims, shapes_iid(t, e.shapes));
   if (e.flags & trace::kTruncated) add_annotation(kTruncated, 1);
+  add_cuda_facts(t, e, chrome_id);
+  // A CUDA call stays at its own times, not CUPTI's as the Chrome export
+  // shows a folded one (trace::CudaInfo::cupti_start_ns): those may lie
+  // outside the op that made it, and slices on a track must nest.
   start_event_packet(e.start_ns + offset_ns_);
   pb::put_bytes(packet_, pf::packet::kTrackEvent, event_);
   if (!interned_.empty()) pb::put_bytes(packet_, pf::packet::kInternedData, interned_);
@@ -270,9 +395,11 @@ uint64_t PerfettoWriter::write_file(const trace::Trace& t) {
   for (const trace::Event& e : t.events) steps.cover(0, e);
   std::vector<Key> order;
   order.reserve(t.events.size());
+  std::vector<uint64_t> chrome_ids(t.events.size(), 0);  // as the Chrome export numbers them
   for (uint32_t i = 0; i < t.events.size(); ++i) {
     const trace::Event& e = t.events[i];
     if (wire::is_cuda_note(t, e)) continue;  // the report's line, not an event of the program
+    chrome_ids[i] = ++ids_before_;
     int64_t end = e.kind == trace::EventKind::Step ? steps.end_of(0, e) : e.end_ns;
     order.push_back({e.thread, i, e.start_ns, end});
   }
@@ -295,7 +422,7 @@ uint64_t PerfettoWriter::write_file(const trace::Trace& t) {
     }
     const int64_t end = instant ? e.start_ns : std::max(k.end, e.start_ns);
     open.settle(e.start_ns, end, close);
-    write_begin(t, e, track, instant, flows, k.index + 1);
+    write_begin(t, e, track, instant, flows, k.index + 1, chrome_ids[k.index]);
     if (instant) continue;
     if (open.open(k.index, e.start_ns, end) < end) ++overlaps_cut_;
   }
@@ -310,8 +437,20 @@ Result<ExportResult> export_perfetto(const std::vector<std::string>& files, cons
   ExportResult result;
   std::vector<std::string> ignored;  // reading the events reports each file's warnings
   PTPROF_ASSIGN_OR_RETURN(const InputSummary inputs, summarize_inputs(files, &ignored));
+  // The launch links of all files, numbered as the Chrome export numbers
+  // events (CUDA notes aside), before the write: a launch and its work, or
+  // an op and its launch, may lie in different files.
+  LaunchLinks links;
+  uint64_t id = 0;
+  for (const std::string& f : files) {
+    format::EventChunkSink see = [&](const trace::Trace& meta, const std::vector<trace::Event>& events) {
+      for (const trace::Event& e : events)
+        if (!wire::is_cuda_note(meta, e)) links.see(meta, e, ++id);
+    };
+    PTPROF_RETURN_IF_ERROR(format::read_trace_streaming(f, see, nullptr));
+  }
   PTPROF_ASSIGN_OR_RETURN(auto file, OutputFile::create(out));
-  PerfettoWriter writer(std::move(file));
+  PerfettoWriter writer(std::move(file), links);
   writer.write_preamble(inputs);
   for (const std::string& f : files) {
     PTPROF_ASSIGN_OR_RETURN(const trace::Trace t, format::read_trace(f, &result.warnings));

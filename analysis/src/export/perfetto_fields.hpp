@@ -38,6 +38,7 @@ constexpr uint64_t kTypeInstant = 3;
 namespace debug_annotation {
 constexpr uint32_t kNameIid = 1;
 constexpr uint32_t kIntValue = 4;
+constexpr uint32_t kDoubleValue = 5;
 constexpr uint32_t kStringValue = 6;
 constexpr uint32_t kStringValueIid = 17;
 }  // namespace debug_annotation

@@ -32,6 +32,8 @@ void CudaColumns::put(const trace::CudaInfo& c) {
   put_varint(col[kCudaDynamicShared], c.dynamic_shared);
   put_svarint(col[kCudaQueued], std::clamp(c.queued_ns, -kMaxAbsTimeNs, kMaxAbsTimeNs));  // as event times are
   put_varint(col[kCudaCbid], c.cbid);
+  put_svarint(col[kCudaCuptiStart], std::clamp(c.cupti_start_ns, -kMaxAbsTimeNs, kMaxAbsTimeNs));
+  put_svarint(col[kCudaCuptiEnd], std::clamp(c.cupti_end_ns, -kMaxAbsTimeNs, kMaxAbsTimeNs));
 }
 
 std::string CudaColumns::take(uint32_t first, uint32_t count) {
@@ -123,8 +125,12 @@ Status decode_cuda(Cursor c, trace::Trace& t) {
     const uint64_t dynamic_shared = optional(kCudaDynamicShared);
     const int64_t queued = present > kCudaQueued ? col[kCudaQueued].svarint() : 0;
     const uint64_t cbid = optional(kCudaCbid);
+    const int64_t cupti_start = present > kCudaCuptiStart ? col[kCudaCuptiStart].svarint() : 0;
+    const int64_t cupti_end = present > kCudaCuptiEnd ? col[kCudaCuptiEnd].svarint() : 0;
+    const auto time_out_of_range = [](int64_t ns) { return ns < -kMaxAbsTimeNs || ns > kMaxAbsTimeNs; };
     if (context > UINT32_MAX || registers > UINT32_MAX || static_shared > UINT32_MAX || dynamic_shared > UINT32_MAX ||
-        cbid > UINT32_MAX || queued < -kMaxAbsTimeNs || queued > kMaxAbsTimeNs)
+        cbid > UINT32_MAX || time_out_of_range(queued) || time_out_of_range(cupti_start) ||
+        time_out_of_range(cupti_end))
       return Status::error("CUDA record " + std::to_string(t.cuda.size()) + " has a value out of range");
     r.context = uint32_t(context);
     r.registers = uint32_t(registers);
@@ -132,6 +138,8 @@ Status decode_cuda(Cursor c, trace::Trace& t) {
     r.dynamic_shared = uint32_t(dynamic_shared);
     r.queued_ns = queued;
     r.cbid = uint32_t(cbid);
+    r.cupti_start_ns = cupti_start;
+    r.cupti_end_ns = cupti_end;
     t.cuda.push_back(r);
   }
   for (size_t i = 0; i < present; ++i) {

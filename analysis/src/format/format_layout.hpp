@@ -95,6 +95,8 @@ enum CudaColumn : uint32_t {
   kCudaDynamicShared,
   kCudaQueued,
   kCudaCbid,
+  kCudaCuptiStart,  // optional, with kCudaCuptiEnd
+  kCudaCuptiEnd,
   kCudaColumnsWritten,
 };
 

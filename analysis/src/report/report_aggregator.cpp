@@ -323,7 +323,8 @@ Aggregator::ThreadEvents Aggregator::sort_out(uint32_t input, const std::vector<
       case EventKind::Op:
       case EventKind::Range:
       case EventKind::Step:
-      case EventKind::CudaApi:  // torch's table has its runtime calls (cudaLaunchKernel...) as rows
+      case EventKind::CudaApi:   // torch's table has its runtime calls (cudaLaunchKernel...) as rows
+      case EventKind::CuptiApi:  // as for calls only CUPTI saw (the launcher folds a hooked call into its record)
         if (e.flags & trace::kAsync) {
           // Async events span threads: no children, no self time.
           add(row_of(e, local), at, true, dur, 0);

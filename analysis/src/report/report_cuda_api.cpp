@@ -9,11 +9,8 @@ namespace ptprof::report {
 
 void CudaApiSummary::add(const trace::Trace& t) {
   using trace::EventKind;
-  const bool hooked =
-      std::any_of(t.events.begin(), t.events.end(), [](const trace::Event& e) { return e.kind == EventKind::CudaApi; });
-  const EventKind kind = hooked ? EventKind::CudaApi : EventKind::CuptiApi;
   for (const trace::Event& e : t.events) {
-    if (e.kind != kind || e.name >= t.strings.size()) continue;
+    if ((e.kind != EventKind::CudaApi && e.kind != EventKind::CuptiApi) || e.name >= t.strings.size()) continue;
     durations_[t.strings[e.name]].push_back(std::max<int64_t>(0, e.end_ns - e.start_ns));
   }
 }

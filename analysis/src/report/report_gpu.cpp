@@ -123,7 +123,9 @@ void GpuReportBuilder::add(const trace::Trace& t) {
         if (e.arg) op_ids.insert(key(pid_of(e), e.arg));
         break;
       case EventKind::CudaApi:
-        if (ci && ci->correlation_id) launch_api.emplace(key(pid_of(e), ci->correlation_id), e.start_ns);
+        // CUPTI's start where the call keeps the hook's times (trace.hpp): Kineto's measure.
+        if (ci && ci->correlation_id)
+          launch_api.emplace(key(pid_of(e), ci->correlation_id), ci->cupti_start_ns ? ci->cupti_start_ns : e.start_ns);
         break;
       case EventKind::CuptiApi:
         if (ci && ci->correlation_id) launch_cupti.emplace(key(pid_of(e), ci->correlation_id), e.start_ns);

@@ -182,8 +182,11 @@ struct RankSummaryBuilder::Impl {
           open_list = nullptr;
           if (const std::optional<uint64_t> step = step_at(steps[pi], e.start_ns)) {
             open_list = is_c10d_call(name) ? &s.c10d_calls : &s.work_calls;
-            open_list->push_back(
-                {*step, ptprof::detail::saturating_add(e.start_ns, t.header.realtime_offset_ns), std::string(name)});
+            open_list->push_back({*step,
+                                  ptprof::detail::saturating_add(e.start_ns, t.header.realtime_offset_ns),
+                                  std::string(name),
+                                  {},
+                                  -1});
             open_index = open_list->size() - 1;
             open_end = e.end_ns;
           }

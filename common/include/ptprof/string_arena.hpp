@@ -15,7 +15,9 @@
 
 namespace ptprof::wire {
 
-constexpr uint32_t kMaxNameBytes = 4000;  // longer names are cut
+// Longer names are cut. Templated kernels' names run to several KiB (5123
+// bytes in tests/data/gpu-traces), and Kineto keeps them whole.
+constexpr uint32_t kMaxNameBytes = 64 * 1024;
 
 constexpr uint64_t arena_entry_bytes(uint64_t length) { return 4 + ((length + 1 + 3) & ~uint64_t(3)); }
 

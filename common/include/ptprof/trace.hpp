@@ -16,7 +16,7 @@ enum class EventKind : uint8_t {
   // CUDA (arg = 1 + index into Trace::cuda for all of these)
   CudaApi = 5,  // a hooked runtime/driver call, on the calling thread
   Kernel = 6,   // GPU activity, on a GPU lane thread (Thread::device >= 0)
-  Memcpy = 7,   // name: "Memcpy HtoD" and so on
+  Memcpy = 7,   // name: Kineto's, "Memcpy HtoD (Pageable -> Device)" and so on
   Memset = 8,
   GpuSync = 9,       // CUPTI synchronization record
   GpuOverhead = 10,  // CUPTI overhead: never part of an op's CUDA time
@@ -122,6 +122,13 @@ struct CudaInfo {
   uint32_t dynamic_shared = 0;  //   (Kineto's "shared memory" is the sum)
   int64_t queued_ns = 0;        // kernels: when the launch was queued (session ns); 0 = not known
   uint32_t cbid = 0;            // CUPTI API records: the callback id of the function
+  // A hooked call folded with CUPTI's record of it keeps the hook's times
+  // where CUPTI's lie outside them (a replay, a poor clock fit), so that it
+  // stays inside the op that made it; CUPTI's times, the ones torch.profiler
+  // shows and launch latency is measured from, are then these (0: the
+  // event's own).
+  int64_t cupti_start_ns = 0;
+  int64_t cupti_end_ns = 0;
 };
 
 // What a Memory event carries: torch's report of one allocation (bytes > 0)

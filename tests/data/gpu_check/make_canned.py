@@ -42,8 +42,12 @@ KERNELS = {
     SUM: (40, 88.8, 91.0, [1, 1, 1], [128, 1, 1]),
     SGD: (20, 61.4, 62.7, [4, 1, 1], [512, 1, 1]),
 }
-# kind: (copies, bytes, torch's total us, ptprof's total us): x and y every step, the loss at the end
-MEMCPY = {"Memcpy HtoD": (2 * STEPS, STEPS * (64 * 784 * 4 + 64 * 8), 251.0, 252.4), "Memcpy DtoH": (1, 4, 2.1, 2.2)}
+# copy (Kineto's name): (copies, bytes, torch's total us, ptprof's total us): x and y every step
+# (from pageable host tensors), the loss at the end (.item(), into pageable memory)
+MEMCPY = {
+    "Memcpy HtoD (Pageable -> Device)": (2 * STEPS, STEPS * (64 * 784 * 4 + 64 * 8), 251.0, 252.4),
+    "Memcpy DtoH (Device -> Pageable)": (1, 4, 2.1, 2.2),
+}
 # op: (calls, CUDA total us (ptprof), Self CUDA Mem, CUDA Mem)
 X_BYTES, Y_BYTES, HIDDEN, OUT = 64 * 784 * 4, 512, 64 * 128 * 4, 64 * 10 * 4
 OPS = {

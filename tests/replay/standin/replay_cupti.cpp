@@ -28,6 +28,13 @@
 // $PTPROF_REPLAY_THREAD_ID=gettid (API records name the kernel's thread id;
 // by default the low 32 bits of pthread_self(), as CUPTI does: Kineto maps
 // that id back to the system's, libkineto ThreadUtil.cpp threadId()).
+// What a client with a bug would see (test_gpu_replay_honesty.py):
+// $PTPROF_REPLAY_CORRELATION_SHIFT=N (external correlation records name the
+// call's correlation + N: a broken join), $PTPROF_REPLAY_TIMESTAMP=host
+// (cuptiGetTimestamp without the offset the records carry: the offset
+// ignored), $PTPROF_REPLAY_LATE_CORRELATIONS=drop (external correlations
+// that a delivery puts after their work are left out: a client that assumes
+// CUPTI's order; replay_cupti_delivery.hpp).
 //
 // No plan, or a bad one: one line on stderr, and the library still answers
 // every CUPTI call, delivering nothing.
@@ -114,8 +121,8 @@ REPLAY_EXPORT int ptprof_replay_call(uint32_t correlation) {
     for (size_t k = 1; k < kExternalKinds; ++k) {
       if (external_stack(CUpti_ExternalCorrelationKind(k)).empty()) continue;
       out.push_back(external_record(CUpti_ExternalCorrelationKind(k),
-                                    external_stack(CUpti_ExternalCorrelationKind(k)).back(), c->correlation,
-                                    at(begin, c->start)));
+                                    external_stack(CUpti_ExternalCorrelationKind(k)).back(),
+                                    uint32_t(int64_t(c->correlation) + s.correlation_shift), at(begin, c->start)));
     }
   }
   if (const std::vector<size_t>* work = s.plan.work_of(correlation)) {
@@ -233,8 +240,7 @@ REPLAY_EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext, uint32_t,
 
 REPLAY_EXPORT CUptiResult cuptiGetTimestamp(uint64_t* timestamp) {
   if (!timestamp) return CUPTI_ERROR_INVALID_PARAMETER;
-  (void)state();  // the offset is read there
-  *timestamp = cupti_now();
+  *timestamp = state().timestamp_is_host ? host_now() : cupti_now();  // the offset is read in state()
   return CUPTI_SUCCESS;
 }
 

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace replay_cupti {
 
@@ -87,6 +89,7 @@ void Delivery::deliver(bool forced, bool worker) {
                           : "flush",
                  batch.size(), (unsigned long long)batch.front().due, (unsigned long long)batch.back().due, left);
   if (options_.reverse) std::reverse(batch.begin(), batch.end());
+  account_order(batch, worker ? "worker" : forced ? "forced flush" : "flush");
   size_t i = 0;
   while (i < batch.size()) {
     uint8_t* buffer = nullptr;
@@ -112,6 +115,37 @@ void Delivery::deliver(bool forced, bool worker) {
     }
     complete(nullptr, 0, buffer, size, valid);
   }
+}
+
+void Delivery::account_order(std::vector<Record>& batch, const char* who) const {
+  // Where each correlation's first external record is, and whether work of
+  // it came before.
+  std::unordered_map<uint32_t, size_t> first_external;
+  for (size_t i = 0; i < batch.size(); ++i)
+    if (batch[i].kind() == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) first_external.emplace(batch[i].correlation, i);
+  if (first_external.empty()) return;
+  std::unordered_set<uint32_t> with_early_work;
+  size_t early = 0, early_kernels = 0;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (!batch[i].work || batch[i].correlation == 0) continue;
+    auto it = first_external.find(batch[i].correlation);
+    if (it == first_external.end() || it->second < i) continue;
+    ++early;
+    const CUpti_ActivityKind kind = batch[i].kind();
+    early_kernels += kind == CUPTI_ACTIVITY_KIND_KERNEL || kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    with_early_work.insert(batch[i].correlation);
+  }
+  if (early == 0) return;
+  size_t left_out = 0;
+  if (options_.drop_late_correlations)
+    left_out = size_t(std::erase_if(batch, [&](const Record& r) {
+      return r.kind() == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION && with_early_work.count(r.correlation);
+    }));
+  if (options_.log)
+    std::fprintf(stderr,
+                 "ptprof replay CUPTI: %s: out of order: %zu work records (%zu kernels) before their correlation "
+                 "record; %zu correlation records left out\n",
+                 who, early, early_kernels, left_out);
 }
 
 void* Delivery::worker_main(void* self) {

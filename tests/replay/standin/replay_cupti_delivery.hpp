@@ -4,7 +4,9 @@
 // every 10 ms) or synchronously in cuptiActivityFlushAll. A delivery holds
 // only records whose due time has passed on the CUPTI clock (a forced flush:
 // every queued record), sorted by that time, so that the records of several
-// streams interleave within a buffer.
+// streams interleave within a buffer. In that order a call's external
+// correlation (due at the call's start) always precedes its work (due at the
+// work's end); a delivery that breaks it says how often (the log).
 #pragma once
 #include <pthread.h>
 
@@ -27,6 +29,11 @@ class Delivery {
     bool reverse = false;    // $PTPROF_REPLAY_BUFFER_ORDER=reverse: each delivery's records in reverse order
     uint64_t drop_work = 0;  // $PTPROF_REPLAY_DROPPED=N: the first N GPU work records are dropped (and reported)
     bool log = false;        // $PTPROF_REPLAY_CUPTI_LOG=1: one line on stderr per delivery
+    // $PTPROF_REPLAY_LATE_CORRELATIONS=drop: an external correlation record
+    // that comes after work of its correlation in a delivery is left out:
+    // what a client that joins each record only with the correlations
+    // before it (one that assumes CUPTI's order) makes of the delivery.
+    bool drop_late_correlations = false;
   };
   // The CUPTI clock, and whether a record may be recorded now (its kind
   // enabled; it may also change a kernel record's kind to the one enabled).
@@ -60,6 +67,9 @@ class Delivery {
   size_t take_dropped() { return dropped_.exchange(0); }
 
  private:
+  // Counts (for the log) the work records of `batch` that come before their
+  // correlation, and leaves the late correlations out when told to.
+  void account_order(std::vector<Record>& batch, const char* who) const;
   static void* worker_main(void* self);
   void admit_started(uint64_t now);  // under mu_
 

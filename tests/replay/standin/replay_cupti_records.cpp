@@ -13,6 +13,7 @@ Record make(const T& r, uint64_t due, bool work) {
   out.size = uint32_t(sizeof r);
   out.due = due;
   out.work = work;
+  out.correlation = r.correlationId;
   return out;
 }
 

@@ -23,8 +23,9 @@ constexpr size_t aligned(size_t n) { return (n + 7) & ~size_t(7); }
 // (the end of the work or call; an external correlation: its call's start).
 struct Record {
   uint64_t due = 0;
-  uint64_t seq = 0;   // queue order: ties of `due` stay in it
-  bool work = false;  // a kernel, copy, set or sync (what $PTPROF_REPLAY_DROPPED drops)
+  uint64_t seq = 0;          // queue order: ties of `due` stay in it
+  bool work = false;         // a kernel, copy, set or sync (what $PTPROF_REPLAY_DROPPED drops)
+  uint32_t correlation = 0;  // the correlationId in its bytes (an external correlation's: the call's)
   uint32_t size = 0;
   alignas(8) unsigned char bytes[kMaxRecordBytes];
 

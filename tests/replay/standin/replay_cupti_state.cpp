@@ -41,11 +41,13 @@ thread_local std::array<std::vector<uint64_t>, kExternalKinds> t_external;
 
 }  // namespace
 
-uint64_t cupti_now() {
+uint64_t host_now() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec + g_offset_ns);
+  return uint64_t(int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec);
 }
+
+uint64_t cupti_now() { return uint64_t(int64_t(host_now()) + g_offset_ns); }
 
 CUpti_ActivityKind State::kernel_kind() const {
   return is_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) || !is_enabled(CUPTI_ACTIVITY_KIND_KERNEL)
@@ -80,9 +82,12 @@ State& state() {
     auto* st = new State;
     g_offset_ns = env_int("PTPROF_REPLAY_CUPTI_OFFSET_NS", kDefaultOffsetNs);
     st->thread_id_is_gettid = env_is("PTPROF_REPLAY_THREAD_ID", "gettid");
+    st->timestamp_is_host = env_is("PTPROF_REPLAY_TIMESTAMP", "host");
+    st->correlation_shift = env_int("PTPROF_REPLAY_CORRELATION_SHIFT", 0);
     Delivery::Options o;
     o.reverse = env_is("PTPROF_REPLAY_BUFFER_ORDER", "reverse");
     o.log = env_is("PTPROF_REPLAY_CUPTI_LOG", "1");
+    o.drop_late_correlations = env_is("PTPROF_REPLAY_LATE_CORRELATIONS", "drop");
     o.drop_work = uint64_t(std::max<int64_t>(0, env_int("PTPROF_REPLAY_DROPPED", 0)));
     st->delivery = new Delivery(o, cupti_now, [st](Record& r) {
       const auto kind = r.kind();

@@ -22,12 +22,22 @@ namespace replay_cupti {
 constexpr size_t kKinds = CUPTI_ACTIVITY_KIND_COUNT;
 constexpr size_t kExternalKinds = CUPTI_EXTERNAL_CORRELATION_KIND_SIZE;
 
-// cuptiGetTimestamp: CLOCK_MONOTONIC ns + $PTPROF_REPLAY_CUPTI_OFFSET_NS.
+// The CUPTI clock of the records: CLOCK_MONOTONIC ns + $PTPROF_REPLAY_CUPTI_OFFSET_NS.
 uint64_t cupti_now();
+// CLOCK_MONOTONIC ns: what cuptiGetTimestamp answers with $PTPROF_REPLAY_TIMESTAMP=host.
+uint64_t host_now();
 
 struct State {
   Plan plan;
   bool thread_id_is_gettid = false;
+  // $PTPROF_REPLAY_TIMESTAMP=host: cuptiGetTimestamp answers the host's
+  // clock while the records keep the offset, so a client aligns the clocks
+  // as if the offset were 0 (as one that ignored it would).
+  bool timestamp_is_host = false;
+  // $PTPROF_REPLAY_CORRELATION_SHIFT=N: external correlation records name
+  // the call's correlation id + N, so a client joins each call's work to
+  // the op of the call N before it, or to none (as a broken join would).
+  int64_t correlation_shift = 0;
   std::atomic<uint64_t> begin{0};  // the CUPTI time of the plan's t = 0; 0: not begun
   std::array<std::atomic<bool>, kKinds> enabled{};
   std::atomic<int64_t> grid_id{0};

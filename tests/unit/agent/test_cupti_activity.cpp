@@ -145,6 +145,8 @@ TEST_CASE("cupti: every activity kind becomes its ring record, on the session cl
   CUpti_ActivityMemcpy6 mc{};
   mc.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
   mc.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+  mc.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+  mc.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
   mc.bytes = 1 << 20;
   mc.start = 1'000'700;
   mc.end = 1'000'900;
@@ -155,6 +157,7 @@ TEST_CASE("cupti: every activity kind becomes its ring record, on the session cl
   buf.add(mc);
   CUpti_ActivityMemset4 ms{};
   ms.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  ms.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
   ms.bytes = 4096;
   ms.start = 1'001'000;
   ms.end = 1'001'010;
@@ -223,7 +226,7 @@ TEST_CASE("cupti: every activity kind becomes its ring record, on the session cl
   CHECK(rk.gpu.queued_ts == tick(1'000'060));
 
   const auto& rc = recs[1];
-  CHECK(name(rc) == "Memcpy HtoD");
+  CHECK(name(rc) == "Memcpy HtoD (Pageable -> Device)");  // as Kineto names it
   CHECK(rc.gpu.kind == uint8_t(GpuActivityKind::Memcpy));
   CHECK(rc.gpu.copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD);
   CHECK(rc.gpu.bytes == (1u << 20));
@@ -233,7 +236,7 @@ TEST_CASE("cupti: every activity kind becomes its ring record, on the session cl
   CHECK(rc.gpu.correlation_id == 42);
 
   const auto& rs = recs[2];
-  CHECK(name(rs) == "Memset");
+  CHECK(name(rs) == "Memset (Device)");
   CHECK(rs.gpu.kind == uint8_t(GpuActivityKind::Memset));
   CHECK(rs.gpu.bytes == 4096);
   CHECK(rs.gpu.correlation_id == 43);
@@ -318,6 +321,60 @@ TEST_CASE("cupti: each API record keeps its own function's name, without a trail
   CHECK(got == want);
   // A stripped name is built in a buffer of the conversion's: never handed
   // over as a name to know again by its pointer.
+  CHECK_FALSE(names.pointer_reused);
+}
+
+// torch.profiler's tables and HTA name copies and sets as Kineto does
+// (memcpyName, Memset's name()): the rows only meet when ptprof's agree.
+TEST_CASE("cupti: copies and sets are named as Kineto names them, by their memory kinds", "[cupti]") {
+  SyntheticBuffer buf;
+  auto copy = [&](uint8_t copy_kind, uint8_t src, uint8_t dst, uint32_t correlation) {
+    CUpti_ActivityMemcpy6 m{};
+    m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    m.copyKind = copy_kind;
+    m.srcKind = src;
+    m.dstKind = dst;
+    m.bytes = 64;
+    m.start = 1'000'000 + 100 * correlation;
+    m.end = m.start + 10;
+    m.correlationId = correlation;
+    buf.add(m);
+  };
+  copy(CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, CUPTI_ACTIVITY_MEMORY_KIND_PINNED, 1);
+  copy(CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 2);
+  copy(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC,
+       CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC, 3);
+  copy(CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN, CUPTI_ACTIVITY_MEMORY_KIND_UNKNOWN, 200, 4);  // kinds of a later CUPTI
+  copy(CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, CUPTI_ACTIVITY_MEMORY_KIND_PINNED, 5);
+  auto set = [&](uint16_t memory_kind, uint32_t correlation) {
+    CUpti_ActivityMemset4 m{};
+    m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    m.memoryKind = memory_kind;
+    m.bytes = 64;
+    m.start = 1'000'000 + 100 * correlation;
+    m.end = m.start + 10;
+    m.correlationId = correlation;
+    buf.add(m);
+  };
+  set(CUPTI_ACTIVITY_MEMORY_KIND_MANAGED, 6);
+  set(CUPTI_ACTIVITY_MEMORY_KIND_UNKNOWN, 7);
+  Ring ring(1 << 14);
+  Names names;
+  agent::cupti::ActivityOutput out{&ring.writer, Names::intern, &names, 0, nullptr, 0, Names::intern_transient};
+  const auto n = agent::cupti::convert_buffer(buf.data(), buf.size(), SyntheticBuffer::next, nullptr, kClock, out);
+  CHECK(n.written == 7);
+  std::vector<std::string> got;
+  for (const auto& r : ring.read()) got.push_back(names.v.at(r.h.arg));
+  const std::vector<std::string> want{"Memcpy DtoH (Device -> Pinned)",
+                                      "Memcpy DtoD (Device -> Device)",
+                                      "Memcpy HtoD (Managed Static -> Device Static)",
+                                      "Memcpy <unknown> (Unknown -> Unrecognized)",
+                                      "Memcpy DtoH (Device -> Pinned)",
+                                      "Memset (Managed)",
+                                      "Memset (Unknown)"};
+  CHECK(got == want);
+  CHECK(names.v.size() == 1 + 6);  // the same name twice is one name (v[0]: none)
+  // Formatted on the conversion's stack: interned by its text.
   CHECK_FALSE(names.pointer_reused);
 }
 

@@ -233,9 +233,11 @@ std::string one_record_chunk(uint64_t ncols, uint64_t capture = 1) {
     cols[k].clear();
     put_varint(cols[k], v);
   }
-  if (ncols > kCudaQueued) {
-    cols[kCudaQueued].clear();
-    put_svarint(cols[kCudaQueued], -5);
+  const std::pair<CudaColumn, int64_t> times[] = {{kCudaQueued, -5}, {kCudaCuptiStart, 1500}, {kCudaCuptiEnd, -2}};
+  for (const auto& [k, v] : times) {
+    if (ncols <= k) continue;
+    cols[k].clear();
+    put_svarint(cols[k], v);
   }
   std::string raw;
   put_varint(raw, 0);  // first
@@ -316,6 +318,8 @@ TEST_CASE("CUDA chunks: the launch facts are read where a file has them, 0 in fi
     CHECK(c.dynamic_shared == (ncols > kCudaDynamicShared ? 1024u : 0u));
     CHECK(c.queued_ns == (ncols > kCudaQueued ? -5 : 0));
     CHECK(c.cbid == (ncols > kCudaCbid ? 211u : 0u));
+    CHECK(c.cupti_start_ns == (ncols > kCudaCuptiStart ? 1500 : 0));
+    CHECK(c.cupti_end_ns == (ncols > kCudaCuptiEnd ? -2 : 0));
   }
   // What the writer puts is what the reader gets.
   trace::CudaInfo in;
@@ -326,6 +330,8 @@ TEST_CASE("CUDA chunks: the launch facts are read where a file has them, 0 in fi
   in.dynamic_shared = 166912;
   in.queued_ns = 1700000000123456789;
   in.cbid = 307;
+  in.cupti_start_ns = 1700000000123450000;
+  in.cupti_end_ns = 1700000000123460000;
   CudaColumns cols;
   cols.put(in);
   const std::string raw = cols.take(0, 1);
@@ -339,4 +345,6 @@ TEST_CASE("CUDA chunks: the launch facts are read where a file has them, 0 in fi
   CHECK(t.cuda[0].dynamic_shared == 166912);
   CHECK(t.cuda[0].queued_ns == 1700000000123456789);
   CHECK(t.cuda[0].cbid == 307);
+  CHECK(t.cuda[0].cupti_start_ns == 1700000000123450000);
+  CHECK(t.cuda[0].cupti_end_ns == 1700000000123460000);
 }

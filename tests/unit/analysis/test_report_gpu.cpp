@@ -101,7 +101,7 @@ GpuTrace sample() {
   copy.external_id = 4;
   copy.bytes = 4096;
   copy.device = 0;
-  g.cuda(EventKind::Memcpy, "Memcpy HtoD", 2100, 2400, 1, copy);
+  g.cuda(EventKind::Memcpy, "Memcpy HtoD (Pageable -> Device)", 2100, 2400, 1, copy);
   g.kernel("add_k", 2400, 2450, 16, 6, 1, 32);
   g.kernel("orphan", 2500, 2600, 99, 0, 1, 1);   // no op pushed: unmatched, no launch seen
   g.kernel("stray", 2600, 2620, 98, 777, 1, 1);  // an op id no op of the trace has
@@ -153,13 +153,14 @@ TEST_CASE("report gpu: CUDA columns with torch's semantics, joined by correlatio
   CHECK(row(r, "gemm").stats.count == 2);
   CHECK(row(r, "gemm").stats.self_cuda_ns == 1600);
   CHECK(row(r, "gemm").stats.cpu_total_ns == 0);
-  CHECK(row(r, "Memcpy HtoD").stats.self_cuda_ns == 300);
+  CHECK(row(r, "Memcpy HtoD (Pageable -> Device)").stats.self_cuda_ns == 300);
   // Self CUDA % is of the GPU events' time; overhead is no part of it.
   CHECK(r.self_cuda_total_ns == 1000 + 600 + 100 + 300 + 50 + 100 + 20);
   CHECK_FALSE(has_row(r, "Overhead CUPTI buffer flush"));
-  // Runtime calls are rows (as torch's cudaLaunchKernel) and children of their op.
-  CHECK(row(r, "cudaLaunchKernel").stats.count == 4);
-  CHECK(row(r, "cudaLaunchKernel").stats.cpu_total_ns == 100 + 100 + 50 + 20);
+  // Runtime calls are rows (as torch's cudaLaunchKernel) and children of their op,
+  // the one only CUPTI recorded included.
+  CHECK(row(r, "cudaLaunchKernel").stats.count == 5);
+  CHECK(row(r, "cudaLaunchKernel").stats.cpu_total_ns == 100 + 100 + 50 + 20 + 10);
   CHECK(row(r, "aten::addmm").stats.self_cpu_ns == 500 - 200);
   // The agent's note is a line, not a row.
   CHECK_FALSE(has_row(r, "ptprof: CUDA recorded with CUPTI from /x/libcupti.so"));
@@ -186,7 +187,7 @@ TEST_CASE("report gpu: nsys-style sections computed value by value", "[report][g
   CHECK(gr.kernel_total_ns == 1000 + 600 + 100 + 50 + 100 + 20);
 
   REQUIRE(gr.memory_ops.size() == 1);
-  CHECK(gr.memory_ops[0].name == "Memcpy HtoD");
+  CHECK(gr.memory_ops[0].name == "Memcpy HtoD (Pageable -> Device)");
   CHECK(gr.memory_ops[0].time_ns.total == 300);
   CHECK(gr.memory_ops[0].bytes.total == 4096);
   CHECK(gr.memory_ops[0].bytes.count == 1);
@@ -256,6 +257,23 @@ TEST_CASE("report gpu: busy time per stream, each stream's own union, the device
             "{\"pid\": 7, \"device\": 0, \"stream\": 9, \"busy_ns\": 290, \"span_ns\": 3000}") != std::string::npos);
 }
 
+TEST_CASE("report gpu: launch latency from CUPTI's start of a call that keeps the hook's times", "[report][gpu]") {
+  GpuTrace g;
+  g.op("aten::mm", 0, 2000, 1);
+  trace::CudaInfo folded;  // the hook's times 500..600, CUPTI's 300..350 (a replay's plan times)
+  folded.correlation_id = 9;
+  folded.cupti_start_ns = 300;
+  folded.cupti_end_ns = 350;
+  g.cuda(EventKind::CudaApi, "cudaLaunchKernel", 500, 600, 0, folded);
+  g.launch("cudaLaunchKernel", 700, 710, 10);  // CUPTI's times are its own
+  g.kernel("gemm", 1000, 1100, 9, 1, 1, 1);
+  g.kernel("gemm", 1200, 1300, 10, 1, 1, 1);
+  const report::LaunchLatency& l = report::compute_report({{"t.bin", &g.t}}, {}).gpu.launch;
+  CHECK(l.count == 2);
+  CHECK(l.max_ns == 1000 - 300);
+  CHECK(l.min_ns == 1200 - 700);
+}
+
 TEST_CASE("report gpu: rendered in the table and the JSON", "[report][gpu]") {
   const GpuTrace g = sample();
   const report::Report r = report::compute_report({{"t.bin", &g.t}}, {});
@@ -302,10 +320,10 @@ TEST_CASE("report gpu: the CSV has every GPU section, value by value", "[report]
         "1.1,20,1,20.0,20.0,20,20,0.0,1x1x1,1x1x1,stray\n");
   CHECK(section("GPU memory operations by time") ==
         "Time (%),Total Time (ns),Count,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Operation\n"
-        "100.0,300,1,300.0,300.0,300,300,0.0,Memcpy HtoD\n");
+        "100.0,300,1,300.0,300.0,300,300,0.0,Memcpy HtoD (Pageable -> Device)\n");
   CHECK(section("GPU memory operations by size") ==
         "Total (B),Count,Avg (B),Med (B),Min (B),Max (B),StdDev (B),Operation\n"
-        "4096,1,4096.0,4096.0,4096,4096,0.0,Memcpy HtoD\n");
+        "4096,1,4096.0,4096.0,4096,4096,0.0,Memcpy HtoD (Pageable -> Device)\n");
   CHECK(section("CUDA graph kernels by node") ==
         "PID,Graph,Graph node,Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Kernel\n"
         "7,5,42,100,1,100.0,100.0,100,100,0.0,relu_k\n");

@@ -138,8 +138,9 @@ TEST_CASE("collector: GPU activity lands on per-stream lanes, joined to its op b
   copy.copy_kind = 1;       // CUPTI_ACTIVITY_MEMCPY_KIND_HTOD
   copy.graph_node_id = 31;  // a copy node of CUDA graph 4
   copy.graph_id = 4;
-  // The agent names a copy by its kind, as torch.profiler and nsys do.
-  REQUIRE(wire::emit(f.region.ring(1), RecordType::GpuActivity, f.region.name("Memcpy HtoD"), 310, copy));
+  // The agent names a copy by its kind and memory kinds, as Kineto does.
+  REQUIRE(wire::emit(f.region.ring(1), RecordType::GpuActivity, f.region.name("Memcpy HtoD (Pageable -> Device)"), 310,
+                     copy));
   wire::GpuActivityPayload overhead{};
   overhead.end_ts = 20;
   overhead.kind = uint8_t(wire::GpuActivityKind::Overhead);
@@ -180,7 +181,7 @@ TEST_CASE("collector: GPU activity lands on per-stream lanes, joined to its op b
 
   auto copies = of_kind(t, EventKind::Memcpy);
   REQUIRE(copies.size() == 1);
-  CHECK(t.strings.at(copies[0]->name) == "Memcpy HtoD");
+  CHECK(t.strings.at(copies[0]->name) == "Memcpy HtoD (Pageable -> Device)");
   CHECK(t.threads.at(copies[0]->thread).name == "GPU 1 stream 3");
   CHECK(t.cuda.at(copies[0]->arg - 1).bytes == 1u << 20);
   CHECK(t.cuda.at(copies[0]->arg - 1).graph_node_id == 31);

@@ -98,10 +98,10 @@ TEST_CASE("CUDA join: copies take the agent's name; a lost name gets the kind's"
   copy.info.device = 1;
   copy.info.stream = 3;
   copy.info.copy_kind = 1;
-  join.gpu_activity(at(10, f.region.name("Memcpy HtoD")), copy, 0, 0, f.trace);
+  join.gpu_activity(at(10, f.region.name("Memcpy HtoD (Pageable -> Device)")), copy, 0, 0, f.trace);
   join.gpu_activity(at(20, 0), copy, 0, 0, f.trace);
   REQUIRE(f.out.events.size() == 2);
-  CHECK(f.text(f.out.events[0].name) == "Memcpy HtoD");
+  CHECK(f.text(f.out.events[0].name) == "Memcpy HtoD (Pageable -> Device)");
   CHECK(f.text(f.out.events[1].name) == "Memcpy");
   CHECK(f.out.events[0].thread == f.out.events[1].thread);  // one lane per (device, stream)
   CHECK(f.out.threads.at(f.out.events[0].thread).device == 1);

@@ -158,7 +158,7 @@ TEST_CASE("decoder: each kind of GPU activity becomes its event kind, on a lane 
     REQUIRE(wire::emit(ring.writer(), RecordType::GpuActivity, 9, 200, p));
     decoded::Record r;
     const auto a = only<decoded::GpuActivity>(ring, &r);
-    CHECK(r.name == 9);  // the agent's name: the kernel's, or "Memcpy HtoD" for a copy
+    CHECK(r.name == 9);  // the agent's name: the kernel's, or "Memcpy DtoH (Device -> Pinned)" for a copy
     CHECK(a.kind == c.event);
     CHECK(std::string(a.unnamed) == c.unnamed);
     CHECK(a.on_lane == c.on_lane);

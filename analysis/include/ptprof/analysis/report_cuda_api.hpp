@@ -23,10 +23,11 @@ struct CudaApiRow {
 };
 
 // Collects call durations trace by trace. The calls are the hooked calls
-// (EventKind::CudaApi); a trace without any falls back to CUPTI's records of
-// them (EventKind::CuptiApi), so a program whose runtime the hooks cannot see
-// (a static runtime) still gets the table. Rows sort by total time, largest
-// first, then by name.
+// (EventKind::CudaApi) and the calls only CUPTI recorded (EventKind::CuptiApi):
+// the launcher folds a hooked call and CUPTI's record of it into one event
+// (launcher/collect/call_fold.hpp), so each call counts once, and a program
+// whose runtime the hooks cannot see (a static runtime) still gets the table.
+// Rows sort by total time, largest first, then by name.
 class CudaApiSummary {
  public:
   void add(const trace::Trace& t);

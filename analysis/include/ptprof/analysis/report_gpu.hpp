@@ -36,7 +36,7 @@ struct KernelRow {  // one (name, grid, block)
   Distribution time_ns;
 };
 
-struct MemoryOpRow {  // one kind: "Memcpy HtoD", ..., "Memset"
+struct MemoryOpRow {  // one name, Kineto's: "Memcpy HtoD (Pageable -> Device)", "Memset (Device)"
   std::string name;
   Distribution time_ns;
   Distribution bytes;
