@@ -28,16 +28,30 @@ which=("$@")
 JOBS=$(nproc 2>/dev/null || echo 2)
 status=0
 
+# What failed, with the findings' lines, for test.sh to repeat at the end of
+# its log (a CI log is read from its tail, where only part of it may be kept).
+FAILURES=build/sanitize-failures.txt
+mkdir -p build
+: >"$FAILURES"
+
 step() {  # step NAME COMMAND...: runs it, prints how long it took, records failure
-  local name=$1 t0=$SECONDS
+  local name=$1 t0=$SECONDS out
   shift
   echo "sanitize.sh: $name ..."
-  if "$@"; then
+  out=$(mktemp)
+  if "$@" 2>&1 | tee "$out"; then  # (pipefail: the step's status)
     echo "sanitize.sh: $name: ok ($((SECONDS - t0)) s)"
   else
     echo "sanitize.sh: $name: FAILED ($((SECONDS - t0)) s)" >&2
+    {
+      echo "=== sanitize.sh: $name: FAILED; its findings and failures:"
+      grep -n -E -A3 'ERROR: [A-Za-z]+Sanitizer|runtime error:|SUMMARY: [A-Za-z]+Sanitizer|FAILED|Failed|[0-9]+ failed|REQUIRE|CHECK' "$out" | head -n 120
+      echo "=== its last lines:"
+      tail -n 30 "$out"
+    } >>"$FAILURES"
     status=1
   fi
+  rm -f "$out"
 }
 
 # A unity build (each library's files compiled a few at a time, CMake's

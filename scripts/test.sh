@@ -101,6 +101,8 @@ if ((${#failed[@]})); then
   echo "test.sh: FAILED: $(IFS=,; echo "${failed[*]}" | sed 's/,/, /g')"
   # CTest's own list of the failed tests, so the tail of the log names them.
   sed -n '/^The following tests FAILED:/,/^Errors while running CTest/p' "$log"
+  # And what the sanitizers found (scripts/sanitize.sh writes it).
+  if [[ -s build/sanitize-failures.txt ]]; then cat build/sanitize-failures.txt; fi
   exit 1
 fi
 echo "test.sh: every part passed"

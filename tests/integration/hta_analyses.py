@@ -4,9 +4,11 @@ gave as JSON: {analysis: [row, ...]} with every DataFrame as a list of
 records, or {analysis: {"error": "..."}} where the analysis raised.
 
 Run by test_gpu_hta.py with the interpreter that has HTA (the venv's):
-    python hta_analyses.py TRACE_DIR [--without-last-step]
+    python hta_analyses.py TRACE_DIR [--without-last-step] [--kernel-delay=US]
 --without-last-step loads as TraceAnalysis does by default (the last
-ProfilerStep's work left out); without it, every step is kept. Exit status
+ProfilerStep's work left out); without it, every step is kept.
+--kernel-delay=US: the idle split's kernel-wait threshold; without it, the
+one clear_kernel_delay() picks from the trace (given back as kernel_delay). Exit status
 3 when HTA is not importable.
 
 Beyond HTA's own results: each kernel row of the breakdown gets its count
@@ -82,11 +84,40 @@ def kernel_type_time_ns(a):
     return out
 
 
-def idle_time_breakdown(a):
+def idle_time_breakdown(a, kernel_delay=None):
+    """HTA's idle split at a kernel-wait threshold (us) no idle interval of this
+    trace lies near, unless one is given (the other side's, to compare alike)."""
+    delay = clear_kernel_delay(a) if kernel_delay is None else kernel_delay
     by_category, intervals = a.get_idle_time_breakdown(
-        ranks=ranks_of(a), visualize=False, show_idle_interval_stats=True
+        ranks=ranks_of(a), visualize=False, show_idle_interval_stats=True, consecutive_kernel_delay=delay
     )
-    return {"by_category": records(by_category), "intervals": records(intervals)}
+    return {"by_category": records(by_category), "intervals": records(intervals), "kernel_delay": delay}
+
+
+# HTA calls an idle interval kernel wait when it is shorter than a threshold
+# (30 us by default; ts is in us). Recorded traces have intervals of exactly
+# 30.000 us, and a replay's GPU times are a few ns off the trace's (the clock
+# fit), so at 30 such an interval is "other" on one side and "kernel wait"
+# on the other. The threshold used is the one nearest 30 that keeps every
+# interval of the trace this far away, far more than the fit's error.
+KERNEL_DELAY_MARGIN_US = 0.05
+
+
+def clear_kernel_delay(a):
+    """The kernel-wait threshold nearest HTA's default 30 us with no idle interval within the margin."""
+    gaps = []
+    names = a.t.symbol_table.get_sym_id_map()
+    cats = [names[c] for c in ("kernel", "gpu_memset", "gpu_memcpy") if c in names]
+    for df in a.t.traces.values():
+        gpu = df[df["stream"].ne(-1) & df["cat"].isin(cats)]
+        for _, s in gpu.groupby("stream"):
+            s = s.sort_values("ts")
+            gaps.extend((s["ts"] - (s["ts"] + s["dur"]).shift(1)).dropna().tolist())
+    for step in range(0, 200):
+        for delay in (30 - step * 0.01, 30 + step * 0.01):
+            if all(abs(g - delay) > KERNEL_DELAY_MARGIN_US for g in gaps):
+                return round(delay, 2)
+    return 30
 
 
 def launch_stats(a):
@@ -114,8 +145,12 @@ def main():
     logging.disable(logging.WARNING)  # HTA logs every parse at WARNING
     analysis = TraceAnalysis(trace_dir=trace_dir, include_last_profiler_step="--without-last-step" not in flags)
     out = {"ranks": sorted(int(r) for r in analysis.t.get_ranks())}
+    delay = [float(f.split("=", 1)[1]) for f in flags if f.startswith("--kernel-delay=")]
     for name in ANALYSES:
         try:
+            if name == "idle_time_breakdown" and delay:
+                out[name] = idle_time_breakdown(analysis, delay[-1])
+                continue
             out[name] = ANALYSES[name](analysis)
         except Exception as e:  # one analysis that raises is that analysis' result
             out[name] = {"error": "%s: %s" % (type(e).__name__, e), "traceback": traceback.format_exc()[-2000:]}

@@ -323,7 +323,7 @@ call\t0\t0\t1000\truntime\t211\t7\tcudaLaunchKernel
 call\t0\t0\t1000\truntime\t211\t8\tcudaLaunchKernel
 work\t7\tkernel\t2000\t3000\t0\t1\t7\tgrid=1,1,1;block=32,1,1;an_attr_from_later=1\tk_now
 work\t8\tkernel\t600000000000\t600000001000\t0\t1\t7\t-\tk_in_ten_minutes
-work\t0\tmemcpy\t0\t10\t0\t1\t7\tbytes=4;copy_kind=1\tMemcpy HtoD (Pageable -> Device)
+work\t0\tmemcpy\t0\t10\t0\t1\t7\tbytes=4;copy_kind=1;src_kind=1;dst_kind=3\tMemcpy HtoD (Pageable -> Device)
 """
 
 

@@ -18,41 +18,6 @@ using trace::EventKind;
 
 namespace {
 
-// One process (pid 7): thread 0 the CPU, thread 1 the lane of device 0, stream 7.
-struct CudaTraceWriter {
-  std::unique_ptr<format::TraceWriter> w;
-  uint32_t cpu = 0, lane = 0;
-  explicit CudaTraceWriter(const std::string& path) {
-    trace::Header h;
-    h.window_start_ns = 0;
-    h.window_end_ns = 100'000;
-    w = open_writer(path, h);
-    w->add_process({7, 1, "python", 0});
-    cpu = w->add_thread({0, 70, "main", 0, 0, -1});
-    lane = w->add_thread({0, 7, "GPU 0 stream 7", 0, 0, 0});
-  }
-  void op(const std::string& name, int64_t s, int64_t e, uint64_t handle) {
-    trace::Event ev;
-    ev.kind = EventKind::Op;
-    ev.name = w->intern(name);
-    ev.start_ns = s;
-    ev.end_ns = e;
-    ev.thread = cpu;
-    ev.arg = handle;
-    w->add_event(ev);
-  }
-  void cuda(EventKind kind, const std::string& name, int64_t s, int64_t e, trace::CudaInfo ci) {
-    trace::Event ev;
-    ev.kind = kind;
-    ev.name = w->intern(name);
-    ev.start_ns = s;
-    ev.end_ns = e;
-    ev.thread = kind == EventKind::CudaApi ? cpu : lane;
-    ev.arg = w->add_cuda(ci) + 1;
-    w->add_event(ev);
-  }
-};
-
 trace::CudaInfo info(uint64_t correlation, uint64_t op) {
   trace::CudaInfo c;
   c.correlation_id = correlation;

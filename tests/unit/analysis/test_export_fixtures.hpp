@@ -3,6 +3,7 @@
 #pragma once
 #include <catch2/catch.hpp>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -145,5 +146,50 @@ inline std::map<std::string, int> check_chrome_document(const Json& doc) {
   }
   return names;
 }
+
+// A hand-built CUDA trace, one process (pid 7): thread 0 the CPU (tid 70),
+// thread 1 the lane of device 0, stream 7. CUDA calls, the hooked ones and
+// CUPTI's records of them, are on the CPU thread; GPU work is on the lane.
+struct CudaTraceWriter {
+  std::unique_ptr<format::TraceWriter> w;
+  uint32_t cpu = 0, lane = 0;
+  explicit CudaTraceWriter(const std::string& path) {
+    trace::Header h;
+    h.window_start_ns = 0;
+    h.window_end_ns = 100'000;
+    w = open_writer(path, h);
+    w->add_process({7, 1, "python", 0});
+    cpu = w->add_thread({0, 70, "main", 0, 0, -1});
+    lane = w->add_thread({0, 7, "GPU 0 stream 7", 0, 0, 0});
+  }
+  void op(const std::string& name, int64_t s, int64_t e, uint64_t handle) {
+    trace::Event ev;
+    ev.kind = trace::EventKind::Op;
+    ev.name = w->intern(name);
+    ev.start_ns = s;
+    ev.end_ns = e;
+    ev.thread = cpu;
+    ev.arg = handle;
+    w->add_event(ev);
+  }
+  void cuda(trace::EventKind kind, const std::string& name, int64_t s, int64_t e, trace::CudaInfo ci) {
+    trace::Event ev;
+    ev.kind = kind;
+    ev.name = w->intern(name);
+    ev.start_ns = s;
+    ev.end_ns = e;
+    ev.thread = kind == trace::EventKind::CudaApi || kind == trace::EventKind::CuptiApi ? cpu : lane;
+    ev.arg = w->add_cuda(ci) + 1;
+    w->add_event(ev);
+  }
+  void mark(const std::string& name, int64_t at) {
+    trace::Event ev;
+    ev.kind = trace::EventKind::Mark;
+    ev.name = w->intern(name);
+    ev.start_ns = ev.end_ns = at;
+    ev.thread = cpu;
+    w->add_event(ev);
+  }
+};
 
 }  // namespace ptprof::testing

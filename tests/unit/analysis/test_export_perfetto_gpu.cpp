@@ -21,49 +21,6 @@ using trace::EventKind;
 
 namespace {
 
-// One process (pid 7): thread 0 the CPU (tid 70), thread 1 the lane of device 0, stream 7.
-struct GpuTraceWriter {
-  std::unique_ptr<format::TraceWriter> w;
-  uint32_t cpu = 0, lane = 0;
-  explicit GpuTraceWriter(const std::string& path) {
-    trace::Header h;
-    h.window_start_ns = 0;
-    h.window_end_ns = 100'000;
-    w = open_writer(path, h);
-    w->add_process({7, 1, "python", 0});
-    cpu = w->add_thread({0, 70, "main", 0, 0, -1});
-    lane = w->add_thread({0, 7, "GPU 0 stream 7", 0, 0, 0});
-  }
-  void op(const std::string& name, int64_t s, int64_t e, uint64_t handle) {
-    trace::Event ev;
-    ev.kind = EventKind::Op;
-    ev.name = w->intern(name);
-    ev.start_ns = s;
-    ev.end_ns = e;
-    ev.thread = cpu;
-    ev.arg = handle;
-    w->add_event(ev);
-  }
-  void cuda(EventKind kind, const std::string& name, int64_t s, int64_t e, trace::CudaInfo ci) {
-    trace::Event ev;
-    ev.kind = kind;
-    ev.name = w->intern(name);
-    ev.start_ns = s;
-    ev.end_ns = e;
-    ev.thread = kind == EventKind::CudaApi || kind == EventKind::CuptiApi ? cpu : lane;
-    ev.arg = w->add_cuda(ci) + 1;
-    w->add_event(ev);
-  }
-  void mark(const std::string& name, int64_t at) {
-    trace::Event ev;
-    ev.kind = EventKind::Mark;
-    ev.name = w->intern(name);
-    ev.start_ns = ev.end_ns = at;
-    ev.thread = cpu;
-    w->add_event(ev);
-  }
-};
-
 trace::CudaInfo call(uint64_t correlation, uint64_t op) {
   trace::CudaInfo c;
   c.correlation_id = correlation;
@@ -240,7 +197,7 @@ constexpr const char* kAgentA100 =
 TEST_CASE("Perfetto export: CUDA events carry the Chrome export's categories, args and ac2g flows",
           "[export][perfetto][gpu]") {
   TempDir dir;
-  GpuTraceWriter tw(dir.file("gpu.bin"));
+  CudaTraceWriter tw(dir.file("gpu.bin"));
   tw.mark(std::string(wire::kCudaDevicePrefix) + kAgentA100, 500);
   tw.op("aten::mm", 1000, 9000, 11);
   trace::CudaInfo launch = call(501, 11);
@@ -376,13 +333,13 @@ TEST_CASE("Perfetto export: CUDA events carry the Chrome export's categories, ar
 TEST_CASE("Perfetto export: a launch and its work in different files keep their flow", "[export][perfetto][gpu]") {
   TempDir dir;
   {
-    GpuTraceWriter first(dir.file("a.bin"));
+    CudaTraceWriter first(dir.file("a.bin"));
     first.op("aten::add", 1000, 3000, 21);
     first.cuda(EventKind::CudaApi, "cudaLaunchKernel", 1500, 2000, call(601, 21));
     REQUIRE(first.w->finish().ok());
   }
   {
-    GpuTraceWriter second(dir.file("b.bin"));
+    CudaTraceWriter second(dir.file("b.bin"));
     second.cuda(EventKind::Kernel, "add_kernel", 2500, 2600, work(601, 21));
     REQUIRE(second.w->finish().ok());
   }
